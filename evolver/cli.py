@@ -1,0 +1,275 @@
+"""The `evolve` command line: one subcommand per verb.
+
+Domain errors (configuration, git, evaluator, LLM) become one line on stderr and exit code 1; a wrong
+command line is exit code 2 (argparse). Nothing here imports textual, torch or cupy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from evolver import __version__
+from evolver.config import CONFIG_NAME, STARTER, Config, ConfigError, find_config, load_config
+from evolver.engine import Budget, EngineError, choose_run, run_engine
+from evolver.evaluate import EvaluationError
+from evolver.population import lineage
+from evolver.store import Candidate, Snapshot, Store, StoreError
+
+EPILOG = """\
+a run, step by step:
+  evolve init                      write a commented evolve.toml here
+  git add -A && git commit         evolve reads seeds and evaluator files from HEAD
+  evolve start --max-candidates 50 breed, evaluate, record; Ctrl-C stops, `evolve start` resumes
+  evolve status                    what the run has found
+  evolve show best                 the winner: diff against its parent, result, provenance
+  git checkout best                inspect the winner with plain git
+"""
+
+
+class UserError(Exception):
+    pass
+
+
+def _open(args: argparse.Namespace) -> tuple[Config, Store]:
+    cwd = Path(args.repo).resolve() if getattr(args, "repo", None) else Path.cwd()
+    store = Store.discover(cwd)
+    config = load_config(find_config(cwd), store.root)
+    return config, store
+
+
+def _run_name(args: argparse.Namespace, config: Config, store: Store) -> str:
+    run = choose_run(store, config, getattr(args, "run", None), new=False)
+    if run not in store.runs():
+        raise UserError(f"no run {run!r} in this repository (runs: {', '.join(store.runs()) or 'none yet'}); "
+                        "`evolve start` begins one")
+    return run
+
+
+def _resolve(snapshot: Snapshot, store: Store, ref: str) -> Candidate:
+    if ref == "best":
+        if snapshot.best_commit is None:
+            raise UserError("there is no `best` yet (no candidate of this run has passed its evaluation)")
+        match = snapshot.by_commit().get(snapshot.best_commit)
+        if match is None:
+            raise UserError(f"`best` points at {snapshot.best_commit[:10]}, which is not a candidate of run "
+                            f"{snapshot.run!r}; use --run")
+        return match
+    key = ref.rsplit("/", 1)[-1]
+    if key in snapshot.candidates:
+        return snapshot.candidates[key]
+    if key.isdigit() and f"{int(key):05d}" in snapshot.candidates:
+        return snapshot.candidates[f"{int(key):05d}"]
+    raise UserError(f"no candidate {ref!r} in run {snapshot.run!r}")
+
+
+# --- verbs ---------------------------------------------------------------------------------------------
+
+def cmd_init(args: argparse.Namespace) -> int:
+    target = Path(args.path) / CONFIG_NAME
+    if target.exists() and not args.force:
+        raise UserError(f"{target} exists; use --force to overwrite it")
+    target.write_text(STARTER, encoding="utf-8")
+    print(f"wrote {target}; edit [problem] and [evaluation], commit, then `evolve start`")
+    return 0
+
+
+def cmd_start(args: argparse.Namespace) -> int:
+    config, store = _open(args)
+    b = config.budget
+    budget = Budget(max_candidates=args.max_candidates if args.max_candidates is not None else b.max_candidates,
+                    max_usd=args.max_usd if args.max_usd is not None else b.max_usd,
+                    max_hours=args.max_hours if args.max_hours is not None else b.max_hours)
+    run = choose_run(store, config, args.run, new=args.new_run)
+    if store.is_dirty():
+        print("note: the work tree has uncommitted changes; evolve builds candidates from commit HEAD and never "
+              "touches your files", file=sys.stderr)
+    if budget.max_candidates is None and budget.max_usd is None and budget.max_hours is None:
+        print("note: no budget set; the run goes on until Ctrl-C (see --max-candidates)", file=sys.stderr)
+
+    def say(line: str) -> None:
+        if not args.quiet:
+            print(line, flush=True)
+
+    started = time.monotonic()
+    summary = run_engine(config, store, run, budget, say)
+    best = summary.best
+    took = time.monotonic() - started
+    print(f"run {run}: {summary.created} new candidate(s), {summary.evaluated} evaluated in {took:.0f} s"
+          f"{'; ' + summary.reason if summary.reason else ''}")
+    if best is not None:
+        print(f"best: {best.id} score {best.score:.6g} (`git checkout best` or `evolve show best`)")
+    return 130 if summary.reason == "interrupted" else 0
+
+
+def status_data(store: Store, snapshot: Snapshot) -> dict[str, Any]:
+    cands = list(snapshot.candidates.values())
+    counts: dict[str, int] = {}
+    for c in cands:
+        key = str(c.result.get("status")) if c.result else "pending"
+        counts[key] = counts.get(key, 0) + 1
+    best = snapshot.by_commit().get(snapshot.best_commit or "")
+    seeds = [c for c in cands if c.op == "seed" and c.score is not None]
+    first_seed = min(seeds, key=lambda c: c.id) if seeds else None
+    tokens = 0
+    for c in cands:
+        for part in c.trailers.get("Tokens", "").split("+"):
+            tokens += int(part) if part.isdigit() else 0
+    return {
+        "run": snapshot.run,
+        "candidates": len(cands),
+        "statuses": dict(sorted(counts.items())),
+        "best": None if best is None else {"id": best.id, "score": best.score, "commit": best.commit,
+                                           "op": best.op},
+        "speedup_vs_first_seed": (first_seed.score / best.score) if best and first_seed and best.score and
+        first_seed.score else None,
+        "llm_tokens": tokens,
+        "llm_cost_usd": round(sum(c.cost_usd for c in cands), 6),
+        "malformed_note_lines": snapshot.malformed_notes,
+        "last_activity": max((c.created for c in cands), default=None),
+    }
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    config, store = _open(args)
+    run = _run_name(args, config, store)
+    data = status_data(store, store.snapshot(run))
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return 0
+    print(f"run {data['run']}: {data['candidates']} candidates")
+    print("  " + ", ".join(f"{k} {v}" for k, v in data["statuses"].items()))
+    if data["best"]:
+        b = data["best"]
+        speed = f", {data['speedup_vs_first_seed']:.2f}x the first seed" if data["speedup_vs_first_seed"] else ""
+        print(f"  best {b['id']} ({b['op']}): score {b['score']:.6g}{speed}")
+    else:
+        print("  no correct candidate yet")
+    print(f"  LLM: {data['llm_tokens']} tokens, ${data['llm_cost_usd']:.4f}")
+    if data["malformed_note_lines"]:
+        print(f"  warning: {data['malformed_note_lines']} malformed line(s) in refs/notes/evolve were skipped")
+    return 0
+
+
+def _describe(c: Candidate) -> list[str]:
+    r = c.result
+    lines = [f"candidate {c.run}/{c.id}  commit {c.commit[:12]}  branch evolve/{c.run}/{c.id}",
+             f"  op {c.op}  parents {', '.join(c.parent_ids) or c.trailers.get('Seed', '-')}  island {c.island}"]
+    for key in ("Model", "Tokens", "Cost-USD", "Tune", "Edit", "Attempts"):
+        if key in c.trailers:
+            lines.append(f"  {key.lower()}: {c.trailers[key]}")
+    if r is None:
+        lines.append("  result: not evaluated yet")
+    else:
+        score = f" score {r['score']:.6g}" if r.get("score") is not None else ""
+        lines.append(f"  result: {r.get('status')}{score}  (evaluator {r.get('harness')}, {r.get('gpu')})")
+        if r.get("cached_from"):
+            lines.append(f"  result copied from {r['cached_from']} (same kernel, same evaluator and device)")
+        if r.get("error"):
+            lines.append("  error: " + str(r["error"]).replace("\n", "\n    "))
+        if r.get("details"):
+            lines.append("  details: " + json.dumps(r["details"], sort_keys=True)[:1500])
+    return lines
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    config, store = _open(args)
+    snapshot = store.snapshot(_run_name(args, config, store))
+    c = _resolve(snapshot, store, args.candidate)
+    print("\n".join(_describe(c)))
+    message = store.message(c.commit)
+    print("\n" + "\n".join("    " + line for line in message.splitlines()))
+    if c.parents:
+        print()
+        print(store.diff(c.parents[0], c.commit, config.problem.kernel_dir) or "(no change in the kernel directory)")
+    return 0
+
+
+def cmd_lineage(args: argparse.Namespace) -> int:
+    config, store = _open(args)
+    snapshot = store.snapshot(_run_name(args, config, store))
+    c = _resolve(snapshot, store, args.candidate)
+    chain = lineage(c, snapshot.by_commit())
+    by_commit = snapshot.by_commit()
+    for node in chain:
+        parent = by_commit.get(node.parents[0]) if node.parents else None
+        delta = ""
+        if node.score is not None and parent is not None and parent.score is not None:
+            delta = f"{100 * (node.score - parent.score) / parent.score:+7.2f}%"
+        score = f"{node.score:12.6g}" if node.score is not None else f"{str((node.result or {}).get('status', 'pending')):>12}"
+        others = [by_commit[p].id for p in node.parents[1:] if p in by_commit]
+        merge = f"  (merge with {', '.join(others)})" if others else ""
+        what = node.trailers.get("Tune") or node.trailers.get("Seed") or node.subject.split(": ", 1)[-1]
+        print(f"{node.id}  {node.op:<6} {score} {delta:>8}  {what[:70]}{merge}")
+    return 0
+
+
+# --- parser --------------------------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="evolve", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
+        description="Git-native evolutionary optimizer for GPU kernels: every candidate is a branch, every "
+                    "result a git note, the winner is the branch `best`.")
+    parser.add_argument("--version", action="version", version=f"evolve {__version__}")
+    sub = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+
+    def verb(name: str, help: str, description: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help, description=description,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p.add_argument("--repo", metavar="PATH", help="work in this directory instead of the current one")
+        return p
+
+    p = verb("init", "write a commented evolve.toml", "Write a commented starting evolve.toml in PATH.")
+    p.add_argument("path", nargs="?", default=".", help="directory for evolve.toml (default: here)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing evolve.toml")
+    p.set_defaults(func=cmd_init)
+
+    p = verb("start", "run (or resume) the evolution", "Breed, evaluate and record candidates until the "
+             "budget is spent. Resumes the latest run: candidates without a result are evaluated first. "
+             "Ctrl-C once stops after the evaluations in flight; twice abandons them (still resumable).")
+    p.add_argument("--max-candidates", type=int, metavar="N", help="stop when the run has N candidates")
+    p.add_argument("--max-hours", type=float, metavar="H", help="stop after H hours of this session")
+    p.add_argument("--max-usd", type=float, metavar="D", help="stop when the run's LLM spend reaches D dollars")
+    p.add_argument("--run", metavar="NAME", help="work on this run (default: the latest, or a new one)")
+    p.add_argument("--new-run", action="store_true", help="start a new run instead of resuming the latest")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines, only the summary")
+    p.set_defaults(func=cmd_start)
+
+    p = verb("status", "summarise a run", "Counts by status, the best candidate, LLM tokens and cost.")
+    p.add_argument("--run", metavar="NAME")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_status)
+
+    p = verb("show", "one candidate: result, provenance, diff",
+             "Show a candidate (an id such as 42 or 00042, or `best`): its result, its commit message with the "
+             "provenance trailers, and its diff against its parent.")
+    p.add_argument("candidate", help="candidate id or `best`")
+    p.add_argument("--run", metavar="NAME")
+    p.set_defaults(func=cmd_show)
+
+    p = verb("lineage", "ancestry with score changes",
+             "The first-parent ancestry of a candidate back to its seed, with each step's operator and score "
+             "change against its parent (negative is faster).")
+    p.add_argument("candidate", help="candidate id or `best`")
+    p.add_argument("--run", metavar="NAME")
+    p.set_defaults(func=cmd_lineage)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (ConfigError, StoreError, EngineError, EvaluationError, UserError) as exc:
+        print(f"evolve: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("evolve: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0

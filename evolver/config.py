@@ -1,0 +1,408 @@
+"""`evolve.toml` to frozen dataclasses.
+
+Owns the schema of the configuration file. Every error names the file, the key and (where the key is
+written in the file) its line, so a user can fix it without reading a traceback. Called by the CLI;
+nothing here runs git or touches the network.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - the package requires 3.11, tomli is the documented fallback
+    import tomli as tomllib
+
+CONFIG_NAME = "evolve.toml"
+LLM_OPERATORS = ("mutate",)
+BUILTIN_OPERATORS = ("tune",)
+OPERATORS = LLM_OPERATORS + BUILTIN_OPERATORS
+BUILTIN_EVALUATORS = ("qr",)
+
+
+class ConfigError(Exception):
+    """A configuration problem a user can fix; str() is the one-line message the CLI prints."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    weight: float = 1.0
+    input_usd_per_mtok: float = 0.0
+    output_usd_per_mtok: float = 0.0
+
+
+@dataclass(frozen=True)
+class ProblemConfig:
+    kernel_dir: str  # repo-relative POSIX path: the only directory candidates may change
+    seeds: tuple[str, ...]  # repo-relative seed directories, copied into kernel_dir for each seed
+    guidance: str | None  # repo-relative file shown to the LLM, optional
+
+
+@dataclass(frozen=True)
+class EvaluationConfig:
+    builtin: str | None  # "qr": the harness shipped with evolve
+    command: str | None  # any command that prints one JSON result line last
+    files: tuple[str, ...]  # repo-relative paths the command needs, taken from the run's base commit
+    mode: str  # passed as {mode}; the QR harness knows quick|full|final
+    slots: int  # concurrent evaluations
+    gpus: tuple[int, ...] | None  # None: one slot per visible GPU (or one CPU slot without GPUs)
+    timeout_s: float
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    base_url: str | None
+    models: tuple[ModelSpec, ...]
+    api_key_env: str
+    temperature: float
+    max_tokens: int
+    timeout_s: float
+    max_concurrent: int
+    max_retries: int
+    context_tokens: int
+    edit_retries: int
+    full_rewrite: bool
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.base_url) and bool(self.models)
+
+
+@dataclass(frozen=True)
+class EvolutionConfig:
+    operators: dict[str, float]
+    islands: int
+    population: int  # elite size per island that parents are drawn from
+    explore: float  # probability of drawing a parent uniformly rather than from the elite
+    seed: int
+    pipeline_depth: int  # 0: automatic (slots without an LLM, twice the slots with one)
+
+
+@dataclass(frozen=True)
+class BudgetConfig:
+    max_candidates: int | None
+    max_usd: float | None
+    max_hours: float | None
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path  # the evolve.toml that was read
+    root: Path  # repository top level
+    problem_dir: str  # repo-relative directory of evolve.toml ("" at the top level)
+    run: str | None
+    problem: ProblemConfig
+    evaluation: EvaluationConfig
+    llm: LLMConfig
+    evolution: EvolutionConfig
+    budget: BudgetConfig
+    raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
+
+
+# --- schema ------------------------------------------------------------------------------------------
+# section -> key -> (accepted python types, default). `...` marks a required key.
+_NUM = (int, float)
+SCHEMA: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
+    "run": {"name": ((str,), None)},
+    "problem": {
+        "kernel_dir": ((str,), ...),
+        "seeds": ((list,), ...),
+        "guidance": ((str,), None),
+    },
+    "evaluation": {
+        "builtin": ((str,), None),
+        "command": ((str,), None),
+        "files": ((list,), []),
+        "mode": ((str,), "full"),
+        "slots": ((int,), 0),
+        "gpus": ((list, str), "auto"),
+        "timeout_s": (_NUM, 600),
+    },
+    "llm": {
+        "base_url": ((str,), None),
+        "model": ((str,), None),
+        "models": ((list,), None),
+        "api_key_env": ((str,), "OPENAI_API_KEY"),
+        "temperature": (_NUM, 0.7),
+        "max_tokens": ((int,), 4096),
+        "timeout_s": (_NUM, 120),
+        "max_concurrent": ((int,), 4),
+        "max_retries": ((int,), 4),
+        "context_tokens": ((int,), 16000),
+        "edit_retries": ((int,), 2),
+        "full_rewrite": ((bool,), True),
+        "input_usd_per_mtok": (_NUM, 0.0),
+        "output_usd_per_mtok": (_NUM, 0.0),
+    },
+    "evolution": {
+        "operators": ((dict,), {"mutate": 0.7, "tune": 0.3}),
+        "islands": ((int,), 2),
+        "population": ((int,), 8),
+        "explore": (_NUM, 0.2),
+        "seed": ((int,), 0),
+        "pipeline_depth": ((int,), 0),
+    },
+    "budget": {
+        "max_candidates": ((int,), None),
+        "max_usd": (_NUM, None),
+        "max_hours": (_NUM, None),
+    },
+}
+MODEL_KEYS = {"name": (str,), "weight": _NUM, "input_usd_per_mtok": _NUM, "output_usd_per_mtok": _NUM}
+
+
+class _Locator:
+    """Finds the line of `section.key` in the TOML text (tomllib keeps no positions)."""
+
+    _header = re.compile(r"^\s*\[\s*([A-Za-z0-9_.\-\" ]+?)\s*\]\s*(#.*)?$")
+    _key = re.compile(r"^\s*([A-Za-z0-9_\-\"]+)\s*=")
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines()
+
+    def line_of(self, section: str, key: str | None = None) -> int | None:
+        current = ""
+        for number, line in enumerate(self.lines, start=1):
+            header = self._header.match(line)
+            if header:
+                current = header.group(1).replace('"', "").replace(" ", "")
+                if key is None and current == section:
+                    return number
+                continue
+            match = self._key.match(line)
+            if match and key is not None and current == section and match.group(1).strip('"') == key:
+                return number
+        return None
+
+
+class _Reader:
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        self.locate = _Locator(text)
+
+    def error(self, section: str, key: str | None, message: str) -> ConfigError:
+        where = f"{section}.{key}" if key else f"[{section}]"
+        line = self.locate.line_of(section, key) or self.locate.line_of(section)
+        at = f"{self.path}:{line}" if line else str(self.path)
+        return ConfigError(f"{at}: {where}: {message}")
+
+    def section(self, data: dict[str, Any], name: str) -> dict[str, Any]:
+        schema = SCHEMA[name]
+        raw = data.get(name, {})
+        if not isinstance(raw, dict):
+            raise self.error(name, None, "must be a table")
+        out: dict[str, Any] = {}
+        for key, value in raw.items():
+            if key not in schema:
+                known = ", ".join(sorted(schema))
+                raise self.error(name, key, f"unknown key (known keys: {known})")
+            types, _ = schema[key]
+            # bool is an int in Python; a flag written where a number belongs is still a type error
+            if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+                names = " or ".join(_type_name(t) for t in types)
+                raise self.error(name, key, f"must be {names}, not {_type_name(type(value))} ({value!r})")
+            out[key] = value
+        for key, (_, default) in schema.items():
+            if key not in out:
+                if default is ...:
+                    raise self.error(name, key, "is required")
+                out[key] = default
+        return out
+
+
+def _type_name(t: type) -> str:
+    return {str: "a string", int: "an integer", float: "a number", bool: "true/false", list: "an array",
+            dict: "a table"}.get(t, t.__name__)
+
+
+def find_config(start: Path) -> Path:
+    """The nearest evolve.toml at or above `start`, as git finds its repository."""
+    for directory in [start, *start.parents]:
+        candidate = directory / CONFIG_NAME
+        if candidate.is_file():
+            return candidate
+    raise ConfigError(f"no {CONFIG_NAME} in {start} or any parent directory; `evolve init` writes one")
+
+
+def load_config(path: Path, root: Path) -> Config:
+    """Parse and validate `path`; `root` is the repository top level that paths must stay inside."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    reader = _Reader(path, text)
+    for name in data:
+        if name not in SCHEMA:
+            line = reader.locate.line_of(name)
+            at = f"{path}:{line}" if line else str(path)
+            raise ConfigError(f"{at}: [{name}]: unknown section (known: {', '.join(sorted(SCHEMA))})")
+    sections = {name: reader.section(data, name) for name in SCHEMA}
+    base = path.parent.resolve()
+    root = root.resolve()
+    try:
+        problem_dir = base.relative_to(root).as_posix()
+    except ValueError:
+        raise ConfigError(f"{path}: not inside the git repository {root}") from None
+    problem_dir = "" if problem_dir == "." else problem_dir
+
+    def repo_path(section: str, key: str, value: Any, must_exist: bool = True, kind: str = "any") -> str:
+        if not isinstance(value, str) or not value:
+            raise reader.error(section, key, f"must be a non-empty path string, not {value!r}")
+        full = (base / value).resolve()
+        try:
+            rel = full.relative_to(root).as_posix()
+        except ValueError:
+            raise reader.error(section, key, f"{value!r} points outside the repository") from None
+        if must_exist and not full.exists():
+            raise reader.error(section, key, f"{value!r} does not exist ({full})")
+        if must_exist and kind == "dir" and not full.is_dir():
+            raise reader.error(section, key, f"{value!r} is not a directory")
+        return "" if rel == "." else rel
+
+    p = sections["problem"]
+    kernel_dir = repo_path("problem", "kernel_dir", p["kernel_dir"], must_exist=False)
+    if not kernel_dir:
+        raise reader.error("problem", "kernel_dir", "must be a subdirectory, not the repository root")
+    if not p["seeds"]:
+        raise reader.error("problem", "seeds", "needs at least one seed directory")
+    seeds = tuple(repo_path("problem", "seeds", s, kind="dir") for s in p["seeds"])
+    guidance = repo_path("problem", "guidance", p["guidance"]) if p["guidance"] else None
+    problem = ProblemConfig(kernel_dir=kernel_dir, seeds=seeds, guidance=guidance)
+
+    e = sections["evaluation"]
+    if bool(e["builtin"]) == bool(e["command"]):
+        raise reader.error("evaluation", "command", "set exactly one of `builtin` (\"qr\") and `command`")
+    if e["builtin"] and e["builtin"] not in BUILTIN_EVALUATORS:
+        raise reader.error("evaluation", "builtin", f"unknown evaluator {e['builtin']!r} (known: qr)")
+    if e["command"] and "{kernel_dir}" not in e["command"]:
+        raise reader.error("evaluation", "command", "must contain {kernel_dir}, where the candidate lies")
+    files = tuple(repo_path("evaluation", "files", f) for f in e["files"])
+    gpus: tuple[int, ...] | None
+    if isinstance(e["gpus"], str):
+        if e["gpus"] != "auto":
+            raise reader.error("evaluation", "gpus", 'must be "auto" or a list of GPU indices')
+        gpus = None
+    else:
+        if not all(isinstance(g, int) and not isinstance(g, bool) and g >= 0 for g in e["gpus"]):
+            raise reader.error("evaluation", "gpus", "must list GPU indices (integers >= 0)")
+        gpus = tuple(e["gpus"])
+    if e["slots"] < 0 or e["timeout_s"] <= 0:
+        raise reader.error("evaluation", "slots" if e["slots"] < 0 else "timeout_s", "must be positive")
+    evaluation = EvaluationConfig(builtin=e["builtin"], command=e["command"], files=files, mode=e["mode"],
+                                  slots=e["slots"], gpus=gpus, timeout_s=float(e["timeout_s"]))
+
+    llm = _llm_config(reader, sections["llm"])
+    evolution = _evolution_config(reader, sections["evolution"])
+    b = sections["budget"]
+    for key in ("max_candidates", "max_usd", "max_hours"):
+        if b[key] is not None and b[key] <= 0:
+            raise reader.error("budget", key, "must be positive")
+    budget = BudgetConfig(max_candidates=b["max_candidates"], max_usd=b["max_usd"], max_hours=b["max_hours"])
+    run = sections["run"]["name"]
+    if run is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,40}", run):
+        raise reader.error("run", "name", "use letters, digits, '.', '_' and '-' (a git ref component)")
+    return Config(path=path, root=root, problem_dir=problem_dir, run=run, problem=problem,
+                  evaluation=evaluation, llm=llm, evolution=evolution, budget=budget, raw=data)
+
+
+def _llm_config(reader: _Reader, s: dict[str, Any]) -> LLMConfig:
+    if s["model"] and s["models"]:
+        raise reader.error("llm", "models", "set either `model` or `models`, not both")
+    models: list[ModelSpec] = []
+    if s["model"]:
+        models.append(ModelSpec(s["model"], 1.0, float(s["input_usd_per_mtok"]),
+                                float(s["output_usd_per_mtok"])))
+    for i, entry in enumerate(s["models"] or []):
+        if not isinstance(entry, dict) or "name" not in entry:
+            raise reader.error("llm", "models", f"entry {i + 1} must be a table with at least `name`")
+        for key, value in entry.items():
+            if key not in MODEL_KEYS:
+                raise reader.error("llm", "models", f"entry {i + 1}: unknown key {key!r}")
+            if not isinstance(value, MODEL_KEYS[key]) or isinstance(value, bool):
+                raise reader.error("llm", "models", f"entry {i + 1}: {key} has the wrong type ({value!r})")
+        models.append(ModelSpec(entry["name"], float(entry.get("weight", 1.0)),
+                                float(entry.get("input_usd_per_mtok", 0.0)),
+                                float(entry.get("output_usd_per_mtok", 0.0))))
+    if any(m.weight <= 0 for m in models):
+        raise reader.error("llm", "models", "weights must be positive")
+    for key in ("max_tokens", "max_concurrent", "context_tokens"):
+        if s[key] <= 0:
+            raise reader.error("llm", key, "must be positive")
+    if s["context_tokens"] <= s["max_tokens"]:
+        raise reader.error("llm", "context_tokens", "must exceed max_tokens (the reply needs room too)")
+    return LLMConfig(base_url=s["base_url"], models=tuple(models), api_key_env=s["api_key_env"],
+                     temperature=float(s["temperature"]), max_tokens=s["max_tokens"],
+                     timeout_s=float(s["timeout_s"]), max_concurrent=s["max_concurrent"],
+                     max_retries=max(0, s["max_retries"]), context_tokens=s["context_tokens"],
+                     edit_retries=max(0, s["edit_retries"]), full_rewrite=s["full_rewrite"])
+
+
+def _evolution_config(reader: _Reader, s: dict[str, Any]) -> EvolutionConfig:
+    operators: dict[str, float] = {}
+    for name, weight in s["operators"].items():
+        if name not in OPERATORS:
+            raise reader.error("evolution", "operators", f"unknown operator {name!r} (known: "
+                               f"{', '.join(OPERATORS)})")
+        if not isinstance(weight, (int, float)) or isinstance(weight, bool) or weight < 0:
+            raise reader.error("evolution", "operators", f"weight of {name!r} must be a number >= 0")
+        operators[name] = float(weight)
+    if not any(operators.values()):
+        raise reader.error("evolution", "operators", "at least one operator needs a positive weight")
+    if s["islands"] < 1 or s["population"] < 1:
+        raise reader.error("evolution", "islands" if s["islands"] < 1 else "population", "must be >= 1")
+    if not 0 <= s["explore"] <= 1:
+        raise reader.error("evolution", "explore", "must be between 0 and 1")
+    return EvolutionConfig(operators=operators, islands=s["islands"], population=s["population"],
+                           explore=float(s["explore"]), seed=s["seed"], pipeline_depth=s["pipeline_depth"])
+
+
+STARTER = '''\
+# evolve.toml: what to evolve, how to judge it, and how much to spend.
+# Paths are relative to this file. `evolve start` reads it; `evolve start --help` lists overrides.
+
+[problem]
+kernel_dir = "kernel"              # the only directory candidates may change
+seeds = ["seed_kernels/naive"]     # each seed directory is copied into kernel_dir as a first candidate
+# guidance = "GUIDANCE.md"         # hints for the LLM (algorithms that worked, pitfalls)
+
+[evaluation]
+builtin = "qr"                     # the QR harness shipped with evolve; or instead:
+# command = "{python} check.py --kernel-dir {kernel_dir}"   # prints one JSON result line last
+# files = ["check.py"]             # what `command` needs, taken from the run's base commit
+mode = "full"                      # quick | full | final (QR harness)
+gpus = "auto"                      # or [0, 1]: one evaluation slot per GPU
+timeout_s = 600                    # a candidate still running then is killed (status: timeout)
+
+[llm]
+# base_url = "http://127.0.0.1:8000/v1"   # any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama)
+# model = "gpt-4.1-mini"
+# input_usd_per_mtok = 0.4
+# output_usd_per_mtok = 1.6
+api_key_env = "OPENAI_API_KEY"     # the key is read from this variable; "" for servers without keys
+temperature = 0.7
+max_tokens = 4096
+timeout_s = 120
+max_concurrent = 4
+context_tokens = 16000             # prompt + reply must fit here
+
+[evolution]
+operators = { mutate = 0.7, tune = 0.3 }   # without an LLM, tune runs alone
+islands = 2
+population = 8
+seed = 0
+
+[budget]
+max_candidates = 200
+# max_usd = 10.0
+# max_hours = 8
+'''

@@ -1,0 +1,244 @@
+"""Strict application of LLM edits to a kernel directory.
+
+A reply carries SEARCH/REPLACE blocks, each headed by the path of the file it edits:
+
+    kernel/qr.cu
+    <<<<<<< SEARCH
+    lines copied exactly from the file
+    =======
+    the new lines
+    >>>>>>> REPLACE
+
+or, where the configuration allows, whole files in fenced blocks headed by their path. Each SEARCH must
+match exactly once; a second, whitespace-tolerant try is allowed and recorded. A miss, an edit outside
+the kernel directory, a reply cut off by the token limit (for whole files) or a child identical to its
+parent is an `EditError` whose message is written for the LLM: it quotes the closest lines of the file.
+Pure functions over {path: text}; called by the operators.
+"""
+
+from __future__ import annotations
+
+import difflib
+import posixpath
+import re
+from dataclasses import dataclass
+
+_OPEN = re.compile(r"^\s*<{5,9}\s*SEARCH\s*$")
+_WRONG_OPEN = re.compile(r"^\s*(>{5,9}|={5,9})\s*SEARCH\s*$")
+_MID = re.compile(r"^\s*={5,9}\s*$")
+_CLOSE = re.compile(r"^\s*>{5,9}\s*REPLACE\s*$")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})(.*)$")
+_PATHLIKE = re.compile(r"^[\w./\-]+\.[A-Za-z0-9]+$")
+
+
+class EditError(Exception):
+    """Edits that cannot be applied; str() is the diagnostic sent back to the LLM."""
+
+
+@dataclass(frozen=True)
+class Block:
+    path: str | None  # as written in the reply
+    search: str
+    replace: str
+
+
+@dataclass(frozen=True)
+class EditResult:
+    files: dict[str, str]  # the child's kernel directory, path -> text
+    changed: tuple[str, ...]
+    mode: str  # "exact", "fuzzy" (a whitespace-tolerant match was needed) or "rewrite"
+
+
+def _clean_path(line: str) -> str | None:
+    text = line.strip().strip("*`'\"").strip()
+    for prefix in ("File:", "file:", "Path:", "path:", "#", "//"):
+        if text.startswith(prefix):
+            text = text[len(prefix):].strip().strip("*`'\"").strip()
+    text = text.rstrip(":").strip()
+    return text if _PATHLIKE.match(text) else None
+
+
+def parse_blocks(reply: str) -> list[Block]:
+    """SEARCH/REPLACE blocks of a reply, in order. Malformed blocks raise `EditError`."""
+    lines = reply.splitlines()
+    blocks: list[Block] = []
+    i = 0
+    while i < len(lines):
+        if _WRONG_OPEN.match(lines[i]):
+            raise EditError(f"line {i + 1}: {lines[i].strip()!r} is not a valid opening marker; a block "
+                            "opens with a line `<<<<<<< SEARCH`")
+        if not _OPEN.match(lines[i]):
+            i += 1
+            continue
+        path = None
+        for back in range(i - 1, max(-1, i - 4), -1):
+            if _FENCE.match(lines[back]) or not lines[back].strip():
+                continue
+            path = _clean_path(lines[back])
+            break
+        mid = next((j for j in range(i + 1, len(lines)) if _MID.match(lines[j])), None)
+        if mid is None:
+            raise EditError(f"line {i + 1}: SEARCH block has no `=======` separator (was the reply cut off?)")
+        close = next((j for j in range(mid + 1, len(lines)) if _CLOSE.match(lines[j])), None)
+        if close is None:
+            raise EditError(f"line {i + 1}: SEARCH block has no `>>>>>>> REPLACE` line (was the reply cut off?)")
+        if any(_OPEN.match(lines[j]) for j in range(i + 1, close)):
+            raise EditError(f"line {i + 1}: a new SEARCH starts before this block's `>>>>>>> REPLACE`")
+        blocks.append(Block(path, "\n".join(lines[i + 1:mid]), "\n".join(lines[mid + 1:close])))
+        i = close + 1
+    return blocks
+
+
+def parse_rewrites(reply: str, known: set[str]) -> dict[str, str]:
+    """Whole files in fenced blocks, each headed (line before, or info string) by a known path.
+
+    Unterminated fences are left out: they mean the reply was cut off.
+    """
+    lines = reply.splitlines()
+    out: dict[str, str] = {}
+    i = 0
+    while i < len(lines):
+        fence = _FENCE.match(lines[i])
+        if not fence:
+            i += 1
+            continue
+        marker, info = fence.group(1), fence.group(2).strip()
+        end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == marker), None)
+        if end is None:
+            break
+        candidates = [w for w in info.split() if _clean_path(w)]
+        back = i - 1
+        while back >= 0 and not lines[back].strip():
+            back -= 1
+        if back >= 0 and _clean_path(lines[back]):
+            candidates.append(_clean_path(lines[back]) or "")
+        for name in candidates:
+            path = _match_known(name, known)
+            if path:
+                out[path] = "\n".join(lines[i + 1:end]) + "\n"
+                break
+        i = end + 1
+    return out
+
+
+def _match_known(name: str, known: set[str]) -> str | None:
+    if name in known:
+        return name
+    tails = [k for k in known if name.endswith("/" + k) or k.endswith("/" + name)]
+    return tails[0] if len(tails) == 1 else None
+
+
+def resolve_path(written: str | None, files: dict[str, str], kernel_dir: str) -> str:
+    """Map a path as the LLM wrote it to a path inside the kernel directory, or raise."""
+    names = sorted(files)
+    if written is None:
+        if len(files) == 1:
+            return names[0]
+        raise EditError("a SEARCH/REPLACE block is not headed by a file path; write the path (one of "
+                        f"{', '.join(names)}) on the line before `<<<<<<< SEARCH`")
+    norm = posixpath.normpath(written.lstrip("./") if not written.startswith("..") else written)
+    if norm.startswith("../") or norm == ".." or written.startswith("/"):
+        raise EditError(f"{written}: edits outside the kernel directory are not allowed")
+    if norm.startswith(kernel_dir + "/"):
+        norm = norm[len(kernel_dir) + 1:]
+    if norm in files:
+        return norm
+    match = _match_known(norm, set(files))
+    if match:
+        return match
+    if "/" in norm and not norm.startswith(kernel_dir):
+        raise EditError(f"{written}: edits outside the kernel directory ({kernel_dir}/) are not allowed")
+    return norm  # a new file inside the kernel directory (allowed with an empty SEARCH)
+
+
+def _closest(text: str, search: str, path: str) -> str:
+    lines = text.splitlines()
+    want = [s for s in search.splitlines() if s.strip()]
+    if not want or not lines:
+        return ""
+    first = want[0].strip()
+    scored = sorted(((difflib.SequenceMatcher(None, first, line.strip()).ratio(), n)
+                     for n, line in enumerate(lines)), reverse=True)[:2]
+    shown = []
+    for ratio, n in scored:
+        if ratio < 0.4:
+            continue
+        lo, hi = n, min(len(lines), n + max(3, len(want)))
+        excerpt = "\n".join(f"{k + 1:5d}| {lines[k]}" for k in range(lo, hi))
+        shown.append(f"closest lines in {path} (similarity {ratio:.2f}):\n{excerpt}")
+    return "\n".join(shown)
+
+
+def _fuzzy_span(text: str, search: str) -> list[tuple[int, int]]:
+    """Line spans of `text` equal to `search` when each line is compared without surrounding blanks."""
+    lines = text.splitlines(keepends=True)
+    want = [s.strip() for s in search.strip("\n").splitlines()]
+    while want and not want[-1]:
+        want.pop()
+    if not want:
+        return []
+    spans = []
+    for start in range(len(lines) - len(want) + 1):
+        if all(lines[start + k].strip() == want[k] for k in range(len(want))):
+            spans.append((start, start + len(want)))
+    return spans
+
+
+def apply_block(text: str, block: Block, path: str) -> tuple[str, bool]:
+    """Apply one block to `text`; returns (new text, needed the whitespace-tolerant match)."""
+    if not block.search.strip():
+        raise EditError(f"{path}: empty SEARCH; copy the lines to replace exactly from the file")
+    count = text.count(block.search)
+    if count == 1:
+        return text.replace(block.search, block.replace, 1), False
+    if count > 1:
+        raise EditError(f"{path}: SEARCH matches {count} places; include more surrounding lines so it "
+                        "matches exactly one")
+    spans = _fuzzy_span(text, block.search)
+    if len(spans) == 1:
+        lines = text.splitlines(keepends=True)
+        start, end = spans[0]
+        replacement = block.replace + ("\n" if block.replace and not block.replace.endswith("\n") else "")
+        return "".join(lines[:start]) + replacement + "".join(lines[end:]), True
+    if len(spans) > 1:
+        raise EditError(f"{path}: SEARCH matches {len(spans)} places (ignoring indentation); include more "
+                        "surrounding lines")
+    hint = _closest(text, block.search, path)
+    raise EditError(f"{path}: SEARCH does not match the file. It must be copied exactly, whitespace "
+                    f"included.\n{hint}".rstrip())
+
+
+def apply_reply(reply: str, parent: dict[str, str], kernel_dir: str, *, truncated: bool,
+                allow_rewrite: bool) -> EditResult:
+    """The child's files from a reply, or `EditError` with a diagnostic for the LLM."""
+    blocks = parse_blocks(reply)
+    files = dict(parent)
+    if blocks:
+        fuzzy = False
+        for block in blocks:
+            path = resolve_path(block.path, files, kernel_dir)
+            if path not in files:
+                if block.search.strip():
+                    raise EditError(f"{path}: no such file in the kernel directory (files: "
+                                    f"{', '.join(sorted(files))})")
+                files[path] = block.replace + "\n"
+                continue
+            files[path], used_fuzzy = apply_block(files[path], block, path)
+            fuzzy |= used_fuzzy
+        mode = "fuzzy" if fuzzy else "exact"
+    else:
+        rewrites = parse_rewrites(reply, set(parent)) if allow_rewrite else {}
+        if not rewrites:
+            expected = "SEARCH/REPLACE blocks" + (" or a whole file in a fenced block headed by its path"
+                                                   if allow_rewrite else "")
+            cut = " The reply was cut off by the token limit." if truncated else ""
+            raise EditError(f"the reply contains no edit; expected {expected}.{cut}")
+        if truncated:
+            raise EditError("the reply was cut off by the token limit, so the rewritten file may be "
+                            "incomplete; send SEARCH/REPLACE blocks for the lines you change instead")
+        files.update(rewrites)
+        mode = "rewrite"
+    changed = tuple(p for p in sorted(files) if files[p] != parent.get(p))
+    if not changed:
+        raise EditError("the edits change nothing; propose a change that differs from the current code")
+    return EditResult(files=files, changed=changed, mode=mode)

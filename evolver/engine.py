@@ -1,0 +1,434 @@
+"""The evolution loop: propose children, evaluate them on the slots, record results, move `best`.
+
+An asyncio loop with two kinds of tasks. Proposers pick a parent and an operator and commit the child;
+evaluators run queued children on their slot and append the result. A semaphore bounds the proposals in
+flight plus those queued to `pipeline_depth`, so children are bred from a fresh population while the
+slots never wait. Everything is written to git as it happens (commit, then branch, then note, then
+`best`), so a kill at any moment loses at most the work in flight: on restart, candidates without a result
+are evaluated first. Ctrl-C once stops proposing and lets running evaluations finish; twice abandons them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from evolver import operators, tunables
+from evolver.config import Config
+from evolver.evaluate import Evaluator, Slot, make_slots
+from evolver.llm import LLMClient, LLMError, api_key
+from evolver.operators import Proposal
+from evolver.population import best_of, comparable, lineage, next_island, select_parent
+from evolver.store import Candidate, Snapshot, Store, StoreError, format_message, now
+
+RUN_REF = "refs/evolve/runs/{run}"
+
+
+class EngineError(Exception):
+    """The run cannot go on; str() is the one-line reason."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    max_candidates: int | None = None
+    max_usd: float | None = None
+    max_hours: float | None = None
+
+
+@dataclass
+class _Job:
+    candidate: Candidate
+    holds_room: bool  # took a pipeline place (fresh proposals do; resumed candidates do not)
+
+
+@dataclass
+class RunSummary:
+    run: str
+    created: int = 0
+    evaluated: int = 0
+    best: Candidate | None = None
+    reason: str = ""
+    llm_cost_usd: float = 0.0
+    statuses: dict[str, int] = field(default_factory=dict)
+
+
+def choose_run(store: Store, config: Config, requested: str | None, new: bool) -> str:
+    """The run to work on: the one asked for, the configured one, the latest, or a new one."""
+    existing = store.runs()
+    if requested:
+        return requested
+    if config.run:
+        return config.run
+    if existing and not new:
+        return existing[-1]
+    n = len(existing) + 1
+    while f"r{n}" in existing:
+        n += 1
+    return f"r{n}"
+
+
+class Engine:
+    def __init__(self, config: Config, store: Store, run: str, budget: Budget,
+                 say: Callable[[str], None] = print) -> None:
+        self.config = config
+        self.store = store
+        self.run = run
+        self.budget = budget
+        self.say = say
+        self.rng = random.Random(config.evolution.seed)
+        self.summary = RunSummary(run)
+        self._stopping = False
+        self._abandon = False
+        self._changed = asyncio.Event()
+        self._started = time.monotonic()
+        self._in_progress = 0
+        self._evaluating = 0
+        self._best_warned = False
+        self._tune_exhausted = False
+
+    # -- setup ------------------------------------------------------------------------------------------
+    def prepare(self) -> None:
+        """Lock the repository, find or create the run, and read its state from git."""
+        self.store.lock()
+        meta = self.store.get_meta(RUN_REF.format(run=self.run))
+        if meta is None:
+            base = self.store.head_commit()
+            for seed in self.config.problem.seeds:
+                if self.store.tree_entry(base, seed) is None:
+                    raise EngineError(f"seed directory {seed!r} is not in the commit HEAD ({base[:10]}); commit "
+                                      "it first (evolve reads seeds from git, not from the work tree)")
+            meta = {"run": self.run, "base": base, "created": now(), "kernel_dir": self.config.problem.kernel_dir}
+            self.store.set_meta(RUN_REF.format(run=self.run), meta)
+            self.say(f"new run {self.run!r} from {base[:10]}")
+        self.base: str = meta["base"]
+        self.evaluator = Evaluator(self.config, self.store, self.base)
+        self.slots: list[Slot] = make_slots(self.config)
+        self.fingerprints = {s.fingerprint for s in self.slots}
+        self.snapshot: Snapshot = self.store.snapshot(self.run)
+        self._next_id = 1 + max((int(c) for c in self.snapshot.candidates if c.isdigit()), default=0)
+        self.client: LLMClient | None = None
+        llm = self.config.llm
+        wants_llm = any(w > 0 for op, w in self.config.evolution.operators.items() if op != "tune")
+        if wants_llm and llm.configured and api_key(llm) is not None:
+            self.client = LLMClient(llm, self.rng)
+        elif wants_llm:
+            why = "no [llm] base_url/model configured" if not llm.configured else \
+                f"${llm.api_key_env} is not set"
+            self.say(f"LLM operators off ({why}): running with `tune` alone")
+        self.operators = {op: w for op, w in self.config.evolution.operators.items()
+                          if w > 0 and (op == "tune" or self.client is not None)}
+        if not self.operators:
+            raise EngineError("no operator can run: the only weighted operators need an LLM; give `tune` a "
+                              "weight in [evolution] operators or configure [llm]")
+        self._reconcile_best()
+
+    @property
+    def depth(self) -> int:
+        if self.config.evolution.pipeline_depth > 0:
+            return self.config.evolution.pipeline_depth
+        return len(self.slots) * (2 if self.client else 1)
+
+    # -- the loop ---------------------------------------------------------------------------------------
+    async def run_async(self) -> RunSummary:
+        loop = asyncio.get_running_loop()
+        try:
+            loop.add_signal_handler(signal.SIGINT, self._interrupt)
+            loop.add_signal_handler(signal.SIGTERM, self._terminate)
+        except (RuntimeError, ValueError):  # not the main thread (embedded use): no signal handling
+            pass
+        self._queue: asyncio.Queue[_Job | None] = asyncio.Queue()
+        self._room = asyncio.Semaphore(self.depth)
+        try:
+            self._create_seeds()
+            pending = sorted((c for c in self.snapshot.candidates.values() if c.result is None), key=lambda c: c.id)
+            if pending:
+                self.say(f"resuming: {len(pending)} candidate(s) without a result are evaluated first")
+            for c in pending:
+                self._queue.put_nowait(_Job(c, holds_room=False))
+            evaluators = [asyncio.create_task(self._evaluator(slot)) for slot in self.slots]
+            proposers = [asyncio.create_task(self._proposer()) for _ in range(self.depth)]
+            self._tasks = evaluators + proposers
+            for outcome in await asyncio.gather(*proposers, return_exceptions=True):
+                if isinstance(outcome, Exception):
+                    raise outcome
+            for _ in evaluators:
+                self._queue.put_nowait(None)
+            for outcome in await asyncio.gather(*evaluators, return_exceptions=True):
+                if isinstance(outcome, Exception):
+                    raise outcome
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+            loop.remove_signal_handler(signal.SIGTERM)
+            if self.client is not None:
+                await self.client.close()
+        self.summary.best = self._best()
+        return self.summary
+
+    def _interrupt(self) -> None:
+        if self._stopping:
+            self._terminate()
+            return
+        self._stopping = True
+        self.summary.reason = "interrupted"
+        self.say(f"stopping: no new candidates; finishing {self._evaluating} evaluation(s) in flight "
+                 "(Ctrl-C again to abandon them; `evolve start` resumes)")
+        for task in getattr(self, "_tasks", [])[len(self.slots):]:
+            task.cancel()  # proposers hold nothing that git needs: commits happen between awaits
+        self._changed.set()
+
+    def _terminate(self) -> None:
+        self._stopping = self._abandon = True
+        self.summary.reason = "interrupted"
+        for task in getattr(self, "_tasks", []):
+            task.cancel()
+
+    def _stop(self, reason: str) -> None:
+        if not self._stopping:
+            self._stopping = True
+            self.summary.reason = reason
+            self._changed.set()
+
+    def _budget_left(self) -> bool:
+        b = self.budget
+        if b.max_candidates is not None and len(self.snapshot.candidates) + self._in_progress >= b.max_candidates:
+            self._stop(f"reached max_candidates ({b.max_candidates})")
+        elif b.max_usd is not None and self._spent() >= b.max_usd:
+            self._stop(f"reached max_usd (${b.max_usd:g}; spent ${self._spent():.4f})")
+        elif b.max_hours is not None and time.monotonic() - self._started >= b.max_hours * 3600:
+            self._stop(f"reached max_hours ({b.max_hours:g} h)")
+        return not self._stopping
+
+    def _spent(self) -> float:
+        return sum(c.cost_usd for c in self.snapshot.candidates.values())
+
+    async def _proposer(self) -> None:
+        while True:
+            await self._room.acquire()
+            if not self._budget_left():
+                self._room.release()
+                return
+            self._in_progress += 1
+            try:
+                job = await self._propose_one()
+            finally:
+                self._in_progress -= 1
+            if job is None:
+                self._room.release()
+            else:
+                self._queue.put_nowait(job)
+
+    async def _evaluator(self, slot: Slot) -> None:
+        while True:
+            job = await self._queue.get()
+            if job is None:
+                return
+            if job.holds_room:
+                self._room.release()
+            if self._stopping and (self._abandon or self.summary.reason == "interrupted"):
+                continue  # left without a result: the next `evolve start` evaluates it
+            self._evaluating += 1
+            try:
+                result = await self.evaluator.evaluate(job.candidate.commit, slot)
+            finally:
+                self._evaluating -= 1
+            self._record(job.candidate, result)
+
+    # -- proposing --------------------------------------------------------------------------------------
+    async def _parent_pool(self) -> list[Candidate]:
+        """Correct, comparable candidates; waits while evaluations that could supply one are running."""
+        while True:
+            pool = [c for c in comparable(self.snapshot.candidates.values(), self.evaluator.version, None)
+                    if c.result and c.result.get("gpu") in self.fingerprints]
+            if pool or self._stopping:
+                return pool
+            if self._queue.qsize() == 0 and self._evaluating == 0:  # nothing can supply a parent any more
+                failed = ", ".join(f"{c.id} ({(c.result or {}).get('status')})"
+                                   for c in self.snapshot.candidates.values() if c.op == "seed")
+                self._stop(f"no correct candidate to breed from (seeds: {failed or 'none'}); see "
+                           "`evolve show <id>` for why")
+                return []
+            self._changed.clear()
+            await self._changed.wait()
+
+    async def _propose_one(self) -> _Job | None:
+        pool = await self._parent_pool()
+        if not pool or self._stopping:
+            return None
+        counts: dict[int, int] = {}
+        for c in self.snapshot.candidates.values():
+            if c.op != "seed":
+                counts[c.island] = counts.get(c.island, 0) + 1
+        islands = self.config.evolution.islands
+        island = next_island(counts, islands)
+        ev = self.config.evolution
+        ops = list(self.operators)
+        op = self.rng.choices(ops, weights=[self.operators[o] for o in ops])[0]
+        if self._tune_exhausted and self.client is not None:
+            op = "mutate"
+        for _ in range(12):
+            parent = select_parent(pool, island, ev.population, ev.explore, self.rng)
+            if parent is None:
+                return None
+            files = operators.decode(self.store.read_files(parent.commit, self.config.problem.kernel_dir))
+            if op == "tune":
+                seen = {c.kernel_tree for c in self.snapshot.candidates.values()}
+                proposal = operators.tune(parent, files, seen, self.rng)
+                if proposal is None:
+                    island = self.rng.randrange(islands)
+                    continue
+            else:
+                assert self.client is not None
+                chain = lineage(parent, self.snapshot.by_commit())
+                proposal = await operators.mutate(self.client, self.config.llm, parent, files, chain,
+                                                  self.config.problem.kernel_dir, self._guidance())
+            if self._stopping and proposal.files is None:
+                return None
+            return self._commit(proposal, island)
+        self._tune_exhausted = True
+        if self.client is None:
+            self._stop("tune has tried every reachable value of the @tune parameters; configure an LLM "
+                       "or widen the choices")
+        return None
+
+    def _guidance(self) -> str | None:
+        path = self.config.problem.guidance
+        if not path:
+            return None
+        data = self.store.cat_blobs([self.store.tree_entry(self.base, path) or ""])
+        return next(iter(data.values()), b"").decode("utf-8", "replace") or None
+
+    # -- writing ----------------------------------------------------------------------------------------
+    def _new_id(self) -> str:
+        cid = f"{self._next_id:05d}"
+        self._next_id += 1
+        return cid
+
+    def _create_seeds(self) -> None:
+        have = {c.trailers.get("Seed") for c in self.snapshot.candidates.values() if c.op == "seed"}
+        kernel_dir = self.config.problem.kernel_dir
+        for i, seed in enumerate(self.config.problem.seeds):
+            if seed in have:
+                continue
+            files = self.store.read_files(self.base, seed)
+            if not files:
+                raise EngineError(f"seed directory {seed!r} has no files in commit {self.base[:10]}")
+            has_tunables = bool(tunables.find_tunables(operators.decode(files)))
+            if not has_tunables and self.client is None:
+                self.say(f"note: seed {seed} declares no @tune parameters; without an LLM it cannot change")
+            trailers = {"Run": self.run, "Op": "seed", "Seed": seed, "Island": str(i % self.config.evolution.islands)}
+            self._write(f"seed {seed}", "", [self.base], self.base, files, trailers)
+
+    def _write(self, subject: str, body: str, parents: list[str], tree_from: str, files: dict[str, bytes],
+               trailers: dict[str, str], seed_source: str | None = None) -> Candidate:
+        cid = self._new_id()
+        kernel_tree = operators.git_tree_hash(files)
+        full = {"Id": cid, **trailers, "Kernel-Tree": kernel_tree}
+        message = format_message(f"evolve {self.run}/{cid}: {subject}", body, full)
+        commit = self.store.write_candidate(parents, tree_from, self.config.problem.kernel_dir, files, message)
+        self.store.create_branch(f"refs/heads/evolve/{self.run}/{cid}", commit)
+        candidate = Candidate(run=self.run, id=cid, commit=commit, parents=tuple(parents), created=int(time.time()),
+                              subject=message.splitlines()[0], trailers={k: str(v) for k, v in full.items()})
+        self.snapshot.candidates[cid] = candidate
+        self.summary.created += 1
+        return candidate
+
+    def _commit(self, p: Proposal, island: int) -> _Job | None:
+        parent = p.parent
+        trailers: dict[str, str] = {"Run": self.run, "Op": p.op, "Parent": parent.id, "Island": str(island)}
+        if p.model:
+            trailers["Model"] = p.model
+        if p.usage.calls:
+            trailers["Tokens"] = f"{p.usage.prompt_tokens}+{p.usage.completion_tokens}"
+            trailers["Cost-USD"] = f"{p.usage.cost_usd:.6f}"
+        trailers.update(p.trailers)
+        files = operators.encode(p.files) if p.files is not None else \
+            self.store.read_files(parent.commit, self.config.problem.kernel_dir)
+        body = p.rationale + (f"\n\nFailed: {p.error}" if p.status else "")
+        candidate = self._write(p.summary if not p.status else f"{p.op} failed ({p.status})", body,
+                                [parent.commit], parent.commit, files, trailers)
+        if p.status:  # failed before any code existed: recorded, never evaluated
+            self._record(candidate, {"status": p.status, "score": None, "error": p.error[:2000],
+                                     "harness": self.evaluator.version, "gpu": None})
+            return None
+        cached = self._cached(candidate)
+        if cached is not None:
+            self._record(candidate, cached)
+            return None
+        return _Job(candidate, holds_room=True)
+
+    def _cached(self, candidate: Candidate) -> dict[str, Any] | None:
+        for other in self.snapshot.candidates.values():
+            r = other.result
+            if other.id != candidate.id and other.kernel_tree == candidate.kernel_tree and r is not None and \
+                    r.get("harness") == self.evaluator.version and r.get("gpu") in self.fingerprints and \
+                    r.get("status") not in ("patch_failed", "llm_error"):
+                return {**{k: v for k, v in r.items() if k not in ("t", "cached_from")}, "cached_from": other.id}
+        return None
+
+    def _record(self, candidate: Candidate, result: dict[str, Any]) -> None:
+        record = {"t": now(), **result}
+        try:
+            self.store.append_note(candidate.commit, record)
+        except StoreError as exc:
+            self.say(f"{candidate.id}: could not write its result ({exc}); it is re-evaluated on resume")
+            return
+        updated = Candidate(**{**candidate.__dict__, "results": candidate.results + (record,)})
+        self.snapshot.candidates[candidate.id] = updated
+        status = str(record.get("status"))
+        self.summary.statuses[status] = self.summary.statuses.get(status, 0) + 1
+        if status not in ("patch_failed", "llm_error"):
+            self.summary.evaluated += 1
+        self._update_best(updated)
+        self._progress(updated)
+        self._changed.set()
+
+    def _best(self) -> Candidate | None:
+        pool = [c for c in comparable(self.snapshot.candidates.values(), self.evaluator.version, None)
+                if c.result and c.result.get("gpu") in self.fingerprints]
+        return best_of(pool)
+
+    def _update_best(self, candidate: Candidate) -> None:
+        best = self._best()
+        if best is None or best.commit == self.snapshot.best_commit:
+            return
+        if self.store.move_best(best.commit, self.snapshot.best_commit):
+            self.snapshot.best_commit = best.commit
+        elif not self._best_warned:
+            self._best_warned = True
+            self.say("note: `best` is checked out or was moved by someone else, so evolve leaves it alone; "
+                     f"the best candidate is evolve/{self.run}/{best.id}")
+
+    def _reconcile_best(self) -> None:
+        """After a crash between a result and the move of `best`, put `best` right."""
+        best = self._best()
+        if best is not None and best.commit != self.snapshot.best_commit:
+            self._update_best(best)
+
+    def _progress(self, c: Candidate) -> None:
+        r = c.result or {}
+        total = self.budget.max_candidates
+        count = f"[{len(self.snapshot.candidates):>4}{'/' + str(total) if total else ''}]"
+        score = f"{c.score:10.2f}" if c.score is not None else " " * 10
+        best = self._best()
+        best_text = f"best {best.score:.2f} ({best.id})" if best and best.score is not None else "no best yet"
+        what = c.trailers.get("Tune") or c.subject.split(": ", 1)[-1]
+        error = f"  {str(r.get('error', '')).splitlines()[0][:60]}" if r.get("error") and c.score is None else ""
+        cached = " (cached)" if r.get("cached_from") else ""
+        self.say(f"{count} {c.id} {c.op:<6} {str(r.get('status')):<13}{score}{cached}  {best_text}  "
+                 f"{what[:48]}{error}")
+
+
+def run_engine(config: Config, store: Store, run: str, budget: Budget, say: Callable[[str], None] = print) -> RunSummary:
+    engine = Engine(config, store, run, budget, say)
+    try:
+        engine.prepare()
+        return asyncio.run(engine.run_async())
+    except LLMError as exc:
+        raise EngineError(str(exc)) from None
+    finally:
+        store.unlock()

@@ -1,0 +1,251 @@
+"""Evaluation: run the evaluator on one candidate, in isolation, and map every outcome to a status.
+
+The candidate's kernel directory and the evaluator's files (from the run's base commit, or the harness
+shipped with evolve) are materialised in a temporary directory; the evaluator runs there as a subprocess
+in its own process group, with an environment that carries no secrets, pinned to one GPU slot, and is
+killed with its whole group at the timeout. Its last JSON line on stdout is the result. Called by the
+engine; returns plain dicts that the engine appends to the notes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import platform
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evolver.config import Config
+from evolver.store import Store
+
+STATUSES = ("ok", "incorrect", "compile_error", "timeout", "crash", "rejected", "patch_failed", "llm_error")
+EVALUATOR_STATUSES = ("ok", "incorrect", "compile_error", "timeout", "crash", "rejected")
+# The evaluator sees only these variables (plus CUDA_VISIBLE_DEVICES): no API keys, tokens or passwords.
+ENV_ALLOW = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TERM", "USER", "LOGNAME", "SHELL",
+             "PYTHONPATH", "PYTHONHASHSEED", "VIRTUAL_ENV", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH",
+             "CUPY_CACHE_DIR", "TRITON_CACHE_DIR", "TORCH_HOME", "NVIDIA_DRIVER_CAPABILITIES",
+             "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS", "NCCL_NVLS_ENABLE",
+             "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS")
+_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
+LOG_TAIL = 4000
+
+
+@dataclass(frozen=True)
+class Slot:
+    index: int
+    gpu: int | None  # CUDA_VISIBLE_DEVICES for this slot; None on a CPU-only evaluator
+    fingerprint: str
+
+
+def scrubbed_env(gpu: int | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k in ENV_ALLOW and not any(word in k.upper() for word in _SECRET_WORDS)}
+    env["PYTHONUNBUFFERED"] = "1"
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if gpu is not None:
+        env["CUDA_VISIBLE_DEVICES"] = str(gpu)
+    return env
+
+
+def detect_gpus() -> list[tuple[int, str]]:
+    """(index, "name / driver") of each GPU nvidia-smi sees, without importing torch or cupy."""
+    if shutil.which("nvidia-smi") is None:
+        return []
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=index,name,driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    gpus = []
+    for line in out.splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) == 3 and parts[0].isdigit():
+            gpus.append((int(parts[0]), f"{parts[1]} / driver {parts[2]}"))
+    return gpus
+
+
+def cpu_fingerprint() -> str:
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"cpu: {model} x{os.cpu_count()}"
+
+
+def make_slots(config: Config) -> list[Slot]:
+    e = config.evaluation
+    found = dict(detect_gpus())
+    if e.gpus is None:  # auto
+        gpus: list[int | None] = list(found) or [None]
+    elif e.gpus:
+        missing = [g for g in e.gpus if g not in found]
+        if missing:
+            raise EvaluationError(f"{config.path}: evaluation.gpus lists GPU {missing[0]}, but nvidia-smi sees "
+                                  f"{sorted(found) or 'no GPU'}")
+        gpus = list(e.gpus)
+    else:
+        gpus = [None]
+    slots = []
+    for i in range(e.slots or len(gpus)):
+        gpu = gpus[i % len(gpus)]
+        slots.append(Slot(i, gpu, found[gpu] if gpu is not None else cpu_fingerprint()))
+    return slots
+
+
+class EvaluationError(Exception):
+    """The evaluator cannot run at all (configuration); str() is the message."""
+
+
+def builtin_harness_dir(name: str) -> Path:
+    import importlib.util
+
+    spec = importlib.util.find_spec("harness")
+    if spec is None or not spec.submodule_search_locations:
+        raise EvaluationError(f"the built-in evaluator {name!r} needs the `harness` package, which is not "
+                              "installed next to evolver")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def _hash_dir(path: Path) -> str:
+    digest = hashlib.sha1()
+    for file in sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(file.relative_to(path).as_posix().encode() + b"\0" + file.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+class Evaluator:
+    """Runs the configured evaluator on candidates; `version` identifies the judge for the cache."""
+
+    def __init__(self, config: Config, store: Store, base: str) -> None:
+        self.config = config
+        self.store = store
+        self.base = base
+        e = config.evaluation
+        parts = [e.builtin or "", e.command or "", e.mode]
+        if e.builtin:
+            self.harness_dir: Path | None = builtin_harness_dir(e.builtin)
+            parts.append(_hash_dir(self.harness_dir))
+        else:
+            self.harness_dir = None
+            for path in e.files:
+                entry = store.tree_entry(base, path)
+                if entry is None:
+                    raise EvaluationError(f"{config.path}: evaluation.files: {path!r} is not in the run's base "
+                                          f"commit {base[:10]}; commit it first")
+                parts.append(f"{path}={entry}")
+        self.version = hashlib.sha1("\0".join(parts).encode()).hexdigest()[:12]
+
+    def _command(self, kernel_dir: Path) -> list[str]:
+        e = self.config.evaluation
+        if e.builtin:
+            return [sys.executable, "-m", f"harness.{e.builtin}", "--kernel-dir", str(kernel_dir), "--mode", e.mode]
+        values = {"{python}": sys.executable, "{kernel_dir}": str(kernel_dir), "{mode}": e.mode}
+        out = []
+        for token in shlex.split(e.command or ""):
+            for key, value in values.items():
+                token = token.replace(key, value)
+            out.append(token)
+        return out
+
+    def materialise(self, commit: str, dest: Path) -> tuple[Path, Path]:
+        """(working directory, kernel directory) of the candidate under `dest`."""
+        cfg = self.config
+        self.store.archive(commit, [cfg.problem.kernel_dir], dest)
+        if cfg.evaluation.files:
+            self.store.archive(self.base, list(cfg.evaluation.files), dest)
+        if self.harness_dir is not None:
+            shutil.copytree(self.harness_dir, dest / "harness", ignore=shutil.ignore_patterns("__pycache__"))
+            return dest, dest / cfg.problem.kernel_dir
+        workdir = dest / cfg.problem_dir if cfg.problem_dir else dest
+        workdir.mkdir(parents=True, exist_ok=True)
+        return workdir, dest / cfg.problem.kernel_dir
+
+    async def evaluate(self, commit: str, slot: Slot) -> dict[str, Any]:
+        started = time.monotonic()
+        with tempfile.TemporaryDirectory(prefix="evolve-eval-") as tmp:
+            workdir, kernel_dir = self.materialise(commit, Path(tmp))
+            result = await run_evaluator(self._command(kernel_dir), workdir, scrubbed_env(slot.gpu),
+                                         self.config.evaluation.timeout_s)
+        result.update(harness=self.version, gpu=slot.fingerprint, duration_s=round(time.monotonic() - started, 3))
+        return result
+
+
+async def run_evaluator(argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float) -> dict[str, Any]:
+    """Run one evaluator process group to completion or timeout; map what happened to a result."""
+    try:
+        proc = await asyncio.create_subprocess_exec(*argv, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
+                                                    stdout=asyncio.subprocess.PIPE,
+                                                    stderr=asyncio.subprocess.PIPE, start_new_session=True)
+    except OSError as exc:
+        return {"status": "crash", "score": None, "error": f"cannot start evaluator {argv[0]!r}: {exc.strerror}"}
+    try:
+        stdout, stderr = await asyncio.wait_for(proc.communicate(), timeout_s)
+    except asyncio.TimeoutError:
+        _kill_group(proc.pid)
+        await proc.wait()
+        return {"status": "timeout", "score": None,
+                "error": f"evaluator still running after {timeout_s:g} s; its process group was killed"}
+    except asyncio.CancelledError:
+        _kill_group(proc.pid)
+        raise
+    _kill_group(proc.pid)  # nothing the candidate started may outlive its evaluation
+    return parse_result(stdout.decode("utf-8", "replace"), stderr.decode("utf-8", "replace"), proc.returncode)
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def parse_result(stdout: str, stderr: str, returncode: int | None) -> dict[str, Any]:
+    """The evaluator's last JSON object line, checked; anything else becomes a failure status."""
+    found: dict[str, Any] | None = None
+    for line in reversed(stdout.splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(value, dict):
+                found = value
+                break
+    tail = stderr[-LOG_TAIL:]
+    if found is None:
+        how = (f"killed by {signal.Signals(-returncode).name}" if returncode and returncode < 0
+               else f"exit code {returncode}")
+        return {"status": "crash", "score": None, "error": f"evaluator printed no JSON result ({how})", "log": tail}
+    status = found.pop("status", None)
+    score = found.pop("score", None)
+    error = found.pop("error", None)
+    result: dict[str, Any] = {"status": status, "score": None, "details": found}
+    if error:
+        result["error"] = str(error)[:2000]
+    if status not in EVALUATOR_STATUSES:
+        result.update(status="crash", error=f"evaluator reported an unknown status {status!r}")
+    elif status == "ok":
+        if not isinstance(score, (int, float)) or isinstance(score, bool) or not score > 0 or score != score:
+            result.update(status="crash", error=f"evaluator said ok but gave no positive score ({score!r})")
+        elif returncode not in (0, None):
+            result.update(status="crash", error=f"evaluator said ok but exited with code {returncode}")
+        else:
+            result["score"] = float(score)
+    if result["status"] != "ok":
+        result["log"] = tail
+    return result

@@ -1,0 +1,107 @@
+"""The operators that make a child from a parent: `tune` (built-in, no LLM) and `mutate` (LLM).
+
+Each returns a `Proposal`: the child's kernel files and its provenance, or a failure status
+(`patch_failed`, `llm_error`) with the reason, so that every attempt that cost tokens is recorded.
+Called by the engine; the store is never touched here.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from evolver import tunables
+from evolver.config import LLMConfig
+from evolver.edits import EditError, apply_reply
+from evolver.llm import LLMClient, LLMError, Usage
+from evolver.prompts import PromptTooLarge, build_messages, retry_message
+from evolver.store import Candidate, git_tree_hash
+
+
+@dataclass
+class Proposal:
+    op: str
+    parent: Candidate
+    files: dict[str, str] | None  # None: the attempt failed before producing code
+    summary: str
+    rationale: str = ""
+    status: str | None = None  # patch_failed / llm_error for failed attempts
+    error: str = ""
+    model: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    trailers: dict[str, str] = field(default_factory=dict)
+
+
+def decode(files: dict[str, bytes]) -> dict[str, str]:
+    return {p: data.decode("utf-8", "replace") for p, data in files.items()}
+
+
+def encode(files: dict[str, str]) -> dict[str, bytes]:
+    return {p: text.encode() for p, text in files.items()}
+
+
+def tree_of(files: dict[str, str]) -> str:
+    return git_tree_hash(encode(files))
+
+
+def tune(parent: Candidate, files: dict[str, str], seen: set[str], rng: random.Random) -> Proposal | None:
+    """Change one tunable parameter to a value this run has not tried from here; None if none is left."""
+    options = [(t, v, w) for t, v, w in tunables.moves(files) if tree_of(tunables.set_value(files, t, v)) not in seen]
+    if options:
+        t, value, _ = rng.choices(options, weights=[w for _, _, w in options])[0]
+        child = tunables.set_value(files, t, value)
+        change = f"{t.name}={value} (was {t.value})"
+        return Proposal("tune", parent, child, f"tune {change}", trailers={"Tune": change})
+    for _ in range(20):  # single steps are exhausted: jump to an untried combination
+        child, changes = tunables.random_combination(files, rng)
+        if changes and tree_of(child) not in seen:
+            change = ", ".join(changes)
+            return Proposal("tune", parent, child, f"tune {change}", trailers={"Tune": change})
+    return None
+
+
+def _rationale(reply: str) -> str:
+    head = []
+    for line in reply.splitlines():
+        if line.strip().startswith(("<<<<<<<", "```")):
+            break
+        head.append(line)
+    return "\n".join(head).strip()[:1500]
+
+
+async def mutate(client: LLMClient, llm: LLMConfig, parent: Candidate, files: dict[str, str],
+                 chain: list[Candidate], kernel_dir: str, guidance: str | None) -> Proposal:
+    """Ask the LLM for an edit; feed apply errors back for `llm.edit_retries` more tries."""
+    model = client.pick_model()
+    proposal = Proposal("mutate", parent, None, "mutate", model=model.name)
+    try:
+        messages = build_messages(kernel_dir=kernel_dir, files=files, parent=parent, chain=chain,
+                                  guidance=guidance, budget_tokens=llm.context_tokens - llm.max_tokens)
+    except PromptTooLarge as exc:
+        proposal.status, proposal.error = "patch_failed", str(exc)
+        return proposal
+    for attempt in range(llm.edit_retries + 1):
+        try:
+            reply = await client.chat(messages, model)
+        except LLMError as exc:
+            proposal.usage.add(exc.usage)
+            proposal.status, proposal.error = "llm_error", str(exc)
+            return proposal
+        proposal.usage.add(reply.usage)
+        try:
+            result = apply_reply(reply.text, files, kernel_dir, truncated=reply.truncated,
+                                 allow_rewrite=llm.full_rewrite)
+        except EditError as exc:
+            proposal.status, proposal.error = "patch_failed", str(exc)
+            proposal.rationale = f"attempt {attempt + 1}: {exc}"[:1500]
+            messages = messages + [{"role": "assistant", "content": reply.text}, retry_message(str(exc))]
+            continue
+        proposal.status, proposal.error = None, ""
+        proposal.files = result.files
+        proposal.rationale = _rationale(reply.text)
+        first = proposal.rationale.splitlines()[0] if proposal.rationale else ""
+        proposal.summary = f"mutate: {first[:80]}" if first else f"mutate {', '.join(result.changed)}"
+        proposal.trailers.update({"Edit": result.mode, "Attempts": str(attempt + 1)})
+        return proposal
+    proposal.trailers["Attempts"] = str(llm.edit_retries + 1)
+    return proposal

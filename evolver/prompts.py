@@ -1,0 +1,100 @@
+"""Prompt assembly for the LLM operators, kept within the configured context budget.
+
+Parts, in order of priority: the instructions and edit format, the parent's source (never cut), its
+result, the guidance file, and the history of the lineage. Lower-priority parts are shortened first.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from evolver.llm import estimate_tokens
+from evolver.store import Candidate
+
+SYSTEM = """You improve the speed of a GPU kernel while keeping it correct. Reply with a one-paragraph
+rationale, then your edits as SEARCH/REPLACE blocks, each headed by the file's path:
+
+path/of/file.ext
+<<<<<<< SEARCH
+lines copied exactly from the current file, whitespace included
+=======
+the lines that replace them
+>>>>>>> REPLACE
+
+Each SEARCH must match exactly one place in the file. Use several small blocks rather than one large one.
+Only files of the kernel directory may change. Do not call library routines that solve the problem for you."""
+
+
+def _fence(path: str, text: str) -> str:
+    return f"{path}\n```\n{text.rstrip()}\n```"
+
+
+def summarise_result(result: dict[str, Any] | None, limit: int = 1500) -> str:
+    if result is None:
+        return "not evaluated yet"
+    head = f"status {result.get('status')}"
+    if result.get("score") is not None:
+        head += f", score {result['score']:.6g} (lower is better)"
+    if result.get("error"):
+        head += f"\nerror: {result['error']}"
+    details = result.get("details")
+    if details:
+        text = json.dumps(details, sort_keys=True)
+        head += "\ndetails: " + (text if len(text) <= limit else text[:limit] + " ...")
+    return head
+
+
+def history(chain: list[Candidate], limit: int) -> list[str]:
+    """One line per step of the lineage, newest first."""
+    lines = []
+    for c in chain[:limit]:
+        r = c.result or {}
+        score = f"{c.score:.6g}" if c.score is not None else "-"
+        what = c.trailers.get("Tune") or c.subject
+        lines.append(f"- {c.id} {c.op}: {r.get('status', 'pending')} score {score}: {what[:140]}")
+    return lines
+
+
+def build_messages(*, kernel_dir: str, files: dict[str, str], parent: Candidate, chain: list[Candidate],
+                   guidance: str | None, budget_tokens: int) -> list[dict[str, str]]:
+    """System and user messages whose estimated size fits `budget_tokens`."""
+    source = "\n\n".join(_fence(f"{kernel_dir}/{p}", files[p]) for p in sorted(files))
+    fixed = [f"The kernel directory `{kernel_dir}/` holds:\n\n{source}",
+             f"Result of this version ({parent.id}):\n{summarise_result(parent.result)}"]
+    optional_guidance = guidance or ""
+    steps = history(chain, 50)
+
+    def render(g: str, h: list[str]) -> str:
+        parts = list(fixed)
+        if g:
+            parts.insert(0, f"Guidance for this problem:\n{g}")
+        if h:
+            parts.append("What was tried along this lineage (newest first):\n" + "\n".join(h))
+        parts.append("Propose one change that should make it faster. Reply with the rationale and the "
+                     "SEARCH/REPLACE blocks.")
+        return "\n\n".join(parts)
+
+    # shorten history first, then guidance, until the prompt fits
+    while True:
+        user = render(optional_guidance, steps)
+        if estimate_tokens(SYSTEM) + estimate_tokens(user) <= budget_tokens:
+            break
+        if steps:
+            steps = steps[: len(steps) // 2] if len(steps) > 1 else []
+        elif optional_guidance:
+            cut = len(optional_guidance) // 2
+            optional_guidance = optional_guidance[:cut] + "\n[guidance shortened]" if cut > 200 else ""
+        else:
+            raise PromptTooLarge(f"the kernel source alone needs about {estimate_tokens(user)} tokens, more than "
+                                 f"the prompt budget of {budget_tokens}; raise llm.context_tokens")
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
+
+
+def retry_message(error: str) -> dict[str, str]:
+    return {"role": "user", "content": f"Your edits could not be applied: {error}\n\nSend corrected "
+            "SEARCH/REPLACE blocks against the current file (unchanged by your previous reply)."}
+
+
+class PromptTooLarge(Exception):
+    pass

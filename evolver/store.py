@@ -1,0 +1,402 @@
+"""The git store: the only module that runs git.
+
+Candidates are commits on branches `evolve/<run>/<id>`, built with plumbing (a private index file, never
+the user's index or working tree). Results are JSON lines appended to notes in `refs/notes/evolve`.
+`best` moves by compare-and-swap. Bulk reads use one `for-each-ref`, one `notes list` and one
+`cat-file --batch`, so a snapshot of 10,000 candidates costs three git processes.
+
+Strings that may come from an LLM reach git only on stdin, never as arguments.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import io
+import json
+import os
+import subprocess
+import tarfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+NOTES_REF = "refs/notes/evolve"
+BEST_REF = "refs/heads/best"
+ZERO = "0" * 40
+TRAILER_PREFIX = "Evolve-"
+_RECORD = "\x1e"
+_FIELD = "\x1f"
+
+
+class StoreError(Exception):
+    """A git problem a user can act on; str() is the message."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One candidate as the store sees it: its commit, provenance trailers and result lines."""
+
+    run: str
+    id: str
+    commit: str
+    parents: tuple[str, ...]
+    created: int  # committer time, unix seconds
+    subject: str
+    trailers: dict[str, str]
+    results: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def op(self) -> str:
+        return self.trailers.get("Op", "?")
+
+    @property
+    def kernel_tree(self) -> str:
+        return self.trailers.get("Kernel-Tree", "")
+
+    @property
+    def parent_ids(self) -> tuple[str, ...]:
+        value = self.trailers.get("Parent", "")
+        return tuple(p for p in value.split(",") if p)
+
+    @property
+    def island(self) -> int:
+        try:
+            return int(self.trailers.get("Island", "0"))
+        except ValueError:
+            return 0
+
+    @property
+    def cost_usd(self) -> float:
+        try:
+            return float(self.trailers.get("Cost-USD", "0"))
+        except ValueError:
+            return 0.0
+
+    @property
+    def result(self) -> dict[str, Any] | None:
+        """The final result: the last well-formed result line, if any."""
+        for line in reversed(self.results):
+            if "status" in line:
+                return line
+        return None
+
+    @property
+    def score(self) -> float | None:
+        r = self.result
+        if r is None or r.get("status") != "ok":
+            return None
+        score = r.get("score")
+        return float(score) if isinstance(score, (int, float)) else None
+
+
+@dataclass
+class Snapshot:
+    run: str
+    candidates: dict[str, Candidate] = field(default_factory=dict)  # by id
+    best_commit: str | None = None
+    malformed_notes: int = 0
+
+    def by_commit(self) -> dict[str, Candidate]:
+        return {c.commit: c for c in self.candidates.values()}
+
+
+# --- pure helpers --------------------------------------------------------------------------------------
+
+def git_blob_hash(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def git_tree_hash(files: dict[str, bytes]) -> str:
+    """The hash git gives the tree of `files` (relative paths -> contents, mode 100644).
+
+    Lets the engine recognise a duplicate kernel before writing anything.
+    """
+    entries: dict[str, tuple[bytes, bytes]] = {}
+    subdirs: dict[str, dict[str, bytes]] = {}
+    for path, data in files.items():
+        head, _, rest = path.partition("/")
+        if rest:
+            subdirs.setdefault(head, {})[rest] = data
+        else:
+            entries[head] = (b"100644", bytes.fromhex(git_blob_hash(data)))
+    for name, sub in subdirs.items():
+        entries[name] = (b"40000", bytes.fromhex(git_tree_hash(sub)))
+    # git sorts tree entries by name, with directories compared as if they ended in "/"
+    ordered = sorted(entries.items(), key=lambda kv: kv[0] + ("/" if kv[1][0] == b"40000" else ""))
+    body = b"".join(mode + b" " + name.encode() + b"\0" + sha for name, (mode, sha) in ordered)
+    return hashlib.sha1(b"tree %d\0" % len(body) + body).hexdigest()
+
+
+def format_message(subject: str, body: str, trailers: dict[str, str]) -> str:
+    clean_body = body.strip().replace("\r", "")
+    lines = [subject.strip().splitlines()[0][:120] if subject.strip() else "evolve candidate", ""]
+    if clean_body:
+        lines += [clean_body, ""]
+    lines += [f"{TRAILER_PREFIX}{k}: {' '.join(str(v).split())}" for k, v in trailers.items()]
+    return "\n".join(lines) + "\n"
+
+
+def parse_note(text: str) -> tuple[list[dict[str, Any]], int]:
+    """JSON lines of a note; blank lines (from `git notes append`) are skipped, bad lines counted."""
+    out: list[dict[str, Any]] = []
+    bad = 0
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError:
+            bad += 1
+            continue
+        if isinstance(value, dict):
+            out.append(value)
+        else:
+            bad += 1
+    return out, bad
+
+
+# --- the repository -------------------------------------------------------------------------------------
+
+class Store:
+    """One repository. All git access of the engine, CLI and TUI goes through here."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.git_dir = Path(self._git("rev-parse", "--absolute-git-dir").strip())
+        self._work = self.git_dir / "evolve"
+        self._work.mkdir(exist_ok=True)
+        self._lock_fd: int | None = None
+
+    @classmethod
+    def discover(cls, start: Path) -> "Store":
+        """The repository containing `start`, found as git finds it."""
+        import git  # GitPython: repository discovery with git's own rules, and its error types
+
+        try:
+            with git.Repo(start, search_parent_directories=True) as repo:
+                top = repo.working_tree_dir
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            raise StoreError(f"{start} is not inside a git repository (run `git init` first)") from None
+        if top is None:
+            raise StoreError(f"{start}: a bare repository has no place for evolve.toml")
+        return cls(Path(top))
+
+    # -- plumbing ---------------------------------------------------------------------------------------
+    def _git(self, *args: str, input: bytes | None = None, env: dict[str, str] | None = None,
+             check: bool = True) -> str:
+        return self._git_bytes(*args, input=input, env=env, check=check).decode("utf-8", "replace")
+
+    def _git_bytes(self, *args: str, input: bytes | None = None, env: dict[str, str] | None = None,
+                   check: bool = True) -> bytes:
+        full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", **(env or {})}
+        proc = subprocess.run(["git", "-c", "gc.auto=0", "-c", "core.hooksPath=/dev/null", *args],
+                              cwd=self.root, input=input, capture_output=True, env=full_env)
+        if check and proc.returncode != 0:
+            err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise StoreError(f"git {args[0]} failed: {err[-1] if err else 'exit ' + str(proc.returncode)}")
+        return proc.stdout
+
+    def rev_parse(self, rev: str) -> str | None:
+        out = self._git("rev-parse", "--verify", "--quiet", "--end-of-options", rev, check=False).strip()
+        return out or None
+
+    def head_commit(self) -> str:
+        head = self.rev_parse("HEAD^{commit}")
+        if head is None:
+            raise StoreError("the repository has no commits yet; commit evolve.toml and the seeds first")
+        return head
+
+    def is_dirty(self) -> bool:
+        return bool(self._git("status", "--porcelain", "--untracked-files=no").strip())
+
+    def tree_entry(self, commit: str, path: str) -> str | None:
+        """Object id of `path` in `commit` (a tree or blob), or None."""
+        return self.rev_parse(f"{commit}:{path}")
+
+    def read_files(self, commit: str, directory: str) -> dict[str, bytes]:
+        """Files under `directory` in `commit`, keyed by path relative to `directory`."""
+        listing = self._git("ls-tree", "-r", "-z", "--full-tree", commit, "--", directory + "/")
+        entries: list[tuple[str, str]] = []
+        for item in listing.split("\0"):
+            if not item:
+                continue
+            meta, path = item.split("\t", 1)
+            mode, kind, sha = meta.split()
+            if kind == "blob":
+                entries.append((path[len(directory) + 1:], sha))
+        contents = self.cat_blobs([sha for _, sha in entries])
+        return {rel: contents[sha] for rel, sha in entries}
+
+    def cat_blobs(self, shas: Iterable[str]) -> dict[str, bytes]:
+        """Contents of many objects with one `cat-file --batch`."""
+        wanted = list(dict.fromkeys(shas))
+        if not wanted:
+            return {}
+        raw = self._git_bytes("cat-file", "--batch", input="".join(s + "\n" for s in wanted).encode())
+        out: dict[str, bytes] = {}
+        pos = 0
+        for sha in wanted:
+            end = raw.index(b"\n", pos)
+            header = raw[pos:end].split()
+            pos = end + 1
+            if len(header) < 3 or header[1] == b"missing":
+                continue
+            size = int(header[2])
+            out[sha] = raw[pos:pos + size]
+            pos += size + 1
+        return out
+
+    def write_candidate(self, parents: list[str], base: str, directory: str, files: dict[str, bytes],
+                        message: str) -> str:
+        """Commit `base`'s tree with `directory` replaced by `files`; returns the new commit id.
+
+        A private index file keeps the user's index untouched; the message travels on stdin.
+        """
+        index = self._work / f"index-{os.getpid()}"
+        env = {"GIT_INDEX_FILE": str(index), "GIT_AUTHOR_NAME": "evolve", "GIT_AUTHOR_EMAIL": "evolve@localhost",
+               "GIT_COMMITTER_NAME": "evolve", "GIT_COMMITTER_EMAIL": "evolve@localhost"}
+        try:
+            self._git("read-tree", base, env=env)
+            old = self._git("ls-files", "-z", "--", directory + "/", env=env).split("\0")
+            lines = [f"0 {ZERO}\t{p}" for p in old if p]
+            for rel, data in sorted(files.items()):
+                sha = self._git("hash-object", "-w", "--stdin", input=data).strip()
+                lines.append(f"100644 {sha}\t{directory}/{rel}")
+            self._git("update-index", "-z", "--index-info", input="\0".join(lines).encode() + b"\0", env=env)
+            tree = self._git("write-tree", env=env).strip()
+        finally:
+            index.unlink(missing_ok=True)
+        parent_args = [a for p in parents for a in ("-p", p)]
+        return self._git("commit-tree", tree, *parent_args, "-F", "-", input=message.encode(), env=env).strip()
+
+    def create_branch(self, ref: str, commit: str) -> None:
+        """Create `ref` at `commit`; fails if it exists (compare-and-swap against the zero id)."""
+        self._git("update-ref", "-m", "evolve: new candidate", ref, commit, ZERO)
+
+    def append_note(self, commit: str, record: dict[str, Any]) -> None:
+        line = json.dumps(record, sort_keys=True, separators=(",", ":"))
+        self._git("notes", "--ref", NOTES_REF, "append", "-F", "-", commit, input=line.encode() + b"\n")
+
+    def move_best(self, new: str, old: str | None) -> bool:
+        """Compare-and-swap `best` from `old` to `new`. False when `best` is checked out or moved meanwhile."""
+        head = self._git("symbolic-ref", "-q", "HEAD", check=False).strip()
+        if head == BEST_REF:
+            return False  # moving the checked-out branch would make the user's work tree look changed
+        try:
+            self._git("update-ref", "-m", "evolve: new best", BEST_REF, new, old or ZERO)
+        except StoreError:
+            return False
+        return True
+
+    def set_meta(self, ref: str, record: dict[str, Any]) -> None:
+        """Store a small JSON record as a blob under a ref (run metadata survives restarts in git)."""
+        sha = self._git("hash-object", "-w", "--stdin", input=json.dumps(record, sort_keys=True).encode()).strip()
+        self._git("update-ref", ref, sha)
+
+    def get_meta(self, ref: str) -> dict[str, Any] | None:
+        sha = self.rev_parse(ref)
+        if sha is None:
+            return None
+        data = self.cat_blobs([sha]).get(sha)
+        try:
+            value = json.loads(data or b"")
+        except json.JSONDecodeError:
+            return None
+        return value if isinstance(value, dict) else None
+
+    def runs(self) -> list[str]:
+        out = self._git("for-each-ref", "--sort=creatordate", "--format=%(refname)", "refs/evolve/runs/")
+        return [line.rsplit("/", 1)[-1] for line in out.splitlines() if line]
+
+    def archive(self, commit: str, paths: list[str], dest: Path) -> None:
+        """Write `paths` of `commit` under `dest` (a temporary directory; never the work tree)."""
+        data = self._git_bytes("archive", "--format=tar", commit, "--", *paths)
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            tar.extractall(dest, filter="data")
+
+    def message(self, commit: str) -> str:
+        return self._git("log", "-1", "--format=%B", commit, "--").strip()
+
+    def diff(self, old: str, new: str, path: str) -> str:
+        return self._git("diff", "--no-color", "--no-ext-diff", old, new, "--", path)
+
+    # -- bulk reads -------------------------------------------------------------------------------------
+    def candidate_refs(self, run: str | None = None) -> str:
+        """The raw ref listing of candidates: cheap, for change detection (TUI polling)."""
+        prefix = f"refs/heads/evolve/{run}/" if run else "refs/heads/evolve/"
+        return self._git("for-each-ref", "--format=%(objectname) %(refname)", prefix) + \
+            self._git("for-each-ref", "--format=%(objectname) %(refname)", NOTES_REF, BEST_REF)
+
+    def snapshot(self, run: str) -> Snapshot:
+        fmt = _FIELD.join(["%(refname)", "%(objectname)", "%(parent)", "%(committerdate:unix)",
+                           "%(subject)", "%(trailers:unfold,only)"]) + _RECORD
+        out = self._git("for-each-ref", f"--format={fmt}", f"refs/heads/evolve/{run}/")
+        notes = self.notes()
+        snap = Snapshot(run=run, best_commit=self.rev_parse(BEST_REF))
+        for record in out.split(_RECORD):
+            record = record.strip("\n")
+            if not record:
+                continue
+            refname, commit, parents, date, subject, trailer_text = record.split(_FIELD)
+            trailers = {}
+            for line in trailer_text.splitlines():
+                key, sep, value = line.partition(": ")
+                if sep and key.startswith(TRAILER_PREFIX):
+                    trailers[key[len(TRAILER_PREFIX):]] = value.strip()
+            lines, bad = notes.get(commit, ([], 0))
+            snap.malformed_notes += bad
+            cid = refname.rsplit("/", 1)[-1]
+            snap.candidates[cid] = Candidate(run=run, id=cid, commit=commit, parents=tuple(parents.split()),
+                                             created=int(date or 0), subject=subject, trailers=trailers,
+                                             results=tuple(lines))
+        return snap
+
+    def notes(self) -> dict[str, tuple[list[dict[str, Any]], int]]:
+        """All result notes, by annotated commit: (parsed lines, count of malformed lines)."""
+        if self.rev_parse(NOTES_REF) is None:
+            return {}
+        listing = self._git("notes", "--ref", NOTES_REF, "list")
+        pairs = [line.split() for line in listing.splitlines() if line.strip()]
+        blobs = self.cat_blobs(p[0] for p in pairs)
+        return {obj: parse_note(blobs.get(note, b"").decode("utf-8", "replace")) for note, obj in pairs}
+
+    # -- the single writer ------------------------------------------------------------------------------
+    def lock(self) -> None:
+        """Take the repository's evolve lock (one engine per repository).
+
+        flock dies with its process, so a `kill -9` leaves no stale lock; ref lock files such a kill
+        may leave behind are removed here, which is safe because only a lock holder writes these refs.
+        """
+        fd = os.open(self._work / "engine.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise StoreError("another `evolve start` is running in this repository") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._lock_fd = fd
+        self._remove_stale_ref_locks()
+
+    def _remove_stale_ref_locks(self) -> None:
+        for area in ("refs/heads/evolve", "refs/evolve", "refs/notes"):
+            base = self.git_dir / area
+            if base.is_dir():
+                for lock in base.rglob("*.lock"):
+                    lock.unlink(missing_ok=True)
+        for single in ("refs/heads/best.lock",):
+            (self.git_dir / single).unlink(missing_ok=True)
+        for stale in self._work.glob("index-*"):
+            stale.unlink(missing_ok=True)
+
+    def unlock(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+
+def now() -> float:
+    return round(time.time(), 3)
