@@ -28,7 +28,7 @@ _WRONG_OPEN = re.compile(r"^\s*(>{5,9}|={5,9})\s*SEARCH\s*$")
 _MID = re.compile(r"^\s*={5,9}\s*$")
 _CLOSE = re.compile(r"^\s*>{5,9}\s*REPLACE\s*$")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})(.*)$")
-_PATHLIKE = re.compile(r"^[\w./\-]+\.[A-Za-z0-9]+$")
+_PATHLIKE = re.compile(r"^(?=.*[./])[\w./\-]+$")  # no spaces, and a dot or a slash somewhere
 
 
 class EditError(Exception):
@@ -136,8 +136,8 @@ def resolve_path(written: str | None, files: dict[str, str], kernel_dir: str) ->
             return names[0]
         raise EditError("a SEARCH/REPLACE block is not headed by a file path; write the path (one of "
                         f"{', '.join(names)}) on the line before `<<<<<<< SEARCH`")
-    norm = posixpath.normpath(written.lstrip("./") if not written.startswith("..") else written)
-    if norm.startswith("../") or norm == ".." or written.startswith("/"):
+    norm = posixpath.normpath(written)
+    if norm.startswith("../") or norm == ".." or norm.startswith("/"):
         raise EditError(f"{written}: edits outside the kernel directory are not allowed")
     if norm.startswith(kernel_dir + "/"):
         norm = norm[len(kernel_dir) + 1:]

@@ -96,19 +96,21 @@ class Engine:
         """Lock the repository, find or create the run, and read its state from git."""
         self.store.lock()
         meta = self.store.get_meta(RUN_REF.format(run=self.run))
+        base = meta["base"] if meta else self.store.head_commit()
         if meta is None:
-            base = self.store.head_commit()
             for seed in self.config.problem.seeds:
                 if self.store.tree_entry(base, seed) is None:
                     raise EngineError(f"seed directory {seed!r} is not in the commit HEAD ({base[:10]}); commit "
                                       "it first (evolve reads seeds from git, not from the work tree)")
-            meta = {"run": self.run, "base": base, "created": now(), "kernel_dir": self.config.problem.kernel_dir}
-            self.store.set_meta(RUN_REF.format(run=self.run), meta)
-            self.say(f"new run {self.run!r} from {base[:10]}")
-        self.base: str = meta["base"]
+        self.base: str = base
+        # everything that can refuse to run is checked before the run is written to git
         self.evaluator = Evaluator(self.config, self.store, self.base)
         self.slots: list[Slot] = make_slots(self.config)
         self.fingerprints = {s.fingerprint for s in self.slots}
+        if meta is None:
+            meta = {"run": self.run, "base": base, "created": now(), "kernel_dir": self.config.problem.kernel_dir}
+            self.store.set_meta(RUN_REF.format(run=self.run), meta)
+            self.say(f"new run {self.run!r} from {base[:10]}")
         self.snapshot: Snapshot = self.store.snapshot(self.run)
         self._next_id = 1 + max((int(c) for c in self.snapshot.candidates if c.isdigit()), default=0)
         self.client: LLMClient | None = None
@@ -144,10 +146,11 @@ class Engine:
         self._queue: asyncio.Queue[_Job | None] = asyncio.Queue()
         self._room = asyncio.Semaphore(self.depth)
         try:
+            unfinished = [c for c in self.snapshot.candidates.values() if c.result is None]
+            if unfinished:
+                self.say(f"resuming: {len(unfinished)} candidate(s) without a result are evaluated first")
             self._create_seeds()
             pending = sorted((c for c in self.snapshot.candidates.values() if c.result is None), key=lambda c: c.id)
-            if pending:
-                self.say(f"resuming: {len(pending)} candidate(s) without a result are evaluated first")
             for c in pending:
                 self._queue.put_nowait(_Job(c, holds_room=False))
             evaluators = [asyncio.create_task(self._evaluator(slot)) for slot in self.slots]
@@ -412,7 +415,8 @@ class Engine:
     def _progress(self, c: Candidate) -> None:
         r = c.result or {}
         total = self.budget.max_candidates
-        count = f"[{len(self.snapshot.candidates):>4}{'/' + str(total) if total else ''}]"
+        done = sum(1 for x in self.snapshot.candidates.values() if x.result is not None)
+        count = f"[{done:>4}{'/' + str(total) if total else ''}]"
         score = f"{c.score:10.2f}" if c.score is not None else " " * 10
         best = self._best()
         best_text = f"best {best.score:.2f} ({best.id})" if best and best.score is not None else "no best yet"

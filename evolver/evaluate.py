@@ -89,6 +89,9 @@ def cpu_fingerprint() -> str:
 def make_slots(config: Config) -> list[Slot]:
     e = config.evaluation
     found = dict(detect_gpus())
+    if e.builtin and not found and e.gpus != ():
+        raise EvaluationError(f"the built-in {e.builtin!r} evaluator needs a CUDA GPU, and nvidia-smi sees none "
+                              "on this machine; run on a GPU machine (the CPU example is examples/sort)")
     if e.gpus is None:  # auto
         gpus: list[int | None] = list(found) or [None]
     elif e.gpus:

@@ -58,13 +58,14 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--kernel-dir", required=True)
     parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--repeats", type=int, default=REPEATS, help="timed repetitions (more: steadier, slower)")
     args = parser.parse_args()
     path = os.path.join(args.kernel_dir, "sort.py")
     try:
         source = open(path, encoding="utf-8").read()
         bad = forbidden_names(source)
     except (OSError, SyntaxError, ValueError) as exc:
-        return emit(status="compile_error", error=f"sort.py: {exc}")
+        return emit(status="compile_error", error=f"sort.py: {type(exc).__name__}: {exc}")
     if bad:
         return emit(status="rejected", error=f"sort.py uses forbidden names: {', '.join(sorted(bad))}")
     spec = importlib.util.spec_from_file_location("candidate_sort", path)
@@ -88,7 +89,7 @@ def main():
         if got != want:
             return emit(status="incorrect", error=f"wrong result for a list of {len(case)} items", n=len(case))
     times = []
-    for _ in range(REPEATS):
+    for _ in range(args.repeats):
         inputs = [[rng.randint(0, 10**6) for _ in range(SIZE)] for _ in range(LISTS)]
         start = time.perf_counter()
         outputs = [sort_list(data) for data in inputs]

@@ -1,0 +1,77 @@
+"""Shared fixtures: a sealed git environment and throwaway repositories holding the CPU example."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "sort"
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture(autouse=True)
+def sealed_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No user or system git config leaks in; commit dates are fixed so hashes are stable."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / "gitconfig"))
+    for var, value in {"GIT_AUTHOR_NAME": "Tester", "GIT_AUTHOR_EMAIL": "tester@example.com",
+                       "GIT_COMMITTER_NAME": "Tester", "GIT_COMMITTER_EMAIL": "tester@example.com",
+                       "GIT_AUTHOR_DATE": "2026-11-30T12:00:00Z", "GIT_COMMITTER_DATE": "2026-11-30T12:00:00Z"}.items():
+        monkeypatch.setenv(var, value)
+
+
+def git(repo: Path, *args: str, input: str | None = None) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True, input=input).stdout
+
+
+def make_repo(path: Path, config_text: str | None = None, seed: bool = True) -> Path:
+    """A git repository with the CPU example under examples/sort, committed."""
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", "main")
+    target = path / "examples" / "sort"
+    shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns("__pycache__", "kernel"))
+    if config_text is not None:
+        (target / "evolve.toml").write_text(config_text)
+    (path / "README.md").write_text("user's project\n")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "initial")
+    return path
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo")
+
+
+def evolve(cwd: Path, *args: str, timeout: float = 300, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the real CLI in a subprocess, as a user would."""
+    return subprocess.run([sys.executable, "-m", "evolver", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def example_config(**overrides: str) -> str:
+    """The example's evolve.toml with whole sections replaced, e.g. llm='base_url = ...'."""
+    text = (EXAMPLE / "evolve.toml").read_text()
+    sections: dict[str, list[str]] = {}
+    order: list[str] = []
+    current = ""
+    for line in text.splitlines():
+        if line.startswith("["):
+            current = line.strip("[] ")
+            order.append(current)
+            sections[current] = []
+        elif current:
+            sections[current].append(line)
+    out = []
+    for name in order + [n for n in overrides if n not in order]:
+        out.append(f"[{name}]")
+        out.append(overrides[name] if name in overrides else "\n".join(sections[name]))
+    return "\n".join(out) + "\n"

@@ -1,0 +1,131 @@
+"""A scripted OpenAI-compatible server over real HTTP, for tests.
+
+Each POST /v1/chat/completions takes the next step of the script. A step is a name:
+  good            a SEARCH/REPLACE edit of the CUTOFF line found in the prompt (a valid, new kernel)
+  rewrite         the whole sort.py in a fenced block, CUTOFF changed
+  malformed       a block with a wrong opening marker
+  noop            an edit that changes nothing
+  break_build     an edit that makes sort.py a syntax error
+  break_answer    an edit that returns the list reversed
+  http429/http500 an error status (the client retries)
+  hang            no answer until long after the client's timeout
+  real:<file>:<i> a real reply of a small model from tests/data
+Requests and the steps they got are kept in `log`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from tests.conftest import DATA
+
+
+def _edit(path: str, search: str, replace: str, why: str) -> str:
+    return f"{why}\n\n{path}\n```python\n<<<<<<< SEARCH\n{search}\n=======\n{replace}\n>>>>>>> REPLACE\n```\n"
+
+
+def _source(messages: list[dict[str, str]]) -> str:
+    user = next(m["content"] for m in messages if m["role"] == "user")
+    match = re.search(r"```\n(.*?)\n```", user, re.S)
+    return match.group(1) if match else ""
+
+
+def reply_for(step: str, messages: list[dict[str, str]], counter: int) -> tuple[str, str]:
+    """(content, finish_reason) of a scripted step."""
+    source = _source(messages)
+    cutoff = re.search(r"^CUTOFF = (\d+)", source, re.M)
+    line = cutoff.group(0) if cutoff else "CUTOFF = 2"
+    new_value = [3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 1][counter % 11]
+    if new_value == int(cutoff.group(1) if cutoff else 2):
+        new_value += 100
+    new_line = f"CUTOFF = {new_value}"
+    if step == "good":
+        return _edit("sort.py", line, new_line, f"Use insertion sort below {new_value} elements."), "stop"
+    if step == "rewrite":
+        return f"Whole file:\n\nsort.py\n```python\n{source.replace(line, new_line)}\n```\n", "stop"
+    if step == "malformed":
+        return _edit("sort.py", line, new_line, "oops").replace("<<<<<<< SEARCH", ">>>>>>> SEARCH"), "stop"
+    if step == "noop":
+        return _edit("sort.py", line, line, "No change needed."), "stop"
+    if step == "break_build":
+        return _edit("sort.py", "def sort_list(values):", "def sort_list(values)", "Typo."), "stop"
+    if step == "break_answer":
+        return _edit("sort.py", "    return a\n", "    return a[::-1]\n", "Reverse.").replace(
+            "    return a\n\n=======", "    _sort(a, 0, len(a), [None] * len(a))\n    return a\n=======").replace(
+            "=======\n    return a[::-1]", "=======\n    _sort(a, 0, len(a), [None] * len(a))\n    return a[::-1]"), "stop"
+    if step.startswith("real:"):
+        _, name, index = step.split(":")
+        item = json.loads((DATA / f"qwen2.5-coder-0.5b_{name}.json").read_text())[int(index)]
+        return item["content"], item.get("finish_reason") or "stop"
+    raise ValueError(step)
+
+
+class FakeLLM:
+    def __init__(self, script: list[str], hang_s: float = 4.0) -> None:
+        self.script = list(script)
+        self.hang_s = hang_s
+        self.log: list[tuple[str, Any]] = []
+        self._lock = threading.Lock()
+        self._count = 0
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                self._send(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+                with server._lock:
+                    step = server.script.pop(0) if server.script else "good"
+                    server._count += 1
+                    counter = server._count
+                    server.log.append((step, body))
+                if step == "hang":
+                    time.sleep(server.hang_s)
+                    return
+                if step in ("http429", "http500"):
+                    code = int(step[4:])
+                    self._send(code, {"error": {"message": f"scripted {code}", "type": "server_error"}},
+                               {"retry-after": "0.1"} if code == 429 else {})
+                    return
+                content, finish = reply_for(step, body["messages"], counter)
+                self._send(200, {
+                    "id": f"chatcmpl-{counter}", "object": "chat.completion", "created": 1764500000,
+                    "model": body["model"],
+                    "choices": [{"index": 0, "finish_reason": finish,
+                                 "message": {"role": "assistant", "content": content}}],
+                    "usage": {"prompt_tokens": 1000, "completion_tokens": 200, "total_tokens": 1200}})
+
+            def _send(self, code: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(code)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    for k, v in (headers or {}).items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> "FakeLLM":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

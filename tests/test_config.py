@@ -1,0 +1,95 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evolver.cli import main
+from evolver.config import ConfigError, find_config, load_config
+from tests.conftest import EXAMPLE, ROOT, evolve, example_config, make_repo
+
+
+def write(repo: Path, text: str) -> Path:
+    path = repo / "examples" / "sort" / "evolve.toml"
+    path.write_text(text)
+    return path
+
+
+def test_example_and_root_configs_load(repo: Path) -> None:
+    config = load_config(repo / "examples/sort/evolve.toml", repo)
+    assert config.problem.kernel_dir == "examples/sort/kernel"
+    assert config.problem.seeds == ("examples/sort/seeds/mergesort",)
+    assert config.problem_dir == "examples/sort"
+    assert config.evaluation.gpus == () and config.evaluation.slots == 2
+    root = load_config(ROOT / "evolve.toml", ROOT)
+    assert root.evaluation.builtin == "qr"
+
+
+def test_unknown_key_names_key_and_line(repo: Path) -> None:
+    path = write(repo, example_config(evolution="islands = 2\npopulaton = 4"))
+    with pytest.raises(ConfigError) as err:
+        load_config(path, repo)
+    message = str(err.value)
+    assert "evolution.populaton" in message and "unknown key" in message
+    line = next(i for i, l in enumerate(path.read_text().splitlines(), 1) if l.startswith("populaton"))
+    assert f"evolve.toml:{line}:" in message
+
+
+def test_wrong_type(repo: Path) -> None:
+    path = write(repo, example_config(evaluation='command = "{python} check.py --kernel-dir {kernel_dir}"\n'
+                                                 'timeout_s = "fast"'))
+    with pytest.raises(ConfigError, match=r"evaluation.timeout_s: must be an integer or a number, not a string"):
+        load_config(path, repo)
+    path = write(repo, example_config(evolution="islands = true"))
+    with pytest.raises(ConfigError, match=r"evolution.islands: must be an integer"):
+        load_config(path, repo)
+
+
+def test_missing_seed_dir(repo: Path) -> None:
+    path = write(repo, example_config(problem='kernel_dir = "kernel"\nseeds = ["seeds/nope"]'))
+    with pytest.raises(ConfigError, match=r"problem.seeds: 'seeds/nope' does not exist"):
+        load_config(path, repo)
+
+
+def test_paths_must_stay_inside_repository(repo: Path) -> None:
+    path = write(repo, example_config(problem='kernel_dir = "../../../elsewhere"\nseeds = ["seeds/mergesort"]'))
+    with pytest.raises(ConfigError, match="outside the repository"):
+        load_config(path, repo)
+
+
+def test_unknown_section_and_bad_toml(repo: Path) -> None:
+    path = write(repo, example_config() + "[evolutoin]\nislands = 3\n")
+    with pytest.raises(ConfigError, match=r"\[evolutoin\]: unknown section"):
+        load_config(path, repo)
+    path = write(repo, "[problem\nkernel_dir = 1\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(path, repo)
+
+
+def test_cli_reports_one_line_without_traceback(repo: Path) -> None:
+    write(repo, example_config(evolution="islands = 2\nbogus = 1"))
+    proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "3")
+    assert proc.returncode == 1
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("evolve: error: ") and "evolution.bogus" in proc.stderr
+    assert "evolve/" not in subprocess_branches(repo)
+
+
+def subprocess_branches(repo: Path) -> str:
+    from tests.conftest import git
+    return git(repo, "branch", "-a")
+
+
+def test_init_writes_a_loadable_file(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    (repo / "seed_kernels" / "naive").mkdir(parents=True)
+    assert main(["init", str(repo)]) == 0
+    config = load_config(repo / "evolve.toml", repo)
+    assert config.problem.kernel_dir == "kernel" and config.evaluation.builtin == "qr"
+    assert main(["init", str(repo)]) == 1  # refuses to overwrite
+    assert find_config(repo / "examples") == repo / "evolve.toml"
+
+
+def test_no_config_found(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no evolve.toml"):
+        find_config(tmp_path)

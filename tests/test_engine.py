@@ -1,0 +1,44 @@
+"""Engine behaviour below the CLI: the evaluation cache and the reconciliation of `best`."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from evolver.config import load_config
+from evolver.engine import Budget, Engine
+from evolver.operators import Proposal, decode
+from evolver.store import Store
+from tests.conftest import git
+
+
+def engine_for(repo: Path, n: int) -> Engine:
+    store = Store(repo)
+    config = load_config(repo / "examples/sort/evolve.toml", repo)
+    engine = Engine(config, store, "r1", Budget(max_candidates=n), say=lambda line: None)
+    engine.prepare()
+    return engine
+
+
+def test_identical_kernel_reuses_the_result(repo: Path) -> None:
+    engine = engine_for(repo, 1)
+    asyncio.run(engine.run_async())
+    seed = engine.snapshot.candidates["00001"]
+    files = decode(engine.store.read_files(seed.commit, engine.config.problem.kernel_dir))
+    job = engine._commit(Proposal("mutate", seed, files, "same code by another route"), island=0)
+    assert job is None  # nothing to evaluate
+    twin = engine.snapshot.candidates["00002"]
+    assert twin.result is not None and twin.result["cached_from"] == "00001"
+    assert twin.result["score"] == seed.result["score"]  # type: ignore[index]
+    engine.store.unlock()
+
+
+def test_best_is_put_right_after_a_crash_before_it_moved(repo: Path) -> None:
+    engine = engine_for(repo, 6)
+    asyncio.run(engine.run_async())
+    engine.store.unlock()
+    right = git(repo, "rev-parse", "best").strip()
+    seed = engine.snapshot.candidates["00001"].commit
+    git(repo, "update-ref", "refs/heads/best", seed)  # as if killed between a note and the move of best
+    engine_for(repo, 6).store.unlock()
+    assert git(repo, "rev-parse", "best").strip() == right

@@ -1,0 +1,52 @@
+"""kill -9 of `evolve start` at random moments, restarting each time: nothing finished is lost."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from evolver.store import Store
+from tests.conftest import example_config, git, make_repo
+
+pytestmark = pytest.mark.slow
+
+
+def test_kill_nine_at_ten_random_moments(tmp_path: Path) -> None:
+    slower = 'command = "{python} check.py --kernel-dir {kernel_dir} --repeats 30"\nfiles = ["check.py"]\n' \
+             "gpus = []\nslots = 2\ntimeout_s = 60"
+    repo = make_repo(tmp_path / "repo", example_config(evaluation=slower))
+    cwd = repo / "examples" / "sort"
+    (repo / "README.md").write_text("the user's unsaved edit\n")  # a dirty work tree must survive too
+    before = git(repo, "status", "--porcelain"), (repo / ".git" / "index").read_bytes()
+    rng = random.Random(20261130)
+    kills = 0
+    for _ in range(10):
+        proc = subprocess.Popen([sys.executable, "-m", "evolver", "start", "--max-candidates", "45", "-q"],
+                                cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.4, 2.0))
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+            kills += 1
+        proc.wait()
+    assert kills >= 8, "the run finished too early for the kills to mean anything"
+    final = subprocess.run([sys.executable, "-m", "evolver", "start", "--max-candidates", "45"], cwd=cwd,
+                           capture_output=True, text=True, timeout=300)
+    assert final.returncode == 0, final.stdout + final.stderr
+    snap = Store(repo).snapshot("r1")
+    assert len(snap.candidates) == 45
+    assert snap.malformed_notes == 0
+    for c in snap.candidates.values():
+        assert len(c.results) == 1, f"{c.id} has {len(c.results)} results"
+    best = min((c for c in snap.candidates.values() if c.score is not None), key=lambda c: c.score or 0)
+    assert git(repo, "rev-parse", "best").strip() == best.commit
+    ids = sorted(snap.candidates)
+    assert ids == [f"{i:05d}" for i in range(1, 46)]
+    assert (git(repo, "status", "--porcelain"), (repo / ".git" / "index").read_bytes()) == before
+    assert sum(1 for c in snap.candidates.values() if c.op == "seed") == 1

@@ -1,0 +1,60 @@
+"""End to end on the CPU example without an LLM: `evolve start` as a user runs it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evolver.store import Store
+from tests.conftest import evolve, git
+
+pytestmark = pytest.mark.slow
+
+
+def test_thirty_candidates_branches_notes_and_best(repo: Path) -> None:
+    before = git(repo, "status", "--porcelain"), (repo / ".git" / "index").read_bytes()
+    proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "30")
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    assert "running with `tune` alone" in proc.stdout
+    branches = [b for b in git(repo, "for-each-ref", "--format=%(refname)", "refs/heads/evolve/").split() if b]
+    assert len(branches) >= 30
+    snap = Store(repo).snapshot("r1")
+    assert all(len(c.results) == 1 for c in snap.candidates.values())
+    scored = [c for c in snap.candidates.values() if c.score is not None]
+    best = min(scored, key=lambda c: c.score or 0)
+    assert git(repo, "rev-parse", "best").strip() == best.commit
+    # the work tree and index are exactly as they were
+    assert (git(repo, "status", "--porcelain"), (repo / ".git" / "index").read_bytes()) == before
+    # plain git shows the winner
+    git(repo, "checkout", "-q", "best")
+    assert "CUTOFF" in (repo / "examples/sort/kernel/sort.py").read_text()
+    git(repo, "checkout", "-q", "main")
+    status = json.loads(evolve(repo / "examples" / "sort", "status", "--json").stdout)
+    assert status["candidates"] == len(snap.candidates) and status["best"]["id"] == best.id
+    lineage = evolve(repo / "examples" / "sort", "lineage", "best").stdout.splitlines()
+    assert lineage[0].startswith(best.id) and "seed" in lineage[-1]
+    show = evolve(repo / "examples" / "sort", "show", "best").stdout
+    assert "Evolve-Op:" in show and ("diff --git" in show or best.op == "seed")
+
+
+def test_second_start_resumes_the_same_run(repo: Path) -> None:
+    cwd = repo / "examples" / "sort"
+    assert evolve(cwd, "start", "--max-candidates", "5").returncode == 0
+    proc = evolve(cwd, "start", "--max-candidates", "9")
+    assert proc.returncode == 0
+    snap = Store(repo).snapshot("r1")
+    assert len(snap.candidates) == 9 and sorted(snap.candidates)[-1] == "00009"
+    assert sum(1 for c in snap.candidates.values() if c.op == "seed") == 1
+
+
+def test_exhausted_tune_space_stops_and_says_why(repo: Path) -> None:
+    """The example has 48 parameter combinations: no tree is evaluated twice, and the run ends with a reason."""
+    cwd = repo / "examples" / "sort"
+    proc = evolve(cwd, "start", "--max-candidates", "80", "-q")
+    assert proc.returncode == 0
+    snap = Store(repo).snapshot("r1")
+    trees = [c.kernel_tree for c in snap.candidates.values()]
+    assert len(trees) == len(set(trees)) <= 48 + 1
+    assert "tune has tried every reachable value" in proc.stdout

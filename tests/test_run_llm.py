@@ -1,0 +1,79 @@
+"""End to end with an LLM: a scripted OpenAI-compatible server over real HTTP, every way a reply breaks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evolver.store import Store
+from tests.conftest import evolve, example_config, git, make_repo
+from tests.fake_llm import FakeLLM
+
+pytestmark = pytest.mark.slow
+
+SCRIPT = [
+    ("00002", ["good"], "ok"),
+    ("00003", ["malformed", "good"], "ok"),
+    ("00004", ["noop", "noop"], "patch_failed"),
+    ("00005", ["break_build"], "compile_error"),
+    ("00006", ["break_answer"], "incorrect"),
+    ("00007", ["http429", "http500", "good"], "ok"),
+    ("00008", ["hang", "good"], "ok"),
+    ("00009", ["http500", "http500", "http500"], "llm_error"),
+    ("00010", ["real:freeform:0", "real:search_replace:0"], "patch_failed"),
+    ("00011", ["real:search_replace:1", "real:search_replace:2"], "patch_failed"),
+    ("00012", ["real:search_replace:3", "rewrite"], "ok"),
+]
+
+
+def llm_config(url: str) -> str:
+    return example_config(
+        llm=f'base_url = "{url}"\nmodel = "fake-coder"\napi_key_env = "EVOLVE_TEST_KEY"\n'
+            "timeout_s = 1.5\nmax_retries = 2\nedit_retries = 1\nmax_concurrent = 1\nmax_tokens = 500\n"
+            "context_tokens = 6000\ninput_usd_per_mtok = 1.0\noutput_usd_per_mtok = 2.0",
+        evaluation='command = "{python} check.py --kernel-dir {kernel_dir}"\nfiles = ["check.py"]\ngpus = []\n'
+                   "slots = 1\ntimeout_s = 60",
+        evolution="operators = { mutate = 1.0 }\nislands = 1\npopulation = 2\nseed = 7\npipeline_depth = 1")
+
+
+def test_every_kind_of_reply_ends_in_the_right_status(tmp_path: Path) -> None:
+    steps = [step for _, group, _ in SCRIPT for step in group]
+    with FakeLLM(steps) as llm:
+        repo = make_repo(tmp_path / "repo", llm_config(llm.url))
+        proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "12",
+                      env={"EVOLVE_TEST_KEY": "sk-test-secret"})
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert not llm.script, f"unused steps: {llm.script}"
+    snap = Store(repo).snapshot("r1")
+    got = {c.id: (c.result or {}).get("status") for c in snap.candidates.values()}
+    assert got == {"00001": "ok", **{cid: status for cid, _, status in SCRIPT}}
+    c = snap.candidates
+    assert c["00003"].trailers["Attempts"] == "2" and c["00003"].trailers["Edit"] == "exact"
+    assert c["00012"].trailers["Edit"] == "rewrite"
+    assert abs(c["00003"].cost_usd - 2 * (1000 * 1.0 + 200 * 2.0) / 1e6) < 1e-9
+    assert c["00003"].trailers["Tokens"] == "2000+400" and c["00003"].trailers["Model"] == "fake-coder"
+    assert "qr.cu: no such file in the kernel directory" in c["00010"].result["error"]
+    assert "HTTP 500" in c["00009"].result["error"]
+    assert "SyntaxError" in c["00005"].result["error"]
+    # failed attempts are kept as candidates with their parent's kernel, never evaluated
+    assert c["00004"].kernel_tree == snap.by_commit()[c["00004"].parents[0]].kernel_tree
+    # the key never reaches git or the evaluator
+    assert "sk-test-secret" not in git(repo, "log", "--all", "-p") + git(repo, "notes", "--ref", "evolve", "list")
+    # the request carried the kernel source and the requested model
+    status = json.loads(evolve(repo / "examples" / "sort", "status", "--json").stdout)
+    assert status["llm_tokens"] > 0 and status["llm_cost_usd"] > 0
+    bodies = [body for _, body in llm.log]
+    assert all(b["model"] == "fake-coder" and b["max_tokens"] == 500 for b in bodies)
+    assert "def sort_list" in bodies[0]["messages"][1]["content"]
+    # a retry after a bad edit carries the diagnostic back to the model
+    assert "could not be applied" in bodies[2]["messages"][-1]["content"]
+
+
+def test_no_key_in_environment_runs_tune_alone(tmp_path: Path) -> None:
+    with FakeLLM([]) as llm:
+        repo = make_repo(tmp_path / "repo", llm_config(llm.url).replace("mutate = 1.0", "mutate = 1.0, tune = 1.0"))
+        proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "4", env={"EVOLVE_TEST_KEY": ""})
+        assert proc.returncode == 0 and "$EVOLVE_TEST_KEY is not set" in proc.stdout
+        assert llm.log == []

@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from evolver.store import BEST_REF, NOTES_REF, Store, StoreError, format_message, git_tree_hash, parse_note
+from tests.conftest import git
+
+
+def index_digest(repo: Path) -> str:
+    return hashlib.sha1((repo / ".git" / "index").read_bytes()).hexdigest()
+
+
+def test_tree_hash_matches_git(repo: Path) -> None:
+    store = Store(repo)
+    files = {"a.py": b"x = 1\n", "sub/b.cu": b"int y;\n", "sub/deeper/c.txt": b"", "a-b": b"1", "sub.x": b"2"}
+    head = store.head_commit()
+    commit = store.write_candidate([head], head, "k", files, "m\n")
+    assert store.tree_entry(commit, "k") == git_tree_hash(files)
+
+
+def test_candidates_never_touch_work_tree_or_index(repo: Path) -> None:
+    (repo / "README.md").write_text("dirty, unstaged\n")
+    (repo / "new.txt").write_text("untracked\n")
+    git(repo, "add", "new.txt")
+    status, index = git(repo, "status", "--porcelain"), index_digest(repo)
+    store = Store(repo)
+    head = store.head_commit()
+    commit = store.write_candidate([head], head, "examples/sort/kernel", {"sort.py": b"pass\n"},
+                                   format_message("s", "body from an LLM\n--force", {"Op": "tune"}))
+    store.create_branch("refs/heads/evolve/r1/00001", commit)
+    store.append_note(commit, {"status": "ok", "score": 1.5})
+    assert store.move_best(commit, None)
+    assert git(repo, "status", "--porcelain") == status and index_digest(repo) == index
+    assert (repo / "README.md").read_text() == "dirty, unstaged\n"
+    assert not (repo / "examples/sort/kernel").exists()
+    # the candidate holds the user's committed files, not the dirty ones
+    assert git(repo, "show", f"{commit}:README.md") == "user's project\n"
+
+
+def test_branch_creation_and_best_are_compare_and_swap(repo: Path) -> None:
+    store = Store(repo)
+    head = store.head_commit()
+    a = store.write_candidate([head], head, "k", {"f": b"1"}, "a\n")
+    b = store.write_candidate([head], head, "k", {"f": b"2"}, "b\n")
+    store.create_branch("refs/heads/evolve/r/00001", a)
+    with pytest.raises(StoreError):
+        store.create_branch("refs/heads/evolve/r/00001", b)
+    assert store.move_best(a, None)
+    assert not store.move_best(b, None)  # stale expectation: refused
+    assert store.move_best(b, a)
+    assert store.rev_parse(BEST_REF) == b
+
+
+def test_best_is_left_alone_when_checked_out(repo: Path) -> None:
+    store = Store(repo)
+    head = store.head_commit()
+    a = store.write_candidate([head], head, "k", {"f": b"1"}, "a\n")
+    assert store.move_best(head, None)
+    git(repo, "checkout", "-q", "best")
+    assert not store.move_best(a, head)
+    assert store.rev_parse(BEST_REF) == head
+
+
+def test_snapshot_reads_trailers_and_appended_notes(repo: Path) -> None:
+    store = Store(repo)
+    head = store.head_commit()
+    msg = format_message("evolve r/00001: tune", "why:\nbecause", {"Id": "00001", "Op": "tune", "Parent": "00000",
+                                                                  "Island": "1", "Cost-USD": "0.25"})
+    c = store.write_candidate([head], head, "k", {"f": b"1"}, msg)
+    store.create_branch("refs/heads/evolve/r/00001", c)
+    store.append_note(c, {"status": "crash", "score": None})
+    store.append_note(c, {"status": "ok", "score": 2.0})
+    snap = store.snapshot("r")
+    cand = snap.candidates["00001"]
+    assert cand.op == "tune" and cand.island == 1 and cand.cost_usd == 0.25 and cand.parent_ids == ("00000",)
+    assert [r["status"] for r in cand.results] == ["crash", "ok"] and cand.score == 2.0
+    assert cand.parents == (head,)
+
+
+def test_malformed_note_lines_are_counted_not_fatal(repo: Path) -> None:
+    store = Store(repo)
+    head = store.head_commit()
+    c = store.write_candidate([head], head, "k", {"f": b"1"}, "m\n")
+    store.create_branch("refs/heads/evolve/r/00001", c)
+    git(repo, "notes", "--ref", NOTES_REF, "add", "-m", "not json {", c)
+    git(repo, "notes", "--ref", NOTES_REF, "append", "-m", '{"status": "ok", "score": 3}', c)
+    snap = store.snapshot("r")
+    assert snap.malformed_notes == 1 and snap.candidates["00001"].score == 3.0
+    assert parse_note('\n{"a": 1}\n[1]\n') == ([{"a": 1}], 1)
+
+
+def test_engine_lock_is_exclusive_and_cleans_stale_ref_locks(repo: Path) -> None:
+    first, second = Store(repo), Store(repo)
+    stale = repo / ".git" / "refs" / "notes" / "evolve.lock"
+    stale.parent.mkdir(parents=True, exist_ok=True)
+    stale.write_text("")
+    first.lock()
+    assert not stale.exists()
+    with pytest.raises(StoreError, match="another `evolve start`"):
+        second.lock()
+    first.unlock()
+    second.lock()
+    second.unlock()
+
+
+def test_discover_outside_a_repository(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="not inside a git repository"):
+        Store.discover(tmp_path)

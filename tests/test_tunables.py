@@ -1,0 +1,40 @@
+import random
+
+from evolver import tunables
+from evolver.operators import tune
+from evolver.store import Candidate
+from tests.conftest import DATA
+
+CU = (DATA / "prompt_source_qr.cu").read_text()
+
+
+def test_finds_cuda_and_python_annotations() -> None:
+    files = {"qr.cu": CU, "k.py": "BLOCK = 64  # @tune BLOCK: 16 32 64 128\nx = 1\n"}
+    found = {t.name: t for t in tunables.find_tunables(files)}
+    assert found["NT"].value == "256" and found["NT"].choices == ("128", "256", "512")
+    assert found["BLOCK"].value == "64" and found["BLOCK"].path == "k.py"
+
+
+def test_set_value_changes_only_the_value() -> None:
+    files = {"qr.cu": CU}
+    t = tunables.find_tunables(files)[0]
+    out = tunables.set_value(files, t, "512")["qr.cu"]
+    assert "#define NT 512  // @tune NT: 128 256 512" in out
+    assert out.replace("NT 512", "NT 256") == CU
+
+
+def test_tune_avoids_trees_already_tried() -> None:
+    files = {"k.py": "A = 1  # @tune A: 1 2 3\n"}
+    parent = Candidate("r", "00001", "c" * 40, (), 0, "s", {})
+    seen: set[str] = set()
+    rng = random.Random(0)
+    values = []
+    for _ in range(2):
+        p = tune(parent, files, seen, rng)
+        assert p is not None and p.files is not None
+        from evolver.operators import tree_of
+        seen.add(tree_of(p.files))
+        values.append(p.trailers["Tune"])
+    assert sorted(values) == ["A=2 (was 1)", "A=3 (was 1)"]
+    seen.add(tree_of(files))
+    assert tune(parent, files, seen, rng) is None
