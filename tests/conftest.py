@@ -75,3 +75,20 @@ def example_config(**overrides: str) -> str:
         out.append(f"[{name}]")
         out.append(overrides[name] if name in overrides else "\n".join(sections[name]))
     return "\n".join(out) + "\n"
+
+
+def _cuda_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if _cuda_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU (run on the GPU machine: bench/gpu_pass.sh)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)

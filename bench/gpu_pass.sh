@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# One build-test-benchmark pass on a GPU machine; logs and JSON results go to ${OUT:-bench/out}.
+#   bench/gpu_pass.sh [smoke|full]
+# smoke: gpu tests + quick evaluations of both seeds + baseline quick (a first look, a few minutes)
+# full:  gpu tests + baseline/naive/blocked_wy full from one run + 5 noise repeats + quick timing
+set -uo pipefail
+OUT=${OUT:-bench/out}
+mkdir -p "$OUT"
+what=${1:-full}
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+py=${PYTHON:-python3}
+log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$OUT/pass.log"; }
+qr() {  # name, then harness args
+  local name=$1; shift
+  log "harness $name $*"
+  local t0=$(date +%s.%N)
+  $py -m harness.qr "$@" >"$OUT/$name.json" 2>>"$OUT/harness.log"
+  echo "$name wall $(echo "$(date +%s.%N) - $t0" | bc) s: $(cut -c1-300 "$OUT/$name.json")" | tee -a "$OUT/pass.log"
+}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee -a "$OUT/pass.log"
+$py -c 'import torch, cupy; print("torch", torch.__version__, "cuda", torch.version.cuda, "cupy", cupy.__version__)' | tee -a "$OUT/pass.log"
+log "gpu tests"
+$py -m pytest -q -m gpu -p no:cacheprovider ${PYTEST_ARGS:-} tests/test_harness_gpu.py 2>&1 | tail -25 | tee -a "$OUT/pass.log"
+if [[ $what == smoke ]]; then
+  qr blocked_quick --kernel-dir seed_kernels/blocked_wy --mode quick --seed 1
+  qr naive_quick --kernel-dir seed_kernels/naive --mode quick --seed 1
+  qr baseline_quick --baseline --mode quick --seed 1
+  qr blocked_full --kernel-dir seed_kernels/blocked_wy --mode full --seed 2
+  exit 0
+fi
+qr baseline --baseline --mode full --seed 7
+qr blocked_wy --kernel-dir seed_kernels/blocked_wy --mode full --seed 7
+qr naive --kernel-dir seed_kernels/naive --mode full --seed 7
+for i in 1 2 3 4 5; do qr "noise$i" --kernel-dir seed_kernels/blocked_wy --mode full; done
+qr blocked_quick --kernel-dir seed_kernels/blocked_wy --mode quick
+log "done"

@@ -1,0 +1,12 @@
+# expect: incorrect | wrong result
+from base import custom_kernel as honest
+
+_CACHE = {}
+
+
+def custom_kernel(A):
+    key = tuple(A.shape)
+    if key not in _CACHE:
+        _CACHE[key] = honest(A)
+    H, tau = _CACHE[key]
+    return H.clone(), tau.clone()

@@ -1,0 +1,145 @@
+"""The QR judge's parts that run without a GPU: input cases, the gates, the static scan, the supervisor."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from harness import cases  # noqa: E402
+from harness.cases import CASES, ILL, Spec, make_batch, mixed_cases  # noqa: E402
+from harness.checker import check, sanity, strict_fp32  # noqa: E402
+from harness.guard import scan  # noqa: E402
+from tests.conftest import ROOT  # noqa: E402
+
+CHEATS = Path(__file__).parent / "cheats"
+
+
+def geqrf(a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    h, tau = torch.geqrf(a)
+    return h.contiguous(), tau.contiguous()
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("n", [1, 2, 17, 40, 100])
+def test_cpu_geqrf_passes_every_case(case: str, n: int) -> None:
+    a = make_batch(Spec(4, n, 2, case), seed=n * 31 + 7, device="cpu")
+    verdict = check(a, *geqrf(a))
+    assert verdict.ok, verdict.reason
+    assert verdict.factor < 20 and verdict.orth < 100
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_wrong_factorisations_fail(case: str) -> None:
+    a = make_batch(Spec(3, 48, 2, case), seed=11, device="cpu")
+    h, tau = geqrf(a)
+    broken_r = h.clone()
+    broken_r[2, 3, 30] += 0.05 * float(a[2].abs().max())  # R off in one entry of one matrix
+    verdict = check(a, broken_r, tau)
+    assert not verdict.ok and verdict.matrix == 2
+    broken_tau = tau.clone()
+    broken_tau[1] = 0.0  # Q = I
+    assert not check(a, h, broken_tau).ok or case == "upper"
+
+
+def test_sanity_gates() -> None:
+    a = make_batch(Spec(2, 8, 1, "dense"), 1, "cpu")
+    h, tau = geqrf(a)
+    assert sanity(a, (h, tau)) == ""
+    assert "shape" in sanity(a, (h[:, :4], tau))
+    assert "dtype" in sanity(a, (h.double(), tau))
+    assert "contiguous" in sanity(a, (h.transpose(1, 2), tau))
+    nan = h.clone()
+    nan[1, 0, 0] = float("nan")
+    assert "non-finite" in sanity(a, (nan, tau)) and "matrix 1" in sanity(a, (nan, tau))
+    assert "fresh" in sanity(a, (a, tau))
+    assert "return (H, tau)" in sanity(a, h)
+
+
+def test_cases_have_their_structure() -> None:
+    n = 64
+    rankdef = make_batch(Spec(2, n, 0, "rankdef"), 3, "cpu")
+    assert bool((rankdef[:, :, n - n // 4:] == 0).all())
+    upper = make_batch(Spec(2, n, 0, "upper"), 3, "cpu")
+    assert bool((torch.tril(upper, -1) == 0).all()) and bool((torch.diagonal(upper, dim1=1, dim2=2).abs() >= 0.25).all())
+    band = make_batch(Spec(2, n, 0, "band"), 3, "cpu")
+    assert bool((torch.triu(band, 3) == 0).all())
+    clustered = make_batch(Spec(2, n, 0, "clustered"), 3, "cpu")
+    assert float(clustered[:, :, n // 2 + 1:].abs().max()) < 1e-5
+    dense = make_batch(Spec(2, n, 2, "dense"), 3, "cpu")
+    assert float(dense[:, :, -1].abs().mean()) < 0.05 * float(dense[:, :, 0].abs().mean())
+    assert torch.equal(make_batch(Spec(3, 32, 2, "mixed"), 9, "cpu"), make_batch(Spec(3, 32, 2, "mixed"), 9, "cpu"))
+    assert not torch.equal(make_batch(Spec(3, 32, 2, "dense"), 9, "cpu"), make_batch(Spec(3, 32, 2, "dense"), 10, "cpu"))
+
+
+def test_mixed_batches_hide_ill_conditioned_matrices() -> None:
+    for seed in range(20):
+        chosen = mixed_cases(Spec(16, 32, 2, "mixed"), seed)
+        assert "dense" in chosen and any(c != "dense" for c in chosen)
+        every = mixed_cases(Spec(32, 32, 2, "mixed", force="all"), seed)
+        assert set(ILL) <= set(every)
+    assert all(spec.n >= 1 for spec in cases.tests_for("full"))
+    assert {s.force for s in cases.tests_for("full") if s.case == "mixed"} >= set(ILL) | {"all"}
+
+
+def test_checker_turns_tf32_off_and_restores_flags() -> None:
+    torch.backends.cuda.matmul.allow_tf32 = True
+    try:
+        with strict_fp32():
+            assert torch.backends.cuda.matmul.allow_tf32 is False
+        assert torch.backends.cuda.matmul.allow_tf32 is True
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = False
+
+
+STATIC = {"geqrf_direct": "geqrf", "geqrf_getattr": "computed attribute", "linalg_qr": "linalg",
+          "householder_product": "householder_product", "cpu_library": "numpy", "tf32_global": "allow_tf32"}
+
+
+@pytest.mark.parametrize("name", sorted(STATIC))
+def test_static_scan_catches_library_calls(tmp_path: Path, name: str) -> None:
+    (tmp_path / "kernel.py").write_text((CHEATS / f"{name}.py").read_text())
+    findings = scan(tmp_path)
+    assert findings and any(STATIC[name] in f for f in findings), findings
+
+
+def test_static_scan_passes_the_seeds_and_ignores_comments(tmp_path: Path) -> None:
+    for seed in ("naive", "blocked_wy"):
+        assert scan(ROOT / "seed_kernels" / seed) == []
+    (tmp_path / "qr.cu").write_text("// no cusolver here\n/* nor\n magma */ int x;\n")
+    (tmp_path / "kernel.py").write_text("import torch\nx = eval('1')\nimport ctypes\n")
+    findings = scan(tmp_path)
+    assert "kernel.py:2: forbidden name 'eval'" in findings
+    assert any(f.startswith("kernel.py:3: import of 'ctypes'") for f in findings)
+    assert not any(f.startswith("qr.cu") for f in findings)
+    (tmp_path / "qr.cu").write_text('#include <cusolverDn.h>\n')
+    assert any("library solver" in f for f in scan(tmp_path))
+
+
+def harness(*args: str) -> dict:
+    proc = subprocess.run([sys.executable, "-m", "harness.qr", *args], capture_output=True, text=True, timeout=120,
+                          cwd=ROOT)
+    lines = proc.stdout.strip().splitlines()
+    assert lines, proc.stderr
+    return json.loads(lines[-1])
+
+
+def test_supervisor_always_prints_one_json_line(tmp_path: Path) -> None:
+    assert harness("--kernel-dir", str(tmp_path))["status"] == "compile_error"
+    (tmp_path / "kernel.py").write_text((CHEATS / "geqrf_direct.py").read_text())
+    result = harness("--kernel-dir", str(tmp_path), "--mode", "quick")
+    assert result["status"] == "rejected" and "geqrf" in result["error"] and result["score"] is None
+    assert len(result["harness_version"]) == 12 and isinstance(result["seed"], int)
+
+
+def test_supervisor_without_a_gpu_says_so(tmp_path: Path) -> None:
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    (tmp_path / "kernel.py").write_text("def custom_kernel(A):\n    return A\n")
+    result = harness("--kernel-dir", str(tmp_path), "--mode", "quick")
+    assert result["status"] == "crash" and "no CUDA device" in result["error"]
