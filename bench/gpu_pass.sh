@@ -13,14 +13,19 @@ log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$OUT/pass.log"; }
 qr() {  # name, then harness args
   local name=$1; shift
   log "harness $name $*"
-  local t0=$(date +%s.%N)
   $py -m harness.qr "$@" >"$OUT/$name.json" 2>>"$OUT/harness.log"
-  echo "$name wall $(echo "$(date +%s.%N) - $t0" | bc) s: $(cut -c1-300 "$OUT/$name.json")" | tee -a "$OUT/pass.log"
+  echo "$name: $(cut -c1-200 "$OUT/$name.json")" | tee -a "$OUT/pass.log"
 }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee -a "$OUT/pass.log"
 $py -c 'import torch, cupy; print("torch", torch.__version__, "cuda", torch.version.cuda, "cupy", cupy.__version__)' | tee -a "$OUT/pass.log"
-log "gpu tests"
-$py -m pytest -q -m gpu -p no:cacheprovider ${PYTEST_ARGS:-} tests/test_harness_gpu.py 2>&1 | tail -25 | tee -a "$OUT/pass.log"
+log "gpu tests: seeds alone on the GPU (timing checks need an unshared device), then the cheats in parallel"
+$py -m pytest -q -m gpu -p no:cacheprovider -k seed tests/test_harness_gpu.py 2>&1 | tail -15 | tee -a "$OUT/pass.log"
+$py -m pytest -q -m gpu -p no:cacheprovider -k cheat ${PYTEST_ARGS:-} tests/test_harness_gpu.py 2>&1 | tail -25 | tee -a "$OUT/pass.log"
+if [[ $what == profile ]]; then
+  $py bench/profile_blocked.py 2>&1 | tee "$OUT/profile.txt" | tail -60
+  qr blocked_full --kernel-dir seed_kernels/blocked_wy --mode full --seed 2
+  exit 0
+fi
 if [[ $what == smoke ]]; then
   qr blocked_quick --kernel-dir seed_kernels/blocked_wy --mode quick --seed 1
   qr naive_quick --kernel-dir seed_kernels/naive --mode quick --seed 1

@@ -228,8 +228,14 @@ def run(args: argparse.Namespace, ev: Events) -> int:
         pool = [make_batch(spec, rng.getrandbits(48), device) for _ in range(count)]
         try:
             out = call(warm)  # warm-up: compilation, workspaces, graph capture stay out of the timing
-            torch.cuda.synchronize()
             problem = sanity(warm, out)
+            snap = (out[0].clone(), out[1].clone()) if not problem else None
+            torch.cuda.synchronize()
+            if snap is not None and not (torch.equal(snap[0], out[0]) and torch.equal(snap[1], out[1])):
+                ev.final("rejected", error=f"benchmark {spec.label}: the outputs changed after custom_kernel "
+                         "returned: work left running on another stream was not joined to the current stream",
+                         failing=spec.label)
+                return 0
             verdict = check(warm, out[0], out[1]) if not problem else None
             if verdict is None or not verdict.ok:
                 ev.final("incorrect", error=f"benchmark {spec.label}: {problem or (verdict.reason if verdict else '')}",

@@ -20,20 +20,30 @@ __device__ __forceinline__ float warp_sum(float v) {
 }
 
 // Unblocked Householder on the m x ncols panel P (leading dimension ld), reflectors stored below the
-// diagonal as LAPACK does. Lanes own columns (coalesced row access), warps own rows.
+// diagonal as LAPACK does. Lanes own columns (coalesced row access), warps own rows. The norm of the next
+// column is accumulated while the current reflector is applied, so each column costs two passes, not three.
 __device__ void factor_panel(float* P, int ld, int m, int ncols, float* tau_out) {
-  __shared__ float partial[NWARPS * 32 + 32];
-  __shared__ float coef[3];
+  __shared__ float partial[NWARPS * 32];
+  __shared__ float wvec[32];
+  __shared__ float coef[4];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  for (int j = 0; j < ncols; ++j) {
+  // norm of column 0 below the diagonal
+  {
     float s = 0.f;
-    for (int r = j + 1 + threadIdx.x; r < m; r += NT) { const float x = P[(size_t)r * ld + j]; s += x * x; }
+    for (int r = 1 + threadIdx.x; r < m; r += NT) { const float x = P[(size_t)r * ld]; s += x * x; }
     s = warp_sum(s);
     if (lane == 0) partial[warp] = s;
     __syncthreads();
     if (threadIdx.x == 0) {
-      float xnorm2 = 0.f;
-      for (int w = 0; w < NWARPS; ++w) xnorm2 += partial[w];
+      float t = 0.f;
+      for (int w = 0; w < NWARPS; ++w) t += partial[w];
+      coef[3] = t;
+    }
+    __syncthreads();
+  }
+  for (int j = 0; j < ncols; ++j) {
+    if (threadIdx.x == 0) {
+      const float xnorm2 = coef[3];
       const float alpha = P[(size_t)j * ld + j];
       float t = 0.f, scale = 0.f, beta = alpha;
       if (xnorm2 > 0.f) {  // a zero column needs no reflection (tau = 0), as LAPACK does
@@ -41,35 +51,61 @@ __device__ void factor_panel(float* P, int ld, int m, int ncols, float* tau_out)
         t = (beta - alpha) / beta;
         scale = 1.f / (alpha - beta);
       }
-      coef[0] = t; coef[1] = scale; coef[2] = beta;
+      coef[0] = t; coef[1] = scale;
       tau_out[j] = t;
       P[(size_t)j * ld + j] = beta;
     }
     __syncthreads();
     const float t = coef[0], scale = coef[1];
-    if (t == 0.f) continue;
-    for (int r = j + 1 + threadIdx.x; r < m; r += NT) P[(size_t)r * ld + j] *= scale;
+    if (t != 0.f)
+      for (int r = j + 1 + threadIdx.x; r < m; r += NT) P[(size_t)r * ld + j] *= scale;
     __syncthreads();
+    const int next = j + 1;  // the column whose norm this pass also computes
     for (int q0 = j + 1; q0 < ncols; q0 += 32) {  // columns in chunks of 32, one per lane
       const int q = q0 + lane;
       const bool active = q < ncols;
-      float acc = 0.f;
-      if (active) {
-        if (warp == 0) acc = P[(size_t)j * ld + q];
-        for (int r = j + 1 + warp; r < m; r += NWARPS) acc += P[(size_t)r * ld + j] * P[(size_t)r * ld + q];
+      if (t != 0.f) {
+        float acc0 = 0.f, acc1 = 0.f, acc2 = 0.f, acc3 = 0.f;
+        if (active) {
+          if (warp == 0) acc0 = P[(size_t)j * ld + q];
+          int r = j + 1 + warp;
+          for (; r + 3 * NWARPS < m; r += 4 * NWARPS) {  // four independent loads in flight
+            acc0 += P[(size_t)r * ld + j] * P[(size_t)r * ld + q];
+            acc1 += P[(size_t)(r + NWARPS) * ld + j] * P[(size_t)(r + NWARPS) * ld + q];
+            acc2 += P[(size_t)(r + 2 * NWARPS) * ld + j] * P[(size_t)(r + 2 * NWARPS) * ld + q];
+            acc3 += P[(size_t)(r + 3 * NWARPS) * ld + j] * P[(size_t)(r + 3 * NWARPS) * ld + q];
+          }
+          for (; r < m; r += NWARPS) acc0 += P[(size_t)r * ld + j] * P[(size_t)r * ld + q];
+        }
+        partial[warp * 32 + lane] = (acc0 + acc1) + (acc2 + acc3);
+        __syncthreads();
+        if (warp == 0) {
+          float w = 0.f;
+          for (int w2 = 0; w2 < NWARPS; ++w2) w += partial[w2 * 32 + lane];
+          wvec[lane] = w * t;
+        }
+        __syncthreads();
       }
-      partial[warp * 32 + lane] = acc;
-      __syncthreads();
-      if (warp == 0) {
-        float w = 0.f;
-        for (int w2 = 0; w2 < NWARPS; ++w2) w += partial[w2 * 32 + lane];
-        partial[NWARPS * 32 + lane] = w * t;
-      }
-      __syncthreads();
+      // apply the reflector and accumulate squares of rows below `next` for the next norm
+      float sq = 0.f;
       if (active) {
-        const float w = partial[NWARPS * 32 + lane];
-        if (warp == 0) P[(size_t)j * ld + q] -= w;
-        for (int r = j + 1 + warp; r < m; r += NWARPS) P[(size_t)r * ld + q] -= w * P[(size_t)r * ld + j];
+        const float w = t != 0.f ? wvec[lane] : 0.f;
+        if (warp == 0 && t != 0.f) P[(size_t)j * ld + q] -= w;
+#pragma unroll 4
+        for (int r = j + 1 + warp; r < m; r += NWARPS) {  // every lane runs the same loop: no divergence
+          float x = P[(size_t)r * ld + q];
+          if (t != 0.f) { x -= w * P[(size_t)r * ld + j]; P[(size_t)r * ld + q] = x; }
+          if (r > next) sq += x * x;  // only the lane of column `next` keeps its sum
+        }
+      }
+      if (next >= q0 && next < q0 + 32) {  // this chunk holds the next column: reduce its norm
+        if (lane == next - q0) partial[warp] = sq;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+          float s = 0.f;
+          for (int w = 0; w < NWARPS; ++w) s += partial[w];
+          coef[3] = s;
+        }
       }
       __syncthreads();
     }
@@ -152,11 +188,13 @@ extern "C" __global__ void __launch_bounds__(NT) panel_qr(float* __restrict__ H,
   }
 }
 
-extern "C" __global__ void __launch_bounds__(NT) small_qr(float* __restrict__ H, float* __restrict__ tau, int n) {
+extern "C" __global__ void __launch_bounds__(NT) small_qr(const float* __restrict__ Ain, float* __restrict__ H,
+                                                          float* __restrict__ tau, int n) {
   extern __shared__ float S[];
+  const float* In = Ain + (size_t)blockIdx.x * n * n;
   float* A = H + (size_t)blockIdx.x * n * n;
   const int ld = n + 1;
-  for (int idx = threadIdx.x; idx < n * n; idx += NT) S[(idx / n) * ld + idx % n] = A[idx];
+  for (int idx = threadIdx.x; idx < n * n; idx += NT) S[(idx / n) * ld + idx % n] = In[idx];
   __syncthreads();
   factor_panel(S, ld, n, n, tau + (size_t)blockIdx.x * n);
   __syncthreads();
