@@ -18,21 +18,29 @@ qr() {  # name, then harness args
 }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee -a "$OUT/pass.log"
 $py -c 'import torch, cupy; print("torch", torch.__version__, "cuda", torch.version.cuda, "cupy", cupy.__version__)' | tee -a "$OUT/pass.log"
-log "gpu tests: seeds alone on the GPU (timing checks need an unshared device), then the cheats in parallel"
-$py -m pytest -q -m gpu -p no:cacheprovider -k seed tests/test_harness_gpu.py 2>&1 | tail -15 | tee -a "$OUT/pass.log"
-$py -m pytest -q -m gpu -p no:cacheprovider -k cheat ${PYTEST_ARGS:-} tests/test_harness_gpu.py 2>&1 | tail -25 | tee -a "$OUT/pass.log"
 if [[ $what == profile ]]; then
-  $py bench/profile_blocked.py 2>&1 | tee "$OUT/profile.txt" | tail -60
+  $py -m pytest -q -m gpu -p no:cacheprovider -k seed tests/test_harness_gpu.py 2>&1 | tail -5 | tee -a "$OUT/pass.log"
+  $py bench/profile_blocked.py 2>&1 | tee "$OUT/profile.txt" | grep -E "per call|panel_qr|small_qr"
+  for variant in ${VARIANTS:-}; do  # NAME:sed-expression applied to a copy of blocked_wy/kernel.py
+    rm -rf "/tmp/$variant" && cp -r seed_kernels/blocked_wy "/tmp/${variant%%:*}"
+    sed -i "${variant#*:}" "/tmp/${variant%%:*}/kernel.py"
+    echo "== variant ${variant%%:*}" | tee -a "$OUT/profile.txt"
+    $py bench/profile_blocked.py "/tmp/${variant%%:*}" 2>&1 | tee -a "$OUT/profile.txt" | grep -E "per call"
+  done
   qr blocked_full --kernel-dir seed_kernels/blocked_wy --mode full --seed 2
   exit 0
 fi
 if [[ $what == smoke ]]; then
+  $py -m pytest -q -m gpu -p no:cacheprovider ${PYTEST_ARGS:-} tests/test_harness_gpu.py 2>&1 | tail -25 | tee -a "$OUT/pass.log"
   qr blocked_quick --kernel-dir seed_kernels/blocked_wy --mode quick --seed 1
   qr naive_quick --kernel-dir seed_kernels/naive --mode quick --seed 1
   qr baseline_quick --baseline --mode quick --seed 1
   qr blocked_full --kernel-dir seed_kernels/blocked_wy --mode full --seed 2
   exit 0
 fi
+log "gpu tests: seeds alone on the GPU (timing checks need an unshared device), then the cheats in parallel"
+$py -m pytest -q -m gpu -p no:cacheprovider -k seed tests/test_harness_gpu.py 2>&1 | tail -15 | tee -a "$OUT/pass.log"
+$py -m pytest -q -m gpu -p no:cacheprovider -k cheat ${PYTEST_ARGS:-} tests/test_harness_gpu.py 2>&1 | tail -25 | tee -a "$OUT/pass.log"
 qr baseline --baseline --mode full --seed 7
 qr blocked_wy --kernel-dir seed_kernels/blocked_wy --mode full --seed 7
 qr naive --kernel-dir seed_kernels/naive --mode full --seed 7

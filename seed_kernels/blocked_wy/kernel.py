@@ -1,10 +1,12 @@
 """Blocked Householder QR with compact WY (qr.cu), the serious starting point.
 
 For n <= SMALL_N the whole matrix is factored in shared memory by one launch (small_qr). Otherwise the
-matrix is walked in panels of NB columns: panel_qr factors the panel (one thread block per matrix, in
-shared memory when it fits, else in global memory with a wider block) and builds V and T; the trailing
-columns get Q_panel^T = I - V T^T V^T as three batched GEMMs (cuBLAS through torch.bmm, full FP32).
-Kernels are compiled with NVRTC through CuPy and launched on torch's current stream.
+matrix is walked in panels: panel_qr factors a panel (one thread block per matrix, in shared memory) and
+builds V and T; the trailing columns get Q_panel^T = I - V T^T V^T as three batched GEMMs (cuBLAS through
+torch.bmm, full FP32). Panels are NB columns wide, narrower where a tall panel would not fit in shared
+memory; only beyond n ~ 10000 does a panel run in global memory. Small batches leave most SMs idle, so
+they get blocks of NWARPS_WIDE warps to shorten each column's critical path. Kernels are compiled with
+NVRTC through CuPy and launched on torch's current stream.
 """
 
 from pathlib import Path
@@ -13,8 +15,9 @@ import cupy as cp
 import torch
 
 NB = 32  # @tune NB: 16 32
-NWARPS = 8  # @tune NWARPS: 4 8 16
-NWARPS_TALL = 32  # @tune NWARPS_TALL: 8 16 32
+NWARPS = 16  # @tune NWARPS: 4 8 16 32
+NWARPS_WIDE = 32  # @tune NWARPS_WIDE: 8 16 32
+WIDE_BELOW = 264  # @tune WIDE_BELOW: 0 66 132 264 528
 SMALL_N = 192  # @tune SMALL_N: 0 64 128 176 192 224
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
@@ -29,16 +32,19 @@ def _build(warps):
     return panel, small
 
 
-_PANEL, _SMALL = _build(NWARPS)
-_PANEL_TALL, _ = _build(NWARPS_TALL)  # panels too tall for shared memory: more warps hide the latency
+_KERNELS = {NWARPS: _build(NWARPS)}
+_KERNELS.setdefault(NWARPS_WIDE, _build(NWARPS_WIDE) if NWARPS_WIDE != NWARPS else _KERNELS[NWARPS])
 _STREAMS = {}
 
 
 def compile_info():
-    kernels = {"panel_qr": _PANEL, "small_qr": _SMALL, "panel_qr_tall": _PANEL_TALL}
-    info = {name: {"registers": f.num_regs, "local_bytes": f.local_size_bytes, "shared_bytes": f.shared_size_bytes}
-            for name, f in kernels.items()}
-    return info | {"NB": NB, "NWARPS": NWARPS, "NWARPS_TALL": NWARPS_TALL, "SMALL_N": SMALL_N}
+    info = {}
+    for warps, (panel, small) in _KERNELS.items():
+        for name, f in (("panel_qr", panel), ("small_qr", small)):
+            info[f"{name}/{warps}w"] = {"registers": f.num_regs, "local_bytes": f.local_size_bytes,
+                                        "shared_bytes": f.shared_size_bytes}
+    return info | {"NB": NB, "NWARPS": NWARPS, "NWARPS_WIDE": NWARPS_WIDE, "WIDE_BELOW": WIDE_BELOW,
+                   "SMALL_N": SMALL_N}
 
 
 def _stream(device):
@@ -54,36 +60,48 @@ def _ptr(t):
     return cp.uint64(t.data_ptr())
 
 
+def _width(m):
+    """Panel width: NB, or the widest panel of m rows that fits in shared memory (0: none does)."""
+    if m * (NB + 1) * 4 <= SMEM_BUDGET:
+        return NB
+    width = min(NB, SMEM_BUDGET // (4 * m) - 1)
+    return width if width >= 2 else 0
+
+
 def custom_kernel(A):
     batch, n, _ = A.shape
     A = A.contiguous()
     tau = torch.empty(batch, n, device=A.device, dtype=torch.float32)
     if batch == 0 or n == 0:
         return A.clone(), tau
+    warps = NWARPS_WIDE if batch < WIDE_BELOW else NWARPS
+    panel, small = _KERNELS[warps]
     small_bytes = n * (n + 1) * 4
     with cp.cuda.Device(A.device.index), _stream(A.device):
         if n <= SMALL_N and small_bytes <= SMEM_BUDGET:
             H = torch.empty_like(A)
-            _SMALL((batch,), (NWARPS * 32,), (_ptr(A), _ptr(H), _ptr(tau), cp.int32(n)), shared_mem=small_bytes)
+            small((batch,), (warps * 32,), (_ptr(A), _ptr(H), _ptr(tau), cp.int32(n)), shared_mem=small_bytes)
             return H, tau
         H = A.clone()
         V = torch.empty(batch, n, NB, device=A.device, dtype=torch.float32)
         T = torch.empty(batch, NB, NB, device=A.device, dtype=torch.float32)
-        for k in range(0, n, NB):
-            ncols = min(NB, n - k)
+        k = 0
+        while k < n:
             m = n - k
+            width = _width(m)
+            in_smem = width > 0
+            ncols = min(width if in_smem else NB, m)
             trailing = k + ncols < n
-            panel_bytes = m * (ncols + 1) * 4
-            in_smem = panel_bytes <= SMEM_BUDGET
-            kernel, warps = (_PANEL, NWARPS) if in_smem else (_PANEL_TALL, NWARPS_TALL)
-            kernel((batch,), (warps * 32,),
-                   (_ptr(H), _ptr(tau), _ptr(V), _ptr(T), cp.int32(n), cp.int32(k), cp.int32(ncols),
-                    cp.int32(in_smem), cp.int32(trailing)),
-                   shared_mem=panel_bytes if in_smem else 0)
+            shared = m * (ncols + 1) * 4 if in_smem else 0
+            panel((batch,), (warps * 32,),
+                  (_ptr(H), _ptr(tau), _ptr(V), _ptr(T), cp.int32(n), cp.int32(k), cp.int32(ncols),
+                   cp.int32(in_smem), cp.int32(trailing)), shared_mem=shared)
             if trailing:
-                Vm = V[:, :m, :]
-                C = H[:, k:, k + NB:]
+                Vm = V[:, :m, :ncols]
+                Tm = T[:, :ncols, :ncols]
+                C = H[:, k:, k + ncols:]
                 W = torch.bmm(Vm.transpose(1, 2), C)  # V^T C
-                W = torch.bmm(T.transpose(1, 2), W)  # T^T V^T C
+                W = torch.bmm(Tm.transpose(1, 2), W)  # T^T V^T C
                 C.baddbmm_(Vm, W, alpha=-1.0)  # C - V T^T V^T C
+            k += ncols
     return H, tau

@@ -116,19 +116,20 @@ __device__ __forceinline__ float vval(const float* P, int ld, int r, int c) {
   return r > c ? P[(size_t)r * ld + c] : (r == c ? 1.f : 0.f);
 }
 
-// V (m x NB, unit lower trapezoidal) and T (NB x NB upper triangular) of a full panel.
-__device__ void build_wy(const float* P, int ld, int m, const float* tau, float* V, float* T) {
+// V (m x NB, unit lower trapezoidal, zero beyond column ncols) and T (NB x NB upper triangular, zero beyond
+// ncols) of a panel of ncols <= NB columns: Q_panel = I - V T V^T.
+__device__ void build_wy(const float* P, int ld, int m, int ncols, const float* tau, float* V, float* T) {
   __shared__ float G[NB][NB + 1];
   __shared__ float Ts[NB][NB + 1];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   for (int idx = threadIdx.x; idx < NB * (NB + 1); idx += NT) { (&G[0][0])[idx] = 0.f; (&Ts[0][0])[idx] = 0.f; }
   for (int idx = threadIdx.x; idx < m * NB; idx += NT) {
     const int r = idx / NB, c = idx % NB;
-    V[(size_t)r * NB + c] = vval(P, ld, r, c);
+    V[(size_t)r * NB + c] = c < ncols ? vval(P, ld, r, c) : 0.f;
   }
   __syncthreads();
   // G = V^T V, strictly upper part: lane c accumulates column c against every column a < c
-  if (lane < NB) {
+  if (lane < ncols) {
     const int c = lane;
     float acc[NB];
 #pragma unroll
@@ -145,7 +146,7 @@ __device__ void build_wy(const float* P, int ld, int m, const float* tau, float*
   }
   __syncthreads();
   // T(j, j) = tau_j; T(0:j, j) = -tau_j T(0:j, 0:j) G(0:j, j)
-  for (int j = 0; j < NB; ++j) {
+  for (int j = 0; j < ncols; ++j) {
     if (threadIdx.x < j) {
       const int i = threadIdx.x;
       float s = 0.f;
@@ -178,7 +179,7 @@ extern "C" __global__ void __launch_bounds__(NT) panel_qr(float* __restrict__ H,
   }
   factor_panel(P, ld, m, ncols, tau_b);
   __syncthreads();
-  if (with_wy) build_wy(P, ld, m, tau_b, V + (size_t)blockIdx.x * n * NB, T + (size_t)blockIdx.x * NB * NB);
+  if (with_wy) build_wy(P, ld, m, ncols, tau_b, V + (size_t)blockIdx.x * n * NB, T + (size_t)blockIdx.x * NB * NB);
   if (in_smem) {
     __syncthreads();
     for (int idx = threadIdx.x; idx < m * ncols; idx += NT) {
