@@ -21,11 +21,8 @@ $py -c 'import torch, cupy; print("torch", torch.__version__, "cuda", torch.vers
 if [[ $what == profile ]]; then
   $py -m pytest -q -m gpu -p no:cacheprovider -k seed tests/test_harness_gpu.py 2>&1 | tail -5 | tee -a "$OUT/pass.log"
   $py bench/profile_blocked.py 2>&1 | tee "$OUT/profile.txt" | grep -E "per call|panel_qr|small_qr"
-  for variant in ${VARIANTS:-}; do  # NAME:sed-expression applied to a copy of blocked_wy/kernel.py
-    rm -rf "/tmp/$variant" && cp -r seed_kernels/blocked_wy "/tmp/${variant%%:*}"
-    sed -i "${variant#*:}" "/tmp/${variant%%:*}/kernel.py"
-    echo "== variant ${variant%%:*}" | tee -a "$OUT/profile.txt"
-    $py bench/profile_blocked.py "/tmp/${variant%%:*}" 2>&1 | tee -a "$OUT/profile.txt" | grep -E "per call"
+  for variant in ${VARIANTS:-}; do  # NAME=VALUE[,NAME=VALUE]: kernel.py constants to override
+    $py bench/profile_blocked.py seed_kernels/blocked_wy ${variant//,/ } 2>&1 | tee -a "$OUT/profile.txt" | grep -E "^==|per call"
   done
   qr blocked_full --kernel-dir seed_kernels/blocked_wy --mode full --seed 2
   exit 0

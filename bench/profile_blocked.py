@@ -1,8 +1,16 @@
 """Where the time of a QR candidate goes, per benchmark shape: CUDA time per kernel (CUPTI, through
-torch.profiler), per call. Usage on a GPU machine: python bench/profile_blocked.py [KERNEL_DIR]"""
+torch.profiler), per call. Usage on a GPU machine:
+
+    python bench/profile_blocked.py [KERNEL_DIR] [NAME=VALUE ...]
+
+NAME=VALUE overrides a module-level constant of kernel.py (an @tune parameter, say) in a temporary copy.
+"""
 
 import importlib.util
+import re
+import shutil
 import sys
+import tempfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -11,7 +19,19 @@ from torch.profiler import ProfilerActivity, profile
 
 from harness.cases import BENCHMARK, make_batch
 
-kernel_dir = Path(sys.argv[1] if len(sys.argv) > 1 else "seed_kernels/blocked_wy")
+args = sys.argv[1:]
+kernel_dir = Path(args.pop(0) if args and "=" not in args[0] else "seed_kernels/blocked_wy")
+if args:
+    copy = Path(tempfile.mkdtemp()) / "kernel"
+    shutil.copytree(kernel_dir, copy)
+    text = (copy / "kernel.py").read_text()
+    for override in args:
+        name, value = override.split("=", 1)
+        text, count = re.subn(rf"^{name} = \S+", f"{name} = {value}", text, flags=re.M)
+        assert count == 1, f"no constant {name} in kernel.py"
+    (copy / "kernel.py").write_text(text)
+    kernel_dir = copy
+print(f"== {kernel_dir} {' '.join(args)}")
 spec = importlib.util.spec_from_file_location("candidate", kernel_dir / "kernel.py")
 module = importlib.util.module_from_spec(spec)
 sys.path.insert(0, str(kernel_dir))

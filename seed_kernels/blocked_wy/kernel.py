@@ -2,8 +2,8 @@
 
 For n <= SMALL_N the whole matrix is factored in shared memory by one launch (small_qr). Otherwise the
 matrix is walked in panels: panel_qr factors a panel (one thread block per matrix, in shared memory) and
-builds V and T; the trailing columns get Q_panel^T = I - V T^T V^T as three batched GEMMs (cuBLAS through
-torch.bmm, full FP32). Panels are NB columns wide, narrower where a tall panel would not fit in shared
+writes V; G = V^T V is one batched GEMM and build_t makes T from it; the trailing columns get
+Q_panel^T = I - V T^T V^T as three batched GEMMs (cuBLAS through torch.bmm, full FP32). Panels are NB columns wide, narrower where a tall panel would not fit in shared
 memory; only beyond n ~ 10000 does a panel run in global memory. Small batches leave most SMs idle, so
 they get blocks of NWARPS_WIDE warps to shorten each column's critical path. Kernels are compiled with
 NVRTC through CuPy and launched on torch's current stream.
@@ -15,7 +15,7 @@ import cupy as cp
 import torch
 
 NB = 32  # @tune NB: 16 32
-NWARPS = 16  # @tune NWARPS: 4 8 16 32
+NWARPS = 8  # @tune NWARPS: 4 8 16 32
 NWARPS_WIDE = 32  # @tune NWARPS_WIDE: 8 16 32
 WIDE_BELOW = 264  # @tune WIDE_BELOW: 0 66 132 264 528
 SMALL_N = 192  # @tune SMALL_N: 0 64 128 176 192 224
@@ -29,7 +29,7 @@ def _build(warps):
     panel, small = module.get_function("panel_qr"), module.get_function("small_qr")
     panel.max_dynamic_shared_size_bytes = SMEM_BUDGET
     small.max_dynamic_shared_size_bytes = SMEM_BUDGET
-    return panel, small
+    return panel, small, module.get_function("build_t")
 
 
 _KERNELS = {NWARPS: _build(NWARPS)}
@@ -39,8 +39,8 @@ _STREAMS = {}
 
 def compile_info():
     info = {}
-    for warps, (panel, small) in _KERNELS.items():
-        for name, f in (("panel_qr", panel), ("small_qr", small)):
+    for warps, kernels in _KERNELS.items():
+        for name, f in zip(("panel_qr", "small_qr", "build_t"), kernels):
             info[f"{name}/{warps}w"] = {"registers": f.num_regs, "local_bytes": f.local_size_bytes,
                                         "shared_bytes": f.shared_size_bytes}
     return info | {"NB": NB, "NWARPS": NWARPS, "NWARPS_WIDE": NWARPS_WIDE, "WIDE_BELOW": WIDE_BELOW,
@@ -75,7 +75,7 @@ def custom_kernel(A):
     if batch == 0 or n == 0:
         return A.clone(), tau
     warps = NWARPS_WIDE if batch < WIDE_BELOW else NWARPS
-    panel, small = _KERNELS[warps]
+    panel, small, build_t = _KERNELS[warps]
     small_bytes = n * (n + 1) * 4
     with cp.cuda.Device(A.device.index), _stream(A.device):
         if n <= SMALL_N and small_bytes <= SMEM_BUDGET:
@@ -84,6 +84,7 @@ def custom_kernel(A):
             return H, tau
         H = A.clone()
         V = torch.empty(batch, n, NB, device=A.device, dtype=torch.float32)
+        G = torch.empty(batch, NB, NB, device=A.device, dtype=torch.float32)
         T = torch.empty(batch, NB, NB, device=A.device, dtype=torch.float32)
         k = 0
         while k < n:
@@ -94,9 +95,12 @@ def custom_kernel(A):
             trailing = k + ncols < n
             shared = m * (ncols + 1) * 4 if in_smem else 0
             panel((batch,), (warps * 32,),
-                  (_ptr(H), _ptr(tau), _ptr(V), _ptr(T), cp.int32(n), cp.int32(k), cp.int32(ncols),
-                   cp.int32(in_smem), cp.int32(trailing)), shared_mem=shared)
+                  (_ptr(H), _ptr(tau), _ptr(V), cp.int32(n), cp.int32(k), cp.int32(ncols), cp.int32(in_smem),
+                   cp.int32(trailing)), shared_mem=shared)
             if trailing:
+                Vm = V[:, :m, :]
+                torch.bmm(Vm.transpose(1, 2), Vm, out=G)  # G = V^T V
+                build_t((batch,), (NB,), (_ptr(G), _ptr(tau), _ptr(T), cp.int32(n), cp.int32(k), cp.int32(ncols)))
                 Vm = V[:, :m, :ncols]
                 Tm = T[:, :ncols, :ncols]
                 C = H[:, k:, k + ncols:]

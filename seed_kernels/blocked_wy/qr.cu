@@ -1,9 +1,10 @@
 // Blocked Householder QR with compact WY, for a batch of row-major (batch, n, n) matrices.
 //
 // panel_qr: one thread block per matrix factors the panel of columns k..k+ncols-1 (rows k..n-1), in shared
-//   memory when it fits (else in place in global memory), writes tau, and, when a trailing matrix follows,
-//   the unit lower trapezoidal V (ld NB) and the upper triangular T with Q_panel = I - V T V^T.
-//   kernel.py then applies Q_panel^T to the trailing columns as three batched GEMMs.
+//   memory when it fits (else in place in global memory), writes tau and, when a trailing matrix follows,
+//   the unit lower trapezoidal V (ld NB). kernel.py forms G = V^T V with a batched GEMM, build_t turns G
+//   and tau into the upper triangular T with Q_panel = I - V T V^T, and three batched GEMMs apply Q_panel^T
+//   to the trailing columns.
 // small_qr: the whole matrix in shared memory, for n <= SMALL_N: one launch, no GEMMs.
 // NB and NWARPS are set by kernel.py from its @tune parameters.
 #ifndef NB
@@ -20,151 +21,81 @@ __device__ __forceinline__ float warp_sum(float v) {
 }
 
 // Unblocked Householder on the m x ncols panel P (leading dimension ld), reflectors stored below the
-// diagonal as LAPACK does. Lanes own columns (coalesced row access), warps own rows. The norm of the next
-// column is accumulated while the current reflector is applied, so each column costs two passes, not three.
+// diagonal as LAPACK does. Lanes own columns (coalesced row access); warp w owns the rows r = w (mod
+// NWARPS) for the whole factorisation, so a row is only ever touched by one warp and each column needs just
+// two barriers: one to combine the dot products, one to publish the next column's norm.
 __device__ void factor_panel(float* P, int ld, int m, int ncols, float* tau_out) {
-  __shared__ float partial[NWARPS * 32];
-  __shared__ float wvec[32];
-  __shared__ float coef[4];
+  __shared__ float dotp[2][NWARPS][32];
+  __shared__ float normp[NWARPS];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  // norm of column 0 below the diagonal
-  {
+  {  // norm of column 0 below the diagonal
     float s = 0.f;
     for (int r = 1 + threadIdx.x; r < m; r += NT) { const float x = P[(size_t)r * ld]; s += x * x; }
     s = warp_sum(s);
-    if (lane == 0) partial[warp] = s;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      float t = 0.f;
-      for (int w = 0; w < NWARPS; ++w) t += partial[w];
-      coef[3] = t;
-    }
+    if (lane == 0) normp[warp] = s;
     __syncthreads();
   }
   for (int j = 0; j < ncols; ++j) {
-    if (threadIdx.x == 0) {
-      const float xnorm2 = coef[3];
-      const float alpha = P[(size_t)j * ld + j];
-      float t = 0.f, scale = 0.f, beta = alpha;
-      if (xnorm2 > 0.f) {  // a zero column needs no reflection (tau = 0), as LAPACK does
-        beta = -copysignf(sqrtf(alpha * alpha + xnorm2), alpha);
-        t = (beta - alpha) / beta;
-        scale = 1.f / (alpha - beta);
-      }
-      coef[0] = t; coef[1] = scale;
-      tau_out[j] = t;
-      P[(size_t)j * ld + j] = beta;
+    float xnorm2 = 0.f;
+    for (int w = 0; w < NWARPS; ++w) xnorm2 += normp[w];
+    const float alpha = P[(size_t)j * ld + j];
+    float t = 0.f, scale = 0.f, beta = alpha;
+    if (xnorm2 > 0.f) {  // a zero column needs no reflection (tau = 0), as LAPACK does
+      beta = -copysignf(sqrtf(alpha * alpha + xnorm2), alpha);
+      t = (beta - alpha) / beta;
+      scale = 1.f / (alpha - beta);
     }
-    __syncthreads();
-    const float t = coef[0], scale = coef[1];
-    if (t != 0.f)
-      for (int r = j + 1 + threadIdx.x; r < m; r += NT) P[(size_t)r * ld + j] *= scale;
-    __syncthreads();
-    const int next = j + 1;  // the column whose norm this pass also computes
-    for (int q0 = j + 1; q0 < ncols; q0 += 32) {  // columns in chunks of 32, one per lane
+    const int owner = j % NWARPS;  // the warp that owns row j
+    const int r0 = j + 1 + ((warp - (j + 1)) % NWARPS + NWARPS) % NWARPS;  // first own row below row j
+    const int next = j + 1;
+    for (int q0 = j + 1, chunk = 0; q0 < ncols; q0 += 32, ++chunk) {  // columns in chunks of 32, one per lane
       const int q = q0 + lane;
       const bool active = q < ncols;
-      if (t != 0.f) {
-        float acc0 = 0.f, acc1 = 0.f, acc2 = 0.f, acc3 = 0.f;
-        if (active) {
-          if (warp == 0) acc0 = P[(size_t)j * ld + q];
-          int r = j + 1 + warp;
-          for (; r + 3 * NWARPS < m; r += 4 * NWARPS) {  // four independent loads in flight
-            acc0 += P[(size_t)r * ld + j] * P[(size_t)r * ld + q];
-            acc1 += P[(size_t)(r + NWARPS) * ld + j] * P[(size_t)(r + NWARPS) * ld + q];
-            acc2 += P[(size_t)(r + 2 * NWARPS) * ld + j] * P[(size_t)(r + 2 * NWARPS) * ld + q];
-            acc3 += P[(size_t)(r + 3 * NWARPS) * ld + j] * P[(size_t)(r + 3 * NWARPS) * ld + q];
-          }
-          for (; r < m; r += NWARPS) acc0 += P[(size_t)r * ld + j] * P[(size_t)r * ld + q];
+      float acc = 0.f;
+      if (active && t != 0.f) {
+        float a0 = 0.f, a1 = 0.f;
+        int r = r0;
+        for (; r + NWARPS < m; r += 2 * NWARPS) {
+          a0 += P[(size_t)r * ld + j] * P[(size_t)r * ld + q];
+          a1 += P[(size_t)(r + NWARPS) * ld + j] * P[(size_t)(r + NWARPS) * ld + q];
         }
-        partial[warp * 32 + lane] = (acc0 + acc1) + (acc2 + acc3);
-        __syncthreads();
-        if (warp == 0) {
-          float w = 0.f;
-          for (int w2 = 0; w2 < NWARPS; ++w2) w += partial[w2 * 32 + lane];
-          wvec[lane] = w * t;
-        }
-        __syncthreads();
+        if (r < m) a0 += P[(size_t)r * ld + j] * P[(size_t)r * ld + q];
+        acc = scale * (a0 + a1) + (warp == owner ? P[(size_t)j * ld + q] : 0.f);
       }
-      // apply the reflector and accumulate squares of rows below `next` for the next norm
+      dotp[chunk & 1][warp][lane] = acc;
+      __syncthreads();
+      float wq = 0.f;
+      for (int w = 0; w < NWARPS; ++w) wq += dotp[chunk & 1][w][lane];
+      wq *= t;
+      const float ws = wq * scale;  // the update uses v_r = scale * P[r][j]
       float sq = 0.f;
       if (active) {
-        const float w = t != 0.f ? wvec[lane] : 0.f;
-        if (warp == 0 && t != 0.f) P[(size_t)j * ld + q] -= w;
+        if (warp == owner && t != 0.f) P[(size_t)j * ld + q] -= wq;
 #pragma unroll 4
-        for (int r = j + 1 + warp; r < m; r += NWARPS) {  // every lane runs the same loop: no divergence
+        for (int r = r0; r < m; r += NWARPS) {
           float x = P[(size_t)r * ld + q];
-          if (t != 0.f) { x -= w * P[(size_t)r * ld + j]; P[(size_t)r * ld + q] = x; }
+          if (t != 0.f) { x -= ws * P[(size_t)r * ld + j]; P[(size_t)r * ld + q] = x; }
           if (r > next) sq += x * x;  // only the lane of column `next` keeps its sum
         }
       }
-      if (next >= q0 && next < q0 + 32) {  // this chunk holds the next column: reduce its norm
-        if (lane == next - q0) partial[warp] = sq;
-        __syncthreads();
-        if (threadIdx.x == 0) {
-          float s = 0.f;
-          for (int w = 0; w < NWARPS; ++w) s += partial[w];
-          coef[3] = s;
-        }
-      }
-      __syncthreads();
+      if (next >= q0 && next < q0 + 32 && lane == next - q0) normp[warp] = sq;
     }
-  }
-}
-
-__device__ __forceinline__ float vval(const float* P, int ld, int r, int c) {
-  return r > c ? P[(size_t)r * ld + c] : (r == c ? 1.f : 0.f);
-}
-
-// V (m x NB, unit lower trapezoidal, zero beyond column ncols) and T (NB x NB upper triangular, zero beyond
-// ncols) of a panel of ncols <= NB columns: Q_panel = I - V T V^T.
-__device__ void build_wy(const float* P, int ld, int m, int ncols, const float* tau, float* V, float* T) {
-  __shared__ float G[NB][NB + 1];
-  __shared__ float Ts[NB][NB + 1];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  for (int idx = threadIdx.x; idx < NB * (NB + 1); idx += NT) { (&G[0][0])[idx] = 0.f; (&Ts[0][0])[idx] = 0.f; }
-  for (int idx = threadIdx.x; idx < m * NB; idx += NT) {
-    const int r = idx / NB, c = idx % NB;
-    V[(size_t)r * NB + c] = c < ncols ? vval(P, ld, r, c) : 0.f;
-  }
-  __syncthreads();
-  // G = V^T V, strictly upper part: lane c accumulates column c against every column a < c
-  if (lane < ncols) {
-    const int c = lane;
-    float acc[NB];
-#pragma unroll
-    for (int a = 0; a < NB; ++a) acc[a] = 0.f;
-    for (int r = c + warp; r < m; r += NWARPS) {
-      const float vc = vval(P, ld, r, c);
-#pragma unroll
-      for (int a = 0; a < NB; ++a)
-        if (a < c) acc[a] += vval(P, ld, r, a) * vc;
-    }
-#pragma unroll
-    for (int a = 0; a < NB; ++a)
-      if (a < c) atomicAdd(&G[a][c], acc[a]);
-  }
-  __syncthreads();
-  // T(j, j) = tau_j; T(0:j, j) = -tau_j T(0:j, 0:j) G(0:j, j)
-  for (int j = 0; j < ncols; ++j) {
-    if (threadIdx.x < j) {
-      const int i = threadIdx.x;
-      float s = 0.f;
-      for (int l = i; l < j; ++l) s += Ts[i][l] * G[l][j];
-      Ts[i][j] = -tau[j] * s;
-    }
-    if (threadIdx.x == j) Ts[j][j] = tau[j];
+    // store v = scale * x below the diagonal, beta on it: own rows only, so the warp's lanes need only
+    // agree among themselves that every read of column j in this warp is done
+    __syncwarp();
+    if (t != 0.f)
+      for (int r = r0 + lane * NWARPS; r < m; r += 32 * NWARPS) P[(size_t)r * ld + j] *= scale;
+    if (warp == owner && lane == 0) P[(size_t)j * ld + j] = beta;
+    if (threadIdx.x == 0) tau_out[j] = t;
     __syncthreads();
   }
-  for (int idx = threadIdx.x; idx < NB * NB; idx += NT) T[idx] = Ts[idx / NB][idx % NB];
 }
 
 extern "C" __global__ void __launch_bounds__(NT) panel_qr(float* __restrict__ H, float* __restrict__ tau,
-                                                          float* __restrict__ V, float* __restrict__ T,
-                                                          int n, int k, int ncols, int in_smem, int with_wy) {
+                                                          float* __restrict__ V, int n, int k, int ncols,
+                                                          int in_smem, int with_v) {
   extern __shared__ float S[];
   float* A = H + (size_t)blockIdx.x * n * n + (size_t)k * n + k;
-  float* tau_b = tau + (size_t)blockIdx.x * n + k;
   const int m = n - k;
   float* P = A;
   int ld = n;
@@ -177,16 +108,43 @@ extern "C" __global__ void __launch_bounds__(NT) panel_qr(float* __restrict__ H,
     }
     __syncthreads();
   }
-  factor_panel(P, ld, m, ncols, tau_b);
-  __syncthreads();
-  if (with_wy) build_wy(P, ld, m, ncols, tau_b, V + (size_t)blockIdx.x * n * NB, T + (size_t)blockIdx.x * NB * NB);
-  if (in_smem) {
-    __syncthreads();
+  factor_panel(P, ld, m, ncols, tau + (size_t)blockIdx.x * n + k);
+  if (with_v) {  // V: unit lower trapezoidal, zero beyond column ncols (ld NB)
+    float* Vb = V + (size_t)blockIdx.x * n * NB;
+    for (int idx = threadIdx.x; idx < m * NB; idx += NT) {
+      const int r = idx / NB, c = idx % NB;
+      Vb[idx] = c >= ncols ? 0.f : (r > c ? P[(size_t)r * ld + c] : (r == c ? 1.f : 0.f));
+    }
+  }
+  if (in_smem)
     for (int idx = threadIdx.x; idx < m * ncols; idx += NT) {
       const int r = idx / ncols, c = idx % ncols;
       A[(size_t)r * n + c] = P[r * ld + c];
     }
+}
+
+// T (NB x NB, upper triangular, zero beyond ncols) from G = V^T V and tau: T(j, j) = tau_j,
+// T(0:j, j) = -tau_j T(0:j, 0:j) G(0:j, j). One block of NB threads per matrix.
+extern "C" __global__ void build_t(const float* __restrict__ G, const float* __restrict__ tau,
+                                   float* __restrict__ T, int n, int k, int ncols) {
+  __shared__ float Ts[NB][NB + 1];
+  const float* Gb = G + (size_t)blockIdx.x * NB * NB;
+  const float* tb = tau + (size_t)blockIdx.x * n + k;
+  const int i = threadIdx.x;
+  for (int c = 0; c < NB; ++c) Ts[i][c] = 0.f;
+  __syncthreads();
+  for (int j = 0; j < ncols; ++j) {
+    if (i < j) {
+      float s = 0.f;
+      for (int l = i; l < j; ++l) s += Ts[i][l] * Gb[l * NB + j];
+      Ts[i][j] = -tb[j] * s;
+    } else if (i == j) {
+      Ts[j][j] = tb[j];
+    }
+    __syncthreads();
   }
+  float* Tb = T + (size_t)blockIdx.x * NB * NB;
+  for (int c = 0; c < NB; ++c) Tb[i * NB + c] = Ts[i][c];
 }
 
 extern "C" __global__ void __launch_bounds__(NT) small_qr(const float* __restrict__ Ain, float* __restrict__ H,
@@ -198,6 +156,5 @@ extern "C" __global__ void __launch_bounds__(NT) small_qr(const float* __restric
   for (int idx = threadIdx.x; idx < n * n; idx += NT) S[(idx / n) * ld + idx % n] = In[idx];
   __syncthreads();
   factor_panel(S, ld, n, n, tau + (size_t)blockIdx.x * n);
-  __syncthreads();
   for (int idx = threadIdx.x; idx < n * n; idx += NT) A[idx] = S[(idx / n) * ld + idx % n];
 }
