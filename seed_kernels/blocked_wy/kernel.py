@@ -16,9 +16,10 @@ import torch
 
 NB = 32  # @tune NB: 16 32
 NWARPS = 8  # @tune NWARPS: 4 8 16 32
-NWARPS_WIDE = 32  # @tune NWARPS_WIDE: 8 16 32
+NWARPS_WIDE = 16  # @tune NWARPS_WIDE: 8 16 32
 WIDE_BELOW = 264  # @tune WIDE_BELOW: 0 66 132 264 528
 SMALL_N = 192  # @tune SMALL_N: 0 64 128 176 192 224
+MIN_WIDTH = 2  # @tune MIN_WIDTH: 2 8 16 32
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
 _SOURCE = Path(__file__).with_name("qr.cu").read_text()
@@ -44,15 +45,15 @@ def compile_info():
             info[f"{name}/{warps}w"] = {"registers": f.num_regs, "local_bytes": f.local_size_bytes,
                                         "shared_bytes": f.shared_size_bytes}
     return info | {"NB": NB, "NWARPS": NWARPS, "NWARPS_WIDE": NWARPS_WIDE, "WIDE_BELOW": WIDE_BELOW,
-                   "SMALL_N": SMALL_N}
+                   "SMALL_N": SMALL_N, "MIN_WIDTH": MIN_WIDTH}
 
 
 def _stream(device):
     """CuPy's view of torch's current stream, made once per stream (creating one costs microseconds)."""
     handle = torch.cuda.current_stream(device).cuda_stream
-    stream = _STREAMS.get(handle)
+    stream = _STREAMS.get((device.index, handle))
     if stream is None:
-        stream = _STREAMS[handle] = cp.cuda.ExternalStream(handle, device.index)
+        stream = _STREAMS[(device.index, handle)] = cp.cuda.ExternalStream(handle, device.index)
     return stream
 
 
@@ -65,7 +66,7 @@ def _width(m):
     if m * (NB + 1) * 4 <= SMEM_BUDGET:
         return NB
     width = min(NB, SMEM_BUDGET // (4 * m) - 1)
-    return width if width >= 2 else 0
+    return width if width >= max(2, MIN_WIDTH) else 0
 
 
 def custom_kernel(A):

@@ -37,6 +37,7 @@ __device__ void factor_panel(float* P, int ld, int m, int ncols, float* tau_out)
   }
   for (int j = 0; j < ncols; ++j) {
     float xnorm2 = 0.f;
+#pragma unroll 8
     for (int w = 0; w < NWARPS; ++w) xnorm2 += normp[w];
     const float alpha = P[(size_t)j * ld + j];
     float t = 0.f, scale = 0.f, beta = alpha;
@@ -51,31 +52,44 @@ __device__ void factor_panel(float* P, int ld, int m, int ncols, float* tau_out)
     for (int q0 = j + 1, chunk = 0; q0 < ncols; q0 += 32, ++chunk) {  // columns in chunks of 32, one per lane
       const int q = q0 + lane;
       const bool active = q < ncols;
+      // walk own rows with a pointer: two loads and an FMA per row, little index arithmetic
+      const size_t step = (size_t)NWARPS * ld;
+      const float* first = P + (size_t)r0 * ld;
       float acc = 0.f;
       if (active && t != 0.f) {
         float a0 = 0.f, a1 = 0.f;
+        const float* pr = first;
         int r = r0;
-        for (; r + NWARPS < m; r += 2 * NWARPS) {
-          a0 += P[(size_t)r * ld + j] * P[(size_t)r * ld + q];
-          a1 += P[(size_t)(r + NWARPS) * ld + j] * P[(size_t)(r + NWARPS) * ld + q];
+        for (; r + NWARPS < m; r += 2 * NWARPS, pr += 2 * step) {
+          a0 += pr[j] * pr[q];
+          a1 += pr[step + j] * pr[step + q];
         }
-        if (r < m) a0 += P[(size_t)r * ld + j] * P[(size_t)r * ld + q];
+        if (r < m) a0 += pr[j] * pr[q];
         acc = scale * (a0 + a1) + (warp == owner ? P[(size_t)j * ld + q] : 0.f);
       }
       dotp[chunk & 1][warp][lane] = acc;
       __syncthreads();
       float wq = 0.f;
+#pragma unroll 8
       for (int w = 0; w < NWARPS; ++w) wq += dotp[chunk & 1][w][lane];
       wq *= t;
       const float ws = wq * scale;  // the update uses v_r = scale * P[r][j]
       float sq = 0.f;
       if (active) {
         if (warp == owner && t != 0.f) P[(size_t)j * ld + q] -= wq;
+        float* pr = const_cast<float*>(first);
+        int r = r0;
+        if (t != 0.f) {
+          for (; r <= next && r < m; r += NWARPS, pr += step) pr[q] -= ws * pr[j];  // rows not in the norm
 #pragma unroll 4
-        for (int r = r0; r < m; r += NWARPS) {
-          float x = P[(size_t)r * ld + q];
-          if (t != 0.f) { x -= ws * P[(size_t)r * ld + j]; P[(size_t)r * ld + q] = x; }
-          if (r > next) sq += x * x;  // only the lane of column `next` keeps its sum
+          for (; r < m; r += NWARPS, pr += step) {
+            const float x = pr[q] - ws * pr[j];
+            pr[q] = x;
+            sq += x * x;  // only the lane of column `next` keeps its sum
+          }
+        } else {
+          for (; r <= next && r < m; r += NWARPS, pr += step) {}
+          for (; r < m; r += NWARPS, pr += step) sq += pr[q] * pr[q];
         }
       }
       if (next >= q0 && next < q0 + 32 && lane == next - q0) normp[warp] = sq;
