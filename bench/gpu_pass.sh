@@ -40,7 +40,16 @@ $py -m pytest -q -m gpu -p no:cacheprovider -k seed tests/test_harness_gpu.py 2>
 $py -m pytest -q -m gpu -p no:cacheprovider -k cheat ${PYTEST_ARGS:-} tests/test_harness_gpu.py 2>&1 | tail -25 | tee -a "$OUT/pass.log"
 qr baseline --baseline --mode full --seed 7
 qr blocked_wy --kernel-dir seed_kernels/blocked_wy --mode full --seed 7
-qr naive --kernel-dir seed_kernels/naive --mode full --seed 7
 for i in 1 2 3 4 5; do qr "noise$i" --kernel-dir seed_kernels/blocked_wy --mode full; done
 qr blocked_quick --kernel-dir seed_kernels/blocked_wy --mode quick
+qr naive --kernel-dir seed_kernels/naive --mode full --seed 7
+log "evolve start on the QR problem (built-in harness, quick mode, tune only)"
+demo=$(mktemp -d)
+cp -r seed_kernels "$demo/"
+sed -e 's/^seeds = .*/seeds = ["seed_kernels\/blocked_wy"]/' -e 's/^mode = .*/mode = "quick"/' \
+    -e 's/^operators = .*/operators = { tune = 1.0 }/' evolve.toml > "$demo/evolve.toml"
+git -C "$demo" init -q && git -C "$demo" add -A && git -C "$demo" -c user.name=ci -c user.email=ci@x commit -qm qr
+$py -m evolver start --repo "$demo" --max-candidates ${DEMO_CANDIDATES:-6} 2>&1 | tee "$OUT/evolve_start.log"
+$py -m evolver status --repo "$demo" --json > "$OUT/evolve_status.json"
+$py -m evolver lineage best --repo "$demo" | tee -a "$OUT/evolve_start.log"
 log "done"
