@@ -16,7 +16,7 @@ import torch
 
 NB = 32  # @tune NB: 16 32
 NWARPS = 8  # @tune NWARPS: 4 8 16 32
-NWARPS_WIDE = 8  # @tune NWARPS_WIDE: 8 16 32
+NWARPS_WIDE = 16  # @tune NWARPS_WIDE: 8 16 32
 WIDE_BELOW = 264  # @tune WIDE_BELOW: 0 66 132 264 528
 SMALL_N = 192  # @tune SMALL_N: 0 64 128 176 192 224
 MIN_WIDTH = 2  # @tune MIN_WIDTH: 2 8 16 32
