@@ -26,8 +26,6 @@ NOTES_REF = "refs/notes/evolve"
 BEST_REF = "refs/heads/best"
 ZERO = "0" * 40
 TRAILER_PREFIX = "Evolve-"
-_RECORD = "\x1e"
-_FIELD = "\x1f"
 
 
 class StoreError(Exception):
@@ -324,44 +322,25 @@ class Store:
         return self._git("diff", "--no-color", "--no-ext-diff", old, new, "--", path)
 
     # -- bulk reads -------------------------------------------------------------------------------------
-    def candidate_refs(self, run: str | None = None) -> str:
-        """The raw ref listing of candidates: cheap, for change detection (TUI polling)."""
-        prefix = f"refs/heads/evolve/{run}/" if run else "refs/heads/evolve/"
-        return self._git("for-each-ref", "--format=%(objectname) %(refname)", prefix) + \
-            self._git("for-each-ref", "--format=%(objectname) %(refname)", NOTES_REF, BEST_REF)
-
     def snapshot(self, run: str) -> Snapshot:
-        fmt = _FIELD.join(["%(refname)", "%(objectname)", "%(parent)", "%(committerdate:unix)",
-                           "%(subject)", "%(trailers:unfold,only)"]) + _RECORD
-        out = self._git("for-each-ref", f"--format={fmt}", f"refs/heads/evolve/{run}/")
-        notes = self.notes()
-        snap = Snapshot(run=run, best_commit=self.rev_parse(BEST_REF))
-        for record in out.split(_RECORD):
-            record = record.strip("\n")
-            if not record:
-                continue
-            refname, commit, parents, date, subject, trailer_text = record.split(_FIELD)
-            trailers = {}
-            for line in trailer_text.splitlines():
-                key, sep, value = line.partition(": ")
-                if sep and key.startswith(TRAILER_PREFIX):
-                    trailers[key[len(TRAILER_PREFIX):]] = value.strip()
-            lines, bad = notes.get(commit, ([], 0))
-            snap.malformed_notes += bad
-            cid = refname.rsplit("/", 1)[-1]
-            snap.candidates[cid] = Candidate(run=run, id=cid, commit=commit, parents=tuple(parents.split()),
-                                             created=int(date or 0), subject=subject, trailers=trailers,
-                                             results=tuple(lines))
-        return snap
+        """Everything the run knows: candidates, their results, `best`. A few git processes, any size."""
+        reader = RunReader(self, run)
+        reader.refresh()
+        return reader.snapshot
 
-    def notes(self) -> dict[str, tuple[list[dict[str, Any]], int]]:
-        """All result notes, by annotated commit: (parsed lines, count of malformed lines)."""
+    def ref_listing(self, run: str) -> dict[str, str]:
+        """refname -> object id for the run's candidates, `best` and the notes ref: one cheap call."""
+        out = self._git("for-each-ref", "--format=%(objectname) %(refname)", f"refs/heads/evolve/{run}/",
+                        NOTES_REF, BEST_REF)
+        pairs = (line.split(" ", 1) for line in out.splitlines() if line)
+        return {ref: obj for obj, ref in pairs}
+
+    def note_listing(self) -> dict[str, str]:
+        """annotated commit -> note blob."""
         if self.rev_parse(NOTES_REF) is None:
             return {}
         listing = self._git("notes", "--ref", NOTES_REF, "list")
-        pairs = [line.split() for line in listing.splitlines() if line.strip()]
-        blobs = self.cat_blobs(p[0] for p in pairs)
-        return {obj: parse_note(blobs.get(note, b"").decode("utf-8", "replace")) for note, obj in pairs}
+        return {obj: note for note, obj in (line.split() for line in listing.splitlines() if line.strip())}
 
     # -- the single writer ------------------------------------------------------------------------------
     def lock(self) -> None:
@@ -400,3 +379,89 @@ class Store:
 
 def now() -> float:
     return round(time.time(), 3)
+
+
+def parse_commit(raw: bytes) -> tuple[tuple[str, ...], int, str, dict[str, str]]:
+    """(parents, committer time, subject, Evolve- trailers) of a raw commit object."""
+    header, _, message = raw.decode("utf-8", "replace").partition("\n\n")
+    parents: list[str] = []
+    created = 0
+    for line in header.splitlines():
+        if line.startswith("parent "):
+            parents.append(line[7:].strip())
+        elif line.startswith("committer "):
+            try:
+                created = int(line.rsplit(" ", 2)[-2])
+            except (ValueError, IndexError):
+                created = 0
+    paragraphs = message.strip().split("\n\n")
+    subject = paragraphs[0].splitlines()[0] if paragraphs and paragraphs[0] else ""
+    trailers: dict[str, str] = {}
+    for line in paragraphs[-1].splitlines() if len(paragraphs) > 1 else []:
+        key, sep, value = line.partition(": ")
+        if sep and key.startswith(TRAILER_PREFIX):
+            trailers[key[len(TRAILER_PREFIX):]] = value.strip()
+    return tuple(parents), created, subject, trailers
+
+
+class RunReader:
+    """Reads one run from git and keeps it current cheaply: each `refresh` lists the refs (one call) and
+    reads only commits that are new and notes that changed. Used by `evolve status` (one refresh) and the
+    TUI (a refresh per poll)."""
+
+    def __init__(self, store: Store, run: str) -> None:
+        self.store = store
+        self.snapshot = Snapshot(run=run)
+        self._refs: dict[str, str] = {}
+        self._notes: dict[str, str] = {}  # commit -> note blob
+        self._bad: dict[str, int] = {}  # commit -> malformed lines in its note
+
+    def refresh(self) -> set[str]:
+        """Bring the snapshot up to date; returns the ids of candidates that are new or changed."""
+        snap = self.snapshot
+        refs = self.store.ref_listing(snap.run)
+        if refs == self._refs:
+            return set()
+        prefix = f"refs/heads/evolve/{snap.run}/"
+        changed: set[str] = set()
+        new = {ref[len(prefix):]: obj for ref, obj in refs.items()
+               if ref.startswith(prefix) and self._refs.get(ref) != obj}
+        for ref in self._refs:
+            if ref.startswith(prefix) and ref not in refs:
+                snap.candidates.pop(ref[len(prefix):], None)
+        raw = self.store.cat_blobs(new.values())
+        for cid, commit in new.items():
+            if commit not in raw:
+                continue
+            parents, created, subject, trailers = parse_commit(raw[commit])
+            snap.candidates[cid] = Candidate(run=snap.run, id=cid, commit=commit, parents=parents, created=created,
+                                             subject=subject, trailers=trailers)
+            changed.add(cid)
+        notes_moved = refs.get(NOTES_REF) != self._refs.get(NOTES_REF)
+        if notes_moved or new:
+            changed |= self._refresh_notes(notes_moved, set(new.values()))
+        snap.best_commit = refs.get(BEST_REF)
+        snap.malformed_notes = sum(self._bad.get(c.commit, 0) for c in snap.candidates.values())
+        self._refs = refs
+        return changed
+
+    def _refresh_notes(self, notes_moved: bool, new_commits: set[str]) -> set[str]:
+        listing = self.store.note_listing() if notes_moved else self._notes
+        by_commit = self.snapshot.by_commit()
+        stale = {commit: blob for commit, blob in listing.items()
+                 if commit in by_commit and (self._notes.get(commit) != blob or commit in new_commits)}
+        blobs = self.store.cat_blobs(stale.values())
+        changed = set()
+        for commit, blob in stale.items():
+            results, bad = parse_note(blobs.get(blob, b"").decode("utf-8", "replace"))
+            self._bad[commit] = bad
+            cand = by_commit[commit]
+            self.snapshot.candidates[cand.id] = Candidate(**{**cand.__dict__, "results": tuple(results)})
+            changed.add(cand.id)
+        for commit in set(self._notes) - set(listing):  # a note was removed
+            if commit in by_commit:
+                cand = by_commit[commit]
+                self.snapshot.candidates[cand.id] = Candidate(**{**cand.__dict__, "results": ()})
+                changed.add(cand.id)
+        self._notes = dict(listing)
+        return changed

@@ -109,3 +109,30 @@ def test_engine_lock_is_exclusive_and_cleans_stale_ref_locks(repo: Path) -> None
 def test_discover_outside_a_repository(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="not inside a git repository"):
         Store.discover(tmp_path)
+
+
+def test_run_reader_reads_only_what_changed(repo: Path) -> None:
+    from evolver.store import RunReader
+
+    store = Store(repo)
+    head = store.head_commit()
+    commits = []
+    for i in (1, 2):
+        c = store.write_candidate([head], head, "k", {"f": str(i).encode()},
+                                  format_message(f"c{i}", "", {"Id": f"0000{i}", "Op": "tune"}))
+        store.create_branch(f"refs/heads/evolve/r/0000{i}", c)
+        commits.append(c)
+    reader = RunReader(store, "r")
+    assert reader.refresh() == {"00001", "00002"}
+    assert reader.refresh() == set()  # nothing moved: one ref listing, nothing read
+    store.append_note(commits[1], {"status": "ok", "score": 4.0})
+    assert reader.refresh() == {"00002"} and reader.snapshot.candidates["00002"].score == 4.0
+    c3 = store.write_candidate([commits[0]], commits[0], "k", {"f": b"3"}, format_message("c3", "", {"Op": "tune"}))
+    store.create_branch("refs/heads/evolve/r/00003", c3)
+    store.append_note(c3, {"status": "crash", "score": None})
+    assert reader.refresh() == {"00003"}
+    assert reader.snapshot.candidates["00003"].parents == (commits[0],)
+    assert reader.snapshot.candidates["00003"].result == {"status": "crash", "score": None}
+    assert store.move_best(commits[1], None)
+    reader.refresh()
+    assert reader.snapshot.best_commit == commits[1]
