@@ -95,6 +95,8 @@ def cmd_start(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(line, flush=True)
 
+    if args.tui:
+        return _start_with_tui(args, store, run)
     started = time.monotonic()
     summary = run_engine(config, store, run, budget, say)
     best = summary.best
@@ -104,6 +106,40 @@ def cmd_start(args: argparse.Namespace) -> int:
     if best is not None:
         print(f"best: {best.id} score {best.score:.6g} (`git checkout best` or `evolve show best`)")
     return 130 if summary.reason == "interrupted" else 0
+
+
+def _start_with_tui(args: argparse.Namespace, store: Store, run: str) -> int:
+    """The engine in a child process (its progress in .git/evolve/<run>.log), the TUI in front; leaving
+    the TUI stops the engine the way Ctrl-C does (graceful, resumable)."""
+    import signal
+    import subprocess
+
+    from evolver.tui.app import run_tui
+
+    argv = [sys.executable, "-m", "evolver", "start", "--run", run]
+    for flag in ("max_candidates", "max_hours", "max_usd"):
+        if getattr(args, flag) is not None:
+            argv += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
+    log_path = store.git_dir / "evolve" / f"{run}.log"
+    with open(log_path, "ab") as log:
+        engine = subprocess.Popen(argv, cwd=Path(args.repo).resolve() if args.repo else Path.cwd(), stdout=log,
+                                  stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        try:
+            run_tui(store, run)
+        finally:
+            if engine.poll() is None:
+                engine.send_signal(signal.SIGINT)
+                print(f"stopping the engine (finishing evaluations in flight; log: {log_path}) ...", file=sys.stderr)
+                engine.wait()
+    return 0
+
+
+def cmd_tui(args: argparse.Namespace) -> int:
+    from evolver.tui.app import run_tui
+
+    store = Store.discover(Path(args.repo).resolve() if args.repo else Path.cwd())
+    run_tui(store, args.run, poll_s=args.poll)
+    return 0
 
 
 def status_data(store: Store, snapshot: Snapshot) -> dict[str, Any]:
@@ -238,7 +274,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", metavar="NAME", help="work on this run (default: the latest, or a new one)")
     p.add_argument("--new-run", action="store_true", help="start a new run instead of resuming the latest")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines, only the summary")
+    p.add_argument("--tui", action="store_true", help="watch the run in the TUI (the engine runs in the background)")
     p.set_defaults(func=cmd_start)
+
+    p = verb("tui", "watch a run live", "The population, the lineage of the selected candidate (default `best`), "
+             "its diff and result, and progress, read from git: works on a run in progress, a finished run, or a "
+             "repository fetched from elsewhere. Keys: arrows/mouse select, s sort, f filter by status, b best, "
+             "d/v/l diff/result/log, w check the candidate out into a separate worktree, r refresh, q quit.")
+    p.add_argument("--run", metavar="NAME", help="the run to show (default: the latest)")
+    p.add_argument("--poll", type=float, default=2.0, metavar="S", help="seconds between looks at git (default 2)")
+    p.set_defaults(func=cmd_tui)
 
     p = verb("status", "summarise a run", "Counts by status, the best candidate, LLM tokens and cost.")
     p.add_argument("--run", metavar="NAME")

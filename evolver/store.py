@@ -95,6 +95,7 @@ class Snapshot:
     candidates: dict[str, Candidate] = field(default_factory=dict)  # by id
     best_commit: str | None = None
     malformed_notes: int = 0
+    bad_lines: dict[str, int] = field(default_factory=dict)  # commit -> malformed lines in its note
 
     def by_commit(self) -> dict[str, Candidate]:
         return {c.commit: c for c in self.candidates.values()}
@@ -315,6 +316,10 @@ class Store:
         with tarfile.open(fileobj=io.BytesIO(data)) as tar:
             tar.extractall(dest, filter="data")
 
+    def add_worktree(self, commit: str, path: Path) -> None:
+        """A separate, detached worktree of `commit` at `path` (the user's own work tree is not touched)."""
+        self._git("worktree", "add", "--detach", "--", str(path), commit)
+
     def message(self, commit: str) -> str:
         return self._git("log", "-1", "--format=%B", commit, "--").strip()
 
@@ -441,7 +446,8 @@ class RunReader:
         if notes_moved or new:
             changed |= self._refresh_notes(notes_moved, set(new.values()))
         snap.best_commit = refs.get(BEST_REF)
-        snap.malformed_notes = sum(self._bad.get(c.commit, 0) for c in snap.candidates.values())
+        snap.bad_lines = {c.commit: self._bad[c.commit] for c in snap.candidates.values() if self._bad.get(c.commit)}
+        snap.malformed_notes = sum(snap.bad_lines.values())
         self._refs = refs
         return changed
 

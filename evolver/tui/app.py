@@ -1,0 +1,239 @@
+"""The Textual app: layout, keys, and the polling loop.
+
+All git work happens in thread workers that post typed messages back; widgets never call git. The poll is a
+timer that re-arms itself after each finished refresh, so refreshes never overlap; a refresh lists the refs
+(one cheap call) and reads notes and commits only when refs changed (`RunReader`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import DataTable, Footer
+
+from evolver.store import RunReader, Snapshot, Store, StoreError
+from evolver.tui import model
+from evolver.tui.detail import DetailPane
+from evolver.tui.header import RunHeader
+from evolver.tui.lineage import LineageTree
+from evolver.tui.population import SORTS, PopulationTable
+from evolver.tui.progress import ProgressPane
+
+
+@dataclass
+class Refreshed(Message):
+    snapshot: Snapshot | None
+    changed: set[str]
+    seconds: float
+    note: str = ""
+
+
+@dataclass
+class DetailLoaded(Message):
+    cid: str
+    diff: str
+    message: str
+
+
+class EvolveApp(App[None]):
+    CSS_PATH = "evolve.tcss"
+    TITLE = "evolve"
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("s", "cycle_sort", "Sort"),
+        Binding("f", "cycle_filter", "Filter"),
+        Binding("b", "jump_best", "Best"),
+        Binding("d", "show_tab('tab-diff')", "Diff"),
+        Binding("v", "show_tab('tab-result')", "Result"),
+        Binding("l", "show_tab('tab-log')", "Log"),
+        Binding("w", "worktree", "Worktree"),
+        Binding("r", "refresh_now", "Refresh"),
+    ]
+
+    def __init__(self, store: Store, run: str | None = None, poll_s: float = 2.0,
+                 clock: Callable[[], float] = time.time) -> None:
+        super().__init__()
+        self.store = store
+        self.run_name = run
+        self.poll_s = poll_s
+        self.clock = clock
+        self.reader: RunReader | None = None
+        self.snapshot: Snapshot | None = None
+        self.kernel_dir = ""
+        self.refreshes = 0
+        self._details: dict[str, tuple[str, str]] = {}
+        self._loaded = False
+        self._refreshing = False
+
+    def compose(self) -> ComposeResult:
+        yield RunHeader("reading git ...")
+        with Horizontal(id="main"):
+            yield PopulationTable(clock=self.clock)
+            with Vertical(id="side"):
+                tree = LineageTree()
+                tree.border_title = "lineage"
+                yield tree
+                yield ProgressPane()
+        yield DetailPane()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(PopulationTable).focus()
+        self.poll()
+
+    # -- polling ------------------------------------------------------------------------------------------
+    def poll(self) -> None:
+        if not self._refreshing:
+            self._refreshing = True
+            self.refresh_worker()
+
+    @work(thread=True, exclusive=True, group="refresh")
+    def refresh_worker(self) -> None:
+        started = time.perf_counter()
+        try:
+            if self.reader is None:
+                runs = self.store.runs()
+                run = self.run_name or (runs[-1] if runs else None)
+                if run is None or run not in runs:
+                    note = (f"no run {run!r} in this repository" if run else "no evolve run in this repository yet") \
+                        + " (`evolve start` begins one); watching for it ..."
+                    self.post_message(Refreshed(None, set(), time.perf_counter() - started, note))
+                    return
+                meta = self.store.get_meta(f"refs/evolve/runs/{run}") or {}
+                self.kernel_dir = str(meta.get("kernel_dir", ""))
+                self.reader = RunReader(self.store, run)
+            changed = self.reader.refresh()
+            self.post_message(Refreshed(self.reader.snapshot, changed, time.perf_counter() - started))
+        except StoreError as exc:
+            self.post_message(Refreshed(None, set(), time.perf_counter() - started, f"git: {exc}"))
+
+    @on(Refreshed)
+    def apply_refresh(self, event: Refreshed) -> None:
+        header = self.query_one(RunHeader)
+        table = self.query_one(PopulationTable)
+        try:
+            if event.snapshot is None:
+                header.message(event.note)
+                return
+            self.snapshot = snap = event.snapshot
+            if not self._loaded:
+                table.load(model.rows(snap))
+                self._loaded = True
+                if not self.action_jump_best() and table.row_count:
+                    table.move_cursor(row=0)
+            elif event.changed:
+                changed = [r for r in model.rows(snap) if r.id in event.changed]
+                table.upsert(changed)
+            if not snap.candidates:
+                header.message(f"run {snap.run}: no candidates yet; watching ...")
+            else:
+                header.show(model.header(snap, self.clock()))
+            if event.changed or self.refreshes == 0:
+                self.query_one(ProgressPane).show(model.best_so_far(snap), model.outcomes(snap))
+                self.show_selected()
+        finally:
+            self.refreshes += 1
+            self._refreshing = False
+            self.set_timer(self.poll_s, self.poll)  # re-armed only now: refreshes never overlap
+
+    # -- selection ----------------------------------------------------------------------------------------
+    @on(DataTable.RowHighlighted)
+    def row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.show_selected()
+
+    def show_selected(self) -> None:
+        if self.snapshot is None:
+            return
+        cid = self.query_one(PopulationTable).selected_id()
+        candidate = self.snapshot.candidates.get(cid or "")
+        if candidate is None:
+            return
+        self.query_one(LineageTree).show(model.ancestry(candidate, self.snapshot))
+        if cid in self._details:
+            diff, message = self._details[cid]
+            self.query_one(DetailPane).show(candidate, diff, message,
+                                            self.snapshot.bad_lines.get(candidate.commit, 0))
+        else:
+            self.load_detail(candidate.id, candidate.commit, candidate.parents[0] if candidate.parents else None)
+
+    @work(thread=True, exclusive=True, group="detail")
+    def load_detail(self, cid: str, commit: str, parent: str | None) -> None:
+        try:
+            diff = self.store.diff(parent, commit, self.kernel_dir or ".") if parent else ""
+            message = self.store.message(commit)
+        except StoreError as exc:
+            diff, message = "", f"(git: {exc})"
+        self.post_message(DetailLoaded(cid, diff, message))
+
+    @on(DetailLoaded)
+    def detail_loaded(self, event: DetailLoaded) -> None:
+        self._details[event.cid] = (event.diff, event.message)
+        if self.query_one(PopulationTable).selected_id() == event.cid:
+            self.show_selected()
+
+    # -- actions ------------------------------------------------------------------------------------------
+    def action_cycle_sort(self) -> None:
+        table = self.query_one(PopulationTable)
+        table.sort_by = SORTS[(SORTS.index(table.sort_by) + 1) % len(SORTS)]
+        table.rebuild()
+        self.notify(f"sorted by {table.sort_by}", timeout=2)
+
+    @on(DataTable.HeaderSelected)
+    def header_clicked(self, event: DataTable.HeaderSelected) -> None:
+        table = self.query_one(PopulationTable)
+        name = str(event.column_key.value)
+        if name in SORTS:
+            table.sort_by = name
+            table.rebuild()
+
+    def action_cycle_filter(self) -> None:
+        table = self.query_one(PopulationTable)
+        table.status_filter = model.FILTERS[(model.FILTERS.index(table.status_filter) + 1) % len(model.FILTERS)]
+        table.rebuild()
+        self.notify(f"showing {table.status_filter} ({table.row_count})", timeout=2)
+
+    def action_jump_best(self) -> bool:
+        snap = self.snapshot
+        best = snap.by_commit().get(snap.best_commit or "") if snap else None
+        if best is None:
+            return False
+        table = self.query_one(PopulationTable)
+        if not table.select(best.id):
+            table.status_filter = "all"
+            table.rebuild()
+            table.select(best.id)
+        return True
+
+    def action_show_tab(self, tab: str) -> None:
+        self.query_one(DetailPane).activate(tab)
+
+    def action_refresh_now(self) -> None:
+        self.poll()
+
+    def action_worktree(self) -> None:
+        cid = self.query_one(PopulationTable).selected_id()
+        if self.snapshot is None or cid not in self.snapshot.candidates:
+            return
+        self.add_worktree(self.snapshot.candidates[cid].commit, cid)
+
+    @work(thread=True, group="worktree")
+    def add_worktree(self, commit: str, cid: str) -> None:
+        path = Path(self.store.git_dir) / "evolve" / "worktrees" / f"{self.snapshot.run if self.snapshot else 'run'}-{cid}"
+        try:
+            if not path.exists():
+                self.store.add_worktree(commit, path)
+            self.call_from_thread(self.notify, f"{cid} checked out in {path}", timeout=8)
+        except StoreError as exc:
+            self.call_from_thread(self.notify, f"worktree failed: {exc}", severity="error")
+
+
+def run_tui(store: Store, run: str | None = None, poll_s: float = 2.0) -> None:
+    EvolveApp(store, run, poll_s).run()

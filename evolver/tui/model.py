@@ -1,0 +1,161 @@
+"""What the TUI shows, computed from a `Snapshot`: pure functions, no Textual, testable and fast."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from evolver.store import Candidate, Snapshot
+
+FAILED = ("incorrect", "compile_error", "timeout", "crash", "rejected", "patch_failed", "llm_error")
+FILTERS = ("all", "ok", "failed", "pending")
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    status: str
+    score: float | None
+    vs_parent: float | None  # speedup over the parent (>1: faster)
+    vs_seed: float | None  # speedup over the seed its lineage started from
+    op: str
+    model: str
+    island: int
+    created: int
+
+
+@dataclass(frozen=True)
+class Header:
+    run: str
+    elapsed_s: float
+    done: int
+    pending: int
+    failed: int
+    best_id: str | None
+    best_score: float | None
+    speedup_vs_seed: float | None
+    speedup_vs_baseline: float | None
+    evals_per_hour: float | None
+    tokens: int
+    cost_usd: float
+    malformed: int
+
+
+def status_of(c: Candidate) -> str:
+    r = c.result
+    return str(r.get("status")) if r else "pending"
+
+
+def matches(row: Row, status_filter: str) -> bool:
+    if status_filter == "all":
+        return True
+    if status_filter == "failed":
+        return row.status in FAILED
+    return row.status == status_filter
+
+
+def _seed_of(c: Candidate, by_commit: dict[str, Candidate]) -> Candidate | None:
+    seen = set()
+    current: Candidate | None = c
+    while current is not None and current.op != "seed" and current.commit not in seen:
+        seen.add(current.commit)
+        current = by_commit.get(current.parents[0]) if current.parents else None
+    return current
+
+
+def rows(snapshot: Snapshot) -> list[Row]:
+    by_commit = snapshot.by_commit()
+    out = []
+    for c in snapshot.candidates.values():
+        parent = by_commit.get(c.parents[0]) if c.parents else None
+        seed = _seed_of(c, by_commit)
+        out.append(Row(
+            id=c.id, status=status_of(c), score=c.score,
+            vs_parent=(parent.score / c.score) if c.score and parent is not None and parent.score else None,
+            vs_seed=(seed.score / c.score) if c.score and seed is not None and seed.score else None,
+            op=c.op, model=c.trailers.get("Model", ""), island=c.island, created=c.created))
+    return out
+
+
+def header(snapshot: Snapshot, now: float | None = None) -> Header:
+    cands = list(snapshot.candidates.values())
+    now = now if now is not None else time.time()
+    started = min((c.created for c in cands), default=now)
+    done = [c for c in cands if c.result is not None]
+    best = snapshot.by_commit().get(snapshot.best_commit or "")
+    seeds = sorted((c for c in cands if c.op == "seed" and c.score), key=lambda c: c.id)
+    times = sorted(float(r["t"]) for c in done for r in c.results[-1:] if isinstance(r.get("t"), (int, float)))
+    rate = None
+    if len(times) >= 2 and times[-1] > times[0]:
+        rate = (len(times) - 1) / ((times[-1] - times[0]) / 3600)
+    baseline = None
+    if best is not None and best.result:
+        value = (best.result.get("details") or {}).get("baseline_us")
+        baseline = value / best.score if isinstance(value, (int, float)) and best.score else None
+    tokens = 0
+    for c in cands:
+        for part in c.trailers.get("Tokens", "").split("+"):
+            tokens += int(part) if part.isdigit() else 0
+    return Header(run=snapshot.run, elapsed_s=max(0.0, now - started), done=len(done),
+                  pending=len(cands) - len(done), failed=sum(1 for c in done if status_of(c) in FAILED),
+                  best_id=best.id if best else None, best_score=best.score if best else None,
+                  speedup_vs_seed=(seeds[0].score / best.score) if best and best.score and seeds and seeds[0].score
+                  else None,
+                  speedup_vs_baseline=baseline, evals_per_hour=rate, tokens=tokens,
+                  cost_usd=sum(c.cost_usd for c in cands), malformed=snapshot.malformed_notes)
+
+
+def best_so_far(snapshot: Snapshot) -> list[float]:
+    """The best score after each candidate, in id order (for the progress chart)."""
+    series: list[float] = []
+    best = None
+    for cid in sorted(snapshot.candidates):
+        score = snapshot.candidates[cid].score
+        if score is not None and (best is None or score < best):
+            best = score
+        if best is not None:
+            series.append(best)
+    return series
+
+
+def outcomes(snapshot: Snapshot) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for c in snapshot.candidates.values():
+        key = status_of(c)
+        counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+@dataclass(frozen=True)
+class Step:
+    candidate: Candidate
+    parents: tuple[Candidate, ...]  # two for a crossover
+    delta: float | None  # relative score change against the first parent (negative: faster)
+
+
+def ancestry(candidate: Candidate, snapshot: Snapshot, limit: int = 200) -> list[Step]:
+    """First-parent ancestry back to the seed, each step with all its parents (both sides of a merge)."""
+    by_commit = snapshot.by_commit()
+    steps = []
+    current: Candidate | None = candidate
+    seen = set()
+    while current is not None and current.commit not in seen and len(steps) < limit:
+        seen.add(current.commit)
+        parents = tuple(by_commit[p] for p in current.parents if p in by_commit)
+        first = parents[0] if parents else None
+        delta = ((current.score - first.score) / first.score if current.score is not None and first is not None
+                 and first.score else None)
+        steps.append(Step(current, parents, delta))
+        current = first
+    return steps
+
+
+def fmt_duration(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def fmt_age(created: int, now: float) -> str:
+    return fmt_duration(max(0.0, now - created))

@@ -1,0 +1,245 @@
+"""The TUI driven by Textual's Pilot over hermetic repositories (fixed dates, scripted results)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from evolver.store import NOTES_REF, Store, format_message
+from evolver.tui.app import EvolveApp
+from evolver.tui.detail import DetailPane
+from evolver.tui.header import RunHeader
+from evolver.tui.lineage import LineageTree
+from evolver.tui.population import PopulationTable
+from tests.conftest import git, make_repo
+
+CLOCK = 1764504000.0  # 2026-11-30 12:00:00 UTC: the commit dates the sealed environment fixes
+KERNEL = "examples/sort/kernel"
+SOURCE = "CUTOFF = 2  # @tune CUTOFF: 1 2 4 8\nBINARY_INSERT = 0  # @tune BINARY_INSERT: 0 1\n"
+
+
+class Scripted:
+    """A run written through the store as the engine would, with results chosen by the test."""
+
+    def __init__(self, repo: Path, run: str = "r1") -> None:
+        self.store = Store(repo)
+        self.run = run
+        self.base = self.store.head_commit()
+        self.commits: dict[str, str] = {}
+        self.store.set_meta(f"refs/evolve/runs/{run}", {"run": run, "base": self.base, "kernel_dir": KERNEL})
+
+    def add(self, cid: str, op: str, parent: str | None, text: str, result: dict | None, **trailers: str) -> str:
+        parent_commit = self.commits[parent] if parent else self.base
+        full = {"Id": cid, "Run": self.run, "Op": op, "Island": "0", **trailers}
+        if parent:
+            full["Parent"] = parent
+        commit = self.store.write_candidate([parent_commit], parent_commit, KERNEL, {"sort.py": text.encode()},
+                                            format_message(f"evolve {self.run}/{cid}: {op}", "why not", full))
+        self.store.create_branch(f"refs/heads/evolve/{self.run}/{cid}", commit)
+        if result is not None:
+            self.store.append_note(commit, {"t": CLOCK - 600 + int(cid) * 60, "harness": "h", "gpu": "g", **result})
+        self.commits[cid] = commit
+        return commit
+
+    def best(self, cid: str) -> None:
+        git(self.store.root, "update-ref", "refs/heads/best", self.commits[cid])
+
+
+def ok(score: float) -> dict:
+    return {"status": "ok", "score": score, "details": {"shapes": [{"shape": "20x32 dense", "mean_us": score,
+                                                                    "std_us": 1.0, "runs": 5}]}}
+
+
+@pytest.fixture
+def scripted(tmp_path: Path) -> Scripted:
+    s = Scripted(make_repo(tmp_path / "repo"))
+    s.add("00001", "seed", None, SOURCE, ok(100.0), Seed="examples/sort/seeds/mergesort")
+    s.add("00002", "tune", "00001", SOURCE.replace("CUTOFF = 2", "CUTOFF = 4"), ok(80.0), Tune="CUTOFF=4 (was 2)")
+    s.add("00003", "mutate", "00002", SOURCE.replace("= 0", "= 1"), {"status": "compile_error", "score": None,
+          "error": "SyntaxError: invalid syntax"}, Model="coder", Tokens="1000+200", **{"Cost-USD": "0.002"})
+    s.add("00004", "tune", "00002", SOURCE.replace("CUTOFF = 2", "CUTOFF = 8"), ok(64.0), Tune="CUTOFF=8 (was 4)")
+    s.add("00005", "tune", "00001", SOURCE.replace("CUTOFF = 2", "CUTOFF = 1"), ok(120.0), Tune="CUTOFF=1 (was 2)")
+    s.add("00006", "tune", "00004", SOURCE.replace("= 0", "= 1").replace("= 2", "= 8"), None, Tune="BINARY_INSERT=1")
+    s.best("00004")
+    return s
+
+
+def app_for(s: Scripted, poll_s: float = 60.0) -> EvolveApp:
+    app = EvolveApp(s.store, None, poll_s=poll_s, clock=lambda: CLOCK)
+    app.animation_level = "none"  # snapshots must not catch a tab underline or a toast mid-animation
+    return app
+
+
+async def settle(pilot, app: EvolveApp, refreshes: int = 1) -> None:  # type: ignore[no-untyped-def]
+    for _ in range(100):
+        await pilot.pause(0.05)
+        if app.refreshes >= refreshes and not app._refreshing:
+            break
+    await pilot.pause(0.1)
+
+
+def shown(app: EvolveApp, selector: str | type) -> str:
+    """The text a Static widget shows, whatever it was given (markup, Text or Syntax)."""
+    from rich.syntax import Syntax
+    from rich.text import Text
+
+    content = app.query_one(selector).content  # type: ignore[attr-defined]
+    if isinstance(content, Syntax):
+        return content.code
+    if isinstance(content, Text):
+        return content.plain
+    return Text.from_markup(str(content)).plain
+
+
+def lineage_ids(app: EvolveApp) -> list[str]:
+    out, node = [], app.query_one(LineageTree).root
+    while node.children:
+        node = node.children[0]
+        out.append(str(node.data))
+    return out
+
+
+def test_opens_on_best_and_selection_drives_lineage_and_detail(scripted: Scripted) -> None:
+    async def scenario() -> None:
+        app = app_for(scripted)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot, app)
+            table = app.query_one(PopulationTable)
+            assert table.selected_id() == "00004"  # best first
+            assert lineage_ids(app) == ["00004", "00002", "00001"]
+            await pilot.pause(0.3)
+            assert "CUTOFF = 8" in shown(app, "#diff")
+            header = shown(app, RunHeader)
+            assert "best 64 (00004) 1.56x seed" in header and "done 5" in header and "evaluating 1" in header
+            table.select("00003")
+            await pilot.pause(0.3)
+            assert lineage_ids(app) == ["00003", "00002", "00001"]
+            await pilot.press("l")
+            assert "SyntaxError" in shown(app, "#log")
+            await pilot.press("v")
+            assert "model: coder" in shown(app, "#result")
+
+    asyncio.run(scenario())
+
+
+def test_sort_and_filter(scripted: Scripted) -> None:
+    async def scenario() -> None:
+        app = app_for(scripted)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot, app)
+            table = app.query_one(PopulationTable)
+            order = lambda: [str(k.value) for k in table.rows]  # noqa: E731 - display order
+            assert table.sort_by == "score"
+            assert [table.get_row_at(i)[0].plain for i in range(table.row_count)][:4] == ["00004", "00002", "00001",
+                                                                                            "00005"]
+            await pilot.press("s")  # id
+            assert [table.get_row_at(i)[0].plain for i in range(table.row_count)] == sorted(order())
+            await pilot.press("f")  # ok only
+            assert table.status_filter == "ok" and table.row_count == 4
+            await pilot.press("f")  # failed
+            assert [table.get_row_at(i)[0].plain for i in range(table.row_count)] == ["00003"]
+            await pilot.press("f")  # pending
+            assert [table.get_row_at(i)[0].plain for i in range(table.row_count)] == ["00006"]
+            await pilot.press("b")  # jump to best clears the filter that hides it
+            assert table.selected_id() == "00004" and table.status_filter == "all"
+
+    asyncio.run(scenario())
+
+
+def test_new_candidates_and_results_appear_after_a_refresh(scripted: Scripted) -> None:
+    async def scenario() -> None:
+        app = app_for(scripted, poll_s=0.2)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot, app)
+            table = app.query_one(PopulationTable)
+            assert table.row_count == 6
+            scripted.store.append_note(scripted.commits["00006"], ok(50.0))
+            scripted.add("00007", "tune", "00006", SOURCE.replace("= 2", "= 1"), ok(70.0), Tune="CUTOFF=1")
+            scripted.best("00006")
+            before = app.refreshes
+            await settle(pilot, app, before + 2)
+            assert table.row_count == 7
+            assert table.get_row_at(0)[0].plain == "00006"  # re-sorted: the new best is on top
+            assert "best 50 (00006)" in shown(app, RunHeader)
+
+    asyncio.run(scenario())
+
+
+def test_empty_repository_waits_for_a_run(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    (repo / "examples/sort/evolve.toml").unlink()  # no evolve.toml either: the TUI reads git only
+    git(repo, "commit", "-qam", "no config")
+
+    async def scenario() -> None:
+        app = EvolveApp(Store(repo), None, poll_s=0.2, clock=lambda: CLOCK)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot, app)
+            assert "no evolve run in this repository yet" in shown(app, RunHeader)
+            s = Scripted(repo)
+            s.add("00001", "seed", None, SOURCE, ok(10.0))
+            await settle(pilot, app, app.refreshes + 2)
+            assert app.query_one(PopulationTable).row_count == 1
+
+    asyncio.run(scenario())
+
+
+def test_only_failures_and_a_malformed_note(tmp_path: Path) -> None:
+    s = Scripted(make_repo(tmp_path / "repo"))
+    s.add("00001", "seed", None, SOURCE, {"status": "crash", "score": None, "error": "no CUDA device"})
+    c2 = s.add("00002", "seed", None, SOURCE + "#\n", None)
+    git(s.store.root, "notes", "--ref", NOTES_REF, "add", "-m", "{truncated json", c2)
+
+    async def scenario() -> None:
+        app = app_for(s)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot, app)
+            header = shown(app, RunHeader)
+            assert "no correct candidate yet" in header and "1 malformed note line(s) skipped" in header
+            table = app.query_one(PopulationTable)
+            table.select("00002")
+            await pilot.pause(0.3)
+            await pilot.press("v")
+            assert "malformed" in shown(app, "#result")
+            await pilot.press("s", "f", "down", "up")  # still alive and answering
+            assert app.is_running
+
+    asyncio.run(scenario())
+
+
+def test_worktree_of_the_selected_candidate_leaves_the_users_tree_alone(scripted: Scripted) -> None:
+    root = scripted.store.root
+    before = git(root, "status", "--porcelain"), (root / ".git/index").read_bytes()
+
+    async def scenario() -> None:
+        app = app_for(scripted)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot, app)
+            await pilot.press("w")
+            for _ in range(40):
+                await pilot.pause(0.05)
+                if (scripted.store.git_dir / "evolve/worktrees/r1-00004").exists():
+                    break
+
+    asyncio.run(scenario())
+    tree = scripted.store.git_dir / "evolve/worktrees/r1-00004"
+    assert "CUTOFF = 8" in (tree / KERNEL / "sort.py").read_text()
+    assert (git(root, "status", "--porcelain"), (root / ".git/index").read_bytes()) == before
+
+
+@pytest.mark.parametrize("keys", [(), ("f",), ("down", "down", "l")], ids=["best", "filtered", "failure-log"])
+def test_snapshots(scripted: Scripted, snap_compare, keys: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+    app = app_for(scripted)
+
+    async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
+        await settle(pilot, app)
+        await pilot.press(*keys)
+        for _ in range(100):  # until the selected candidate's diff and message are in
+            await pilot.pause(0.05)
+            if app.query_one(PopulationTable).selected_id() in app._details:
+                break
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
