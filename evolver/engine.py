@@ -27,6 +27,7 @@ from evolver.population import best_of, comparable, lineage, next_island, select
 from evolver.store import Candidate, Snapshot, Store, StoreError, format_message, now
 
 RUN_REF = "refs/evolve/runs/{run}"
+PACK_EVERY = 256  # candidates between `git pack-refs` (keeps ref listings cheap for the TUI and status)
 
 
 class EngineError(Exception):
@@ -128,6 +129,7 @@ class Engine:
             raise EngineError("no operator can run: the only weighted operators need an LLM; give `tune` a "
                               "weight in [evolution] operators or configure [llm]")
         self._reconcile_best()
+        self.store.pack_refs()
 
     @property
     def depth(self) -> int:
@@ -338,6 +340,8 @@ class Engine:
                               subject=message.splitlines()[0], trailers={k: str(v) for k, v in full.items()})
         self.snapshot.candidates[cid] = candidate
         self.summary.created += 1
+        if self._next_id % PACK_EVERY == 0:
+            self.store.pack_refs()
         return candidate
 
     def _commit(self, p: Proposal, island: int) -> _Job | None:

@@ -135,8 +135,8 @@ def test_sort_and_filter(scripted: Scripted) -> None:
             assert table.sort_by == "score"
             assert [table.get_row_at(i)[0].plain for i in range(table.row_count)][:4] == ["00004", "00002", "00001",
                                                                                             "00005"]
-            await pilot.press("s")  # id
-            assert [table.get_row_at(i)[0].plain for i in range(table.row_count)] == sorted(order())
+            await pilot.press("s")  # id, newest first
+            assert [table.get_row_at(i)[0].plain for i in range(table.row_count)] == sorted(order(), reverse=True)
             await pilot.press("f")  # ok only
             assert table.status_filter == "ok" and table.row_count == 4
             await pilot.press("f")  # failed

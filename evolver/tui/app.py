@@ -19,7 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Footer
 
-from evolver.store import RunReader, Snapshot, Store, StoreError
+from evolver.store import Candidate, RunReader, Snapshot, Store, StoreError
 from evolver.tui import model
 from evolver.tui.detail import DetailPane
 from evolver.tui.header import RunHeader
@@ -30,10 +30,17 @@ from evolver.tui.progress import ProgressPane
 
 @dataclass
 class Refreshed(Message):
+    """A refresh's result, computed in the worker thread: an immutable view for the UI thread to apply."""
+
     snapshot: Snapshot | None
     changed: set[str]
     seconds: float
     note: str = ""
+    by_commit: dict[str, Candidate] | None = None
+    rows: list[model.Row] | None = None  # every row on the first load, the changed ones after
+    header: model.Header | None = None
+    series: list[float] | None = None
+    outcomes: dict[str, int] | None = None
 
 
 @dataclass
@@ -71,7 +78,10 @@ class EvolveApp(App[None]):
         self.refreshes = 0
         self._details: dict[str, tuple[str, str]] = {}
         self._loaded = False
+        self._loaded_in_worker = False
         self._refreshing = False
+        self.by_commit: dict[str, Candidate] = {}
+        self.seeds = model.SeedIndex()
 
     def compose(self) -> ComposeResult:
         yield RunHeader("reading git ...")
@@ -111,7 +121,20 @@ class EvolveApp(App[None]):
                 self.kernel_dir = str(meta.get("kernel_dir", ""))
                 self.reader = RunReader(self.store, run)
             changed = self.reader.refresh()
-            self.post_message(Refreshed(self.reader.snapshot, changed, time.perf_counter() - started))
+            live = self.reader.snapshot
+            snap = Snapshot(run=live.run, candidates=dict(live.candidates), best_commit=live.best_commit,
+                            malformed_notes=live.malformed_notes, bad_lines=dict(live.bad_lines))
+            first = not self._loaded_in_worker
+            self._loaded_in_worker = True
+            if not changed and not first:
+                self.post_message(Refreshed(snap, changed, time.perf_counter() - started))
+                return
+            by_commit = snap.by_commit()
+            self.post_message(Refreshed(
+                snap, changed, time.perf_counter() - started, by_commit=by_commit,
+                rows=model.rows(snap, None if first else changed, by_commit, self.seeds),
+                header=model.header(snap, self.clock(), by_commit) if snap.candidates else None,
+                series=model.best_so_far(snap), outcomes=model.outcomes(snap)))
         except StoreError as exc:
             self.post_message(Refreshed(None, set(), time.perf_counter() - started, f"git: {exc}"))
 
@@ -124,20 +147,22 @@ class EvolveApp(App[None]):
                 header.message(event.note)
                 return
             self.snapshot = snap = event.snapshot
-            if not self._loaded:
-                table.load(model.rows(snap))
-                self._loaded = True
-                if not self.action_jump_best() and table.row_count:
-                    table.move_cursor(row=0)
-            elif event.changed:
-                changed = [r for r in model.rows(snap) if r.id in event.changed]
-                table.upsert(changed)
-            if not snap.candidates:
+            if event.by_commit is not None:
+                self.by_commit = event.by_commit
+            if event.rows is not None:
+                if not self._loaded:
+                    table.load(event.rows)
+                    self._loaded = True
+                    if not self.action_jump_best() and table.row_count:
+                        table.move_cursor(row=0)
+                else:
+                    table.upsert(event.rows)
+            if event.header is not None:
+                header.show(event.header)
+            elif not snap.candidates:
                 header.message(f"run {snap.run}: no candidates yet; watching ...")
-            else:
-                header.show(model.header(snap, self.clock()))
-            if event.changed or self.refreshes == 0:
-                self.query_one(ProgressPane).show(model.best_so_far(snap), model.outcomes(snap))
+            if event.series is not None and event.outcomes is not None:
+                self.query_one(ProgressPane).show(event.series, event.outcomes)
                 self.show_selected()
         finally:
             self.refreshes += 1
@@ -156,7 +181,7 @@ class EvolveApp(App[None]):
         candidate = self.snapshot.candidates.get(cid or "")
         if candidate is None:
             return
-        self.query_one(LineageTree).show(model.ancestry(candidate, self.snapshot))
+        self.query_one(LineageTree).show(model.ancestry(candidate, self.by_commit))
         if cid in self._details:
             diff, message = self._details[cid]
             self.query_one(DetailPane).show(candidate, diff, message,
@@ -202,15 +227,10 @@ class EvolveApp(App[None]):
 
     def action_jump_best(self) -> bool:
         snap = self.snapshot
-        best = snap.by_commit().get(snap.best_commit or "") if snap else None
+        best = self.by_commit.get(snap.best_commit or "") if snap else None
         if best is None:
             return False
-        table = self.query_one(PopulationTable)
-        if not table.select(best.id):
-            table.status_filter = "all"
-            table.rebuild()
-            table.select(best.id)
-        return True
+        return self.query_one(PopulationTable).select(best.id, widen=True)
 
     def action_show_tab(self, tab: str) -> None:
         self.query_one(DetailPane).activate(tab)

@@ -54,21 +54,38 @@ def matches(row: Row, status_filter: str) -> bool:
     return row.status == status_filter
 
 
-def _seed_of(c: Candidate, by_commit: dict[str, Candidate]) -> Candidate | None:
-    seen = set()
-    current: Candidate | None = c
-    while current is not None and current.op != "seed" and current.commit not in seen:
-        seen.add(current.commit)
-        current = by_commit.get(current.parents[0]) if current.parents else None
-    return current
+class SeedIndex:
+    """The seed each candidate's lineage started from, memoised by commit: it never changes."""
+
+    def __init__(self) -> None:
+        self._seed: dict[str, str | None] = {}  # commit -> its seed's commit
+
+    def seed_of(self, c: Candidate, by_commit: dict[str, Candidate]) -> Candidate | None:
+        path = []
+        current: Candidate | None = c
+        while current is not None and current.commit not in self._seed:
+            if current.op == "seed":
+                self._seed[current.commit] = current.commit
+                break
+            path.append(current.commit)
+            current = by_commit.get(current.parents[0]) if current.parents else None
+        seed = self._seed.get(current.commit) if current is not None else None
+        for commit in path:
+            self._seed[commit] = seed
+        return by_commit.get(seed) if seed else None  # the current object: its score may be new
 
 
-def rows(snapshot: Snapshot) -> list[Row]:
-    by_commit = snapshot.by_commit()
+def rows(snapshot: Snapshot, ids: set[str] | None = None, by_commit: dict[str, Candidate] | None = None,
+         seeds: SeedIndex | None = None) -> list[Row]:
+    """Rows for `ids` (default: every candidate)."""
+    by_commit = by_commit if by_commit is not None else snapshot.by_commit()
+    seeds = seeds or SeedIndex()
+    chosen = snapshot.candidates.values() if ids is None else \
+        (snapshot.candidates[i] for i in ids if i in snapshot.candidates)
     out = []
-    for c in snapshot.candidates.values():
+    for c in chosen:
         parent = by_commit.get(c.parents[0]) if c.parents else None
-        seed = _seed_of(c, by_commit)
+        seed = seeds.seed_of(c, by_commit)
         out.append(Row(
             id=c.id, status=status_of(c), score=c.score,
             vs_parent=(parent.score / c.score) if c.score and parent is not None and parent.score else None,
@@ -77,32 +94,47 @@ def rows(snapshot: Snapshot) -> list[Row]:
     return out
 
 
-def header(snapshot: Snapshot, now: float | None = None) -> Header:
-    cands = list(snapshot.candidates.values())
+def header(snapshot: Snapshot, now: float | None = None, by_commit: dict[str, Candidate] | None = None) -> Header:
     now = now if now is not None else time.time()
-    started = min((c.created for c in cands), default=now)
-    done = [c for c in cands if c.result is not None]
-    best = snapshot.by_commit().get(snapshot.best_commit or "")
-    seeds = sorted((c for c in cands if c.op == "seed" and c.score), key=lambda c: c.id)
-    times = sorted(float(r["t"]) for c in done for r in c.results[-1:] if isinstance(r.get("t"), (int, float)))
+    started = now
+    done = failed = tokens = 0
+    cost = 0.0
+    times: list[float] = []
+    first_seed: Candidate | None = None
+    for c in snapshot.candidates.values():  # one pass: this runs on every refresh of a 10,000-candidate run
+        started = min(started, c.created)
+        r = c.result
+        if r is not None:
+            done += 1
+            failed += r.get("status") in FAILED
+            t = r.get("t")
+            if isinstance(t, (int, float)):
+                times.append(float(t))
+        trailers = c.trailers
+        if "Tokens" in trailers:
+            for part in trailers["Tokens"].split("+"):
+                tokens += int(part) if part.isdigit() else 0
+        if "Cost-USD" in trailers:
+            cost += c.cost_usd
+        if trailers.get("Op") == "seed" and c.score and (first_seed is None or c.id < first_seed.id):
+            first_seed = c
+    best = (by_commit if by_commit is not None else snapshot.by_commit()).get(snapshot.best_commit or "")
     rate = None
-    if len(times) >= 2 and times[-1] > times[0]:
-        rate = (len(times) - 1) / ((times[-1] - times[0]) / 3600)
+    if len(times) >= 2:
+        times.sort()
+        if times[-1] > times[0]:
+            rate = (len(times) - 1) / ((times[-1] - times[0]) / 3600)
     baseline = None
     if best is not None and best.result:
         value = (best.result.get("details") or {}).get("baseline_us")
         baseline = value / best.score if isinstance(value, (int, float)) and best.score else None
-    tokens = 0
-    for c in cands:
-        for part in c.trailers.get("Tokens", "").split("+"):
-            tokens += int(part) if part.isdigit() else 0
-    return Header(run=snapshot.run, elapsed_s=max(0.0, now - started), done=len(done),
-                  pending=len(cands) - len(done), failed=sum(1 for c in done if status_of(c) in FAILED),
+    return Header(run=snapshot.run, elapsed_s=max(0.0, now - started), done=done,
+                  pending=len(snapshot.candidates) - done, failed=failed,
                   best_id=best.id if best else None, best_score=best.score if best else None,
-                  speedup_vs_seed=(seeds[0].score / best.score) if best and best.score and seeds and seeds[0].score
-                  else None,
-                  speedup_vs_baseline=baseline, evals_per_hour=rate, tokens=tokens,
-                  cost_usd=sum(c.cost_usd for c in cands), malformed=snapshot.malformed_notes)
+                  speedup_vs_seed=(first_seed.score / best.score) if best and best.score and first_seed and
+                  first_seed.score else None,
+                  speedup_vs_baseline=baseline, evals_per_hour=rate, tokens=tokens, cost_usd=cost,
+                  malformed=snapshot.malformed_notes)
 
 
 def best_so_far(snapshot: Snapshot) -> list[float]:
@@ -133,9 +165,8 @@ class Step:
     delta: float | None  # relative score change against the first parent (negative: faster)
 
 
-def ancestry(candidate: Candidate, snapshot: Snapshot, limit: int = 200) -> list[Step]:
+def ancestry(candidate: Candidate, by_commit: dict[str, Candidate], limit: int = 200) -> list[Step]:
     """First-parent ancestry back to the seed, each step with all its parents (both sides of a merge)."""
-    by_commit = snapshot.by_commit()
     steps = []
     current: Candidate | None = candidate
     seen = set()

@@ -11,7 +11,11 @@ from textual.widgets import DataTable
 from evolver.tui.model import FAILED, Row, fmt_age, matches
 
 COLUMNS = ("id", "status", "score", "vs parent", "vs seed", "op", "model", "island", "age")
-SORTS = ("score", "id", "status", "age")
+# fixed widths: the table never measures 10,000 rows of cells to size its columns
+WIDTHS = {"id": 6, "status": 13, "score": 10, "vs parent": 9, "vs seed": 8, "op": 6, "model": 12, "island": 6,
+          "age": 7}
+SORTS = ("score", "id", "status")
+MAX_ROWS = 2000  # rows shown of the current sort and filter; the header counts them all
 STATUS_STYLE = {"ok": "green", "pending": "yellow"}
 
 
@@ -26,9 +30,7 @@ def _sort_key(name: str) -> Callable[[Row], object]:
         return lambda r: (r.score is None, r.score or 0.0, r.id)
     if name == "status":
         return lambda r: (r.status, r.id)
-    if name == "age":
-        return lambda r: (-r.created, r.id)
-    return lambda r: r.id
+    return lambda r: (-int(r.id) if r.id.isdigit() else 0, r.id)  # newest first
 
 
 class PopulationTable(DataTable[Text]):
@@ -41,12 +43,12 @@ class PopulationTable(DataTable[Text]):
 
     def on_mount(self) -> None:
         for name in COLUMNS:
-            self.add_column(name, key=name)
+            self.add_column(name, key=name, width=WIDTHS[name])
 
     def _cells(self, r: Row) -> tuple[Text, ...]:
         style = STATUS_STYLE.get(r.status, "red" if r.status in FAILED else "")
         return (Text(r.id), Text(r.status, style=style), Text(f"{r.score:.6g}" if r.score is not None else ""),
-                _ratio(r.vs_parent), _ratio(r.vs_seed), Text(r.op), Text(r.model), Text(str(r.island)),
+                _ratio(r.vs_parent), _ratio(r.vs_seed), Text(r.op), Text(r.model[:12]), Text(str(r.island)),
                 Text(fmt_age(r.created, self.clock())))
 
     def load(self, rows: list[Row]) -> None:
@@ -54,35 +56,44 @@ class PopulationTable(DataTable[Text]):
         self._rows = {r.id: r for r in rows}
         self.rebuild()
 
+    @property
+    def matching(self) -> int:
+        return sum(1 for r in self._rows.values() if matches(r, self.status_filter))
+
     def rebuild(self) -> None:
         keep = self.selected_id()
         self.clear()
         shown = sorted((r for r in self._rows.values() if matches(r, self.status_filter)),
-                       key=_sort_key(self.sort_by))
+                       key=_sort_key(self.sort_by))[:MAX_ROWS]
         for r in shown:
             self.add_row(*self._cells(r), key=r.id)
         if keep is not None:
             self.select(keep)
 
     def upsert(self, rows: list[Row]) -> None:
-        """Update changed rows in place and add new ones; re-sort only when an order-relevant value changed."""
+        """Update changed rows in place, add new ones that belong in the shown window, keep it sorted."""
+        key = _sort_key(self.sort_by)
         resort = False
         for r in rows:
             old = self._rows.get(r.id)
             self._rows[r.id] = r
-            visible = matches(r, self.status_filter)
-            exists = old is not None and old.id in self.rows
-            if exists and visible:
+            shown = r.id in self.rows
+            last = self._rows.get(str(self.ordered_rows[-1].key.value)) if self.row_count else None
+            wanted = matches(r, self.status_filter) and (
+                shown or self.row_count < MAX_ROWS or last is None or key(r) < key(last))
+            if shown and wanted:
                 for column, cell in zip(COLUMNS, self._cells(r)):
                     self.update_cell(r.id, column, cell)
-                resort |= self.sort_by in ("score", "status") and (old.score, old.status) != (r.score, r.status)
-            elif exists:
+                resort |= old is not None and key(old) != key(r)
+            elif shown:
                 self.remove_row(r.id)
-            elif visible:
+            elif wanted:
                 self.add_row(*self._cells(r), key=r.id)
                 resort = True
         if resort:
             self._resort()
+        while self.row_count > MAX_ROWS:
+            self.remove_row(self.ordered_rows[-1].key)
 
     def _resort(self) -> None:
         order = sorted((self._rows[str(k.value)] for k in self.rows), key=_sort_key(self.sort_by))
@@ -98,7 +109,12 @@ class PopulationTable(DataTable[Text]):
             return None
         return str(key.value) if key.value is not None else None
 
-    def select(self, cid: str) -> bool:
+    def select(self, cid: str, widen: bool = False) -> bool:
+        """Put the cursor on `cid`; with `widen`, first bring it into the shown window (filter off,
+        best-first) if it is not there."""
+        if widen and cid not in self.rows and cid in self._rows:
+            self.status_filter, self.sort_by = "all", "score"
+            self.rebuild()
         if cid not in self.rows:
             return False
         self.move_cursor(row=self.get_row_index(cid))
