@@ -24,7 +24,7 @@ from evolver.evaluate import Evaluator, Slot, make_slots
 from evolver.llm import LLMClient, LLMError, api_key
 from evolver.operators import Proposal
 from evolver.population import best_of, comparable, lineage, next_island, select_parent
-from evolver.store import Candidate, Snapshot, Store, StoreError, format_message, now
+from evolver.store import Candidate, Snapshot, Store, StoreError, format_message, git_tree_hash, now
 
 RUN_REF = "refs/evolve/runs/{run}"
 PACK_EVERY = 256  # candidates between `git pack-refs` (keeps ref listings cheap for the TUI and status)
@@ -315,7 +315,6 @@ class Engine:
 
     def _create_seeds(self) -> None:
         have = {c.trailers.get("Seed") for c in self.snapshot.candidates.values() if c.op == "seed"}
-        kernel_dir = self.config.problem.kernel_dir
         for i, seed in enumerate(self.config.problem.seeds):
             if seed in have:
                 continue
@@ -331,7 +330,7 @@ class Engine:
     def _write(self, subject: str, body: str, parents: list[str], tree_from: str, files: dict[str, bytes],
                trailers: dict[str, str], seed_source: str | None = None) -> Candidate:
         cid = self._new_id()
-        kernel_tree = operators.git_tree_hash(files)
+        kernel_tree = git_tree_hash(files)
         full = {"Id": cid, **trailers, "Kernel-Tree": kernel_tree}
         message = format_message(f"evolve {self.run}/{cid}: {subject}", body, full)
         commit = self.store.write_candidate(parents, tree_from, self.config.problem.kernel_dir, files, message)

@@ -43,7 +43,7 @@ class Candidate:
     created: int  # committer time, unix seconds
     subject: str
     trailers: dict[str, str]
-    results: tuple[dict[str, Any], ...] = ()
+    results: tuple[dict[str, Any], ...] = ()  # parsed note lines, oldest first
 
     @property
     def op(self) -> str:
@@ -73,11 +73,11 @@ class Candidate:
             return 0.0
 
     @property
-    def result(self) -> dict[str, Any] | None:
+    def result(self) -> "dict[str, Any] | None":
         """The final result: the last well-formed result line, if any."""
         for line in reversed(self.results):
             if "status" in line:
-                return line
+                return line  # type: ignore[no-any-return]  # (mypy sees the tuple's items as Any)
         return None
 
     @property

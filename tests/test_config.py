@@ -6,7 +6,7 @@ import pytest
 
 from evolver.cli import main
 from evolver.config import ConfigError, find_config, load_config
-from tests.conftest import EXAMPLE, ROOT, evolve, example_config, make_repo
+from tests.conftest import ROOT, evolve, example_config, make_repo
 
 
 def write(repo: Path, text: str) -> Path:
@@ -31,7 +31,7 @@ def test_unknown_key_names_key_and_line(repo: Path) -> None:
         load_config(path, repo)
     message = str(err.value)
     assert "evolution.populaton" in message and "unknown key" in message
-    line = next(i for i, l in enumerate(path.read_text().splitlines(), 1) if l.startswith("populaton"))
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if text.startswith("populaton"))
     assert f"evolve.toml:{line}:" in message
 
 

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
 import pytest
 
 from evolver.store import NOTES_REF, Store, format_message
 from evolver.tui.app import EvolveApp
-from evolver.tui.detail import DetailPane
 from evolver.tui.header import RunHeader
 from evolver.tui.lineage import LineageTree
 from evolver.tui.population import PopulationTable
