@@ -101,7 +101,8 @@ def cmd_start(args: argparse.Namespace) -> int:
     summary = run_engine(config, store, run, budget, say)
     best = summary.best
     took = time.monotonic() - started
-    print(f"run {run}: {summary.created} new candidate(s), {summary.evaluated} evaluated in {took:.0f} s"
+    spend = f", LLM spend so far ${summary.llm_cost_usd:.4f}" if summary.llm_cost_usd else ""
+    print(f"run {run}: {summary.created} new candidate(s), {summary.evaluated} evaluated in {took:.0f} s{spend}"
           f"{'; ' + summary.reason if summary.reason else ''}")
     if best is not None:
         print(f"best: {best.id} score {best.score:.6g} (`git checkout best` or `evolve show best`)")

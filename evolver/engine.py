@@ -172,6 +172,7 @@ class Engine:
             if self.client is not None:
                 await self.client.close()
         self.summary.best = self._best()
+        self.summary.llm_cost_usd = self._spent()
         return self.summary
 
     def _interrupt(self) -> None:
@@ -328,7 +329,7 @@ class Engine:
             self._write(f"seed {seed}", "", [self.base], self.base, files, trailers)
 
     def _write(self, subject: str, body: str, parents: list[str], tree_from: str, files: dict[str, bytes],
-               trailers: dict[str, str], seed_source: str | None = None) -> Candidate:
+               trailers: dict[str, str]) -> Candidate:
         cid = self._new_id()
         kernel_tree = git_tree_hash(files)
         full = {"Id": cid, **trailers, "Kernel-Tree": kernel_tree}

@@ -28,7 +28,7 @@ from typing import Any
 from evolver.config import Config
 from evolver.store import Store
 
-STATUSES = ("ok", "incorrect", "compile_error", "timeout", "crash", "rejected", "patch_failed", "llm_error")
+# what an evaluator may report; the engine adds patch_failed and llm_error for attempts that made no code
 EVALUATOR_STATUSES = ("ok", "incorrect", "compile_error", "timeout", "crash", "rejected")
 # The evaluator sees only these variables (plus CUDA_VISIBLE_DEVICES): no API keys, tokens or passwords.
 ENV_ALLOW = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TERM", "USER", "LOGNAME", "SHELL",

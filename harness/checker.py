@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 
@@ -28,7 +28,6 @@ class Verdict:
     orth: float = 0.0
     recon: float = 0.0
     matrix: int | None = None  # first failing matrix
-    extra: dict[str, float] = field(default_factory=dict)
 
 
 @contextlib.contextmanager

@@ -56,10 +56,6 @@ class PopulationTable(DataTable[Text]):
         self._rows = {r.id: r for r in rows}
         self.rebuild()
 
-    @property
-    def matching(self) -> int:
-        return sum(1 for r in self._rows.values() if matches(r, self.status_filter))
-
     def rebuild(self) -> None:
         keep = self.selected_id()
         self.clear()
