@@ -102,6 +102,11 @@ def make_slots(config: Config) -> list[Slot]:
         gpus = list(e.gpus)
     else:
         gpus = [None]
+    if e.builtin and e.slots > len(gpus):
+        raise EvaluationError(f"{config.path}: evaluation.slots = {e.slots} would put several evaluations on one "
+                              f"of the {len(gpus)} GPU(s); the QR harness times with the device to itself (its "
+                              "check for work escaping the timed stream compares wall and device time). Use "
+                              "slots = 0 (one per GPU) or at most the number of GPUs")
     slots = []
     for i in range(e.slots or len(gpus)):
         gpu = gpus[i % len(gpus)]

@@ -71,6 +71,19 @@ def test_qr_problem_without_a_gpu_says_so(tmp_path: Path) -> None:
     assert "test-no-gpu" not in git(ROOT, "for-each-ref", "refs/evolve/")
 
 
+def test_qr_with_more_slots_than_gpus_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from evolver import evaluate
+    from evolver.config import load_config
+
+    monkeypatch.setattr(evaluate, "detect_gpus", lambda: [(0, "NVIDIA H200 / driver 580")])
+    config = load_config(ROOT / "evolve.toml", ROOT)
+    assert len(evaluate.make_slots(config)) == 1
+    crowded = config.__class__(**{**config.__dict__, "evaluation": config.evaluation.__class__(
+        **{**config.evaluation.__dict__, "slots": 2})})
+    with pytest.raises(evaluate.EvaluationError, match="several evaluations on one"):
+        evaluate.make_slots(crowded)
+
+
 def test_outside_a_repository(tmp_path: Path) -> None:
     proc = evolve(tmp_path, "status")
     assert proc.returncode == 1 and "not inside a git repository" in proc.stderr
