@@ -204,6 +204,10 @@ def _describe(c: Candidate) -> list[str]:
     else:
         score = f" score {r['score']:.6g}" if r.get("score") is not None else ""
         lines.append(f"  result: {r.get('status')}{score}  (evaluator {r.get('harness')}, {r.get('gpu')})")
+        confirmed = c.confirmation
+        if confirmed is not None:
+            value = f" score {confirmed['score']:.6g}" if confirmed.get("score") is not None else ""
+            lines.append(f"  confirmed: {confirmed.get('status')}{value}  (evaluator {confirmed.get('harness')})")
         if r.get("cached_from"):
             lines.append(f"  result copied from {r['cached_from']} (same kernel, same evaluator and device)")
         if r.get("error"):

@@ -50,6 +50,7 @@ class EvaluationConfig:
     command: str | None  # any command that prints one JSON result line last
     files: tuple[str, ...]  # repo-relative paths the command needs, taken from the run's base commit
     mode: str  # passed as {mode}; the QR harness knows quick|full|final
+    confirm_mode: str  # "": off; else a new best is re-evaluated in this mode before `best` moves
     slots: int  # concurrent evaluations
     gpus: tuple[int, ...] | None  # None: one slot per visible GPU (or one CPU slot without GPUs)
     timeout_s: float
@@ -120,6 +121,7 @@ SCHEMA: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "command": ((str,), None),
         "files": ((list,), []),
         "mode": ((str,), "full"),
+        "confirm_mode": ((str,), ""),
         "slots": ((int,), 0),
         "gpus": ((list, str), "auto"),
         "timeout_s": (_NUM, 600),
@@ -299,6 +301,7 @@ def load_config(path: Path, root: Path) -> Config:
     if e["slots"] < 0 or e["timeout_s"] <= 0:
         raise reader.error("evaluation", "slots" if e["slots"] < 0 else "timeout_s", "must be positive")
     evaluation = EvaluationConfig(builtin=e["builtin"], command=e["command"], files=files, mode=e["mode"],
+                                  confirm_mode=e["confirm_mode"],
                                   slots=e["slots"], gpus=gpus, timeout_s=float(e["timeout_s"]))
 
     llm = _llm_config(reader, sections["llm"])
@@ -380,6 +383,7 @@ builtin = "qr"                     # the QR harness shipped with evolve; or inst
 # command = "{python} check.py --kernel-dir {kernel_dir}"   # prints one JSON result line last
 # files = ["check.py"]             # what `command` needs, taken from the run's base commit
 mode = "full"                      # quick | full | final (QR harness)
+confirm_mode = "final"             # a would-be new best is re-measured in this mode before `best` moves
 gpus = "auto"                      # or [0, 1]: one evaluation slot per GPU
 timeout_s = 600                    # a candidate still running then is killed (status: timeout)
 

@@ -11,6 +11,7 @@ are evaluated first. Ctrl-C once stops proposing and lets running evaluations fi
 from __future__ import annotations
 
 import asyncio
+import collections
 import random
 import signal
 import time
@@ -45,6 +46,7 @@ class Budget:
 class _Job:
     candidate: Candidate
     holds_room: bool  # took a pipeline place (fresh proposals do; resumed candidates do not)
+    confirm: bool = False  # a re-measurement of a would-be best in the thorough mode
 
 
 @dataclass
@@ -91,6 +93,8 @@ class Engine:
         self._evaluating = 0
         self._best_warned = False
         self._tune_exhausted = False
+        self._confirms: collections.deque[_Job] = collections.deque()  # served before new candidates
+        self._confirming: set[str] = set()
 
     # -- setup ------------------------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -108,6 +112,8 @@ class Engine:
         self.evaluator = Evaluator(self.config, self.store, self.base)
         self.slots: list[Slot] = make_slots(self.config)
         self.fingerprints = {s.fingerprint for s in self.slots}
+        self.confirm_mode = self.config.evaluation.confirm_mode
+        self.confirm_version = self.evaluator.version_for(self.confirm_mode) if self.confirm_mode else ""
         if meta is None:
             meta = {"run": self.run, "base": base, "created": now(), "kernel_dir": self.config.problem.kernel_dir}
             self.store.set_meta(RUN_REF.format(run=self.run), meta)
@@ -155,6 +161,9 @@ class Engine:
             pending = sorted((c for c in self.snapshot.candidates.values() if c.result is None), key=lambda c: c.id)
             for c in pending:
                 self._queue.put_nowait(_Job(c, holds_room=False))
+            for c in sorted((c for c in self.snapshot.candidates.values() if c.score is not None),
+                            key=lambda c: c.score or 0.0)[:3]:
+                self._maybe_confirm(c)  # a kill may have come between a result and its confirmation
             evaluators = [asyncio.create_task(self._evaluator(slot)) for slot in self.slots]
             proposers = [asyncio.create_task(self._proposer()) for _ in range(self.depth)]
             self._tasks = evaluators + proposers
@@ -229,20 +238,31 @@ class Engine:
                 self._queue.put_nowait(job)
 
     async def _evaluator(self, slot: Slot) -> None:
+        finished = False
         while True:
-            job = await self._queue.get()
-            if job is None:
+            if self._confirms:  # confirmations first: they decide `best`
+                job = self._confirms.popleft()
+            elif finished:
                 return
+            else:
+                queued = await self._queue.get()
+                if queued is None:
+                    finished = True  # but a confirmation this slot queues itself is still served
+                    continue
+                job = queued
             if job.holds_room:
                 self._room.release()
             if self._stopping and (self._abandon or self.summary.reason == "interrupted"):
                 continue  # left without a result: the next `evolve start` evaluates it
             self._evaluating += 1
             try:
-                result = await self.evaluator.evaluate(job.candidate.commit, slot)
+                result = await self.evaluator.evaluate(job.candidate.commit, slot,
+                                                       self.confirm_mode if job.confirm else None)
             finally:
                 self._evaluating -= 1
-            self._record(job.candidate, result)
+            if job.confirm:
+                result["confirm"] = True
+            self._record(self.snapshot.candidates.get(job.candidate.id, job.candidate), result)
 
     # -- proposing --------------------------------------------------------------------------------------
     async def _parent_pool(self) -> list[Candidate]:
@@ -387,17 +407,40 @@ class Engine:
         updated = Candidate(**{**candidate.__dict__, "results": candidate.results + (record,)})
         self.snapshot.candidates[candidate.id] = updated
         status = str(record.get("status"))
-        self.summary.statuses[status] = self.summary.statuses.get(status, 0) + 1
-        if status not in ("patch_failed", "llm_error"):
-            self.summary.evaluated += 1
+        if record.get("confirm"):
+            self._confirming.discard(updated.id)
+        else:
+            self.summary.statuses[status] = self.summary.statuses.get(status, 0) + 1
+            if status not in ("patch_failed", "llm_error"):
+                self.summary.evaluated += 1
+            self._maybe_confirm(updated)
         self._update_best(updated)
         self._progress(updated)
         self._changed.set()
 
     def _best(self) -> Candidate | None:
+        """The best correct candidate; with a confirm mode, only confirmed ones count, by confirmed score."""
+        if self.confirm_mode:
+            confirmed = [c for c in self.snapshot.candidates.values() if (r := c.confirmation) is not None and
+                         r.get("status") == "ok" and r.get("harness") == self.confirm_version and
+                         r.get("gpu") in self.fingerprints and isinstance(r.get("score"), (int, float))]
+            return min(confirmed, key=lambda c: (float((c.confirmation or {})["score"]), c.id), default=None)
         pool = [c for c in comparable(self.snapshot.candidates.values(), self.evaluator.version, None)
                 if c.result and c.result.get("gpu") in self.fingerprints]
         return best_of(pool)
+
+    def _maybe_confirm(self, c: Candidate) -> None:
+        """Queue a re-measurement of `c` in the thorough mode if it would become the new best: the first
+        measurement of a winner is biased upwards, so `best` moves only on a confirmed score."""
+        if not self.confirm_mode or c.confirmation is not None or c.id in self._confirming:
+            return
+        if not comparable([c], self.evaluator.version, None) or (c.result or {}).get("gpu") not in self.fingerprints:
+            return
+        best = self._best()
+        if best is not None and best.score is not None and c.score is not None and c.score >= best.score:
+            return
+        self._confirming.add(c.id)
+        self._confirms.append(_Job(c, holds_room=False, confirm=True))
 
     def _update_best(self, candidate: Candidate) -> None:
         best = self._best()
@@ -427,6 +470,13 @@ class Engine:
         what = c.trailers.get("Tune") or c.subject.split(": ", 1)[-1]
         error = f"  {str(r.get('error', '')).splitlines()[0][:60]}" if r.get("error") and c.score is None else ""
         cached = " (cached)" if r.get("cached_from") else ""
+        confirmed = c.confirmation
+        if confirmed is not None and c.id not in self._confirming and confirmed is c.results[-1]:
+            value = confirmed.get("score")
+            self.say(f"{'':6} {c.id} confirm {str(confirmed.get('status')):<13}"
+                     f"{value if value is not None else '':>10}  ({self.confirm_mode} mode; first measured "
+                     f"{c.score})")
+            return
         self.say(f"{count} {c.id} {c.op:<6} {str(r.get('status')):<13}{score}{cached}  {best_text}  "
                  f"{what[:48]}{error}")
 

@@ -143,7 +143,7 @@ class Evaluator:
         self.store = store
         self.base = base
         e = config.evaluation
-        parts = [e.builtin or "", e.command or "", e.mode]
+        parts = [e.builtin or "", e.command or ""]
         if e.builtin:
             self.harness_dir: Path | None = builtin_harness_dir(e.builtin)
             parts.append(_hash_dir(self.harness_dir))
@@ -155,13 +155,18 @@ class Evaluator:
                     raise EvaluationError(f"{config.path}: evaluation.files: {path!r} is not in the run's base "
                                           f"commit {base[:10]}; commit it first")
                 parts.append(f"{path}={entry}")
-        self.version = hashlib.sha1("\0".join(parts).encode()).hexdigest()[:12]
+        self._parts = parts
+        self.version = self.version_for(e.mode)
 
-    def _command(self, kernel_dir: Path) -> list[str]:
+    def version_for(self, mode: str) -> str:
+        """The judge's identity in `mode`: scores of different versions are never compared."""
+        return hashlib.sha1("\0".join([*self._parts, mode]).encode()).hexdigest()[:12]
+
+    def _command(self, kernel_dir: Path, mode: str) -> list[str]:
         e = self.config.evaluation
         if e.builtin:
-            return [sys.executable, "-m", f"harness.{e.builtin}", "--kernel-dir", str(kernel_dir), "--mode", e.mode]
-        values = {"{python}": sys.executable, "{kernel_dir}": str(kernel_dir), "{mode}": e.mode}
+            return [sys.executable, "-m", f"harness.{e.builtin}", "--kernel-dir", str(kernel_dir), "--mode", mode]
+        values = {"{python}": sys.executable, "{kernel_dir}": str(kernel_dir), "{mode}": mode}
         out = []
         for token in shlex.split(e.command or ""):
             for key, value in values.items():
@@ -182,13 +187,15 @@ class Evaluator:
         workdir.mkdir(parents=True, exist_ok=True)
         return workdir, dest / cfg.problem.kernel_dir
 
-    async def evaluate(self, commit: str, slot: Slot) -> dict[str, Any]:
+    async def evaluate(self, commit: str, slot: Slot, mode: str | None = None) -> dict[str, Any]:
+        mode = mode or self.config.evaluation.mode
         started = time.monotonic()
         with tempfile.TemporaryDirectory(prefix="evolve-eval-") as tmp:
             workdir, kernel_dir = self.materialise(commit, Path(tmp))
-            result = await run_evaluator(self._command(kernel_dir), workdir, scrubbed_env(slot.gpu),
+            result = await run_evaluator(self._command(kernel_dir, mode), workdir, scrubbed_env(slot.gpu),
                                          self.config.evaluation.timeout_s)
-        result.update(harness=self.version, gpu=slot.fingerprint, duration_s=round(time.monotonic() - started, 3))
+        result.update(harness=self.version_for(mode), gpu=slot.fingerprint,
+                      duration_s=round(time.monotonic() - started, 3))
         return result
 
 

@@ -76,8 +76,16 @@ class Candidate:
     def result(self) -> "dict[str, Any] | None":
         """The final result: the last well-formed result line, if any."""
         for line in reversed(self.results):
-            if "status" in line:
+            if "status" in line and not line.get("confirm"):
                 return line  # type: ignore[no-any-return]  # (mypy sees the tuple's items as Any)
+        return None
+
+    @property
+    def confirmation(self) -> dict[str, Any] | None:
+        """The last re-measurement in the thorough mode (`confirm` step), if any."""
+        for line in reversed(self.results):
+            if line.get("confirm") and "status" in line:
+                return line  # type: ignore[no-any-return]
         return None
 
     @property

@@ -1,6 +1,6 @@
 """Evaluator of the CPU example: checks a candidate's `sort_list`, times it, prints one JSON line.
 
-    python check.py --kernel-dir DIR [--seed S]
+    python check.py --kernel-dir DIR [--mode quick|full|final] [--seed S] [--repeats N]
 
 Status: ok (score = mean microseconds per list, lower is better), incorrect, rejected (forbidden calls),
 compile_error (the module does not import), crash. Progress goes to stderr; the JSON line is last on stdout.
@@ -58,7 +58,9 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--kernel-dir", required=True)
     parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--repeats", type=int, default=REPEATS, help="timed repetitions (more: steadier, slower)")
+    parser.add_argument("--repeats", type=int, default=None, help="timed repetitions (more: steadier, slower)")
+    parser.add_argument("--mode", choices=("quick", "full", "final"), default="full",
+                        help="quick: 2 timed repetitions, full: 3, final: 10 (unless --repeats says)")
     args = parser.parse_args()
     path = os.path.join(args.kernel_dir, "sort.py")
     try:
@@ -75,6 +77,7 @@ def main():
         sort_list = module.sort_list
     except Exception as exc:  # the candidate's import failed: its problem, not ours
         return emit(status="compile_error", error=f"sort.py: {type(exc).__name__}: {exc}")
+    repeats = args.repeats or {"quick": 2, "full": REPEATS, "final": 10}[args.mode]
     rng = random.Random(args.seed if args.seed is not None else int.from_bytes(os.urandom(8), "little"))
     for case in cases(rng):
         original = list(case)
@@ -89,7 +92,7 @@ def main():
         if got != want:
             return emit(status="incorrect", error=f"wrong result for a list of {len(case)} items", n=len(case))
     times = []
-    for _ in range(args.repeats):
+    for _ in range(repeats):
         inputs = [[rng.randint(0, 10**6) for _ in range(SIZE)] for _ in range(LISTS)]
         start = time.perf_counter()
         outputs = [sort_list(data) for data in inputs]

@@ -1,0 +1,38 @@
+"""The confirm step: a would-be best is re-measured in the thorough mode before `best` moves."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evolver.config import load_config
+from evolver.evaluate import Evaluator
+from evolver.store import Store
+from tests.conftest import evolve, example_config, git, make_repo
+
+pytestmark = pytest.mark.slow
+
+
+def test_best_moves_only_on_confirmed_scores(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", example_config(evaluation=(
+        'command = "{python} check.py --kernel-dir {kernel_dir} --mode {mode}"\nfiles = ["check.py"]\n'
+        'gpus = []\nslots = 2\ntimeout_s = 60\nmode = "quick"\nconfirm_mode = "final"')))
+    proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "14")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert " confirm " in proc.stdout
+    store = Store(repo)
+    snap = store.snapshot("r1")
+    config = load_config(repo / "examples/sort/evolve.toml", repo)
+    evaluator = Evaluator(config, store, snap.candidates["00001"].parents[0])
+    final = evaluator.version_for("final")
+    confirmed = {c.id: c for c in snap.candidates.values() if c.confirmation is not None}
+    for c in snap.candidates.values():
+        mains = [r for r in c.results if not r.get("confirm")]
+        assert len(mains) == 1, c.id  # one result each; confirmations are extra lines
+    assert "00001" in confirmed  # the first correct candidate is always a would-be best
+    assert 0 < len(confirmed) < len(snap.candidates)
+    assert all(c.confirmation["harness"] == final and c.result["harness"] != final for c in confirmed.values())
+    best = min((c for c in confirmed.values() if c.confirmation["status"] == "ok"),
+               key=lambda c: c.confirmation["score"])
+    assert git(repo, "rev-parse", "best").strip() == best.commit
