@@ -353,9 +353,9 @@ class Store:
         pairs = (line.split(" ", 1) for line in out.splitlines() if line)
         return {ref: obj for obj, ref in pairs}
 
-    def note_listing(self) -> dict[str, str]:
-        """annotated commit -> note blob."""
-        if self.rev_parse(NOTES_REF) is None:
+    def note_listing(self, known: bool | None = None) -> dict[str, str]:
+        """annotated commit -> note blob. `known`: whether the notes ref exists, if the caller knows."""
+        if known is False or (known is None and self.rev_parse(NOTES_REF) is None):
             return {}
         listing = self._git("notes", "--ref", NOTES_REF, "list")
         return {obj: note for note, obj in (line.split() for line in listing.splitlines() if line.strip())}
@@ -438,52 +438,50 @@ class RunReader:
         self._bad: dict[str, int] = {}  # commit -> malformed lines in its note
 
     def refresh(self) -> set[str]:
-        """Bring the snapshot up to date; returns the ids of candidates that are new or changed."""
+        """Bring the snapshot up to date; returns the ids of candidates that are new or changed.
+
+        At most three git processes: the ref listing, the notes listing (only if the notes ref moved) and
+        one `cat-file --batch` for the new commits and the changed notes together."""
         snap = self.snapshot
         refs = self.store.ref_listing(snap.run)
         if refs == self._refs:
             return set()
         prefix = f"refs/heads/evolve/{snap.run}/"
-        changed: set[str] = set()
         new = {ref[len(prefix):]: obj for ref, obj in refs.items()
                if ref.startswith(prefix) and self._refs.get(ref) != obj}
         for ref in self._refs:
             if ref.startswith(prefix) and ref not in refs:
                 snap.candidates.pop(ref[len(prefix):], None)
-        raw = self.store.cat_blobs(new.values())
-        for cid, commit in new.items():
-            if commit not in raw:
-                continue
-            parents, created, subject, trailers = parse_commit(raw[commit])
-            snap.candidates[cid] = Candidate(run=snap.run, id=cid, commit=commit, parents=parents, created=created,
-                                             subject=subject, trailers=trailers)
-            changed.add(cid)
         notes_moved = refs.get(NOTES_REF) != self._refs.get(NOTES_REF)
-        if notes_moved or new:
-            changed |= self._refresh_notes(notes_moved, set(new.values()))
+        listing = self.store.note_listing(known=NOTES_REF in refs) if notes_moved else self._notes
+        known = {c.commit for c in snap.candidates.values()} | set(new.values())
+        new_commits = set(new.values())
+        stale = {commit: blob for commit, blob in listing.items()
+                 if commit in known and (self._notes.get(commit) != blob or commit in new_commits)}
+        raw = self.store.cat_blobs([*new.values(), *stale.values()])
+        changed: set[str] = set()
+        for cid, commit in new.items():
+            if commit in raw:
+                parents, created, subject, trailers = parse_commit(raw[commit])
+                snap.candidates[cid] = Candidate(run=snap.run, id=cid, commit=commit, parents=parents,
+                                                 created=created, subject=subject, trailers=trailers)
+                changed.add(cid)
+        by_commit = snap.by_commit()
+        for commit, blob in stale.items():
+            results, bad = parse_note(raw.get(blob, b"").decode("utf-8", "replace"))
+            self._bad[commit] = bad
+            cand = by_commit.get(commit)
+            if cand is not None:
+                snap.candidates[cand.id] = Candidate(**{**cand.__dict__, "results": tuple(results)})
+                changed.add(cand.id)
+        for commit in set(self._notes) - set(listing):  # a note was removed
+            cand = by_commit.get(commit)
+            if cand is not None:
+                snap.candidates[cand.id] = Candidate(**{**cand.__dict__, "results": ()})
+                changed.add(cand.id)
+        self._notes = dict(listing)
         snap.best_commit = refs.get(BEST_REF)
         snap.bad_lines = {c.commit: self._bad[c.commit] for c in snap.candidates.values() if self._bad.get(c.commit)}
         snap.malformed_notes = sum(snap.bad_lines.values())
         self._refs = refs
-        return changed
-
-    def _refresh_notes(self, notes_moved: bool, new_commits: set[str]) -> set[str]:
-        listing = self.store.note_listing() if notes_moved else self._notes
-        by_commit = self.snapshot.by_commit()
-        stale = {commit: blob for commit, blob in listing.items()
-                 if commit in by_commit and (self._notes.get(commit) != blob or commit in new_commits)}
-        blobs = self.store.cat_blobs(stale.values())
-        changed = set()
-        for commit, blob in stale.items():
-            results, bad = parse_note(blobs.get(blob, b"").decode("utf-8", "replace"))
-            self._bad[commit] = bad
-            cand = by_commit[commit]
-            self.snapshot.candidates[cand.id] = Candidate(**{**cand.__dict__, "results": tuple(results)})
-            changed.add(cand.id)
-        for commit in set(self._notes) - set(listing):  # a note was removed
-            if commit in by_commit:
-                cand = by_commit[commit]
-                self.snapshot.candidates[cand.id] = Candidate(**{**cand.__dict__, "results": ()})
-                changed.add(cand.id)
-        self._notes = dict(listing)
         return changed

@@ -130,11 +130,11 @@ class EvolveApp(App[None]):
                 self.post_message(Refreshed(snap, changed, time.perf_counter() - started))
                 return
             by_commit = snap.by_commit()
+            header, series, outcomes = model.summarise(snap, self.clock(), by_commit)
             self.post_message(Refreshed(
                 snap, changed, time.perf_counter() - started, by_commit=by_commit,
                 rows=model.rows(snap, None if first else changed, by_commit, self.seeds),
-                header=model.header(snap, self.clock(), by_commit) if snap.candidates else None,
-                series=model.best_so_far(snap), outcomes=model.outcomes(snap)))
+                header=header if snap.candidates else None, series=series, outcomes=outcomes))
         except StoreError as exc:
             self.post_message(Refreshed(None, set(), time.perf_counter() - started, f"git: {exc}"))
 

@@ -94,30 +94,47 @@ def rows(snapshot: Snapshot, ids: set[str] | None = None, by_commit: dict[str, C
     return out
 
 
-def header(snapshot: Snapshot, now: float | None = None, by_commit: dict[str, Candidate] | None = None) -> Header:
+def summarise(snapshot: Snapshot, now: float | None = None,
+              by_commit: dict[str, Candidate] | None = None) -> tuple[Header, list[float], dict[str, int]]:
+    """Header figures, the best-so-far series (by candidate id) and the outcome mix, in one pass: this runs
+    on every refresh of a run that may hold 10,000 candidates."""
     now = now if now is not None else time.time()
+    cands = snapshot.candidates
     started = now
     done = failed = tokens = 0
     cost = 0.0
     times: list[float] = []
     first_seed: Candidate | None = None
-    for c in snapshot.candidates.values():  # one pass: this runs on every refresh of a 10,000-candidate run
+    counts: dict[str, int] = {}
+    series: list[float] = []
+    best_so_far_value: float | None = None
+    for cid in sorted(cands):
+        c = cands[cid]
         started = min(started, c.created)
         r = c.result
+        status = str(r.get("status")) if r is not None else "pending"
+        counts[status] = counts.get(status, 0) + 1
+        score = None
         if r is not None:
             done += 1
-            failed += r.get("status") in FAILED
+            failed += status in FAILED
             t = r.get("t")
             if isinstance(t, (int, float)):
                 times.append(float(t))
+            if status == "ok" and isinstance(r.get("score"), (int, float)):
+                score = float(r["score"])
+        if score is not None and (best_so_far_value is None or score < best_so_far_value):
+            best_so_far_value = score
+        if best_so_far_value is not None:
+            series.append(best_so_far_value)
         trailers = c.trailers
         if "Tokens" in trailers:
             for part in trailers["Tokens"].split("+"):
                 tokens += int(part) if part.isdigit() else 0
         if "Cost-USD" in trailers:
             cost += c.cost_usd
-        if trailers.get("Op") == "seed" and c.score and (first_seed is None or c.id < first_seed.id):
-            first_seed = c
+        if score and first_seed is None and trailers.get("Op") == "seed":
+            first_seed = c  # ids ascend, so the first seed with a score is the first seed
     best = (by_commit if by_commit is not None else snapshot.by_commit()).get(snapshot.best_commit or "")
     rate = None
     if len(times) >= 2:
@@ -128,34 +145,26 @@ def header(snapshot: Snapshot, now: float | None = None, by_commit: dict[str, Ca
     if best is not None and best.result:
         value = (best.result.get("details") or {}).get("baseline_us")
         baseline = value / best.score if isinstance(value, (int, float)) and best.score else None
-    return Header(run=snapshot.run, elapsed_s=max(0.0, now - started), done=done,
-                  pending=len(snapshot.candidates) - done, failed=failed,
-                  best_id=best.id if best else None, best_score=best.score if best else None,
-                  speedup_vs_seed=(first_seed.score / best.score) if best and best.score and first_seed and
-                  first_seed.score else None,
-                  speedup_vs_baseline=baseline, evals_per_hour=rate, tokens=tokens, cost_usd=cost,
-                  malformed=snapshot.malformed_notes)
+    header = Header(run=snapshot.run, elapsed_s=max(0.0, now - started), done=done, pending=len(cands) - done,
+                    failed=failed, best_id=best.id if best else None, best_score=best.score if best else None,
+                    speedup_vs_seed=(first_seed.score / best.score) if best and best.score and first_seed and
+                    first_seed.score else None,
+                    speedup_vs_baseline=baseline, evals_per_hour=rate, tokens=tokens, cost_usd=cost,
+                    malformed=snapshot.malformed_notes)
+    return header, series, dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def header(snapshot: Snapshot, now: float | None = None, by_commit: dict[str, Candidate] | None = None) -> Header:
+    return summarise(snapshot, now, by_commit)[0]
 
 
 def best_so_far(snapshot: Snapshot) -> list[float]:
     """The best score after each candidate, in id order (for the progress chart)."""
-    series: list[float] = []
-    best = None
-    for cid in sorted(snapshot.candidates):
-        score = snapshot.candidates[cid].score
-        if score is not None and (best is None or score < best):
-            best = score
-        if best is not None:
-            series.append(best)
-    return series
+    return summarise(snapshot)[1]
 
 
 def outcomes(snapshot: Snapshot) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for c in snapshot.candidates.values():
-        key = status_of(c)
-        counts[key] = counts.get(key, 0) + 1
-    return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+    return summarise(snapshot)[2]
 
 
 @dataclass(frozen=True)
