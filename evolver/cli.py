@@ -15,7 +15,7 @@ from typing import Any
 
 from evolver import __version__
 from evolver.config import CONFIG_NAME, STARTER, Config, ConfigError, find_config, load_config
-from evolver.engine import Budget, EngineError, choose_run, run_engine
+from evolver.engine import Budget, EngineError, choose_run, prompt_context, run_engine
 from evolver.evaluate import EvaluationError
 from evolver.population import lineage
 from evolver.store import Candidate, Snapshot, Store, StoreError
@@ -230,6 +230,31 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_prompt(args: argparse.Namespace) -> int:
+    from evolver.llm import estimate_tokens
+    from evolver.prompts import PromptTooLarge, build_messages
+
+    config, store = _open(args)
+    run = _run_name(args, config, store)
+    snapshot = store.snapshot(run)
+    parent = _resolve(snapshot, store, args.candidate)
+    base = (store.get_meta(f"refs/evolve/runs/{run}") or {}).get("base") or store.head_commit()
+    pool = [c for c in snapshot.candidates.values() if c.score is not None]
+    context = prompt_context(store, config, snapshot, base, parent, pool)
+    budget = config.llm.context_tokens - config.llm.max_tokens
+    try:
+        messages = build_messages(kernel_dir=config.problem.kernel_dir, files=context.files, parent=parent,
+                                  chain=context.chain, guidance=context.guidance, budget_tokens=budget,
+                                  inspirations=context.inspirations)
+    except PromptTooLarge as exc:
+        raise UserError(str(exc)) from None
+    for message in messages:
+        print(f"===== {message['role']} =====\n{message['content']}\n")
+    used = sum(estimate_tokens(m["content"]) for m in messages)
+    print(f"===== about {used} tokens of a prompt budget of {budget} (llm.context_tokens - llm.max_tokens)")
+    return 0
+
+
 def cmd_lineage(args: argparse.Namespace) -> int:
     config, store = _open(args)
     snapshot = store.snapshot(_run_name(args, config, store))
@@ -301,6 +326,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("candidate", help="candidate id or `best`")
     p.add_argument("--run", metavar="NAME")
     p.set_defaults(func=cmd_show)
+
+    p = verb("prompt", "the prompt a mutation of a candidate would send",
+             "Print the messages that `mutate` would send to the LLM with this candidate as the parent (guidance, "
+             "its source and result, its lineage, ideas from other islands), shortened to fit the configured "
+             "context budget, and their estimated size.")
+    p.add_argument("candidate", help="candidate id or `best`")
+    p.add_argument("--run", metavar="NAME")
+    p.set_defaults(func=cmd_prompt)
 
     p = verb("lineage", "ancestry with score changes",
              "The first-parent ancestry of a candidate back to its seed, with each step's operator and score "

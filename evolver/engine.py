@@ -24,6 +24,7 @@ from evolver.config import Config
 from evolver.evaluate import Evaluator, Slot, make_slots
 from evolver.llm import LLMClient, LLMError, api_key
 from evolver.operators import Proposal
+from evolver.prompts import Inspiration
 from evolver.population import best_of, comparable, lineage, next_island, select_parent
 from evolver.store import Candidate, Snapshot, Store, StoreError, format_message, git_tree_hash, now
 
@@ -58,6 +59,34 @@ class RunSummary:
     reason: str = ""
     llm_cost_usd: float = 0.0
     statuses: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class PromptContext:
+    files: dict[str, str]
+    chain: list[Candidate]
+    guidance: str | None
+    inspirations: list[Inspiration]
+
+
+def prompt_context(store: Store, config: Config, snapshot: Snapshot, base: str, parent: Candidate,
+                   pool: list[Candidate]) -> PromptContext:
+    """What a mutation of `parent` shows the model: its files, its lineage, the problem's guidance (from
+    the run's base commit) and the change behind the best candidate of up to two other islands."""
+    kernel_dir = config.problem.kernel_dir
+    files = operators.decode(store.read_files(parent.commit, kernel_dir))
+    chain = lineage(parent, snapshot.by_commit())
+    guidance = None
+    if config.problem.guidance:
+        blob = store.tree_entry(base, config.problem.guidance)
+        guidance = store.cat_blobs([blob]).get(blob or "", b"").decode("utf-8", "replace") if blob else None
+    best_by_island: dict[int, Candidate] = {}
+    for c in sorted(pool, key=lambda c: (c.score, c.id)):
+        if c.island != parent.island and c.op != "seed" and c.parents:
+            best_by_island.setdefault(c.island, c)
+    inspirations = [Inspiration(c, store.diff(c.parents[0], c.commit, kernel_dir))
+                    for c in list(best_by_island.values())[:2]]
+    return PromptContext(files, chain, guidance, inspirations)
 
 
 def choose_run(store: Store, config: Config, requested: str | None, new: bool) -> str:
@@ -309,9 +338,10 @@ class Engine:
                     continue
             else:
                 assert self.client is not None
-                chain = lineage(parent, self.snapshot.by_commit())
-                proposal = await operators.mutate(self.client, self.config.llm, parent, files, chain,
-                                                  self.config.problem.kernel_dir, self._guidance())
+                context = prompt_context(self.store, self.config, self.snapshot, self.base, parent, pool)
+                proposal = await operators.mutate(self.client, self.config.llm, parent, context.files, context.chain,
+                                                  self.config.problem.kernel_dir, context.guidance,
+                                                  context.inspirations)
             if self._stopping and proposal.files is None:
                 return None
             return self._commit(proposal, island)
@@ -320,13 +350,6 @@ class Engine:
             self._stop("tune has tried every reachable value of the @tune parameters; configure an LLM "
                        "or widen the choices")
         return None
-
-    def _guidance(self) -> str | None:
-        path = self.config.problem.guidance
-        if not path:
-            return None
-        data = self.store.cat_blobs([self.store.tree_entry(self.base, path) or ""])
-        return next(iter(data.values()), b"").decode("utf-8", "replace") or None
 
     # -- writing ----------------------------------------------------------------------------------------
     def _new_id(self) -> str:

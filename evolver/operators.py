@@ -14,7 +14,7 @@ from evolver import tunables
 from evolver.config import LLMConfig
 from evolver.edits import EditError, apply_reply
 from evolver.llm import LLMClient, LLMError, Usage
-from evolver.prompts import PromptTooLarge, build_messages, retry_message
+from evolver.prompts import Inspiration, PromptTooLarge, build_messages, retry_message
 from evolver.store import Candidate, git_tree_hash
 
 
@@ -70,13 +70,15 @@ def _rationale(reply: str) -> str:
 
 
 async def mutate(client: LLMClient, llm: LLMConfig, parent: Candidate, files: dict[str, str],
-                 chain: list[Candidate], kernel_dir: str, guidance: str | None) -> Proposal:
+                 chain: list[Candidate], kernel_dir: str, guidance: str | None,
+                 inspirations: list[Inspiration] | None = None) -> Proposal:
     """Ask the LLM for an edit; feed apply errors back for `llm.edit_retries` more tries."""
     model = client.pick_model()
     proposal = Proposal("mutate", parent, None, "mutate", model=model.name)
     try:
         messages = build_messages(kernel_dir=kernel_dir, files=files, parent=parent, chain=chain,
-                                  guidance=guidance, budget_tokens=llm.context_tokens - llm.max_tokens)
+                                  guidance=guidance, budget_tokens=llm.context_tokens - llm.max_tokens,
+                                  inspirations=inspirations)
     except PromptTooLarge as exc:
         proposal.status, proposal.error = "patch_failed", str(exc)
         return proposal

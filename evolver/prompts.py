@@ -7,6 +7,7 @@ result, the guidance file, and the history of the lineage. Lower-priority parts 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from evolver.llm import estimate_tokens
@@ -31,18 +32,34 @@ def _fence(path: str, text: str) -> str:
 
 
 def summarise_result(result: dict[str, Any] | None, limit: int = 1500) -> str:
+    """The parent's result as the model should read it: status, score, per-shape timings, residuals,
+    the compiler's resource report, and the error if any."""
     if result is None:
         return "not evaluated yet"
     head = f"status {result.get('status')}"
     if result.get("score") is not None:
         head += f", score {result['score']:.6g} (lower is better)"
+    lines = [head]
     if result.get("error"):
-        head += f"\nerror: {result['error']}"
-    details = result.get("details")
+        lines.append(f"error: {str(result['error'])[:limit]}")
+    details: dict[str, Any] = dict(result.get("details") or {})
+    shapes = details.pop("shapes", None) or []
+    if shapes:
+        lines.append("per shape (mean time per call):")
+        lines += [f"  {s.get('shape', '?')}: {s.get('mean_us', 0):.1f} us" for s in shapes]
+    compile_info = details.pop("compile", None)
+    if compile_info:
+        lines.append("compiler resources: " + json.dumps(compile_info, sort_keys=True)[:600])
+    worst = details.pop("worst", None)
+    if worst:
+        lines.append("worst scaled residuals (gates: factor 20, orth 100): " +
+                     ", ".join(f"{k} {v:.3g}" for k, v in worst.items()))
+    for key in ("gpu", "timings", "tests", "flags", "seed", "mode", "harness_version", "baseline", "unit"):
+        details.pop(key, None)
     if details:
         text = json.dumps(details, sort_keys=True)
-        head += "\ndetails: " + (text if len(text) <= limit else text[:limit] + " ...")
-    return head
+        lines.append("details: " + (text if len(text) <= limit else text[:limit] + " ..."))
+    return "\n".join(lines)
 
 
 def history(chain: list[Candidate], limit: int) -> list[str]:
@@ -51,36 +68,53 @@ def history(chain: list[Candidate], limit: int) -> list[str]:
     for c in chain[:limit]:
         r = c.result or {}
         score = f"{c.score:.6g}" if c.score is not None else "-"
-        what = c.trailers.get("Tune") or c.subject
-        lines.append(f"- {c.id} {c.op}: {r.get('status', 'pending')} score {score}: {what[:140]}")
+        what = c.trailers.get("Tune") or c.subject.split(": ", 1)[-1]
+        error = f" ({str(r.get('error', '')).splitlines()[0][:80]})" if r.get("error") else ""
+        lines.append(f"- {c.id} {c.op}: {r.get('status', 'pending')} score {score}: {what[:120]}{error}")
     return lines
 
 
+@dataclass(frozen=True)
+class Inspiration:
+    """A strong candidate from another island, shown as the change that made it."""
+
+    candidate: Candidate
+    diff: str
+
+
 def build_messages(*, kernel_dir: str, files: dict[str, str], parent: Candidate, chain: list[Candidate],
-                   guidance: str | None, budget_tokens: int) -> list[dict[str, str]]:
-    """System and user messages whose estimated size fits `budget_tokens`."""
+                   guidance: str | None, budget_tokens: int,
+                   inspirations: list[Inspiration] | None = None) -> list[dict[str, str]]:
+    """System and user messages whose estimated size fits `budget_tokens`. Shortened in this order when
+    they do not fit: inspirations, lineage history, guidance; the parent's source and result never are."""
     source = "\n\n".join(_fence(f"{kernel_dir}/{p}", files[p]) for p in sorted(files))
     fixed = [f"The kernel directory `{kernel_dir}/` holds:\n\n{source}",
              f"Result of this version ({parent.id}):\n{summarise_result(parent.result)}"]
     optional_guidance = guidance or ""
     steps = history(chain, 50)
+    ideas = list(inspirations or [])
 
-    def render(g: str, h: list[str]) -> str:
+    def render(g: str, h: list[str], i: list[Inspiration]) -> str:
         parts = list(fixed)
         if g:
             parts.insert(0, f"Guidance for this problem:\n{g}")
         if h:
             parts.append("What was tried along this lineage (newest first):\n" + "\n".join(h))
+        if i:
+            parts.append("Ideas from other islands (changes that made strong candidates there):\n" + "\n\n".join(
+                f"{x.candidate.id} (island {x.candidate.island}, score {x.candidate.score:.6g}):\n"
+                f"```diff\n{x.diff.strip()[:3000]}\n```" for x in i))
         parts.append("Propose one change that should make it faster. Reply with the rationale and the "
                      "SEARCH/REPLACE blocks.")
         return "\n\n".join(parts)
 
-    # shorten history first, then guidance, until the prompt fits
     while True:
-        user = render(optional_guidance, steps)
+        user = render(optional_guidance, steps, ideas)
         if estimate_tokens(SYSTEM) + estimate_tokens(user) <= budget_tokens:
             break
-        if steps:
+        if ideas:
+            ideas.pop()
+        elif steps:
             steps = steps[: len(steps) // 2] if len(steps) > 1 else []
         elif optional_guidance:
             cut = len(optional_guidance) // 2

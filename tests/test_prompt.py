@@ -1,0 +1,66 @@
+"""The mutation prompt: every part present, within the context budget even for a 500-line kernel and a
+50-step lineage (`evolve prompt <id>` prints it)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tests.conftest import evolve, example_config, git, make_repo
+from tests.test_tui import KERNEL, Scripted
+
+BIG = "".join(f"x{i} = {i}  # padding line {i} of a long kernel source\n" for i in range(500))
+
+
+def build(tmp_path: Path, context_tokens: int) -> tuple[Path, Scripted]:
+    repo = make_repo(tmp_path / "repo", example_config(
+        problem='kernel_dir = "kernel"\nseeds = ["seeds/mergesort"]\nguidance = "GUIDANCE.md"',
+        llm=f'api_key_env = ""\nmax_tokens = 1000\ncontext_tokens = {context_tokens}'))
+    (repo / "examples/sort/GUIDANCE.md").write_text("Use insertion sort for short runs.\n" * 20)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "guidance")
+    s = Scripted(repo)
+    s.add("00001", "seed", None, BIG, {"status": "ok", "score": 1000.0, "details": {
+        "shapes": [{"shape": "20x32 dense", "mean_us": 1000.0}], "compile": {"registers": 40}}})
+    parent = "00001"
+    for i in range(2, 52):  # a 50-step lineage on island 0
+        cid = f"{i:05d}"
+        s.add(cid, "mutate", parent, BIG + f"y = {i}\n", {"status": "ok", "score": 1000.0 - i, "details": {
+            "shapes": [{"shape": "20x32 dense", "mean_us": 1000.0 - i}], "compile": {"registers": 40}}},
+              Model="m", Island="0")
+        parent = cid
+    for i, island in ((52, "1"), (53, "2")):  # the best of two other islands
+        s.add(f"{i:05d}", "tune", "00001", BIG.replace("x7 = 7", f"x7 = {i}"), {"status": "ok", "score": 900.0},
+              Island=island, Tune=f"x7={i}")
+    return repo, s
+
+
+def test_prompt_has_every_part_within_budget(tmp_path: Path) -> None:
+    repo, _ = build(tmp_path, 24000)
+    proc = evolve(repo / "examples" / "sort", "prompt", "00051")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    for part in ("Guidance for this problem", "The kernel directory `examples/sort/kernel/` holds",
+                 "padding line 499", "Result of this version (00051)", "per shape (mean time per call)",
+                 "compiler resources", "What was tried along this lineage", "Ideas from other islands",
+                 "00052 (island 1", "00053 (island 2", "SEARCH/REPLACE"):
+        assert part in out, part
+    used, budget = map(int, re.search(r"about (\d+) tokens of a prompt budget of (\d+)", out).groups())
+    assert used <= budget == 23000
+    assert out.count("\n- 000") == 50  # the whole lineage fits at this budget
+
+
+def test_prompt_sheds_optional_parts_to_fit_a_small_budget(tmp_path: Path) -> None:
+    repo, _ = build(tmp_path, 9500)
+    proc = evolve(repo / "examples" / "sort", "prompt", "00051")
+    assert proc.returncode == 0, proc.stderr
+    used, budget = map(int, re.search(r"about (\d+) tokens of a prompt budget of (\d+)", proc.stdout).groups())
+    assert used <= budget == 8500
+    assert "padding line 499" in proc.stdout and "Result of this version" in proc.stdout  # never cut
+    assert "Ideas from other islands" not in proc.stdout  # shed first
+
+
+def test_prompt_too_large_is_a_clear_error(tmp_path: Path) -> None:
+    repo, _ = build(tmp_path, 2000)
+    proc = evolve(repo / "examples" / "sort", "prompt", "00051")
+    assert proc.returncode == 1 and "raise llm.context_tokens" in proc.stderr and "Traceback" not in proc.stderr
