@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from tests.conftest import evolve, example_config, git, make_repo
-from tests.test_tui import KERNEL, Scripted
+from tests.test_tui import Scripted
 
 BIG = "".join(f"x{i} = {i}  # padding line {i} of a long kernel source\n" for i in range(500))
 
