@@ -50,3 +50,24 @@ def test_kill_nine_at_ten_random_moments(tmp_path: Path) -> None:
     assert ids == [f"{i:05d}" for i in range(1, 46)]
     assert (git(repo, "status", "--porcelain"), (repo / ".git" / "index").read_bytes()) == before
     assert sum(1 for c in snap.candidates.values() if c.op == "seed") == 1
+
+
+def test_ctrl_c_stops_gracefully_and_resumes(tmp_path: Path) -> None:
+    slower = 'command = "{python} check.py --kernel-dir {kernel_dir} --repeats 30"\nfiles = ["check.py"]\n' \
+             "gpus = []\nslots = 2\ntimeout_s = 60"
+    repo = make_repo(tmp_path / "repo", example_config(evaluation=slower))
+    cwd = repo / "examples" / "sort"
+    proc = subprocess.Popen([sys.executable, "-m", "evolver", "start", "--max-candidates", "40"], cwd=cwd,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    time.sleep(2.5)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out
+    assert "stopping: no new candidates" in out and "Traceback" not in out
+    snap = Store(repo).snapshot("r1")
+    assert 0 < len(snap.candidates) < 40
+    resumed = subprocess.run([sys.executable, "-m", "evolver", "start", "--max-candidates", "40"], cwd=cwd,
+                             capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    snap = Store(repo).snapshot("r1")
+    assert len(snap.candidates) == 40 and all(len(c.results) == 1 for c in snap.candidates.values())
