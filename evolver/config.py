@@ -19,7 +19,7 @@ else:  # pragma: no cover - the package requires 3.11, tomli is the documented f
     import tomli as tomllib
 
 CONFIG_NAME = "evolve.toml"
-LLM_OPERATORS = ("mutate",)
+LLM_OPERATORS = ("mutate", "fix")
 BUILTIN_OPERATORS = ("tune",)
 OPERATORS = LLM_OPERATORS + BUILTIN_OPERATORS
 BUILTIN_EVALUATORS = ("qr",)
@@ -400,7 +400,7 @@ max_concurrent = 4
 context_tokens = 16000             # prompt + reply must fit here
 
 [evolution]
-operators = { mutate = 0.7, tune = 0.3 }   # without an LLM, tune runs alone
+operators = { mutate = 0.6, fix = 0.1, tune = 0.3 }   # without an LLM, tune runs alone
 islands = 2
 population = 8
 seed = 0

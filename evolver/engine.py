@@ -29,6 +29,7 @@ from evolver.population import best_of, comparable, lineage, next_island, select
 from evolver.store import Candidate, Snapshot, Store, StoreError, format_message, git_tree_hash, now
 
 RUN_REF = "refs/evolve/runs/{run}"
+FIXABLE = ("compile_error", "incorrect", "timeout", "crash")  # failures a `fix` may repair
 PACK_EVERY = 256  # candidates between `git pack-refs` (keeps ref listings cheap for the TUI and status)
 
 
@@ -69,6 +70,14 @@ class PromptContext:
     inspirations: list[Inspiration]
 
 
+def read_guidance(store: Store, config: Config, base: str) -> str | None:
+    """The problem's guidance file as committed in the run's base commit."""
+    if not config.problem.guidance:
+        return None
+    blob = store.tree_entry(base, config.problem.guidance)
+    return store.cat_blobs([blob]).get(blob, b"").decode("utf-8", "replace") if blob else None
+
+
 def prompt_context(store: Store, config: Config, snapshot: Snapshot, base: str, parent: Candidate,
                    pool: list[Candidate]) -> PromptContext:
     """What a mutation of `parent` shows the model: its files, its lineage, the problem's guidance (from
@@ -76,10 +85,7 @@ def prompt_context(store: Store, config: Config, snapshot: Snapshot, base: str, 
     kernel_dir = config.problem.kernel_dir
     files = operators.decode(store.read_files(parent.commit, kernel_dir))
     chain = lineage(parent, snapshot.by_commit())
-    guidance = None
-    if config.problem.guidance:
-        blob = store.tree_entry(base, config.problem.guidance)
-        guidance = store.cat_blobs([blob]).get(blob or "", b"").decode("utf-8", "replace") if blob else None
+    guidance = read_guidance(store, config, base)
     best_by_island: dict[int, Candidate] = {}
     for c in sorted(pool, key=lambda c: (c.score, c.id)):
         if c.island != parent.island and c.op != "seed" and c.parents:
@@ -124,6 +130,7 @@ class Engine:
         self._tune_exhausted = False
         self._confirms: collections.deque[_Job] = collections.deque()  # served before new candidates
         self._confirming: set[str] = set()
+        self._fixing: set[str] = set()
 
     # -- setup ------------------------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -325,6 +332,11 @@ class Engine:
         op = self.rng.choices(ops, weights=[self.operators[o] for o in ops])[0]
         if self._tune_exhausted and self.client is not None:
             op = "mutate"
+        if op == "fix":
+            target = self._fix_target()
+            if target is not None:
+                return await self._fix(target)
+            op = "mutate"  # nothing failed that is worth repairing yet
         for _ in range(12):
             parent = select_parent(pool, island, ev.population, ev.explore, self.rng)
             if parent is None:
@@ -350,6 +362,30 @@ class Engine:
             self._stop("tune has tried every reachable value of the @tune parameters; configure an LLM "
                        "or widen the choices")
         return None
+
+    def _fix_target(self) -> Candidate | None:
+        """The most recent candidate that failed on the current evaluator and has no fix yet."""
+        taken = {c.parent_ids[0] for c in self.snapshot.candidates.values() if c.op == "fix" and c.parent_ids}
+        taken |= self._fixing
+        failed = [c for c in self.snapshot.candidates.values()
+                  if (r := c.result) is not None and r.get("status") in FIXABLE and c.id not in taken
+                  and r.get("harness") == self.evaluator.version]
+        return max(failed, key=lambda c: c.id, default=None)
+
+    async def _fix(self, target: Candidate) -> _Job | None:
+        assert self.client is not None
+        self._fixing.add(target.id)
+        try:
+            kernel_dir = self.config.problem.kernel_dir
+            files = operators.decode(self.store.read_files(target.commit, kernel_dir))
+            diff = self.store.diff(target.parents[0], target.commit, kernel_dir) if target.parents else ""
+            guidance = read_guidance(self.store, self.config, self.base)
+            proposal = await operators.fix(self.client, self.config.llm, target, files, diff, kernel_dir, guidance)
+        finally:
+            self._fixing.discard(target.id)
+        if self._stopping and proposal.files is None:
+            return None
+        return self._commit(proposal, target.island)
 
     # -- writing ----------------------------------------------------------------------------------------
     def _new_id(self) -> str:

@@ -1,4 +1,5 @@
-"""The operators that make a child from a parent: `tune` (built-in, no LLM) and `mutate` (LLM).
+"""The operators that make a child from a parent: `tune` (built-in, no LLM), `mutate` (LLM: make it
+faster) and `fix` (LLM: repair a candidate that failed).
 
 Each returns a `Proposal`: the child's kernel files and its provenance, or a failure status
 (`patch_failed`, `llm_error`) with the reason, so that every attempt that cost tokens is recorded.
@@ -14,7 +15,7 @@ from evolver import tunables
 from evolver.config import LLMConfig
 from evolver.edits import EditError, apply_reply
 from evolver.llm import LLMClient, LLMError, Usage
-from evolver.prompts import Inspiration, PromptTooLarge, build_messages, retry_message
+from evolver.prompts import Inspiration, PromptTooLarge, build_fix_messages, build_messages, retry_message
 from evolver.store import Candidate, git_tree_hash
 
 
@@ -72,9 +73,8 @@ def _rationale(reply: str) -> str:
 async def mutate(client: LLMClient, llm: LLMConfig, parent: Candidate, files: dict[str, str],
                  chain: list[Candidate], kernel_dir: str, guidance: str | None,
                  inspirations: list[Inspiration] | None = None) -> Proposal:
-    """Ask the LLM for an edit; feed apply errors back for `llm.edit_retries` more tries."""
-    model = client.pick_model()
-    proposal = Proposal("mutate", parent, None, "mutate", model=model.name)
+    """Ask the LLM for an edit that makes `parent` faster."""
+    proposal = Proposal("mutate", parent, None, "mutate")
     try:
         messages = build_messages(kernel_dir=kernel_dir, files=files, parent=parent, chain=chain,
                                   guidance=guidance, budget_tokens=llm.context_tokens - llm.max_tokens,
@@ -82,6 +82,27 @@ async def mutate(client: LLMClient, llm: LLMConfig, parent: Candidate, files: di
     except PromptTooLarge as exc:
         proposal.status, proposal.error = "patch_failed", str(exc)
         return proposal
+    return await _edit_loop(client, llm, proposal, messages, files, kernel_dir)
+
+
+async def fix(client: LLMClient, llm: LLMConfig, failed: Candidate, files: dict[str, str], parent_diff: str,
+              kernel_dir: str, guidance: str | None) -> Proposal:
+    """Ask the LLM to repair a candidate that failed (compile error, wrong answer, timeout, crash)."""
+    proposal = Proposal("fix", failed, None, f"fix {failed.id}")
+    try:
+        messages = build_fix_messages(kernel_dir=kernel_dir, files=files, failed=failed, parent_diff=parent_diff,
+                                      guidance=guidance, budget_tokens=llm.context_tokens - llm.max_tokens)
+    except PromptTooLarge as exc:
+        proposal.status, proposal.error = "patch_failed", str(exc)
+        return proposal
+    return await _edit_loop(client, llm, proposal, messages, files, kernel_dir)
+
+
+async def _edit_loop(client: LLMClient, llm: LLMConfig, proposal: Proposal, messages: list[dict[str, str]],
+                     files: dict[str, str], kernel_dir: str) -> Proposal:
+    """Ask, apply strictly, and feed apply errors back for `llm.edit_retries` more tries."""
+    model = client.pick_model()
+    proposal.model = model.name
     for attempt in range(llm.edit_retries + 1):
         try:
             reply = await client.chat(messages, model)
@@ -102,7 +123,7 @@ async def mutate(client: LLMClient, llm: LLMConfig, parent: Candidate, files: di
         proposal.files = result.files
         proposal.rationale = _rationale(reply.text)
         first = proposal.rationale.splitlines()[0] if proposal.rationale else ""
-        proposal.summary = f"mutate: {first[:80]}" if first else f"mutate {', '.join(result.changed)}"
+        proposal.summary = f"{proposal.op}: {first[:80]}" if first else f"{proposal.op} {', '.join(result.changed)}"
         proposal.trailers.update({"Edit": result.mode, "Attempts": str(attempt + 1)})
         return proposal
     proposal.trailers["Attempts"] = str(llm.edit_retries + 1)

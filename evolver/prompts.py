@@ -125,6 +125,30 @@ def build_messages(*, kernel_dir: str, files: dict[str, str], parent: Candidate,
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 
+def build_fix_messages(*, kernel_dir: str, files: dict[str, str], failed: Candidate, parent_diff: str,
+                       guidance: str | None, budget_tokens: int) -> list[dict[str, str]]:
+    """Ask for a repair of `failed`, showing its source, how it failed, and what changed from its parent."""
+    r = failed.result or {}
+    source = "\n\n".join(_fence(f"{kernel_dir}/{p}", files[p]) for p in sorted(files))
+    failure = f"status {r.get('status')}: {str(r.get('error', ''))[:3000]}"
+    log = str(r.get("log", "")).strip()[-3000:]
+    parts = [f"The kernel directory `{kernel_dir}/` holds this version ({failed.id}), which FAILED:\n\n{source}",
+             f"How it failed:\n{failure}" + (f"\n\nLog:\n{log}" if log else "")]
+    optional = [f"It differs from its parent, which passed, by:\n```diff\n{parent_diff.strip()[:4000]}\n```"]
+    if guidance:
+        optional.append(f"Guidance for this problem:\n{guidance}")
+    closing = ("Fix this version so that it is correct again, keeping the change that was meant to make it faster. "
+               "Reply with the rationale and the SEARCH/REPLACE blocks.")
+    while True:
+        user = "\n\n".join([*parts, *optional, closing])
+        if estimate_tokens(SYSTEM) + estimate_tokens(user) <= budget_tokens:
+            return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
+        if not optional:
+            raise PromptTooLarge(f"the failed kernel alone needs about {estimate_tokens(user)} tokens, more than the "
+                                 f"prompt budget of {budget_tokens}; raise llm.context_tokens")
+        optional.pop()
+
+
 def retry_message(error: str) -> dict[str, str]:
     return {"role": "user", "content": f"Your edits could not be applied: {error}\n\nSend corrected "
             "SEARCH/REPLACE blocks against the current file (unchanged by your previous reply)."}

@@ -9,6 +9,7 @@ Each POST /v1/chat/completions takes the next step of the script. A step is a na
   break_answer    an edit that returns the list reversed
   http429/http500 an error status (the client retries)
   hang            no answer until long after the client's timeout
+  repair          puts back the colon that break_build removed (a fix that works)
   real:<file>:<i> a real reply of a small model from tests/data
 Requests and the steps they got are kept in `log`.
 """
@@ -58,6 +59,8 @@ def reply_for(step: str, messages: list[dict[str, str]], counter: int) -> tuple[
         return _edit("sort.py", "    return a\n", "    return a[::-1]\n", "Reverse.").replace(
             "    return a\n\n=======", "    _sort(a, 0, len(a), [None] * len(a))\n    return a\n=======").replace(
             "=======\n    return a[::-1]", "=======\n    _sort(a, 0, len(a), [None] * len(a))\n    return a[::-1]"), "stop"
+    if step == "repair":
+        return _edit("sort.py", "def sort_list(values)\n", "def sort_list(values):\n", "Restore the colon."), "stop"
     if step.startswith("real:"):
         _, name, index = step.split(":")
         item = json.loads((DATA / f"qwen2.5-coder-0.5b_{name}.json").read_text())[int(index)]
