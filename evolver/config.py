@@ -20,7 +20,7 @@ else:  # pragma: no cover - the package requires 3.11, tomli is the documented f
 
 CONFIG_NAME = "evolve.toml"
 LLM_OPERATORS = ("mutate", "fix")
-BUILTIN_OPERATORS = ("tune",)
+BUILTIN_OPERATORS = ("tune", "cross")
 OPERATORS = LLM_OPERATORS + BUILTIN_OPERATORS
 BUILTIN_EVALUATORS = ("qr",)
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evolver import operators, tunables
-from evolver.config import Config
+from evolver.config import LLM_OPERATORS, Config
 from evolver.evaluate import Evaluator, Slot, make_slots
 from evolver.llm import LLMClient, LLMError, api_key
 from evolver.operators import Proposal
@@ -158,18 +158,20 @@ class Engine:
         self._next_id = 1 + max((int(c) for c in self.snapshot.candidates if c.isdigit()), default=0)
         self.client: LLMClient | None = None
         llm = self.config.llm
-        wants_llm = any(w > 0 for op, w in self.config.evolution.operators.items() if op != "tune")
+        wants_llm = any(w > 0 for op, w in self.config.evolution.operators.items() if op in LLM_OPERATORS)
         if wants_llm and llm.configured and api_key(llm) is not None:
             self.client = LLMClient(llm, self.rng)
         elif wants_llm:
             why = "no [llm] base_url/model configured" if not llm.configured else \
                 f"${llm.api_key_env} is not set"
-            self.say(f"LLM operators off ({why}): running with `tune` alone")
         self.operators = {op: w for op, w in self.config.evolution.operators.items()
-                          if w > 0 and (op == "tune" or self.client is not None)}
+                          if w > 0 and (op not in LLM_OPERATORS or self.client is not None)}
+        if wants_llm and self.client is None:
+            alone = " and ".join(f"`{op}`" for op in self.operators) or "nothing"
+            self.say(f"LLM operators off ({why}): running with {alone} alone")
         if not self.operators:
-            raise EngineError("no operator can run: the only weighted operators need an LLM; give `tune` a "
-                              "weight in [evolution] operators or configure [llm]")
+            raise EngineError("no operator can run: the only weighted operators need an LLM; give `tune` or "
+                              "`cross` a weight in [evolution] operators or configure [llm]")
         self._reconcile_best()
         self.store.pack_refs()
 
@@ -337,6 +339,12 @@ class Engine:
             if target is not None:
                 return await self._fix(target)
             op = "mutate"  # nothing failed that is worth repairing yet
+        if op == "cross":
+            for _ in range(6):
+                made, job = self._cross(pool, island)
+                if made:
+                    return job
+            op = "mutate" if self.client is not None and "mutate" in self.operators else "tune"
         for _ in range(12):
             parent = select_parent(pool, island, ev.population, ev.explore, self.rng)
             if parent is None:
@@ -362,6 +370,34 @@ class Engine:
             self._stop("tune has tried every reachable value of the @tune parameters; configure an LLM "
                        "or widen the choices")
         return None
+
+    def _cross(self, pool: list[Candidate], island: int) -> tuple[bool, _Job | None]:
+        """A child of two parents from different islands by a clean three-way merge (no LLM). Returns
+        (a candidate was made, the job to evaluate it or None when its result came from the cache)."""
+        ev = self.config.evolution
+        a = select_parent(pool, island, ev.population, ev.explore, self.rng)
+        others = sorted((c for c in pool if a is not None and c.island != a.island), key=lambda c: (c.score, c.id))
+        if a is None or not others:
+            return False, None
+        b = self.rng.choice(others[:ev.population])
+        pairs = {frozenset(c.parent_ids) for c in self.snapshot.candidates.values() if c.op == "cross"}
+        if frozenset((a.id, b.id)) in pairs:
+            return False, None
+        clean, tree = self.store.merge_trees(a.commit, b.commit)
+        kernel_dir = self.config.problem.kernel_dir
+        merged = self.store.tree_entry(tree, kernel_dir)
+        if not clean or merged in (a.kernel_tree, b.kernel_tree):
+            return False, None  # a conflict (left for an LLM resolution) or nothing new
+        files = self.store.read_files(tree, kernel_dir)
+        trailers = {"Run": self.run, "Op": "cross", "Parent": f"{a.id},{b.id}", "Island": str(a.island),
+                    "Merge": "clean"}
+        candidate = self._write(f"cross {a.id} x {b.id}", f"Three-way merge of {a.id} (island {a.island}) and "
+                                f"{b.id} (island {b.island}).", [a.commit, b.commit], a.commit, files, trailers)
+        cached = self._cached(candidate)
+        if cached is not None:
+            self._record(candidate, cached)
+            return True, None
+        return True, _Job(candidate, holds_room=True)
 
     def _fix_target(self) -> Candidate | None:
         """The most recent candidate that failed on the current evaluator and has no fix yet."""

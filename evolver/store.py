@@ -279,6 +279,16 @@ class Store:
         parent_args = [a for p in parents for a in ("-p", p)]
         return self._git("commit-tree", tree, *parent_args, "-F", "-", input=message.encode(), env=env).strip()
 
+    def merge_trees(self, a: str, b: str) -> tuple[bool, str]:
+        """Three-way merge of commits `a` and `b` against their merge base, without a work tree:
+        (clean, tree). A conflicted tree holds the conflict markers."""
+        proc = subprocess.run(["git", "-c", "gc.auto=0", "merge-tree", "--write-tree", "--no-messages", a, b],
+                              cwd=self.root, capture_output=True, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+        if proc.returncode not in (0, 1) or not proc.stdout:
+            err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise StoreError(f"git merge-tree failed: {err[-1] if err else proc.returncode} (needs git 2.38 or newer)")
+        return proc.returncode == 0, proc.stdout.decode().split()[0]
+
     def create_branch(self, ref: str, commit: str) -> None:
         """Create `ref` at `commit`; fails if it exists (compare-and-swap against the zero id)."""
         self._git("update-ref", "-m", "evolve: new candidate", ref, commit, ZERO)

@@ -14,11 +14,17 @@ from pathlib import Path
 import cupy as cp
 import torch
 
+# Tunables are a blank line apart, so that crossovers of children that changed different ones merge cleanly.
 NB = 32  # @tune NB: 16 32
+
 NWARPS = 8  # @tune NWARPS: 4 8 16 32
+
 NWARPS_WIDE = 16  # @tune NWARPS_WIDE: 8 16 32
+
 WIDE_BELOW = 264  # @tune WIDE_BELOW: 0 66 132 264 528
+
 SMALL_N = 192  # @tune SMALL_N: 0 64 128 176 192 224
+
 MIN_WIDTH = 2  # @tune MIN_WIDTH: 2 8 16 32
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 

@@ -4,8 +4,11 @@ Its speed depends on the tunable parameters below (see `@tune` in docs/ARCHITECT
 The evaluator (../../check.py) checks `sort_list` against the contract and times it.
 """
 
+# Tunables are a blank line apart, so that crossovers of children that changed different ones merge cleanly.
 CUTOFF = 2  # @tune CUTOFF: 1 2 3 4 6 8 12 16 24 32 48 64
+
 BINARY_INSERT = 0  # @tune BINARY_INSERT: 0 1
+
 SKIP_ORDERED = 0  # @tune SKIP_ORDERED: 0 1
 
 
