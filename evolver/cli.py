@@ -25,6 +25,7 @@ a run, step by step:
   evolve init                      write a commented evolve.toml here
   git add -A && git commit         evolve reads seeds and evaluator files from HEAD
   evolve start --max-candidates 50 breed, evaluate, record; Ctrl-C stops, `evolve start` resumes
+  evolve tui                       watch it live (or: evolve start --tui)
   evolve status                    what the run has found
   evolve show best                 the winner: diff against its parent, result, provenance
   git checkout best                inspect the winner with plain git
