@@ -18,7 +18,7 @@ from evolver.config import CONFIG_NAME, STARTER, Config, ConfigError, find_confi
 from evolver.engine import Budget, EngineError, choose_run, prompt_context, run_engine
 from evolver.evaluate import EvaluationError
 from evolver.population import lineage
-from evolver.store import Candidate, Snapshot, Store, StoreError
+from evolver.store import PROVENANCE_KEYS, Candidate, Snapshot, Store, StoreError
 
 EPILOG = """\
 a run, step by step:
@@ -145,30 +145,21 @@ def cmd_tui(args: argparse.Namespace) -> int:
 
 
 def status_data(store: Store, snapshot: Snapshot) -> dict[str, Any]:
-    cands = list(snapshot.candidates.values())
-    counts: dict[str, int] = {}
-    for c in cands:
-        key = str(c.result.get("status")) if c.result else "pending"
-        counts[key] = counts.get(key, 0) + 1
+    from evolver.tui.model import summarise  # pure (no Textual): the TUI header shows the same figures
+
+    header, _, outcomes = summarise(snapshot)
     best = snapshot.by_commit().get(snapshot.best_commit or "")
-    seeds = [c for c in cands if c.op == "seed" and c.score is not None]
-    first_seed = min(seeds, key=lambda c: c.id) if seeds else None
-    tokens = 0
-    for c in cands:
-        for part in c.trailers.get("Tokens", "").split("+"):
-            tokens += int(part) if part.isdigit() else 0
     return {
         "run": snapshot.run,
-        "candidates": len(cands),
-        "statuses": dict(sorted(counts.items())),
+        "candidates": len(snapshot.candidates),
+        "statuses": dict(sorted(outcomes.items())),
         "best": None if best is None else {"id": best.id, "score": best.score, "commit": best.commit,
                                            "op": best.op},
-        "speedup_vs_first_seed": (first_seed.score / best.score) if best and first_seed and best.score and
-        first_seed.score else None,
-        "llm_tokens": tokens,
-        "llm_cost_usd": round(sum(c.cost_usd for c in cands), 6),
+        "speedup_vs_first_seed": header.speedup_vs_seed,
+        "llm_tokens": header.tokens,
+        "llm_cost_usd": round(header.cost_usd, 6),
         "malformed_note_lines": snapshot.malformed_notes,
-        "last_activity": max((c.created for c in cands), default=None),
+        "last_activity": max((c.created for c in snapshot.candidates.values()), default=None),
     }
 
 
@@ -197,7 +188,7 @@ def _describe(c: Candidate) -> list[str]:
     r = c.result
     lines = [f"candidate {c.run}/{c.id}  commit {c.commit[:12]}  branch evolve/{c.run}/{c.id}",
              f"  op {c.op}  parents {', '.join(c.parent_ids) or c.trailers.get('Seed', '-')}  island {c.island}"]
-    for key in ("Model", "Tokens", "Cost-USD", "Tune", "Edit", "Attempts"):
+    for key in PROVENANCE_KEYS:
         if key in c.trailers:
             lines.append(f"  {key.lower()}: {c.trailers[key]}")
     if r is None:

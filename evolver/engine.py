@@ -509,8 +509,7 @@ class Engine:
             if status not in ("patch_failed", "llm_error"):
                 self.summary.evaluated += 1
             self._maybe_confirm(updated)
-        self._update_best(updated)
-        self._progress(updated)
+        self._progress(updated, self._update_best())
         self._changed.set()
 
     def _best(self) -> Candidate | None:
@@ -537,30 +536,29 @@ class Engine:
         self._confirming.add(c.id)
         self._confirms.append(_Job(c, holds_room=False, confirm=True))
 
-    def _update_best(self, candidate: Candidate) -> None:
+    def _update_best(self) -> Candidate | None:
+        """Move `best` to the best candidate if it is not there yet; returns that candidate."""
         best = self._best()
         if best is None or best.commit == self.snapshot.best_commit:
-            return
+            return best
         if self.store.move_best(best.commit, self.snapshot.best_commit):
             self.snapshot.best_commit = best.commit
         elif not self._best_warned:
             self._best_warned = True
             self.say("note: `best` is checked out or was moved by someone else, so evolve leaves it alone; "
                      f"the best candidate is evolve/{self.run}/{best.id}")
+        return best
 
     def _reconcile_best(self) -> None:
         """After a crash between a result and the move of `best`, put `best` right."""
-        best = self._best()
-        if best is not None and best.commit != self.snapshot.best_commit:
-            self._update_best(best)
+        self._update_best()
 
-    def _progress(self, c: Candidate) -> None:
+    def _progress(self, c: Candidate, best: Candidate | None) -> None:
         r = c.result or {}
         total = self.budget.max_candidates
         done = sum(1 for x in self.snapshot.candidates.values() if x.result is not None)
         count = f"[{done:>4}{'/' + str(total) if total else ''}]"
         score = f"{c.score:10.2f}" if c.score is not None else " " * 10
-        best = self._best()
         best_text = f"best {best.score:.2f} ({best.id})" if best and best.score is not None else "no best yet"
         what = c.trailers.get("Tune") or c.subject.split(": ", 1)[-1]
         error = f"  {str(r.get('error', '')).splitlines()[0][:60]}" if r.get("error") and c.score is None else ""

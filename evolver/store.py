@@ -26,6 +26,7 @@ NOTES_REF = "refs/notes/evolve"
 BEST_REF = "refs/heads/best"
 ZERO = "0" * 40
 TRAILER_PREFIX = "Evolve-"
+PROVENANCE_KEYS = ("Model", "Tokens", "Cost-USD", "Tune", "Edit", "Attempts")  # trailers worth showing a user
 
 
 class StoreError(Exception):
@@ -196,11 +197,16 @@ class Store:
              check: bool = True) -> str:
         return self._git_bytes(*args, input=input, env=env, check=check).decode("utf-8", "replace")
 
+    def _git_proc(self, *args: str, input: bytes | None = None,
+                  env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+        """Every git process of the program starts here."""
+        full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", **(env or {})}
+        return subprocess.run(["git", "-c", "gc.auto=0", "-c", "core.hooksPath=/dev/null", *args],
+                              cwd=self.root, input=input, capture_output=True, env=full_env)
+
     def _git_bytes(self, *args: str, input: bytes | None = None, env: dict[str, str] | None = None,
                    check: bool = True) -> bytes:
-        full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", **(env or {})}
-        proc = subprocess.run(["git", "-c", "gc.auto=0", "-c", "core.hooksPath=/dev/null", *args],
-                              cwd=self.root, input=input, capture_output=True, env=full_env)
+        proc = self._git_proc(*args, input=input, env=env)
         if check and proc.returncode != 0:
             err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
             raise StoreError(f"git {args[0]} failed: {err[-1] if err else 'exit ' + str(proc.returncode)}")
@@ -282,8 +288,7 @@ class Store:
     def merge_trees(self, a: str, b: str) -> tuple[bool, str]:
         """Three-way merge of commits `a` and `b` against their merge base, without a work tree:
         (clean, tree). A conflicted tree holds the conflict markers."""
-        proc = subprocess.run(["git", "-c", "gc.auto=0", "merge-tree", "--write-tree", "--no-messages", a, b],
-                              cwd=self.root, capture_output=True, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+        proc = self._git_proc("merge-tree", "--write-tree", "--no-messages", a, b)
         if proc.returncode not in (0, 1) or not proc.stdout:
             err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
             raise StoreError(f"git merge-tree failed: {err[-1] if err else proc.returncode} (needs git 2.38 or newer)")
@@ -464,19 +469,20 @@ class RunReader:
                 snap.candidates.pop(ref[len(prefix):], None)
         notes_moved = refs.get(NOTES_REF) != self._refs.get(NOTES_REF)
         listing = self.store.note_listing(known=NOTES_REF in refs) if notes_moved else self._notes
-        known = {c.commit for c in snap.candidates.values()} | set(new.values())
+        by_commit = snap.by_commit()
         new_commits = set(new.values())
         stale = {commit: blob for commit, blob in listing.items()
-                 if commit in known and (self._notes.get(commit) != blob or commit in new_commits)}
+                 if (commit in by_commit or commit in new_commits)
+                 and (self._notes.get(commit) != blob or commit in new_commits)}
         raw = self.store.cat_blobs([*new.values(), *stale.values()])
         changed: set[str] = set()
         for cid, commit in new.items():
             if commit in raw:
                 parents, created, subject, trailers = parse_commit(raw[commit])
-                snap.candidates[cid] = Candidate(run=snap.run, id=cid, commit=commit, parents=parents,
-                                                 created=created, subject=subject, trailers=trailers)
+                snap.candidates[cid] = by_commit[commit] = Candidate(
+                    run=snap.run, id=cid, commit=commit, parents=parents, created=created, subject=subject,
+                    trailers=trailers)
                 changed.add(cid)
-        by_commit = snap.by_commit()
         for commit, blob in stale.items():
             results, bad = parse_note(raw.get(blob, b"").decode("utf-8", "replace"))
             self._bad[commit] = bad

@@ -37,6 +37,22 @@ class Events:
         self.emit(final={"status": status, **fields})
 
 
+ESCAPED = ("the outputs changed after custom_kernel returned: work left running on another stream was not "
+           "joined to the current stream")
+
+
+def snapshot_outputs(out: Any) -> Any:
+    """Copies of the outputs made on the current stream before any synchronisation: if the candidate left
+    work running elsewhere, they differ from the outputs once the device is synchronised."""
+    return (out[0].clone(), out[1].clone())
+
+
+def escaped(snap: Any, out: Any) -> bool:
+    import torch
+
+    return not (torch.equal(snap[0], out[0]) and torch.equal(snap[1], out[1]))
+
+
 def classify(exc: BaseException) -> tuple[str, str]:
     """(status, message) for an exception raised by candidate code."""
     from harness.guard import GuardError
@@ -180,8 +196,8 @@ def run(args: argparse.Namespace, ev: Events) -> int:
         try:
             out = call(a)
             problem = sanity(a, out)
-            if not problem:  # copy on the current stream before any synchronisation: work left running
-                snap = (out[0].clone(), out[1].clone())  # elsewhere shows up as a difference below
+            if not problem:
+                snap = snapshot_outputs(out)
             torch.cuda.synchronize()
         except BaseException as exc:
             status, message = classify(exc)
@@ -198,9 +214,8 @@ def run(args: argparse.Namespace, ev: Events) -> int:
         if problem:
             ev.final("incorrect", error=f"test {spec.label}: {problem}", failing=spec.label)
             return 0
-        if not (torch.equal(snap[0], out[0]) and torch.equal(snap[1], out[1])):
-            ev.final("rejected", error=f"test {spec.label}: the outputs changed after custom_kernel returned: work "
-                     "left running on another stream was not joined to the current stream", failing=spec.label)
+        if escaped(snap, out):
+            ev.final("rejected", error=f"test {spec.label}: {ESCAPED}", failing=spec.label)
             return 0
         verdict = check(a, out[0], out[1])
         for key in worst:
@@ -229,12 +244,10 @@ def run(args: argparse.Namespace, ev: Events) -> int:
         try:
             out = call(warm)  # warm-up: compilation, workspaces, graph capture stay out of the timing
             problem = sanity(warm, out)
-            snap = (out[0].clone(), out[1].clone()) if not problem else None
+            snap = snapshot_outputs(out) if not problem else None
             torch.cuda.synchronize()
-            if snap is not None and not (torch.equal(snap[0], out[0]) and torch.equal(snap[1], out[1])):
-                ev.final("rejected", error=f"benchmark {spec.label}: the outputs changed after custom_kernel "
-                         "returned: work left running on another stream was not joined to the current stream",
-                         failing=spec.label)
+            if snap is not None and escaped(snap, out):
+                ev.final("rejected", error=f"benchmark {spec.label}: {ESCAPED}", failing=spec.label)
                 return 0
             verdict = check(warm, out[0], out[1]) if not problem else None
             if verdict is None or not verdict.ok:

@@ -92,6 +92,11 @@ def shown(app: EvolveApp, selector: str | type) -> str:
     return Text.from_markup(str(content)).plain
 
 
+def shown_ids(table: PopulationTable) -> list[str]:
+    """Candidate ids in display order."""
+    return [table.get_row_at(i)[0].plain for i in range(table.row_count)]
+
+
 def lineage_ids(app: EvolveApp) -> list[str]:
     out, node = [], app.query_one(LineageTree).root
     while node.children:
@@ -129,18 +134,17 @@ def test_sort_and_filter(scripted: Scripted) -> None:
         async with app.run_test(size=(120, 40)) as pilot:
             await settle(pilot, app)
             table = app.query_one(PopulationTable)
-            order = lambda: [str(k.value) for k in table.rows]  # noqa: E731 - display order
             assert table.sort_by == "score"
-            assert [table.get_row_at(i)[0].plain for i in range(table.row_count)][:4] == ["00004", "00002", "00001",
+            assert shown_ids(table)[:4] == ["00004", "00002", "00001",
                                                                                             "00005"]
             await pilot.press("s")  # id, newest first
-            assert [table.get_row_at(i)[0].plain for i in range(table.row_count)] == sorted(order(), reverse=True)
+            assert shown_ids(table) == sorted(shown_ids(table), reverse=True)
             await pilot.press("f")  # ok only
             assert table.status_filter == "ok" and table.row_count == 4
             await pilot.press("f")  # failed
-            assert [table.get_row_at(i)[0].plain for i in range(table.row_count)] == ["00003"]
+            assert shown_ids(table) == ["00003"]
             await pilot.press("f")  # pending
-            assert [table.get_row_at(i)[0].plain for i in range(table.row_count)] == ["00006"]
+            assert shown_ids(table) == ["00006"]
             await pilot.press("b")  # jump to best clears the filter that hides it
             assert table.selected_id() == "00004" and table.status_filter == "all"
 

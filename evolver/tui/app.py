@@ -34,7 +34,6 @@ class Refreshed(Message):
 
     snapshot: Snapshot | None
     changed: set[str]
-    seconds: float
     note: str = ""
     by_commit: dict[str, Candidate] | None = None
     rows: list[model.Row] | None = None  # every row on the first load, the changed ones after
@@ -107,7 +106,6 @@ class EvolveApp(App[None]):
 
     @work(thread=True, exclusive=True, group="refresh")
     def refresh_worker(self) -> None:
-        started = time.perf_counter()
         try:
             if self.reader is None:
                 runs = self.store.runs()
@@ -115,7 +113,7 @@ class EvolveApp(App[None]):
                 if run is None or run not in runs:
                     note = (f"no run {run!r} in this repository" if run else "no evolve run in this repository yet") \
                         + " (`evolve start` begins one); watching for it ..."
-                    self.post_message(Refreshed(None, set(), time.perf_counter() - started, note))
+                    self.post_message(Refreshed(None, set(), note))
                     return
                 meta = self.store.get_meta(f"refs/evolve/runs/{run}") or {}
                 self.kernel_dir = str(meta.get("kernel_dir", ""))
@@ -127,16 +125,16 @@ class EvolveApp(App[None]):
             first = not self._loaded_in_worker
             self._loaded_in_worker = True
             if not changed and not first:
-                self.post_message(Refreshed(snap, changed, time.perf_counter() - started))
+                self.post_message(Refreshed(snap, changed))
                 return
             by_commit = snap.by_commit()
             header, series, outcomes = model.summarise(snap, self.clock(), by_commit)
             self.post_message(Refreshed(
-                snap, changed, time.perf_counter() - started, by_commit=by_commit,
+                snap, changed, by_commit=by_commit,
                 rows=model.rows(snap, None if first else changed, by_commit, self.seeds),
                 header=header if snap.candidates else None, series=series, outcomes=outcomes))
         except StoreError as exc:
-            self.post_message(Refreshed(None, set(), time.perf_counter() - started, f"git: {exc}"))
+            self.post_message(Refreshed(None, set(), f"git: {exc}"))
 
     @on(Refreshed)
     def apply_refresh(self, event: Refreshed) -> None:

@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static, TabbedContent, TabPane
 
-from evolver.store import Candidate
+from evolver.store import PROVENANCE_KEYS, Candidate
 
 
 def result_text(c: Candidate, message: str, bad_lines: int) -> Text:
@@ -24,7 +24,7 @@ def result_text(c: Candidate, message: str, bad_lines: int) -> Text:
     text.append("\n")
     if bad_lines:
         text.append(f"its note has {bad_lines} malformed line(s), skipped\n", style="red")
-    for key in ("Model", "Tokens", "Cost-USD", "Tune", "Edit", "Attempts"):
+    for key in PROVENANCE_KEYS:
         if key in c.trailers:
             text.append(f"{key.lower()}: {c.trailers[key]}\n", style="dim")
     body = "\n".join(line for line in message.splitlines()[1:] if not line.startswith("Evolve-")).strip()

@@ -154,19 +154,6 @@ def summarise(snapshot: Snapshot, now: float | None = None,
     return header, series, dict(sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
-def header(snapshot: Snapshot, now: float | None = None, by_commit: dict[str, Candidate] | None = None) -> Header:
-    return summarise(snapshot, now, by_commit)[0]
-
-
-def best_so_far(snapshot: Snapshot) -> list[float]:
-    """The best score after each candidate, in id order (for the progress chart)."""
-    return summarise(snapshot)[1]
-
-
-def outcomes(snapshot: Snapshot) -> dict[str, int]:
-    return summarise(snapshot)[2]
-
-
 @dataclass(frozen=True)
 class Step:
     candidate: Candidate
