@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # One build-test-benchmark pass on a GPU machine; logs and JSON results go to ${OUT:-bench/out}.
 #   bench/gpu_pass.sh [smoke|full]
-# smoke: gpu tests + quick evaluations of both seeds + baseline quick (a first look, a few minutes)
-# full:  gpu tests + baseline/naive/blocked_wy full from one run + 5 noise repeats + quick timing
+# smoke:    gpu tests + quick evaluations of both seeds + baseline quick (a first look, a few minutes)
+# profile:  seed gpu tests + per-kernel profile of blocked_wy (and of VARIANTS) + one full evaluation
+# overhead: where the harness's time goes: the checker's cost, cold and prestarted evaluations
+# full:     gpu tests + baseline/naive/blocked_wy full from one run + 5 noise repeats + quick timing
 set -uo pipefail
 OUT=${OUT:-bench/out}
 mkdir -p "$OUT"
@@ -27,6 +29,19 @@ if [[ $what == profile ]]; then
   qr blocked_full --kernel-dir seed_kernels/blocked_wy --mode full --seed 2
   exit 0
 fi
+prestarted() {  # name, then harness args: the process starts, the go line comes 8 s later
+  local name=$1; shift
+  log "harness (prestarted) $name $*"
+  (sleep 8; echo go) | $py -m harness.qr --prestart "$@" >"$OUT/$name.json" 2>>"$OUT/harness.log"
+  echo "$name: $(cut -c1-200 "$OUT/$name.json")" | tee -a "$OUT/pass.log"
+}
+if [[ $what == overhead ]]; then
+  $py bench/checker_cost.py 2>&1 | tee -a "$OUT/pass.log"
+  qr cold_full --kernel-dir seed_kernels/blocked_wy --mode full --seed 3
+  prestarted warm_full --kernel-dir seed_kernels/blocked_wy --mode full --seed 3
+  prestarted warm_quick --kernel-dir seed_kernels/blocked_wy --mode quick --seed 3
+  exit 0
+fi
 if [[ $what == smoke ]]; then
   $py -m pytest -q -m gpu -p no:cacheprovider ${PYTEST_ARGS:-} tests/test_harness_gpu.py 2>&1 | tail -25 | tee -a "$OUT/pass.log"
   qr blocked_quick --kernel-dir seed_kernels/blocked_wy --mode quick --seed 1
@@ -42,6 +57,8 @@ qr baseline --baseline --mode full --seed 7
 qr blocked_wy --kernel-dir seed_kernels/blocked_wy --mode full --seed 7
 for i in 1 2 3 4 5; do qr "noise$i" --kernel-dir seed_kernels/blocked_wy --mode full; done
 qr blocked_quick --kernel-dir seed_kernels/blocked_wy --mode quick
+prestarted warm_full --kernel-dir seed_kernels/blocked_wy --mode full
+prestarted warm_quick --kernel-dir seed_kernels/blocked_wy --mode quick
 qr naive --kernel-dir seed_kernels/naive --mode full --seed 7
 log "evolve start on the QR problem (built-in harness, quick mode, tune only)"
 demo=$(mktemp -d)

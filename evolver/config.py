@@ -54,6 +54,7 @@ class EvaluationConfig:
     slots: int  # concurrent evaluations
     gpus: tuple[int, ...] | None  # None: one slot per visible GPU (or one CPU slot without GPUs)
     timeout_s: float
+    prestart: bool = False  # start the next evaluator process while one runs; it waits for a line on stdin
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,7 @@ SCHEMA: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "slots": ((int,), 0),
         "gpus": ((list, str), "auto"),
         "timeout_s": (_NUM, 600),
+        "prestart": ((bool,), None),  # default: on for the built-in harness, off for commands
     },
     "llm": {
         "base_url": ((str,), None),
@@ -302,7 +304,8 @@ def load_config(path: Path, root: Path) -> Config:
         raise reader.error("evaluation", "slots" if e["slots"] < 0 else "timeout_s", "must be positive")
     evaluation = EvaluationConfig(builtin=e["builtin"], command=e["command"], files=files, mode=e["mode"],
                                   confirm_mode=e["confirm_mode"],
-                                  slots=e["slots"], gpus=gpus, timeout_s=float(e["timeout_s"]))
+                                  slots=e["slots"], gpus=gpus, timeout_s=float(e["timeout_s"]),
+                                  prestart=bool(e["builtin"]) if e["prestart"] is None else e["prestart"])
 
     llm = _llm_config(reader, sections["llm"])
     evolution = _evolution_config(reader, sections["evolution"])
@@ -386,6 +389,9 @@ mode = "full"                      # quick | full | final (QR harness)
 confirm_mode = "final"             # a would-be new best is re-measured in this mode before `best` moves
 gpus = "auto"                      # or [0, 1]: one evaluation slot per GPU
 timeout_s = 600                    # a candidate still running then is killed (status: timeout)
+# prestart = true                  # start the next evaluation's process (imports, start-up) while one runs;
+                                   # on by default for the built-in harness; a command must then wait for a
+                                   # line on stdin before it reads {kernel_dir} (examples/sort/check.py does)
 
 [llm]
 # base_url = "http://127.0.0.1:8000/v1"   # any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama)

@@ -216,6 +216,7 @@ class Engine:
         finally:
             loop.remove_signal_handler(signal.SIGINT)
             loop.remove_signal_handler(signal.SIGTERM)
+            await self.evaluator.close()
             if self.client is not None:
                 await self.client.close()
         self.summary.best = self._best()

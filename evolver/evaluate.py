@@ -157,6 +157,7 @@ class Evaluator:
                 parts.append(f"{path}={entry}")
         self._parts = parts
         self.version = self.version_for(e.mode)
+        self._prestarted: dict[int, _Prestarted] = {}  # slot index -> the process its next evaluation uses
 
     def version_for(self, mode: str) -> str:
         """The judge's identity in `mode`: scores of different versions are never compared."""
@@ -174,10 +175,9 @@ class Evaluator:
             out.append(token)
         return out
 
-    def materialise(self, commit: str, dest: Path) -> tuple[Path, Path]:
-        """(working directory, kernel directory) of the candidate under `dest`."""
+    def prepare_judge(self, dest: Path) -> tuple[Path, Path]:
+        """The evaluator's own files under `dest`; (working directory, where the kernel directory goes)."""
         cfg = self.config
-        self.store.archive(commit, [cfg.problem.kernel_dir], dest)
         if cfg.evaluation.files:
             self.store.archive(self.base, list(cfg.evaluation.files), dest)
         if self.harness_dir is not None:
@@ -187,28 +187,91 @@ class Evaluator:
         workdir.mkdir(parents=True, exist_ok=True)
         return workdir, dest / cfg.problem.kernel_dir
 
+    def materialise(self, commit: str, dest: Path) -> tuple[Path, Path]:
+        """(working directory, kernel directory) of the candidate under `dest`."""
+        self.store.archive(commit, [self.config.problem.kernel_dir], dest)
+        return self.prepare_judge(dest)
+
     async def evaluate(self, commit: str, slot: Slot, mode: str | None = None) -> dict[str, Any]:
         mode = mode or self.config.evaluation.mode
         started = time.monotonic()
-        with tempfile.TemporaryDirectory(prefix="evolve-eval-") as tmp:
-            workdir, kernel_dir = self.materialise(commit, Path(tmp))
-            result = await run_evaluator(self._command(kernel_dir, mode), workdir, scrubbed_env(slot.gpu),
-                                         self.config.evaluation.timeout_s)
+        if self.config.evaluation.prestart and mode == self.config.evaluation.mode:
+            result = await self._evaluate_prestarted(commit, slot, mode)
+        else:
+            with tempfile.TemporaryDirectory(prefix="evolve-eval-") as tmp:
+                workdir, kernel_dir = self.materialise(commit, Path(tmp))
+                result = await run_evaluator(self._command(kernel_dir, mode), workdir, scrubbed_env(slot.gpu),
+                                             self.config.evaluation.timeout_s)
         result.update(harness=self.version_for(mode), gpu=slot.fingerprint,
                       duration_s=round(time.monotonic() - started, 3))
         return result
 
+    # -- prestart: the next evaluation's process starts (imports torch, say) while this one runs -----------
+
+    async def _prestart(self, slot: Slot, mode: str) -> _Prestarted:
+        tmp = tempfile.TemporaryDirectory(prefix="evolve-eval-")
+        workdir, kernel_dir = self.prepare_judge(Path(tmp.name))
+        argv = self._command(kernel_dir, mode) + (["--prestart"] if self.harness_dir is not None else [])
+        proc = await spawn(argv, workdir, scrubbed_env(slot.gpu), with_stdin=True)
+        return _Prestarted(proc, tmp, Path(tmp.name))
+
+    async def _evaluate_prestarted(self, commit: str, slot: Slot, mode: str) -> dict[str, Any]:
+        ready = self._prestarted.pop(slot.index, None)
+        if ready is None or isinstance(ready.proc, dict) or ready.proc.returncode is not None:
+            if ready is not None:
+                ready.discard()
+            ready = await self._prestart(slot, mode)
+        self._prestarted[slot.index] = await self._prestart(slot, mode)  # warms up while this one runs
+        try:
+            if isinstance(ready.proc, dict):
+                return ready.proc  # the evaluator could not be started at all
+            self.store.archive(commit, [self.config.problem.kernel_dir], ready.dest)
+            return await collect(ready.proc, self.config.evaluation.timeout_s, go=b"go\n")
+        finally:
+            ready.discard()
+
+    async def close(self) -> None:
+        """Stop the prestarted processes that no candidate will use."""
+        for ready in self._prestarted.values():
+            ready.discard()
+            if not isinstance(ready.proc, dict):
+                await ready.proc.wait()
+        self._prestarted.clear()
+
+
+@dataclass
+class _Prestarted:
+    proc: asyncio.subprocess.Process | dict[str, Any]  # a dict: the result of a process that did not start
+    tmp: tempfile.TemporaryDirectory[str]
+    dest: Path
+
+    def discard(self) -> None:
+        if not isinstance(self.proc, dict) and self.proc.returncode is None:
+            _kill_group(self.proc.pid)
+        self.tmp.cleanup()
+
 
 async def run_evaluator(argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float) -> dict[str, Any]:
     """Run one evaluator process group to completion or timeout; map what happened to a result."""
+    proc = await spawn(argv, cwd, env)
+    return proc if isinstance(proc, dict) else await collect(proc, timeout_s)
+
+
+async def spawn(argv: list[str], cwd: Path, env: dict[str, str],
+                with_stdin: bool = False) -> asyncio.subprocess.Process | dict[str, Any]:
+    """The evaluator's process, in its own process group; a failure result if it cannot start."""
     try:
-        proc = await asyncio.create_subprocess_exec(*argv, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
-                                                    stdout=asyncio.subprocess.PIPE,
-                                                    stderr=asyncio.subprocess.PIPE, start_new_session=True)
+        return await asyncio.create_subprocess_exec(
+            *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.PIPE if with_stdin else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
     except OSError as exc:
         return {"status": "crash", "score": None, "error": f"cannot start evaluator {argv[0]!r}: {exc.strerror}"}
+
+
+async def collect(proc: asyncio.subprocess.Process, timeout_s: float, go: bytes | None = None) -> dict[str, Any]:
+    """Wait for the evaluator (after sending `go` to a prestarted one) and map what happened to a result."""
     try:
-        stdout, stderr = await asyncio.wait_for(proc.communicate(), timeout_s)
+        stdout, stderr = await asyncio.wait_for(proc.communicate(go), timeout_s)
     except asyncio.TimeoutError:
         _kill_group(proc.pid)
         await proc.wait()

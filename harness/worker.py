@@ -11,12 +11,15 @@ its own result line.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
+import os
 import random
 import sys
 import time
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -113,17 +116,29 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, required=True)
     p.add_argument("--events", type=Path, required=True)
     p.add_argument("--baseline", action="store_true")
+    p.add_argument("--wait", action="store_true", help="import torch, then wait for a line on stdin")
     args = p.parse_args(argv)
     ev = Events(args.events)
+    t0 = T0
+    if args.wait:
+        import torch  # noqa: F401  the slow part of start-up, done before the candidate exists
+
+        with contextlib.suppress(ImportError):
+            import cupy  # noqa: F401
+        go = sys.stdin.readline()
+        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # the candidate reads nothing from its caller
+        if not go:
+            return 1
+        t0 = time.monotonic()
     try:
-        return run(args, ev)
+        return run(args, ev, t0)
     except BaseException as exc:  # the harness's own failure must still produce a result
         status, message = classify(exc)
         ev.final(status, error=message, trace=traceback.format_exc()[-2000:])
         return 1
 
 
-def run(args: argparse.Namespace, ev: Events) -> int:
+def run(args: argparse.Namespace, ev: Events, t0: float) -> int:
     from harness import guard
 
     timings: dict[str, float] = {}
@@ -143,7 +158,7 @@ def run(args: argparse.Namespace, ev: Events) -> int:
         return 0
     device = torch.device("cuda:0")
     torch.cuda.init()
-    timings["startup_s"] = time.monotonic() - T0
+    timings["startup_s"] = time.monotonic() - t0
     rng = random.Random(args.seed)
     flags_before = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32,
                     torch.get_float32_matmul_precision())
@@ -231,6 +246,16 @@ def run(args: argparse.Namespace, ev: Events) -> int:
 
     # --- benchmark ---------------------------------------------------------------------------------
     t = time.monotonic()
+    spent: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def phase(name: str) -> Iterator[None]:  # where the benchmark stage's time goes, for the overhead report
+        began = time.monotonic()
+        try:
+            yield
+        finally:
+            spent[name] = spent.get(name, 0.0) + time.monotonic() - began
+
     plan = PLANS[args.mode]
     flush = Flusher(device)
     shapes: list[dict[str, Any]] = []
@@ -239,23 +264,28 @@ def run(args: argparse.Namespace, ev: Events) -> int:
     for spec in benchmarks_for(args.mode):
         ev.emit(stage="bench", label=spec.label)
         count = pool_size(plan, spec.batch * spec.n * spec.n * 4)
-        warm = make_batch(spec, rng.getrandbits(48), device)  # not in the pool: its answer is no use later
-        pool = [make_batch(spec, rng.getrandbits(48), device) for _ in range(count)]
-        try:
-            out = call(warm)  # warm-up: compilation, workspaces, graph capture stay out of the timing
-            problem = sanity(warm, out)
-            snap = snapshot_outputs(out) if not problem else None
+        with phase("inputs"):
+            warm = make_batch(spec, rng.getrandbits(48), device)  # not in the pool: its answer is no use later
+            pool = [make_batch(spec, rng.getrandbits(48), device) for _ in range(count)]
             torch.cuda.synchronize()
+        try:
+            with phase("warmup"):
+                out = call(warm)  # warm-up: compilation, workspaces, graph capture stay out of the timing
+                problem = sanity(warm, out)
+                snap = snapshot_outputs(out) if not problem else None
+                torch.cuda.synchronize()
             if snap is not None and escaped(snap, out):
                 ev.final("rejected", error=f"benchmark {spec.label}: {ESCAPED}", failing=spec.label)
                 return 0
-            verdict = check(warm, out[0], out[1]) if not problem else None
+            with phase("check"):
+                verdict = check(warm, out[0], out[1]) if not problem else None
             if verdict is None or not verdict.ok:
                 ev.final("incorrect", error=f"benchmark {spec.label}: {problem or (verdict.reason if verdict else '')}",
                          failing=spec.label)
                 return 0
             del out, warm
-            timing = measure(call, pool, plan, flush, rng)
+            with phase("timed_loop"):
+                timing = measure(call, pool, plan, flush, rng)
         except BaseException as exc:
             status, message = classify(exc)
             ev.final(status, error=f"benchmark {spec.label}: {message}", failing=spec.label,
@@ -267,7 +297,8 @@ def run(args: argparse.Namespace, ev: Events) -> int:
                          "timed call", failing=spec.label)
                 return 0
             problem = sanity(before, out)
-            verdict = check(before, out[0], out[1]) if not problem else None
+            with phase("check"):
+                verdict = check(before, out[0], out[1]) if not problem else None
             if verdict is None or not verdict.ok:
                 ev.final("incorrect", error=f"benchmark {spec.label}: a timed call returned a wrong result: "
                          f"{problem or (verdict.reason if verdict else '')}", failing=spec.label)
@@ -289,6 +320,7 @@ def run(args: argparse.Namespace, ev: Events) -> int:
               f"{summary['runs']} runs)", file=sys.stderr, flush=True)
         del pool, timing
     timings["bench_s"] = time.monotonic() - t
+    timings.update({f"bench_{name}_s": value for name, value in spent.items()})
     timings["timed_kernel_s"] = timed_total
     score = geomean([s["mean_us"] for s in shapes])
     ev.final("ok", score=round(score, 3), unit="us", mode=args.mode, shapes=shapes,

@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 
 from harness import cases  # noqa: E402
 from harness.cases import CASES, ILL, Spec, make_batch, mixed_cases  # noqa: E402
-from harness.checker import check, sanity, strict_fp32  # noqa: E402
+from harness.checker import check, householder_q, sanity, strict_fp32  # noqa: E402
 from harness.guard import scan  # noqa: E402
 from tests.conftest import ROOT  # noqa: E402
 
@@ -45,6 +45,20 @@ def test_wrong_factorisations_fail(case: str) -> None:
     broken_tau = tau.clone()
     broken_tau[1] = 0.0  # Q = I
     assert not check(a, h, broken_tau).ok or case == "upper"
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 31, 64, 130])
+def test_householder_q_is_the_library_product(n: int) -> None:
+    """The checker's compact-WY Q equals householder_product (the contract's reference) to rounding: for
+    real reflectors, for tau = 0 (rank-deficient columns) and for garbage (H, tau) a cheat might return."""
+    a = make_batch(Spec(3, n, 2, "rankdef"), seed=n, device="cpu")
+    h, tau = geqrf(a)
+    garbage_h, garbage_tau = torch.randn(2, n, n) * 0.3, torch.rand(2, n) * 3
+    with strict_fp32():
+        for hh, tt in ((h, tau), (garbage_h, garbage_tau)):
+            ref = torch.linalg.householder_product(hh.double(), tt.double())
+            ours = householder_q(hh, tt).double()
+            assert float((ours - ref).abs().max()) <= 1e-4 * max(1.0, float(ref.abs().max()))
 
 
 def test_sanity_gates() -> None:
@@ -143,3 +157,28 @@ def test_supervisor_without_a_gpu_says_so(tmp_path: Path) -> None:
     (tmp_path / "kernel.py").write_text("def custom_kernel(A):\n    return A\n")
     result = harness("--kernel-dir", str(tmp_path), "--mode", "quick")
     assert result["status"] == "crash" and "no CUDA device" in result["error"]
+
+
+def prestarted(kernel_dir: Path, go: str | None) -> dict:
+    """Start the harness with --prestart, fill the kernel directory afterwards, then send `go` (None: close
+    stdin without a line, as when the caller dies)."""
+    proc = subprocess.Popen([sys.executable, "-m", "harness.qr", "--kernel-dir", str(kernel_dir), "--mode", "quick",
+                             "--prestart"], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    kernel_dir.mkdir(exist_ok=True)
+    (kernel_dir / "kernel.py").write_text((CHEATS / "geqrf_direct.py").read_text())
+    stdout, stderr = proc.communicate(go or "", timeout=120)
+    lines = stdout.strip().splitlines()
+    assert lines, stderr
+    return json.loads(lines[-1])
+
+
+def test_prestart_evaluates_the_kernel_written_after_the_start(tmp_path: Path) -> None:
+    result = prestarted(tmp_path / "kernel", "go\n")
+    assert result["status"] == "rejected" and "geqrf" in result["error"]  # it saw the late kernel.py
+    assert result["timings"]["prestarted_s"] >= 0 and result["timings"]["wall_s"] >= 0
+
+
+def test_prestart_without_a_go_line_ends_cleanly(tmp_path: Path) -> None:
+    result = prestarted(tmp_path / "kernel", None)
+    assert result["status"] == "crash" and "no go line" in result["error"] and result["score"] is None

@@ -58,3 +58,29 @@ def test_exhausted_tune_space_stops_and_says_why(repo: Path) -> None:
     trees = [c.kernel_tree for c in snap.candidates.values()]
     assert len(trees) == len(set(trees)) <= 48 + 1
     assert "tune has tried every reachable value" in proc.stdout
+
+
+def test_prestarted_evaluators_judge_every_candidate_and_leave_nothing(repo: Path, tmp_path: Path) -> None:
+    """evaluation.prestart: each evaluation's process was started before its candidate existed and waited for
+    the go line; the results are the same kind as without it, and the spare processes and their temporary
+    directories are gone when the run ends."""
+    from tests.conftest import example_config
+
+    evaluation = '''command = "{python} check.py --kernel-dir {kernel_dir} --mode {mode} --wait-for-go"
+files = ["check.py"]
+gpus = []
+slots = 2
+timeout_s = 60
+prestart = true'''
+    (repo / "examples/sort/evolve.toml").write_text(example_config(evaluation=evaluation))
+    git(repo, "commit", "-qam", "prestart")
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "12", env={"TMPDIR": str(tmpdir)})
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    snap = Store(repo).snapshot("r1")
+    assert len(snap.candidates) == 12
+    for c in snap.candidates.values():
+        assert c.result is not None and c.result["status"] == "ok", c.result
+        assert c.result["details"]["prestarted"] is True
+    assert [p.name for p in tmpdir.iterdir() if p.name.startswith("evolve-eval-")] == []

@@ -1,6 +1,6 @@
 """Evaluator of the CPU example: checks a candidate's `sort_list`, times it, prints one JSON line.
 
-    python check.py --kernel-dir DIR [--mode quick|full|final] [--seed S] [--repeats N]
+    python check.py --kernel-dir DIR [--mode quick|full|final] [--seed S] [--repeats N] [--wait-for-go]
 
 Status: ok (score = mean microseconds per list, lower is better), incorrect, rejected (forbidden calls),
 compile_error (the module does not import), crash. Progress goes to stderr; the JSON line is last on stdout.
@@ -61,7 +61,11 @@ def main():
     parser.add_argument("--repeats", type=int, default=None, help="timed repetitions (more: steadier, slower)")
     parser.add_argument("--mode", choices=("quick", "full", "final"), default="full",
                         help="quick: 2 timed repetitions, full: 3, final: 10 (unless --repeats says)")
+    parser.add_argument("--wait-for-go", action="store_true",
+                        help="evaluation.prestart: start now, read the kernel once a line arrives on stdin")
     args = parser.parse_args()
+    if args.wait_for_go and not sys.stdin.readline():
+        return emit(status="crash", error="prestarted, but no go line came on stdin")
     path = os.path.join(args.kernel_dir, "sort.py")
     try:
         source = open(path, encoding="utf-8").read()
@@ -102,7 +106,7 @@ def main():
                 return emit(status="incorrect", error="a timed call returned a wrong result")
     print(f"mean {statistics.mean(times):.1f} us per list of {SIZE}", file=sys.stderr)
     return emit(status="ok", score=round(statistics.mean(times), 2), unit="us",
-                per_repeat_us=[round(t, 1) for t in times], size=SIZE)
+                per_repeat_us=[round(t, 1) for t in times], size=SIZE, prestarted=args.wait_for_go)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Blocked Householder QR with compact WY (qr.cu), the serious starting point.
 
-For n <= SMALL_N the whole matrix is factored in shared memory by one launch (small_qr). Otherwise the
-matrix is walked in panels: panel_qr factors a panel (one thread block per matrix, in shared memory) and
+For n <= SMALL_N the whole matrix is factored in shared memory by one launch (small_qr); for n <= TINY_N
+that launch uses blocks of only TINY_WARPS warps, since a column's barriers cost more than its few rows.
+Otherwise the matrix is walked in panels: panel_qr factors a panel (one thread block per matrix, in shared memory) and
 writes V; G = V^T V is one batched GEMM and build_t makes T from it; the trailing columns get
 Q_panel^T = I - V T^T V^T as three batched GEMMs (cuBLAS through torch.bmm, full FP32). Panels are NB columns wide, narrower where a tall panel would not fit in shared
 memory; only beyond n ~ 10000 does a panel run in global memory. Small batches leave most SMs idle, so
@@ -26,6 +27,10 @@ WIDE_BELOW = 264  # @tune WIDE_BELOW: 0 66 132 264 528
 SMALL_N = 192  # @tune SMALL_N: 0 64 128 176 192 224
 
 MIN_WIDTH = 2  # @tune MIN_WIDTH: 2 8 16 32
+
+TINY_N = 64  # @tune TINY_N: 0 32 64 128 192
+
+TINY_WARPS = 2  # @tune TINY_WARPS: 1 2 4 8
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
 _SOURCE = Path(__file__).with_name("qr.cu").read_text()
@@ -39,8 +44,7 @@ def _build(warps):
     return panel, small, module.get_function("build_t")
 
 
-_KERNELS = {NWARPS: _build(NWARPS)}
-_KERNELS.setdefault(NWARPS_WIDE, _build(NWARPS_WIDE) if NWARPS_WIDE != NWARPS else _KERNELS[NWARPS])
+_KERNELS = {warps: _build(warps) for warps in sorted({NWARPS, NWARPS_WIDE, TINY_WARPS})}
 _STREAMS = {}
 
 
@@ -51,7 +55,7 @@ def compile_info():
             info[f"{name}/{warps}w"] = {"registers": f.num_regs, "local_bytes": f.local_size_bytes,
                                         "shared_bytes": f.shared_size_bytes}
     return info | {"NB": NB, "NWARPS": NWARPS, "NWARPS_WIDE": NWARPS_WIDE, "WIDE_BELOW": WIDE_BELOW,
-                   "SMALL_N": SMALL_N, "MIN_WIDTH": MIN_WIDTH}
+                   "SMALL_N": SMALL_N, "MIN_WIDTH": MIN_WIDTH, "TINY_N": TINY_N, "TINY_WARPS": TINY_WARPS}
 
 
 def _stream(device):
@@ -86,6 +90,9 @@ def custom_kernel(A):
     small_bytes = n * (n + 1) * 4
     with cp.cuda.Device(A.device.index), _stream(A.device):
         if n <= SMALL_N and small_bytes <= SMEM_BUDGET:
+            if n <= TINY_N:
+                warps = TINY_WARPS
+                small = _KERNELS[warps][1]
             H = torch.empty_like(A)
             small((batch,), (warps * 32,), (_ptr(A), _ptr(H), _ptr(tau), cp.int32(n)), shared_mem=small_bytes)
             return H, tau
