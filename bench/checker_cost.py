@@ -26,7 +26,7 @@ def seconds(fn, repeat=3):
 print(f"{'shape':<28} {'householder_product':>20} {'householder_q':>14} {'max |dQ|':>9} {'check()':>9}")
 for spec in {s.label: s for s in BENCHMARK}.values():
     a = make_batch(spec, 1, "cuda")
-    h, tau = torch.geqrf(a)
+    h, tau = (t.contiguous() for t in torch.geqrf(a))  # geqrf's H is column-major; the contract's is not
     with strict_fp32():
         ref = torch.linalg.householder_product(h, tau)
         ours = householder_q(h, tau)

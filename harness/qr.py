@@ -114,7 +114,7 @@ def supervise(args: argparse.Namespace) -> dict[str, Any]:
             started = time.monotonic()  # the evaluation's clock starts at the go
         last_size, last_progress, killed = 0, time.monotonic(), ""
         while proc.poll() is None:
-            time.sleep(0.1)
+            time.sleep(0.05)
             size = events.stat().st_size
             if size != last_size:
                 last_size, last_progress = size, time.monotonic()

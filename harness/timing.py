@@ -63,8 +63,8 @@ class Flusher:
 
 def measure(fn: Callable[[torch.Tensor], Any], pool: list[torch.Tensor], plan: Plan, flush: Flusher,
             rng: random.Random) -> Timing:
-    gc.collect()
-    gc.disable()  # a collection inside a timed call of a small shape is a 100+ us outlier in its mean
+    gc.disable()  # a collection inside a timed call of a small shape is an outlier in its mean (and a full
+    # collection before each shape would cost tens of ms with torch loaded: the loop makes no cycles worth it)
     try:
         return _measure(fn, pool, plan, flush, rng)
     finally:

@@ -277,11 +277,8 @@ def run(args: argparse.Namespace, ev: Events, t0: float) -> int:
             if snap is not None and escaped(snap, out):
                 ev.final("rejected", error=f"benchmark {spec.label}: {ESCAPED}", failing=spec.label)
                 return 0
-            with phase("check"):
-                verdict = check(warm, out[0], out[1]) if not problem else None
-            if verdict is None or not verdict.ok:
-                ev.final("incorrect", error=f"benchmark {spec.label}: {problem or (verdict.reason if verdict else '')}",
-                         failing=spec.label)
+            if problem:  # the values are judged on the timed calls' outputs, rechecked below
+                ev.final("incorrect", error=f"benchmark {spec.label}: {problem}", failing=spec.label)
                 return 0
             del out, warm
             with phase("timed_loop"):
@@ -343,4 +340,7 @@ def _no_scope() -> _NoScope:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # the result is written and flushed: skip interpreter and CUDA teardown (a few hundred ms)

@@ -3,7 +3,8 @@
 For n <= SMALL_N the whole matrix is factored in shared memory by one launch (small_qr); for n <= TINY_N
 that launch uses blocks of only TINY_WARPS warps, since a column's barriers cost more than its few rows.
 Otherwise the matrix is walked in panels: panel_qr factors a panel (one thread block per matrix, in shared memory) and
-writes V; G = V^T V is one batched GEMM and build_t makes T from it; the trailing columns get
+writes V; G = V^T V comes from gram (split over chunks of GRAM_ROWS rows, so that a few tall matrices
+still fill the GPU; GRAM_ROWS = 0: one batched GEMM) and build_t makes T from it; the trailing columns get
 Q_panel^T = I - V T^T V^T as three batched GEMMs (cuBLAS through torch.bmm, full FP32). Panels are NB columns wide, narrower where a tall panel would not fit in shared
 memory; only beyond n ~ 10000 does a panel run in global memory. Small batches leave most SMs idle, so
 they get blocks of NWARPS_WIDE warps to shorten each column's critical path. Kernels are compiled with
@@ -28,20 +29,23 @@ SMALL_N = 192  # @tune SMALL_N: 0 64 128 176 192 224
 
 MIN_WIDTH = 2  # @tune MIN_WIDTH: 2 8 16 32
 
-TINY_N = 64  # @tune TINY_N: 0 32 64 128 192
+TINY_N = 192  # @tune TINY_N: 0 32 64 128 192
 
-TINY_WARPS = 2  # @tune TINY_WARPS: 1 2 4 8
+TINY_WARPS = 8  # @tune TINY_WARPS: 1 2 4 8
+
+GRAM_ROWS = 128  # @tune GRAM_ROWS: 0 64 128 256
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
 _SOURCE = Path(__file__).with_name("qr.cu").read_text()
 
 
 def _build(warps):
-    module = cp.RawModule(code=_SOURCE, options=("--std=c++17", f"-DNB={NB}", f"-DNWARPS={warps}"))
+    module = cp.RawModule(code=_SOURCE, options=("--std=c++17", f"-DNB={NB}", f"-DNWARPS={warps}",
+                                                 f"-DGRAM_ROWS={max(GRAM_ROWS, 1)}"))
     panel, small = module.get_function("panel_qr"), module.get_function("small_qr")
     panel.max_dynamic_shared_size_bytes = SMEM_BUDGET
     small.max_dynamic_shared_size_bytes = SMEM_BUDGET
-    return panel, small, module.get_function("build_t")
+    return panel, small, module.get_function("build_t"), module.get_function("gram")
 
 
 _KERNELS = {warps: _build(warps) for warps in sorted({NWARPS, NWARPS_WIDE, TINY_WARPS})}
@@ -51,11 +55,12 @@ _STREAMS = {}
 def compile_info():
     info = {}
     for warps, kernels in _KERNELS.items():
-        for name, f in zip(("panel_qr", "small_qr", "build_t"), kernels):
+        for name, f in zip(("panel_qr", "small_qr", "build_t", "gram"), kernels):
             info[f"{name}/{warps}w"] = {"registers": f.num_regs, "local_bytes": f.local_size_bytes,
                                         "shared_bytes": f.shared_size_bytes}
     return info | {"NB": NB, "NWARPS": NWARPS, "NWARPS_WIDE": NWARPS_WIDE, "WIDE_BELOW": WIDE_BELOW,
-                   "SMALL_N": SMALL_N, "MIN_WIDTH": MIN_WIDTH, "TINY_N": TINY_N, "TINY_WARPS": TINY_WARPS}
+                   "SMALL_N": SMALL_N, "MIN_WIDTH": MIN_WIDTH, "TINY_N": TINY_N, "TINY_WARPS": TINY_WARPS,
+                   "GRAM_ROWS": GRAM_ROWS}
 
 
 def _stream(device):
@@ -86,7 +91,7 @@ def custom_kernel(A):
     if batch == 0 or n == 0:
         return A.clone(), tau
     warps = NWARPS_WIDE if batch < WIDE_BELOW else NWARPS
-    panel, small, build_t = _KERNELS[warps]
+    panel, small, build_t, gram = _KERNELS[warps]
     small_bytes = n * (n + 1) * 4
     with cp.cuda.Device(A.device.index), _stream(A.device):
         if n <= SMALL_N and small_bytes <= SMEM_BUDGET:
@@ -112,8 +117,12 @@ def custom_kernel(A):
                   (_ptr(H), _ptr(tau), _ptr(V), cp.int32(n), cp.int32(k), cp.int32(ncols), cp.int32(in_smem),
                    cp.int32(trailing)), shared_mem=shared)
             if trailing:
-                Vm = V[:, :m, :]
-                torch.bmm(Vm.transpose(1, 2), Vm, out=G)  # G = V^T V
+                if GRAM_ROWS:
+                    G.zero_()
+                    gram((batch, (m + GRAM_ROWS - 1) // GRAM_ROWS), (256,), (_ptr(V), _ptr(G), cp.int32(n), cp.int32(m)))
+                else:
+                    Vm = V[:, :m, :]
+                    torch.bmm(Vm.transpose(1, 2), Vm, out=G)  # G = V^T V
                 build_t((batch,), (NB,), (_ptr(G), _ptr(tau), _ptr(T), cp.int32(n), cp.int32(k), cp.int32(ncols)))
                 Vm = V[:, :m, :ncols]
                 Tm = T[:, :ncols, :ncols]

@@ -6,14 +6,20 @@
 //   and tau into the upper triangular T with Q_panel = I - V T V^T, and three batched GEMMs apply Q_panel^T
 //   to the trailing columns.
 // small_qr: the whole matrix in shared memory, for n <= SMALL_N: one launch, no GEMMs.
-// NB and NWARPS are set by kernel.py from its @tune parameters.
+// gram: G = V^T V split over chunks of rows, so that a few tall matrices still fill the GPU (a batched GEMM
+//   with a 32 x 32 output per matrix runs on one thread block each, serially down the rows).
+// NB, NWARPS and GRAM_ROWS are set by kernel.py from its @tune parameters.
 #ifndef NB
 #define NB 32
 #endif
 #ifndef NWARPS
 #define NWARPS 8
 #endif
+#ifndef GRAM_ROWS
+#define GRAM_ROWS 128
+#endif
 #define NT (NWARPS * 32)
+#define GRAM_THREADS 256
 
 __device__ __forceinline__ float warp_sum(float v) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -171,4 +177,31 @@ extern "C" __global__ void __launch_bounds__(NT) small_qr(const float* __restric
   __syncthreads();
   factor_panel(S, ld, n, n, tau + (size_t)blockIdx.x * n);
   for (int idx = threadIdx.x; idx < n * n; idx += NT) A[idx] = S[(idx / n) * ld + idx % n];
+}
+
+// G (NB x NB per matrix, zeroed before) += V(r0:r0+GRAM_ROWS, :)^T V(r0:r0+GRAM_ROWS, :) for the chunk of rows
+// r0 = blockIdx.y * GRAM_ROWS of the first m rows of each matrix's V (ld NB). Grid: (batch, chunks).
+extern "C" __global__ void __launch_bounds__(GRAM_THREADS) gram(const float* __restrict__ V, float* __restrict__ G,
+                                                                int n, int m) {
+  __shared__ float Vs[GRAM_ROWS][NB + 1];
+  const float* Vb = V + (size_t)blockIdx.x * n * NB;
+  const int r0 = blockIdx.y * GRAM_ROWS;
+  const int rows = min(GRAM_ROWS, m - r0);
+  for (int idx = threadIdx.x; idx < GRAM_ROWS * NB; idx += GRAM_THREADS) {
+    const int r = idx / NB, c = idx % NB;
+    Vs[r][c] = r < rows ? Vb[(size_t)(r0 + r) * NB + c] : 0.f;
+  }
+  __syncthreads();
+  float* Gb = G + (size_t)blockIdx.x * NB * NB;
+  for (int o = threadIdx.x; o < NB * NB; o += GRAM_THREADS) {
+    const int i = o / NB, j = o % NB;  // a warp shares i (a broadcast) and walks j (distinct banks)
+    float s0 = 0.f, s1 = 0.f;
+    int r = 0;
+    for (; r + 1 < rows; r += 2) {
+      s0 += Vs[r][i] * Vs[r][j];
+      s1 += Vs[r + 1][i] * Vs[r + 1][j];
+    }
+    if (r < rows) s0 += Vs[r][i] * Vs[r][j];
+    atomicAdd(Gb + o, s0 + s1);
+  }
 }
