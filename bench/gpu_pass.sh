@@ -59,7 +59,11 @@ for i in 1 2 3 4 5; do qr "noise$i" --kernel-dir seed_kernels/blocked_wy --mode 
 qr blocked_quick --kernel-dir seed_kernels/blocked_wy --mode quick
 prestarted warm_full --kernel-dir seed_kernels/blocked_wy --mode full
 prestarted warm_quick --kernel-dir seed_kernels/blocked_wy --mode quick
-qr naive --kernel-dir seed_kernels/naive --mode full --seed 7
+for variant in ${VARIANTS:-}; do  # A/B against the seed in the same run: NAME=VALUE[,NAME=VALUE]
+  qr "variant_${variant//[,=]/_}" --kernel-dir "$($py bench/variant.py seed_kernels/blocked_wy ${variant//,/ })" --mode full --seed 7
+done
+qr final --kernel-dir seed_kernels/blocked_wy --mode final --seed 7
+qr naive --kernel-dir seed_kernels/naive --mode full --seed 7 --stall ${NAIVE_STALL:-90}
 log "evolve start on the QR problem (built-in harness, quick mode, tune only)"
 demo=$(mktemp -d)
 cp -r seed_kernels "$demo/"

@@ -7,10 +7,7 @@ NAME=VALUE overrides a module-level constant of kernel.py (an @tune parameter, s
 """
 
 import importlib.util
-import re
-import shutil
 import sys
-import tempfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -19,18 +16,13 @@ from torch.profiler import ProfilerActivity, profile
 
 from harness.cases import BENCHMARK, make_batch
 
+sys.path.insert(0, str(Path(__file__).parent))
+from variant import variant  # noqa: E402
+
 args = sys.argv[1:]
 kernel_dir = Path(args.pop(0) if args and "=" not in args[0] else "seed_kernels/blocked_wy")
 if args:
-    copy = Path(tempfile.mkdtemp()) / "kernel"
-    shutil.copytree(kernel_dir, copy)
-    text = (copy / "kernel.py").read_text()
-    for override in args:
-        name, value = override.split("=", 1)
-        text, count = re.subn(rf"^{name} = \S+", f"{name} = {value}", text, flags=re.M)
-        assert count == 1, f"no constant {name} in kernel.py"
-    (copy / "kernel.py").write_text(text)
-    kernel_dir = copy
+    kernel_dir = variant(kernel_dir, args)
 print(f"== {kernel_dir} {' '.join(args)}")
 spec = importlib.util.spec_from_file_location("candidate", kernel_dir / "kernel.py")
 module = importlib.util.module_from_spec(spec)

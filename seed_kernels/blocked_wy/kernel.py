@@ -2,10 +2,11 @@
 
 For n <= SMALL_N the whole matrix is factored in shared memory by one launch (small_qr); for n <= TINY_N
 that launch uses blocks of only TINY_WARPS warps, since a column's barriers cost more than its few rows.
-Otherwise the matrix is walked in panels: panel_qr factors a panel (one thread block per matrix, in shared memory) and
-writes V; G = V^T V comes from gram (split over chunks of GRAM_ROWS rows, so that a few tall matrices
-still fill the GPU; GRAM_ROWS = 0: one batched GEMM) and build_t makes T from it; the trailing columns get
-Q_panel^T = I - V T^T V^T as three batched GEMMs (cuBLAS through torch.bmm, full FP32). Panels are NB columns wide, narrower where a tall panel would not fit in shared
+Otherwise the matrix is walked in panels: panel_qr factors a panel (one thread block per matrix, in shared
+memory) and writes V; G = V^T V is one batched GEMM, or for batches under GRAM_BELOW matrices comes from
+gram (split over chunks of GRAM_ROWS rows, so that a few tall matrices still fill the GPU); build_t makes T
+from G; the trailing columns get Q_panel^T = I - V T^T V^T as three batched GEMMs (cuBLAS through
+torch.bmm, full FP32). Panels are NB columns wide, narrower where a tall panel would not fit in shared
 memory; only beyond n ~ 10000 does a panel run in global memory. Small batches leave most SMs idle, so
 they get blocks of NWARPS_WIDE warps to shorten each column's critical path. Kernels are compiled with
 NVRTC through CuPy and launched on torch's current stream.
@@ -33,7 +34,9 @@ TINY_N = 192  # @tune TINY_N: 0 32 64 128 192
 
 TINY_WARPS = 8  # @tune TINY_WARPS: 1 2 4 8
 
-GRAM_ROWS = 128  # @tune GRAM_ROWS: 0 64 128 256
+GRAM_BELOW = 16  # @tune GRAM_BELOW: 0 4 16 64
+
+GRAM_ROWS = 128  # @tune GRAM_ROWS: 64 128 256
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
 _SOURCE = Path(__file__).with_name("qr.cu").read_text()
@@ -41,7 +44,7 @@ _SOURCE = Path(__file__).with_name("qr.cu").read_text()
 
 def _build(warps):
     module = cp.RawModule(code=_SOURCE, options=("--std=c++17", f"-DNB={NB}", f"-DNWARPS={warps}",
-                                                 f"-DGRAM_ROWS={max(GRAM_ROWS, 1)}"))
+                                                 f"-DGRAM_ROWS={GRAM_ROWS}"))
     panel, small = module.get_function("panel_qr"), module.get_function("small_qr")
     panel.max_dynamic_shared_size_bytes = SMEM_BUDGET
     small.max_dynamic_shared_size_bytes = SMEM_BUDGET
@@ -60,7 +63,7 @@ def compile_info():
                                         "shared_bytes": f.shared_size_bytes}
     return info | {"NB": NB, "NWARPS": NWARPS, "NWARPS_WIDE": NWARPS_WIDE, "WIDE_BELOW": WIDE_BELOW,
                    "SMALL_N": SMALL_N, "MIN_WIDTH": MIN_WIDTH, "TINY_N": TINY_N, "TINY_WARPS": TINY_WARPS,
-                   "GRAM_ROWS": GRAM_ROWS}
+                   "GRAM_BELOW": GRAM_BELOW, "GRAM_ROWS": GRAM_ROWS}
 
 
 def _stream(device):
@@ -117,7 +120,7 @@ def custom_kernel(A):
                   (_ptr(H), _ptr(tau), _ptr(V), cp.int32(n), cp.int32(k), cp.int32(ncols), cp.int32(in_smem),
                    cp.int32(trailing)), shared_mem=shared)
             if trailing:
-                if GRAM_ROWS:
+                if batch < GRAM_BELOW:  # measured: 2x4096 -7%, 8x2048 -2%; 640x512 +6% (so not there)
                     G.zero_()
                     gram((batch, (m + GRAM_ROWS - 1) // GRAM_ROWS), (256,), (_ptr(V), _ptr(G), cp.int32(n), cp.int32(m)))
                 else:

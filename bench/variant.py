@@ -1,0 +1,28 @@
+"""A copy of a kernel directory with module-level constants of kernel.py overridden (an @tune parameter,
+say), for A/B measurements in one GPU run. Prints the copy's path.
+
+    python bench/variant.py KERNEL_DIR NAME=VALUE [NAME=VALUE ...]
+"""
+
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+
+def variant(kernel_dir: Path, overrides: list[str]) -> Path:
+    copy = Path(tempfile.mkdtemp()) / "kernel"
+    shutil.copytree(kernel_dir, copy)
+    text = (copy / "kernel.py").read_text()
+    for override in overrides:
+        name, value = override.split("=", 1)
+        text, count = re.subn(rf"^{name} = \S+", f"{name} = {value}", text, flags=re.M)
+        if count != 1:
+            raise SystemExit(f"no constant {name} in {kernel_dir}/kernel.py")
+    (copy / "kernel.py").write_text(text)
+    return copy
+
+
+if __name__ == "__main__":
+    print(variant(Path(sys.argv[1]), sys.argv[2:]))
