@@ -8,8 +8,9 @@ gram (split over chunks of GRAM_ROWS rows, so that a few tall matrices still fil
 from G; the trailing columns get Q_panel^T = I - V T^T V^T as three batched GEMMs (cuBLAS through
 torch.bmm, full FP32). Panels are NB columns wide, narrower where a tall panel would not fit in shared
 memory; only beyond n ~ 10000 does a panel run in global memory. Small batches leave most SMs idle, so
-they get blocks of NWARPS_WIDE warps to shorten each column's critical path. Kernels are compiled with
-NVRTC through CuPy and launched on torch's current stream.
+they get blocks of NWARPS_WIDE warps to shorten each column's critical path. Batches of at most
+GRAPH_BYTES run the panel loop as one CUDA graph (its dozens of launches would otherwise be paced by
+Python). Kernels are compiled with NVRTC through CuPy and launched on torch's current stream.
 """
 
 from pathlib import Path
@@ -37,6 +38,8 @@ TINY_WARPS = 8  # @tune TINY_WARPS: 1 2 4 8
 GRAM_BELOW = 16  # @tune GRAM_BELOW: 0 4 16 64
 
 GRAM_ROWS = 128  # @tune GRAM_ROWS: 64 128 256
+
+GRAPH_BYTES = 33554432  # @tune GRAPH_BYTES: 0 8388608 33554432 134217728
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
 _SOURCE = Path(__file__).with_name("qr.cu").read_text()
@@ -53,6 +56,7 @@ def _build(warps):
 
 _KERNELS = {warps: _build(warps) for warps in sorted({NWARPS, NWARPS_WIDE, TINY_WARPS})}
 _STREAMS = {}
+_GRAPHS = {}
 
 
 def compile_info():
@@ -63,7 +67,8 @@ def compile_info():
                                         "shared_bytes": f.shared_size_bytes}
     return info | {"NB": NB, "NWARPS": NWARPS, "NWARPS_WIDE": NWARPS_WIDE, "WIDE_BELOW": WIDE_BELOW,
                    "SMALL_N": SMALL_N, "MIN_WIDTH": MIN_WIDTH, "TINY_N": TINY_N, "TINY_WARPS": TINY_WARPS,
-                   "GRAM_BELOW": GRAM_BELOW, "GRAM_ROWS": GRAM_ROWS}
+                   "GRAM_BELOW": GRAM_BELOW, "GRAM_ROWS": GRAM_ROWS,
+                   "GRAPH_BYTES": GRAPH_BYTES}
 
 
 def _stream(device):
@@ -90,48 +95,89 @@ def _width(m):
 def custom_kernel(A):
     batch, n, _ = A.shape
     A = A.contiguous()
-    tau = torch.empty(batch, n, device=A.device, dtype=torch.float32)
     if batch == 0 or n == 0:
-        return A.clone(), tau
+        return A.clone(), torch.empty(batch, n, device=A.device, dtype=torch.float32)
     warps = NWARPS_WIDE if batch < WIDE_BELOW else NWARPS
-    panel, small, build_t, gram = _KERNELS[warps]
-    small_bytes = n * (n + 1) * 4
     with cp.cuda.Device(A.device.index), _stream(A.device):
-        if n <= SMALL_N and small_bytes <= SMEM_BUDGET:
-            if n <= TINY_N:
-                warps = TINY_WARPS
-                small = _KERNELS[warps][1]
-            H = torch.empty_like(A)
-            small((batch,), (warps * 32,), (_ptr(A), _ptr(H), _ptr(tau), cp.int32(n)), shared_mem=small_bytes)
-            return H, tau
-        H = A.clone()
-        V = torch.empty(batch, n, NB, device=A.device, dtype=torch.float32)
-        G = torch.empty(batch, NB, NB, device=A.device, dtype=torch.float32)
-        T = torch.empty(batch, NB, NB, device=A.device, dtype=torch.float32)
-        k = 0
-        while k < n:
-            m = n - k
-            width = _width(m)
-            in_smem = width > 0
-            ncols = min(width if in_smem else NB, m)
-            trailing = k + ncols < n
-            shared = m * (ncols + 1) * 4 if in_smem else 0
-            panel((batch,), (warps * 32,),
-                  (_ptr(H), _ptr(tau), _ptr(V), cp.int32(n), cp.int32(k), cp.int32(ncols), cp.int32(in_smem),
-                   cp.int32(trailing)), shared_mem=shared)
-            if trailing:
-                if batch < GRAM_BELOW:  # measured: 2x4096 -7%, 8x2048 -2%; 640x512 +6% (so not there)
-                    G.zero_()
-                    gram((batch, (m + GRAM_ROWS - 1) // GRAM_ROWS), (256,), (_ptr(V), _ptr(G), cp.int32(n), cp.int32(m)))
-                else:
-                    Vm = V[:, :m, :]
-                    torch.bmm(Vm.transpose(1, 2), Vm, out=G)  # G = V^T V
-                build_t((batch,), (NB,), (_ptr(G), _ptr(tau), _ptr(T), cp.int32(n), cp.int32(k), cp.int32(ncols)))
-                Vm = V[:, :m, :ncols]
-                Tm = T[:, :ncols, :ncols]
-                C = H[:, k:, k + ncols:]
-                W = torch.bmm(Vm.transpose(1, 2), C)  # V^T C
-                W = torch.bmm(Tm.transpose(1, 2), W)  # T^T V^T C
-                C.baddbmm_(Vm, W, alpha=-1.0)  # C - V T^T V^T C
-            k += ncols
+        if n <= SMALL_N and n * (n + 1) * 4 <= SMEM_BUDGET:
+            return _small(A, TINY_WARPS if n <= TINY_N else warps)
+        if A.numel() * 4 <= GRAPH_BYTES:
+            return _graphed(A, warps)
+        H, tau = A.clone(), torch.empty(batch, n, device=A.device, dtype=torch.float32)
+        _blocked(H, tau, _workspace(A), warps)
     return H, tau
+
+
+def _small(A, warps):
+    batch, n, _ = A.shape
+    H = torch.empty_like(A)
+    tau = torch.empty(batch, n, device=A.device, dtype=torch.float32)
+    _KERNELS[warps][1]((batch,), (warps * 32,), (_ptr(A), _ptr(H), _ptr(tau), cp.int32(n)),
+                       shared_mem=n * (n + 1) * 4)
+    return H, tau
+
+
+def _workspace(A):
+    batch, n, _ = A.shape
+    return (torch.empty(batch, n, NB, device=A.device, dtype=torch.float32),  # V
+            torch.empty(batch, NB, NB, device=A.device, dtype=torch.float32),  # G
+            torch.empty(batch, NB, NB, device=A.device, dtype=torch.float32))  # T
+
+
+def _graphed(A, warps):
+    """The blocked factorisation as one CUDA graph per (device, stream, shape): a small batch is a few dozen
+    short launches whose Python-side cost would otherwise decide the time. The graph works on its own
+    buffers: each call copies A in, replays, and returns fresh copies of H and tau."""
+    key = (A.device.index, torch.cuda.current_stream(A.device).cuda_stream, tuple(A.shape), warps)
+    entry = _GRAPHS.get(key)
+    if entry is None:
+        batch, n, _ = A.shape
+        static_in = A.clone()
+        H, tau = torch.empty_like(A), torch.empty(batch, n, device=A.device, dtype=torch.float32)
+        work = _workspace(A)
+        H.copy_(static_in)
+        _blocked(H, tau, work, warps)  # once eagerly: cuBLAS picks its kernels and workspaces outside capture
+        torch.cuda.synchronize(A.device)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph), _stream(A.device):  # launches go to the capturing stream
+            H.copy_(static_in)
+            _blocked(H, tau, work, warps)
+        entry = _GRAPHS[key] = (graph, static_in, H, tau, work)
+    graph, static_in, H, tau, _ = entry
+    static_in.copy_(A)
+    graph.replay()
+    return H.clone(), tau.clone()
+
+
+def _blocked(H, tau, work, warps):
+    """Factor H in place, panel by panel (the module docstring says how)."""
+    batch, n, _ = H.shape
+    V, G, T = work
+    panel, _, build_t, gram = _KERNELS[warps]
+    k = 0
+    while k < n:
+        m = n - k
+        width = _width(m)
+        in_smem = width > 0
+        ncols = min(width if in_smem else NB, m)
+        trailing = k + ncols < n
+        shared = m * (ncols + 1) * 4 if in_smem else 0
+        panel((batch,), (warps * 32,),
+              (_ptr(H), _ptr(tau), _ptr(V), cp.int32(n), cp.int32(k), cp.int32(ncols), cp.int32(in_smem),
+               cp.int32(trailing)), shared_mem=shared)
+        if trailing:
+            if batch < GRAM_BELOW:  # measured: 2x4096 -7%, 8x2048 -2%; 640x512 +6% (so not there)
+                G.zero_()
+                chunks = (m + GRAM_ROWS - 1) // GRAM_ROWS
+                gram((batch, chunks), (256,), (_ptr(V), _ptr(G), cp.int32(n), cp.int32(m)))
+            else:
+                Vm = V[:, :m, :]
+                torch.bmm(Vm.transpose(1, 2), Vm, out=G)  # G = V^T V
+            build_t((batch,), (NB,), (_ptr(G), _ptr(tau), _ptr(T), cp.int32(n), cp.int32(k), cp.int32(ncols)))
+            Vm = V[:, :m, :ncols]
+            Tm = T[:, :ncols, :ncols]
+            C = H[:, k:, k + ncols:]
+            W = torch.bmm(Vm.transpose(1, 2), C)  # V^T C
+            W = torch.bmm(Tm.transpose(1, 2), W)  # T^T V^T C
+            C.baddbmm_(Vm, W, alpha=-1.0)  # C - V T^T V^T C
+        k += ncols
