@@ -375,6 +375,22 @@ class Store:
         listing = self._git("notes", "--ref", NOTES_REF, "list")
         return {obj: note for note, obj in (line.split() for line in listing.splitlines() if line.strip())}
 
+    def note_changes(self, old: str, new: str) -> dict[str, str] | None:
+        """annotated commit -> its note blob ("" where the note went) between two commits of the notes ref:
+        a tree diff, which reads only what changed; None if it cannot be computed (say, `old` is gone)."""
+        try:
+            out = self._git("diff-tree", "-r", "--no-renames", "--no-commit-id", old, new)
+        except StoreError:
+            return None
+        removed, written = {}, {}
+        for line in out.splitlines():
+            meta, _, path = line.partition("\t")
+            fields = meta.split()
+            if len(fields) == 5 and path:  # ":100644 100644 <old blob> <new blob> M", the path fanned out
+                (removed if fields[4] == "D" else written)[path.replace("/", "")] = "" if fields[4] == "D" \
+                    else fields[3]
+        return removed | written  # when git re-fans the tree, a note is removed at one path, added at another
+
     # -- the single writer ------------------------------------------------------------------------------
     def lock(self) -> None:
         """Take the repository's evolve lock (one engine per repository).
@@ -443,20 +459,43 @@ def parse_commit(raw: bytes) -> tuple[tuple[str, ...], int, str, dict[str, str]]
 class RunReader:
     """Reads one run from git and keeps it current cheaply: each `refresh` lists the refs (one call) and
     reads only commits that are new and notes that changed. Used by `evolve status` (one refresh) and the
-    TUI (a refresh per poll)."""
+    TUI (a refresh per poll), so its work per refresh is proportional to what changed, not to the run."""
 
     def __init__(self, store: Store, run: str) -> None:
         self.store = store
         self.snapshot = Snapshot(run=run)
         self._refs: dict[str, str] = {}
-        self._notes: dict[str, str] = {}  # commit -> note blob
-        self._bad: dict[str, int] = {}  # commit -> malformed lines in its note
+        self._notes: dict[str, str] = {}  # commit -> note blob, every note of the notes ref
+        self._bad: dict[str, int] = {}  # commit -> malformed lines in its note, where there are any
+        self._by_commit: dict[str, Candidate] = {}
+
+    def by_commit(self) -> dict[str, Candidate]:
+        """commit -> candidate (a copy: the reader keeps its own up to date)."""
+        return dict(self._by_commit)
+
+    def _set_bad(self, commit: str, bad: int) -> None:
+        if bad:
+            self._bad[commit] = bad
+        else:
+            self._bad.pop(commit, None)
+
+    def _note_delta(self, old: str | None, new: str | None) -> dict[str, str]:
+        """commit -> note blob ("" for a removed note) for every note that changed between two notes refs."""
+        if old and new:
+            delta = self.store.note_changes(old, new)
+            if delta is not None:
+                return {commit: blob for commit, blob in delta.items() if self._notes.get(commit, "") != blob}
+        listing = self.store.note_listing(known=True) if new else {}
+        delta = {commit: blob for commit, blob in listing.items() if self._notes.get(commit) != blob}
+        delta.update({commit: "" for commit in self._notes if commit not in listing})
+        return delta
 
     def refresh(self) -> set[str]:
         """Bring the snapshot up to date; returns the ids of candidates that are new or changed.
 
-        At most three git processes: the ref listing, the notes listing (only if the notes ref moved) and
-        one `cat-file --batch` for the new commits and the changed notes together."""
+        At most three git processes: the ref listing, the notes that changed (a tree diff between the old
+        and new notes commits, or a listing the first time) and one `cat-file --batch` for the new commits
+        and the changed notes together."""
         snap = self.snapshot
         refs = self.store.ref_listing(snap.run)
         if refs == self._refs:
@@ -464,18 +503,25 @@ class RunReader:
         prefix = f"refs/heads/evolve/{snap.run}/"
         new = {ref[len(prefix):]: obj for ref, obj in refs.items()
                if ref.startswith(prefix) and self._refs.get(ref) != obj}
-        for ref in self._refs:
-            if ref.startswith(prefix) and ref not in refs:
-                snap.candidates.pop(ref[len(prefix):], None)
-        notes_moved = refs.get(NOTES_REF) != self._refs.get(NOTES_REF)
-        listing = self.store.note_listing(known=NOTES_REF in refs) if notes_moved else self._notes
-        by_commit = snap.by_commit()
-        new_commits = set(new.values())
-        stale = {commit: blob for commit, blob in listing.items()
-                 if (commit in by_commit or commit in new_commits)
-                 and (self._notes.get(commit) != blob or commit in new_commits)}
-        raw = self.store.cat_blobs([*new.values(), *stale.values()])
+        by_commit = self._by_commit
         changed: set[str] = set()
+        for ref, obj in self._refs.items():
+            if ref.startswith(prefix) and refs.get(ref) != obj:  # a branch went or moved
+                gone = snap.candidates.pop(ref[len(prefix):], None)
+                if gone is not None:
+                    by_commit.pop(gone.commit, None)
+        delta = {}
+        if refs.get(NOTES_REF) != self._refs.get(NOTES_REF):
+            delta = self._note_delta(self._refs.get(NOTES_REF), refs.get(NOTES_REF))
+            for commit, blob in delta.items():
+                if blob:
+                    self._notes[commit] = blob
+                else:
+                    self._notes.pop(commit, None)
+        new_commits = set(new.values())
+        stale = {commit: blob for commit, blob in delta.items() if blob and commit in by_commit}
+        stale.update({commit: self._notes[commit] for commit in new_commits if commit in self._notes})
+        raw = self.store.cat_blobs([*new.values(), *stale.values()])
         for cid, commit in new.items():
             if commit in raw:
                 parents, created, subject, trailers = parse_commit(raw[commit])
@@ -485,19 +531,20 @@ class RunReader:
                 changed.add(cid)
         for commit, blob in stale.items():
             results, bad = parse_note(raw.get(blob, b"").decode("utf-8", "replace"))
-            self._bad[commit] = bad
+            self._set_bad(commit, bad)
             cand = by_commit.get(commit)
             if cand is not None:
-                snap.candidates[cand.id] = Candidate(**{**cand.__dict__, "results": tuple(results)})
+                snap.candidates[cand.id] = by_commit[commit] = Candidate(**{**cand.__dict__,
+                                                                           "results": tuple(results)})
                 changed.add(cand.id)
-        for commit in set(self._notes) - set(listing):  # a note was removed
+        for commit in (c for c, blob in delta.items() if not blob):  # a note was removed
+            self._set_bad(commit, 0)
             cand = by_commit.get(commit)
             if cand is not None:
-                snap.candidates[cand.id] = Candidate(**{**cand.__dict__, "results": ()})
+                snap.candidates[cand.id] = by_commit[commit] = Candidate(**{**cand.__dict__, "results": ()})
                 changed.add(cand.id)
-        self._notes = dict(listing)
         snap.best_commit = refs.get(BEST_REF)
-        snap.bad_lines = {c.commit: self._bad[c.commit] for c in snap.candidates.values() if self._bad.get(c.commit)}
+        snap.bad_lines = {commit: bad for commit, bad in self._bad.items() if commit in by_commit}
         snap.malformed_notes = sum(snap.bad_lines.values())
         self._refs = refs
         return changed

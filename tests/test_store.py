@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import hashlib
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -136,3 +137,43 @@ def test_run_reader_reads_only_what_changed(repo: Path) -> None:
     assert store.move_best(commits[1], None)
     reader.refresh()
     assert reader.snapshot.best_commit == commits[1]
+
+
+def test_run_reader_follows_notes_through_tree_diffs(repo: Path) -> None:
+    """Past a few hundred notes git fans the notes tree out into directories; the reader follows additions,
+    rewrites, malformed notes and removals through diffs of that tree, and always agrees with a reader that
+    reads everything afresh."""
+    import random
+
+    from evolver.store import NOTES_REF, RunReader
+
+    store = Store(repo)
+    head = store.head_commit()
+    commits = []
+    for i in range(1, 301):
+        c = store.write_candidate([head], head, "k", {"f": str(i).encode()},
+                                  format_message(f"c{i}", "", {"Id": f"{i:05d}", "Op": "tune"}))
+        store.create_branch(f"refs/heads/evolve/r/{i:05d}", c)
+        commits.append(c)
+    reader = RunReader(store, "r")
+    reader.refresh()
+    rng = random.Random(3)
+
+    def same_as_fresh() -> None:
+        fresh = RunReader(store, "r")
+        fresh.refresh()
+        assert reader.snapshot == fresh.snapshot
+
+    for round_ in range(4):
+        picked = rng.sample(commits, 40)
+        for c in picked[:30]:
+            store.append_note(c, {"status": "ok", "score": float(rng.randint(1, 99))})
+        for c in picked[30:35]:
+            git(repo, "notes", "--ref", NOTES_REF, "add", "-f", "-m", "not json", c)
+        for c in picked[35:]:
+            subprocess.run(["git", "notes", "--ref", NOTES_REF, "remove", "--ignore-missing", c], cwd=repo,
+                           check=True, capture_output=True)
+        changed = reader.refresh()
+        assert changed <= {f"{commits.index(c) + 1:05d}" for c in picked}
+        same_as_fresh()
+    assert len(git(repo, "ls-tree", NOTES_REF).splitlines()) < 300  # the notes tree did fan out

@@ -245,3 +245,43 @@ def test_snapshots(scripted: Scripted, snap_compare, keys: tuple[str, ...]) -> N
         await pilot.pause(0.2)
 
     assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
+
+
+def test_incremental_summary_equals_a_full_one() -> None:
+    """The refresh worker's Summary, fed only the ids that changed, agrees with a summary of everything after
+    every step: new candidates, results arriving out of order, a result replaced, candidates removed."""
+    import random
+
+    from evolver.store import Candidate, Snapshot
+    from evolver.tui import model
+
+    rng = random.Random(5)
+    snap = Snapshot(run="r")
+    summary = model.Summary()
+    statuses = ("ok", "ok", "ok", "incorrect", "timeout", "compile_error", None)
+    next_id = 1
+    for step in range(60):
+        changed: set[str] = set()
+        for _ in range(rng.randint(1, 6)):
+            cid = f"{next_id:05d}"
+            next_id += 1
+            op = "seed" if next_id < 4 else rng.choice(("mutate", "tune", "cross"))
+            snap.candidates[cid] = Candidate(run="r", id=cid, commit=f"c{cid}", parents=(), created=1000 + step,
+                                             subject="", trailers={"Op": op, "Tokens": "10+5", "Cost-USD": "0.01"})
+            changed.add(cid)
+        for cid in rng.sample(sorted(snap.candidates), min(4, len(snap.candidates))):  # results land anywhere
+            status = rng.choice(statuses)
+            result = () if status is None else ({"status": status, "t": 2000.0 + step + rng.random(),
+                                                  "score": rng.uniform(1, 100) if status == "ok" else None},)
+            snap.candidates[cid] = Candidate(**{**snap.candidates[cid].__dict__, "results": result,
+                                                "trailers": {**snap.candidates[cid].trailers, "Cost-USD": "0.02"}})
+            changed.add(cid)
+        if step % 17 == 16:  # a branch deleted by hand
+            del snap.candidates[rng.choice(sorted(snap.candidates))]
+        scored = [c for c in snap.candidates.values() if c.score is not None]
+        snap.best_commit = min(scored, key=lambda c: c.score or 0).commit if scored else None
+        got = summary.update(snap, changed & snap.candidates.keys(), now=5000.0)
+        want = model.summarise(snap, now=5000.0)
+        assert got[1:] == want[1:]
+        for key, value in want[0].__dict__.items():
+            assert getattr(got[0], key) == (pytest.approx(value) if isinstance(value, float) else value), key

@@ -81,6 +81,7 @@ class EvolveApp(App[None]):
         self._refreshing = False
         self.by_commit: dict[str, Candidate] = {}
         self.seeds = model.SeedIndex()
+        self.summary = model.Summary()  # touched by the refresh worker only
 
     def compose(self) -> ComposeResult:
         yield RunHeader("reading git ...")
@@ -127,8 +128,8 @@ class EvolveApp(App[None]):
             if not changed and not first:
                 self.post_message(Refreshed(snap, changed))
                 return
-            by_commit = snap.by_commit()
-            header, series, outcomes = model.summarise(snap, self.clock(), by_commit)
+            by_commit = self.reader.by_commit()
+            header, series, outcomes = self.summary.update(snap, None if first else changed, self.clock(), by_commit)
             self.post_message(Refreshed(
                 snap, changed, by_commit=by_commit,
                 rows=model.rows(snap, None if first else changed, by_commit, self.seeds),
