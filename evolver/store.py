@@ -382,7 +382,8 @@ class Store:
             out = self._git("diff-tree", "-r", "--no-renames", "--no-commit-id", old, new)
         except StoreError:
             return None
-        removed, written = {}, {}
+        removed: dict[str, str] = {}
+        written: dict[str, str] = {}
         for line in out.splitlines():
             meta, _, path = line.partition("\t")
             fields = meta.split()
