@@ -342,7 +342,7 @@ class Engine:
             op = "mutate"  # nothing failed that is worth repairing yet
         if op == "cross":
             for _ in range(6):
-                made, job = self._cross(pool, island)
+                made, job = await self._cross(pool, island)
                 if made:
                     return job
             op = "mutate" if self.client is not None and "mutate" in self.operators else "tune"
@@ -372,9 +372,10 @@ class Engine:
                        "or widen the choices")
         return None
 
-    def _cross(self, pool: list[Candidate], island: int) -> tuple[bool, _Job | None]:
-        """A child of two parents from different islands by a clean three-way merge (no LLM). Returns
-        (a candidate was made, the job to evaluate it or None when its result came from the cache)."""
+    async def _cross(self, pool: list[Candidate], island: int) -> tuple[bool, _Job | None]:
+        """A child of two parents from different islands: git's three-way merge when it is clean (no LLM),
+        else, with an LLM, its resolution of the conflict. Returns (a candidate was made, the job to
+        evaluate it or None when its result came from the cache or the attempt failed)."""
         ev = self.config.evolution
         a = select_parent(pool, island, ev.population, ev.explore, self.rng)
         others = sorted((c for c in pool if a is not None and c.island != a.island), key=lambda c: (c.score, c.id))
@@ -387,8 +388,10 @@ class Engine:
         clean, tree = self.store.merge_trees(a.commit, b.commit)
         kernel_dir = self.config.problem.kernel_dir
         merged = self.store.tree_entry(tree, kernel_dir)
-        if not clean or merged in (a.kernel_tree, b.kernel_tree):
-            return False, None  # a conflict (left for an LLM resolution) or nothing new
+        if not clean:
+            return await self._resolve(a, b)
+        if merged in (a.kernel_tree, b.kernel_tree):
+            return False, None  # nothing new
         files = self.store.read_files(tree, kernel_dir)
         trailers = {"Run": self.run, "Op": "cross", "Parent": f"{a.id},{b.id}", "Island": str(a.island),
                     "Merge": "clean"}
@@ -399,6 +402,22 @@ class Engine:
             self._record(candidate, cached)
             return True, None
         return True, _Job(candidate, holds_room=True)
+
+    async def _resolve(self, a: Candidate, b: Candidate) -> tuple[bool, _Job | None]:
+        """The LLM's crossover of `a` and `b`, whose changes conflict; skipped without an LLM."""
+        if self.client is None:
+            return False, None
+        kernel_dir = self.config.problem.kernel_dir
+        base = self.store.merge_base(a.commit, b.commit)
+        if base is None:
+            return False, None
+        proposal = await operators.resolve(
+            self.client, self.config.llm, a, b, operators.decode(self.store.read_files(a.commit, kernel_dir)),
+            self.store.diff(base, a.commit, kernel_dir), self.store.diff(base, b.commit, kernel_dir), kernel_dir,
+            read_guidance(self.store, self.config, self.base))
+        if self._stopping and proposal.files is None:
+            return False, None
+        return True, self._commit(proposal, a.island)
 
     def _fix_target(self) -> Candidate | None:
         """The most recent candidate that failed on the current evaluator and has no fix yet."""
@@ -461,8 +480,9 @@ class Engine:
         return candidate
 
     def _commit(self, p: Proposal, island: int) -> _Job | None:
-        parent = p.parent
-        trailers: dict[str, str] = {"Run": self.run, "Op": p.op, "Parent": parent.id, "Island": str(island)}
+        parent, second = p.parent, p.second_parent
+        trailers: dict[str, str] = {"Run": self.run, "Op": p.op, "Island": str(island),
+                                    "Parent": f"{parent.id},{second.id}" if second else parent.id}
         if p.model:
             trailers["Model"] = p.model
         if p.usage.calls:
@@ -473,7 +493,8 @@ class Engine:
             self.store.read_files(parent.commit, self.config.problem.kernel_dir)
         body = p.rationale + (f"\n\nFailed: {p.error}" if p.status else "")
         candidate = self._write(p.summary if not p.status else f"{p.op} failed ({p.status})", body,
-                                [parent.commit], parent.commit, files, trailers)
+                                [parent.commit, second.commit] if second else [parent.commit], parent.commit,
+                                files, trailers)
         if p.status:  # failed before any code existed: recorded, never evaluated
             self._record(candidate, {"status": p.status, "score": None, "error": p.error[:2000],
                                      "harness": self.evaluator.version, "gpu": None})

@@ -1,5 +1,6 @@
 """The operators that make a child from a parent: `tune` (built-in, no LLM), `mutate` (LLM: make it
-faster) and `fix` (LLM: repair a candidate that failed).
+faster), `fix` (LLM: repair a candidate that failed) and `resolve` (LLM: the crossover of two parents whose
+changes git could not merge; clean merges need no operator, the engine commits git's merge).
 
 Each returns a `Proposal`: the child's kernel files and its provenance, or a failure status
 (`patch_failed`, `llm_error`) with the reason, so that every attempt that cost tokens is recorded.
@@ -15,7 +16,8 @@ from evolver import tunables
 from evolver.config import LLMConfig
 from evolver.edits import EditError, apply_reply
 from evolver.llm import LLMClient, LLMError, Usage
-from evolver.prompts import Inspiration, PromptTooLarge, build_fix_messages, build_messages, retry_message
+from evolver.prompts import (Inspiration, PromptTooLarge, build_fix_messages, build_merge_messages, build_messages,
+                             retry_message)
 from evolver.store import Candidate, git_tree_hash
 
 
@@ -31,6 +33,7 @@ class Proposal:
     model: str | None = None
     usage: Usage = field(default_factory=Usage)
     trailers: dict[str, str] = field(default_factory=dict)
+    second_parent: Candidate | None = None  # a crossover's other parent: the child is a merge commit
 
 
 def decode(files: dict[str, bytes]) -> dict[str, str]:
@@ -96,6 +99,26 @@ async def fix(client: LLMClient, llm: LLMConfig, failed: Candidate, files: dict[
         proposal.status, proposal.error = "patch_failed", str(exc)
         return proposal
     return await _edit_loop(client, llm, proposal, messages, files, kernel_dir)
+
+
+async def resolve(client: LLMClient, llm: LLMConfig, a: Candidate, b: Candidate, files: dict[str, str],
+                  diff_a: str, diff_b: str, kernel_dir: str, guidance: str | None) -> Proposal:
+    """Ask the LLM for the crossover of `a` and `b` that git could not merge: edits of `a` that bring in
+    `b`'s change. The child has both as parents."""
+    proposal = Proposal("cross", a, None, f"cross {a.id} x {b.id}", second_parent=b,
+                        trailers={"Merge": "resolved"})
+    try:
+        messages = build_merge_messages(kernel_dir=kernel_dir, files=files, a=a, b=b, diff_a=diff_a, diff_b=diff_b,
+                                        guidance=guidance, budget_tokens=llm.context_tokens - llm.max_tokens)
+    except PromptTooLarge as exc:
+        proposal.status, proposal.error = "patch_failed", str(exc)
+        return proposal
+    result = await _edit_loop(client, llm, proposal, messages, files, kernel_dir)
+    if result.files is None:
+        result.trailers["Merge"] = "unresolved"
+    else:
+        result.summary = f"cross {a.id} x {b.id}: " + result.summary.split(": ", 1)[-1]
+    return result
 
 
 async def _edit_loop(client: LLMClient, llm: LLMConfig, proposal: Proposal, messages: list[dict[str, str]],

@@ -149,6 +149,32 @@ def build_fix_messages(*, kernel_dir: str, files: dict[str, str], failed: Candid
         optional.pop()
 
 
+def build_merge_messages(*, kernel_dir: str, files: dict[str, str], a: Candidate, b: Candidate, diff_a: str,
+                         diff_b: str, guidance: str | None, budget_tokens: int) -> list[dict[str, str]]:
+    """Ask for the crossover of `a` and `b` whose changes git could not merge: `a`'s source to edit, what
+    each side changed from their common ancestor, and how each performed (per shape, where reported)."""
+    source = "\n\n".join(_fence(f"{kernel_dir}/{p}", files[p]) for p in sorted(files))
+    parts = [f"Two candidates from different islands both changed their common ancestor, and git could not "
+             f"merge the changes (they touch the same lines). The kernel directory `{kernel_dir}/` of the first, "
+             f"{a.id}, holds:\n\n{source}",
+             f"What {a.id} (island {a.island}) changed from the common ancestor:\n```diff\n{diff_a.strip()[:6000]}\n```"
+             f"\n\nIts result:\n{summarise_result(a.result)}",
+             f"What {b.id} (island {b.island}) changed from the common ancestor:\n```diff\n{diff_b.strip()[:6000]}\n```"
+             f"\n\nIts result:\n{summarise_result(b.result)}"]
+    optional = [f"Guidance for this problem:\n{guidance}"] if guidance else []
+    closing = (f"Edit {a.id} so that it also has what made {b.id} good, combining the strengths of both (where "
+               "the two changes really exclude each other, choose per the results above, and say why). Reply "
+               f"with the rationale and SEARCH/REPLACE blocks against the files of {a.id} shown above.")
+    while True:
+        user = "\n\n".join([*parts[:1], *optional, *parts[1:], closing])
+        if estimate_tokens(SYSTEM) + estimate_tokens(user) <= budget_tokens:
+            return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
+        if not optional:
+            raise PromptTooLarge(f"the two sides of the merge need about {estimate_tokens(user)} tokens, more than "
+                                 f"the prompt budget of {budget_tokens}; raise llm.context_tokens")
+        optional.pop()
+
+
 def retry_message(error: str) -> dict[str, str]:
     return {"role": "user", "content": f"Your edits could not be applied: {error}\n\nSend corrected "
             "SEARCH/REPLACE blocks against the current file (unchanged by your previous reply)."}

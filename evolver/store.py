@@ -294,6 +294,10 @@ class Store:
             raise StoreError(f"git merge-tree failed: {err[-1] if err else proc.returncode} (needs git 2.38 or newer)")
         return proc.returncode == 0, proc.stdout.decode().split()[0]
 
+    def merge_base(self, a: str, b: str) -> str | None:
+        out = self._git("merge-base", a, b, check=False).strip()
+        return out or None
+
     def create_branch(self, ref: str, commit: str) -> None:
         """Create `ref` at `commit`; fails if it exists (compare-and-swap against the zero id)."""
         self._git("update-ref", "-m", "evolve: new candidate", ref, commit, ZERO)

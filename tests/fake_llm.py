@@ -10,6 +10,8 @@ Each POST /v1/chat/completions takes the next step of the script. A step is a na
   http429/http500 an error status (the client retries)
   hang            no answer until long after the client's timeout
   repair          puts back the colon that break_build removed (a fix that works)
+  auto            for a crossover prompt (git could not merge two parents): CUTOFF set to the sum of the
+                  two sides' values; for any other prompt: good
   real:<file>:<i> a real reply of a small model from tests/data
 Requests and the steps they got are kept in `log`.
 """
@@ -45,6 +47,15 @@ def reply_for(step: str, messages: list[dict[str, str]], counter: int) -> tuple[
     if new_value == int(cutoff.group(1) if cutoff else 2):
         new_value += 100
     new_line = f"CUTOFF = {new_value}"
+    if step == "auto":
+        user = next(m["content"] for m in messages if m["role"] == "user")
+        theirs = re.findall(r"^\+CUTOFF = (\d+)", user, re.M)
+        if "git could not merge" not in user or not cutoff or len(theirs) < 2:
+            step = "good"
+        else:
+            mine, other = int(cutoff.group(1)), int(theirs[-1])
+            return _edit("sort.py", line, f"CUTOFF = {mine + other}",
+                         f"Keep both ideas: a cutoff of {mine} + {other}."), "stop"
     if step == "good":
         return _edit("sort.py", line, new_line, f"Use insertion sort below {new_value} elements."), "stop"
     if step == "rewrite":

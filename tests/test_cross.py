@@ -36,3 +36,40 @@ def test_clean_crossovers_are_merge_commits_with_both_changes(tmp_path: Path) ->
                 assert line in merged.splitlines() or parent.op == "cross"
     lineage = evolve(repo / "examples" / "sort", "lineage", crosses[0].id).stdout
     assert "merge with" in lineage.splitlines()[0]
+
+
+def test_conflicted_crossovers_are_resolved_by_the_llm(tmp_path: Path) -> None:
+    """Both islands change the same line, so git cannot merge them: the LLM gets both sides (what each
+    changed from the common ancestor and how each performed) and its resolution is a merge commit with
+    both parents, evaluated like any candidate."""
+    from tests.fake_llm import FakeLLM
+
+    with FakeLLM(["auto"] * 60) as llm:
+        repo = make_repo(tmp_path / "repo", example_config(
+            llm=f'base_url = "{llm.url}"\nmodel = "fake-coder"\napi_key_env = ""\nedit_retries = 0\n'
+                "max_concurrent = 1\nmax_tokens = 500\ncontext_tokens = 6000",
+            evolution="operators = { mutate = 1.0, cross = 2.0 }\nislands = 2\npopulation = 4\nseed = 2\n"
+                      "pipeline_depth = 1"))
+        proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "14")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        prompts = [body["messages"][1]["content"] for _, body in llm.log]
+    snap = Store(repo).snapshot("r1")
+    resolved = [c for c in snap.candidates.values() if c.op == "cross" and c.trailers.get("Merge") == "resolved"]
+    assert resolved, proc.stdout
+    merge_prompts = [p for p in prompts if "git could not merge" in p]
+    assert len(merge_prompts) >= len(resolved)
+    for c in resolved:
+        a, b = (snap.candidates[p] for p in c.parent_ids)
+        assert c.parents == (a.commit, b.commit) and a.island != b.island
+        assert git(repo, "rev-list", "--parents", "-n", "1", c.commit).split()[1:] == [a.commit, b.commit]
+        assert c.result is not None and c.result["status"] == "ok"
+        assert c.trailers.get("Model") == "fake-coder" and "Tokens" in c.trailers
+        prompt = next(p for p in merge_prompts if f"What {a.id} (island {a.island})" in p
+                      and f"What {b.id} (island {b.island})" in p)
+        assert prompt.count("Its result:") == 2 and "score" in prompt
+        merged = git(repo, "show", f"{c.commit}:examples/sort/kernel/sort.py")
+        values = [int(git(repo, "show", f"{p.commit}:examples/sort/kernel/sort.py").split("CUTOFF = ")[1].split()[0])
+                  for p in (a, b)]
+        assert f"CUTOFF = {sum(values)}" in merged  # the scripted resolution: neither parent's tree
+    lineage = evolve(repo / "examples" / "sort", "lineage", resolved[0].id).stdout
+    assert "merge with" in lineage.splitlines()[0]
