@@ -84,6 +84,9 @@ class EvolutionConfig:
     explore: float  # probability of drawing a parent uniformly rather than from the elite
     seed: int
     pipeline_depth: int  # 0: automatic (slots without an LLM, twice the slots with one)
+    migrate_every: int = 16  # children between migrations of each island's best to the next island (0: never)
+    bandit: bool = True  # learn the (operator, model) choice from improvement per dollar
+    eval_usd: float = 0.01  # what one evaluation is taken to cost, for the bandit's per-dollar rewards
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,9 @@ SCHEMA: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "explore": (_NUM, 0.2),
         "seed": ((int,), 0),
         "pipeline_depth": ((int,), 0),
+        "migrate_every": ((int,), 16),
+        "bandit": ((bool,), True),
+        "eval_usd": (_NUM, 0.01),
     },
     "budget": {
         "max_candidates": ((int,), None),
@@ -368,8 +374,13 @@ def _evolution_config(reader: _Reader, s: dict[str, Any]) -> EvolutionConfig:
         raise reader.error("evolution", "islands" if s["islands"] < 1 else "population", "must be >= 1")
     if not 0 <= s["explore"] <= 1:
         raise reader.error("evolution", "explore", "must be between 0 and 1")
+    if s["migrate_every"] < 0:
+        raise reader.error("evolution", "migrate_every", "must be >= 0 (0: islands never exchange)")
+    if not s["eval_usd"] > 0:
+        raise reader.error("evolution", "eval_usd", "must be a positive number of dollars")
     return EvolutionConfig(operators=operators, islands=s["islands"], population=s["population"],
-                           explore=float(s["explore"]), seed=s["seed"], pipeline_depth=s["pipeline_depth"])
+                           explore=float(s["explore"]), seed=s["seed"], pipeline_depth=s["pipeline_depth"],
+                           migrate_every=s["migrate_every"], bandit=s["bandit"], eval_usd=float(s["eval_usd"]))
 
 
 STARTER = '''\
@@ -406,10 +417,13 @@ max_concurrent = 4
 context_tokens = 16000             # prompt + reply must fit here
 
 [evolution]
-operators = { mutate = 0.6, fix = 0.1, tune = 0.3 }   # without an LLM, tune runs alone
-islands = 2
-population = 8
+operators = { mutate = 0.6, fix = 0.1, tune = 0.3 }   # without an LLM, tune runs alone; cross: crossovers
+islands = 2                        # sub-populations that evolve apart ...
+migrate_every = 16                 # ... and every 16 children each gets the best of the previous one
+population = 8                     # the elite of an island that parents are drawn from
 seed = 0
+# bandit = true                    # learn which (operator, model) improves most per dollar (false: fixed weights)
+# eval_usd = 0.01                  # what one evaluation is taken to cost (GPU time), for that learning
 
 [budget]
 max_candidates = 200

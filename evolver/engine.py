@@ -20,12 +20,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evolver import operators, tunables
-from evolver.config import LLM_OPERATORS, Config
+from evolver.config import LLM_OPERATORS, Config, ModelSpec
 from evolver.evaluate import Evaluator, Slot, make_slots
 from evolver.llm import LLMClient, LLMError, api_key
 from evolver.operators import Proposal
 from evolver.prompts import Inspiration
-from evolver.population import best_of, comparable, lineage, next_island, select_parent
+from evolver import bandit
+from evolver.bandit import Choice
+from evolver.population import best_of, code_signature, comparable, island_members, lineage, next_island, select_parent
 from evolver.store import Candidate, Snapshot, Store, StoreError, format_message, git_tree_hash, now
 
 RUN_REF = "refs/evolve/runs/{run}"
@@ -131,6 +133,7 @@ class Engine:
         self._confirms: collections.deque[_Job] = collections.deque()  # served before new candidates
         self._confirming: set[str] = set()
         self._fixing: set[str] = set()
+        self._signatures: dict[str, str] = {}  # kernel tree -> code signature (novelty in parent selection)
 
     # -- setup ------------------------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -331,23 +334,24 @@ class Engine:
         islands = self.config.evolution.islands
         island = next_island(counts, islands)
         ev = self.config.evolution
-        ops = list(self.operators)
-        op = self.rng.choices(ops, weights=[self.operators[o] for o in ops])[0]
+        choice = self._choose()
+        op, model = choice.op, self._model(choice.model)
         if self._tune_exhausted and self.client is not None:
             op = "mutate"
+        chosen = {"Bandit": f"{choice.arm} {choice.value:.4g}/$"} if ev.bandit else {}
         if op == "fix":
             target = self._fix_target()
             if target is not None:
-                return await self._fix(target)
+                return await self._fix(target, model, chosen)
             op = "mutate"  # nothing failed that is worth repairing yet
         if op == "cross":
             for _ in range(6):
-                made, job = await self._cross(pool, island)
+                made, job = await self._cross(pool, island, chosen)
                 if made:
                     return job
             op = "mutate" if self.client is not None and "mutate" in self.operators else "tune"
         for _ in range(12):
-            parent = select_parent(pool, island, ev.population, ev.explore, self.rng)
+            parent, migrant = self._select(pool, island)
             if parent is None:
                 return None
             files = operators.decode(self.store.read_files(parent.commit, self.config.problem.kernel_dir))
@@ -362,9 +366,12 @@ class Engine:
                 context = prompt_context(self.store, self.config, self.snapshot, self.base, parent, pool)
                 proposal = await operators.mutate(self.client, self.config.llm, parent, context.files, context.chain,
                                                   self.config.problem.kernel_dir, context.guidance,
-                                                  context.inspirations)
+                                                  context.inspirations, model=model)
             if self._stopping and proposal.files is None:
                 return None
+            proposal.trailers.update(chosen)
+            if migrant:
+                proposal.trailers["Migrant-From"] = str(parent.island)
             return self._commit(proposal, island)
         self._tune_exhausted = True
         if self.client is None:
@@ -372,12 +379,45 @@ class Engine:
                        "or widen the choices")
         return None
 
-    async def _cross(self, pool: list[Candidate], island: int) -> tuple[bool, _Job | None]:
+    def _choose(self) -> Choice:
+        """The operator (and model) for the next child: learnt by the bandit, or drawn by the weights."""
+        ev = self.config.evolution
+        models = [m.name for m in self.config.llm.models] if self.client is not None else []
+        if ev.bandit:
+            return bandit.choose(self.operators, models, self.snapshot.candidates.values(), ev.eval_usd, self.rng)
+        ops = list(self.operators)
+        return Choice(self.rng.choices(ops, weights=[self.operators[o] for o in ops])[0], None, 0.0)
+
+    def _model(self, name: str | None) -> ModelSpec | None:
+        return next((m for m in self.config.llm.models if m.name == name), None) if name else None
+
+    def _select(self, pool: list[Candidate], island: int) -> tuple[Candidate | None, bool]:
+        """A parent for a child on `island` from its members and migrants, novelty-weighted; and whether
+        it is a migrant."""
+        ev = self.config.evolution
+        everyone = self.snapshot.candidates.values()
+        members, migrants = island_members(pool, everyone, island, ev.islands, ev.migrate_every)
+        children: dict[str, int] = {}
+        for c in everyone:
+            for pid in c.parent_ids:
+                children[pid] = children.get(pid, 0) + 1
+        parent = select_parent(members, ev.population, ev.explore, self.rng, children, self._signature)
+        return parent, parent is not None and parent.id in migrants
+
+    def _signature(self, c: Candidate) -> str:
+        """The candidate's code up to whitespace and comments, read once per kernel tree."""
+        key = c.kernel_tree or c.commit
+        if key not in self._signatures:
+            self._signatures[key] = code_signature(self.store.read_files(c.commit, self.config.problem.kernel_dir))
+        return self._signatures[key]
+
+    async def _cross(self, pool: list[Candidate], island: int,
+                     chosen: dict[str, str] | None = None) -> tuple[bool, _Job | None]:
         """A child of two parents from different islands: git's three-way merge when it is clean (no LLM),
         else, with an LLM, its resolution of the conflict. Returns (a candidate was made, the job to
         evaluate it or None when its result came from the cache or the attempt failed)."""
         ev = self.config.evolution
-        a = select_parent(pool, island, ev.population, ev.explore, self.rng)
+        a, _ = self._select(pool, island)
         others = sorted((c for c in pool if a is not None and c.island != a.island), key=lambda c: (c.score, c.id))
         if a is None or not others:
             return False, None
@@ -389,12 +429,12 @@ class Engine:
         kernel_dir = self.config.problem.kernel_dir
         merged = self.store.tree_entry(tree, kernel_dir)
         if not clean:
-            return await self._resolve(a, b)
+            return await self._resolve(a, b, chosen or {})
         if merged in (a.kernel_tree, b.kernel_tree):
             return False, None  # nothing new
         files = self.store.read_files(tree, kernel_dir)
         trailers = {"Run": self.run, "Op": "cross", "Parent": f"{a.id},{b.id}", "Island": str(a.island),
-                    "Merge": "clean"}
+                    "Merge": "clean", **(chosen or {})}
         candidate = self._write(f"cross {a.id} x {b.id}", f"Three-way merge of {a.id} (island {a.island}) and "
                                 f"{b.id} (island {b.island}).", [a.commit, b.commit], a.commit, files, trailers)
         cached = self._cached(candidate)
@@ -403,7 +443,7 @@ class Engine:
             return True, None
         return True, _Job(candidate, holds_room=True)
 
-    async def _resolve(self, a: Candidate, b: Candidate) -> tuple[bool, _Job | None]:
+    async def _resolve(self, a: Candidate, b: Candidate, chosen: dict[str, str]) -> tuple[bool, _Job | None]:
         """The LLM's crossover of `a` and `b`, whose changes conflict; skipped without an LLM."""
         if self.client is None:
             return False, None
@@ -417,6 +457,7 @@ class Engine:
             read_guidance(self.store, self.config, self.base))
         if self._stopping and proposal.files is None:
             return False, None
+        proposal.trailers.update(chosen)
         return True, self._commit(proposal, a.island)
 
     def _fix_target(self) -> Candidate | None:
@@ -428,7 +469,8 @@ class Engine:
                   and r.get("harness") == self.evaluator.version]
         return max(failed, key=lambda c: c.id, default=None)
 
-    async def _fix(self, target: Candidate) -> _Job | None:
+    async def _fix(self, target: Candidate, model: ModelSpec | None = None,
+                   chosen: dict[str, str] | None = None) -> _Job | None:
         assert self.client is not None
         self._fixing.add(target.id)
         try:
@@ -436,11 +478,13 @@ class Engine:
             files = operators.decode(self.store.read_files(target.commit, kernel_dir))
             diff = self.store.diff(target.parents[0], target.commit, kernel_dir) if target.parents else ""
             guidance = read_guidance(self.store, self.config, self.base)
-            proposal = await operators.fix(self.client, self.config.llm, target, files, diff, kernel_dir, guidance)
+            proposal = await operators.fix(self.client, self.config.llm, target, files, diff, kernel_dir, guidance,
+                                           model=model)
         finally:
             self._fixing.discard(target.id)
         if self._stopping and proposal.files is None:
             return None
+        proposal.trailers.update(chosen or {})
         return self._commit(proposal, target.island)
 
     # -- writing ----------------------------------------------------------------------------------------

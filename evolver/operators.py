@@ -13,7 +13,7 @@ import random
 from dataclasses import dataclass, field
 
 from evolver import tunables
-from evolver.config import LLMConfig
+from evolver.config import LLMConfig, ModelSpec
 from evolver.edits import EditError, apply_reply
 from evolver.llm import LLMClient, LLMError, Usage
 from evolver.prompts import (Inspiration, PromptTooLarge, build_fix_messages, build_merge_messages, build_messages,
@@ -75,8 +75,8 @@ def _rationale(reply: str) -> str:
 
 async def mutate(client: LLMClient, llm: LLMConfig, parent: Candidate, files: dict[str, str],
                  chain: list[Candidate], kernel_dir: str, guidance: str | None,
-                 inspirations: list[Inspiration] | None = None) -> Proposal:
-    """Ask the LLM for an edit that makes `parent` faster."""
+                 inspirations: list[Inspiration] | None = None, model: ModelSpec | None = None) -> Proposal:
+    """Ask the LLM for an edit that makes `parent` faster (with `model`, or one drawn by weight)."""
     proposal = Proposal("mutate", parent, None, "mutate")
     try:
         messages = build_messages(kernel_dir=kernel_dir, files=files, parent=parent, chain=chain,
@@ -85,11 +85,11 @@ async def mutate(client: LLMClient, llm: LLMConfig, parent: Candidate, files: di
     except PromptTooLarge as exc:
         proposal.status, proposal.error = "patch_failed", str(exc)
         return proposal
-    return await _edit_loop(client, llm, proposal, messages, files, kernel_dir)
+    return await _edit_loop(client, llm, proposal, messages, files, kernel_dir, model)
 
 
 async def fix(client: LLMClient, llm: LLMConfig, failed: Candidate, files: dict[str, str], parent_diff: str,
-              kernel_dir: str, guidance: str | None) -> Proposal:
+              kernel_dir: str, guidance: str | None, model: ModelSpec | None = None) -> Proposal:
     """Ask the LLM to repair a candidate that failed (compile error, wrong answer, timeout, crash)."""
     proposal = Proposal("fix", failed, None, f"fix {failed.id}")
     try:
@@ -98,7 +98,7 @@ async def fix(client: LLMClient, llm: LLMConfig, failed: Candidate, files: dict[
     except PromptTooLarge as exc:
         proposal.status, proposal.error = "patch_failed", str(exc)
         return proposal
-    return await _edit_loop(client, llm, proposal, messages, files, kernel_dir)
+    return await _edit_loop(client, llm, proposal, messages, files, kernel_dir, model)
 
 
 async def resolve(client: LLMClient, llm: LLMConfig, a: Candidate, b: Candidate, files: dict[str, str],
@@ -122,9 +122,9 @@ async def resolve(client: LLMClient, llm: LLMConfig, a: Candidate, b: Candidate,
 
 
 async def _edit_loop(client: LLMClient, llm: LLMConfig, proposal: Proposal, messages: list[dict[str, str]],
-                     files: dict[str, str], kernel_dir: str) -> Proposal:
+                     files: dict[str, str], kernel_dir: str, model: ModelSpec | None = None) -> Proposal:
     """Ask, apply strictly, and feed apply errors back for `llm.edit_retries` more tries."""
-    model = client.pick_model()
+    model = model or client.pick_model()
     proposal.model = model.name
     for attempt in range(llm.edit_retries + 1):
         try:

@@ -7,8 +7,9 @@ current ones: `comparable` filters them out.
 
 from __future__ import annotations
 
+import hashlib
 import random
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from evolver.store import Candidate
 
@@ -29,19 +30,71 @@ def best_of(candidates: Iterable[Candidate]) -> Candidate | None:
     return min(scored, key=lambda c: (c.score, c.id)) if scored else None
 
 
-def select_parent(pool: list[Candidate], island: int, elite: int, explore: float,
-                  rng: random.Random) -> Candidate | None:
-    """A parent for a child on `island`: rank-weighted from the island's elite, or uniformly at random
-    among all its correct members with probability `explore`. Falls back to the whole pool when the
-    island has no correct member yet."""
-    members = [c for c in pool if c.island == island] or pool
+def select_parent(members: list[Candidate], elite: int, explore: float, rng: random.Random,
+                  children: dict[str, int] | None = None,
+                  signature: Callable[[Candidate], str] | None = None) -> Candidate | None:
+    """A parent among an island's members (its own and its migrants): with probability `explore`
+    uniformly among all, else from the elite, weighted by rank and by novelty. Novelty: of candidates
+    whose code is the same up to whitespace and comments (`signature`) only the best is eligible, and a
+    parent's weight is divided by one plus the children it already has, so the search does not breed the
+    same kernel again and again."""
     if not members:
         return None
     ranked = sorted(members, key=lambda c: (c.score, c.id))
+    if signature is not None:
+        seen: set[str] = set()
+        distinct = []
+        for c in ranked:
+            key = signature(c)
+            if key not in seen:
+                seen.add(key)
+                distinct.append(c)
+        ranked = distinct
     if rng.random() < explore:
         return rng.choice(ranked)
     top = ranked[:elite]
-    return rng.choices(top, weights=[1.0 / (rank + 1) for rank in range(len(top))])[0]
+    bred = children or {}
+    return rng.choices(top, weights=[1.0 / (rank + 1) / (1 + bred.get(c.id, 0)) for rank, c in enumerate(top)])[0]
+
+
+def island_members(pool: list[Candidate], everyone: Iterable[Candidate], island: int, islands: int,
+                   migrate_every: int) -> tuple[list[Candidate], set[str]]:
+    """The parents `island` may draw from: its own correct candidates (`pool`) and its migrants. Islands
+    form a ring; after every `migrate_every` children of the run (`everyone`, by id, failures included),
+    each island receives the best candidate that the island before it had by then. Derived from ids alone,
+    so a resumed or repeated run sees the same migrations. Falls back to the whole pool while the island
+    has no member yet. Returns (members, ids of the migrants among them)."""
+    own = [c for c in pool if c.island == island]
+    arrived: dict[str, Candidate] = {}
+    if islands > 1 and migrate_every > 0:
+        children = sorted(c.id for c in everyone if c.op != "seed")
+        boundaries = children[migrate_every - 1::migrate_every]
+        source = sorted((c for c in pool if c.island == (island - 1) % islands), key=lambda c: c.id)
+        best: Candidate | None = None
+        i = 0
+        for boundary in boundaries:  # one sweep: the source's best as of each boundary
+            while i < len(source) and source[i].id <= boundary:
+                if best is None or (source[i].score, source[i].id) < (best.score, best.id):
+                    best = source[i]
+                i += 1
+            if best is not None:
+                arrived[best.id] = best
+    if not own:
+        return pool, set()
+    return own + list(arrived.values()), set(arrived)
+
+
+def code_signature(files: dict[str, bytes]) -> str:
+    """The kernel's code up to whitespace, blank lines and whole-line comments: equal signatures are the
+    same kernel for the purposes of breeding."""
+    digest = hashlib.sha1()
+    for path in sorted(files):
+        digest.update(path.encode() + b"\0")
+        for line in files[path].decode("utf-8", "replace").splitlines():
+            text = " ".join(line.split())
+            if text and not text.startswith(("#", "//")):
+                digest.update(text.encode() + b"\n")
+    return digest.hexdigest()
 
 
 def next_island(counts: dict[int, int], islands: int) -> int:

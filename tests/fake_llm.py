@@ -80,8 +80,11 @@ def reply_for(step: str, messages: list[dict[str, str]], counter: int) -> tuple[
 
 
 class FakeLLM:
-    def __init__(self, script: list[str], hang_s: float = 4.0) -> None:
+    def __init__(self, script: list[str], hang_s: float = 4.0, by_model: dict[str, str] | None = None) -> None:
+        """`script`: the steps in order of requests (then `good`); `by_model`: a fixed step per model name,
+        which takes precedence."""
         self.script = list(script)
+        self.by_model = dict(by_model or {})
         self.hang_s = hang_s
         self.log: list[tuple[str, Any]] = []
         self._lock = threading.Lock()
@@ -98,7 +101,8 @@ class FakeLLM:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
                 with server._lock:
-                    step = server.script.pop(0) if server.script else "good"
+                    step = server.by_model.get(body.get("model", "")) or (
+                        server.script.pop(0) if server.script else "good")
                     server._count += 1
                     counter = server._count
                     server.log.append((step, body))
