@@ -98,9 +98,10 @@ def shown_ids(table: PopulationTable) -> list[str]:
 
 
 def lineage_ids(app: EvolveApp) -> list[str]:
+    """The first-parent chain the lineage tree shows (a crossover's other parent is a "merged with" leaf)."""
     out, node = [], app.query_one(LineageTree).root
-    while node.children:
-        node = node.children[0]
+    while steps := [n for n in node.children if not str(n.label).startswith("merged with")]:
+        node = steps[0]
         out.append(str(node.data))
     return out
 
@@ -285,3 +286,29 @@ def test_incremental_summary_equals_a_full_one() -> None:
         assert got[1:] == want[1:]
         for key, value in want[0].__dict__.items():
             assert getattr(got[0], key) == (pytest.approx(value) if isinstance(value, float) else value), key
+
+
+def test_lineage_of_a_crossover_shows_both_parents(scripted: Scripted) -> None:
+    s = scripted
+    text = SOURCE.replace("CUTOFF = 2", "CUTOFF = 8").replace("BINARY_INSERT = 0", "BINARY_INSERT = 1")
+    commit = s.store.write_candidate([s.commits["00004"], s.commits["00005"]], s.commits["00004"], KERNEL,
+                                     {"sort.py": text.encode()},
+                                     format_message("evolve r1/00007: cross 00004 x 00005", "", {
+                                         "Id": "00007", "Run": "r1", "Op": "cross", "Parent": "00004,00005",
+                                         "Island": "0", "Merge": "resolved"}))
+    s.store.create_branch("refs/heads/evolve/r1/00007", commit)
+    s.store.append_note(commit, {"t": CLOCK, "harness": "h", "gpu": "g", **ok(50.0)})
+    s.commits["00007"] = commit
+    s.best("00007")
+
+    async def scenario() -> None:
+        app = app_for(s)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot, app)
+            assert app.query_one(PopulationTable).selected_id() == "00007"
+            assert lineage_ids(app) == ["00007", "00004", "00002", "00001"]
+            cross = app.query_one(LineageTree).root.children[0]
+            leaves = [(str(n.data), str(n.label)) for n in cross.children]
+            assert any(cid == "00005" and label.startswith("merged with 00005") for cid, label in leaves), leaves
+
+    asyncio.run(scenario())
