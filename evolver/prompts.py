@@ -7,6 +7,7 @@ result, the guidance file, and the history of the lineage. Lower-priority parts 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -139,14 +140,7 @@ def build_fix_messages(*, kernel_dir: str, files: dict[str, str], failed: Candid
         optional.append(f"Guidance for this problem:\n{guidance}")
     closing = ("Fix this version so that it is correct again, keeping the change that was meant to make it faster. "
                "Reply with the rationale and the SEARCH/REPLACE blocks.")
-    while True:
-        user = "\n\n".join([*parts, *optional, closing])
-        if estimate_tokens(SYSTEM) + estimate_tokens(user) <= budget_tokens:
-            return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
-        if not optional:
-            raise PromptTooLarge(f"the failed kernel alone needs about {estimate_tokens(user)} tokens, more than the "
-                                 f"prompt budget of {budget_tokens}; raise llm.context_tokens")
-        optional.pop()
+    return _shed_to_fit(lambda kept: [*parts, *kept, closing], optional, budget_tokens, "the failed kernel alone")
 
 
 def build_merge_messages(*, kernel_dir: str, files: dict[str, str], a: Candidate, b: Candidate, diff_a: str,
@@ -165,14 +159,22 @@ def build_merge_messages(*, kernel_dir: str, files: dict[str, str], a: Candidate
     closing = (f"Edit {a.id} so that it also has what made {b.id} good, combining the strengths of both (where "
                "the two changes really exclude each other, choose per the results above, and say why). Reply "
                f"with the rationale and SEARCH/REPLACE blocks against the files of {a.id} shown above.")
+    return _shed_to_fit(lambda kept: [parts[0], *kept, *parts[1:], closing], optional, budget_tokens,
+                        "the two sides of the merge")
+
+
+def _shed_to_fit(assemble: Callable[[list[str]], list[str]], optional: list[str], budget_tokens: int,
+                 what: str) -> list[dict[str, str]]:
+    """The messages with as many of the `optional` parts (dropped from the end) as fit the budget."""
+    kept = list(optional)
     while True:
-        user = "\n\n".join([*parts[:1], *optional, *parts[1:], closing])
+        user = "\n\n".join(assemble(kept))
         if estimate_tokens(SYSTEM) + estimate_tokens(user) <= budget_tokens:
             return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
-        if not optional:
-            raise PromptTooLarge(f"the two sides of the merge need about {estimate_tokens(user)} tokens, more than "
-                                 f"the prompt budget of {budget_tokens}; raise llm.context_tokens")
-        optional.pop()
+        if not kept:
+            raise PromptTooLarge(f"{what} needs about {estimate_tokens(user)} tokens, more than the prompt budget "
+                                 f"of {budget_tokens}; raise llm.context_tokens")
+        kept.pop()
 
 
 def retry_message(error: str) -> dict[str, str]:
