@@ -76,8 +76,9 @@ def config(kind: str, islands: int, seed: int, candidates: int) -> str:
     else:
         problem = '[problem]\nkernel_dir = "kernel"\nseeds = ["seed"]\n'
     return (f"{problem}\n[evaluation]\ncommand = \"{{python}} check.py --kernel-dir {{kernel_dir}} --mode {{mode}}\"\n"
-            "files = [\"check.py\"]\ngpus = []\nslots = 2\ntimeout_s = 60\n\n"
+            "files = [\"check.py\"]\ngpus = []\nslots = 1\ntimeout_s = 60\n\n"
             f"[evolution]\noperators = {{ tune = 1.0 }}\nislands = {islands}\nmigrate_every = 16\npopulation = 8\n"
+            "pipeline_depth = 1\n"
             f"seed = {seed}\n\n[budget]\nmax_candidates = {candidates}\n")
 
 

@@ -41,18 +41,19 @@ def select_parent(members: list[Candidate], elite: int, explore: float, rng: ran
     if not members:
         return None
     ranked = sorted(members, key=lambda c: (c.score, c.id))
-    if signature is not None:
-        seen: set[str] = set()
-        distinct = []
-        for c in ranked:
-            key = signature(c)
-            if key not in seen:
-                seen.add(key)
-                distinct.append(c)
-        ranked = distinct
     if rng.random() < explore:
         return rng.choice(ranked)
-    top = ranked[:elite]
+    top: list[Candidate] = []
+    seen: set[str] = set()
+    for c in ranked:  # signatures only as far down the ranking as the elite reaches (each may read git)
+        if signature is not None:
+            key = signature(c)
+            if key in seen:
+                continue
+            seen.add(key)
+        top.append(c)
+        if len(top) == elite:
+            break
     bred = children or {}
     return rng.choices(top, weights=[1.0 / (rank + 1) / (1 + bred.get(c.id, 0)) for rank, c in enumerate(top)])[0]
 
