@@ -162,7 +162,7 @@ class Summary:
             self._reset()
             self._apply(cands, set(cands))
         return self._header(snapshot, now if now is not None else time.time(), by_commit), self.series(), \
-            dict(sorted(self._counts.items(), key=lambda kv: -kv[1]))
+            dict(sorted(self._counts.items(), key=lambda kv: (-kv[1], kv[0])))  # ties by name: stable
 
     def _apply(self, cands: dict[str, Candidate], changed: set[str]) -> None:
         first_changed = len(self._ids)
