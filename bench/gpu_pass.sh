@@ -5,6 +5,7 @@
 # profile:  seed gpu tests + per-kernel profile of blocked_wy (and of VARIANTS) + one full evaluation
 # overhead: where the harness's time goes: the checker's cost, cold and prestarted evaluations
 # full:     gpu tests + baseline/naive/blocked_wy full from one run + 5 noise repeats + quick timing
+# demo:     only `evolve start` on the QR problem (DEMO_OPERATORS, DEMO_CANDIDATES)
 set -uo pipefail
 OUT=${OUT:-bench/out}
 mkdir -p "$OUT"
@@ -50,6 +51,7 @@ if [[ $what == smoke ]]; then
   qr blocked_full --kernel-dir seed_kernels/blocked_wy --mode full --seed 2
   exit 0
 fi
+if [[ $what == full ]]; then
 log "gpu tests: seeds alone on the GPU (timing checks need an unshared device), then the cheats in parallel"
 $py -m pytest -q -m gpu -p no:cacheprovider -k seed tests/test_harness_gpu.py 2>&1 | tail -15 | tee -a "$OUT/pass.log"
 [[ -n ${SKIP_CHEATS:-} ]] || $py -m pytest -q -m gpu -p no:cacheprovider -k cheat ${PYTEST_ARGS:-} tests/test_harness_gpu.py 2>&1 | tail -25 | tee -a "$OUT/pass.log"
@@ -64,11 +66,13 @@ for variant in ${VARIANTS:-}; do  # A/B against the seed in the same run: NAME=V
 done
 qr final --kernel-dir seed_kernels/blocked_wy --mode final --seed 7
 qr naive --kernel-dir seed_kernels/naive --mode full --seed 7 --stall ${NAIVE_STALL:-90}
-log "evolve start on the QR problem (built-in harness, quick mode, tune only)"
+fi
+if [[ $what == full || $what == demo ]]; then
+log "evolve start on the QR problem (built-in harness, quick mode, ${DEMO_OPERATORS:-tune only})"
 demo=$(mktemp -d)
 cp -r seed_kernels harness "$demo/"  # harness/GUIDANCE.md: the problem's guidance file
 sed -e 's/^seeds = .*/seeds = ["seed_kernels\/blocked_wy"]/' -e 's/^mode = .*/mode = "quick"/' \
-    -e 's/^operators = .*/operators = { tune = 1.0 }/' evolve.toml > "$demo/evolve.toml"
+    -e "s/^operators = .*/operators = { ${DEMO_OPERATORS:-tune = 1.0} }/" evolve.toml > "$demo/evolve.toml"
 git -C "$demo" init -q && git -C "$demo" add -A && git -C "$demo" -c user.name=ci -c user.email=ci@x commit -qm qr
 $py -m evolver start --repo "$demo" --max-candidates ${DEMO_CANDIDATES:-6} 2>&1 | tee "$OUT/evolve_start.log"
 $py -m evolver status --repo "$demo" --json > "$OUT/evolve_status.json"
