@@ -78,3 +78,4 @@ $py -m evolver start --repo "$demo" --max-candidates ${DEMO_CANDIDATES:-6} 2>&1 
 $py -m evolver status --repo "$demo" --json > "$OUT/evolve_status.json"
 $py -m evolver lineage best --repo "$demo" | tee -a "$OUT/evolve_start.log"
 log "done"
+fi
