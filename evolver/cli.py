@@ -144,10 +144,14 @@ def cmd_tui(args: argparse.Namespace) -> int:
     return 0
 
 
-def status_data(store: Store, snapshot: Snapshot) -> dict[str, Any]:
+def status_data(store: Store, snapshot: Snapshot, eval_usd: float) -> dict[str, Any]:
+    from evolver.bandit import observe
     from evolver.tui.model import summarise  # pure (no Textual): the TUI header shows the same figures
 
     header, _, outcomes = summarise(snapshot)
+    arms = {arm: {"tried": s.tries, "improved": s.improved, "mean_gain": round(s.gain / s.improved, 4)
+                  if s.improved else None, "cost_usd": round(s.cost, 4)}
+            for arm, s in sorted(observe(snapshot.candidates.values(), eval_usd).items())}
     best = snapshot.by_commit().get(snapshot.best_commit or "")
     return {
         "run": snapshot.run,
@@ -159,6 +163,7 @@ def status_data(store: Store, snapshot: Snapshot) -> dict[str, Any]:
         "llm_tokens": header.tokens,
         "llm_cost_usd": round(header.cost_usd, 6),
         "malformed_note_lines": snapshot.malformed_notes,
+        "operators": arms,  # what each (operator, model) produced: the bandit's view of the run
         "last_activity": max((c.created for c in snapshot.candidates.values()), default=None),
     }
 
@@ -166,7 +171,7 @@ def status_data(store: Store, snapshot: Snapshot) -> dict[str, Any]:
 def cmd_status(args: argparse.Namespace) -> int:
     config, store = _open(args)
     run = _run_name(args, config, store)
-    data = status_data(store, store.snapshot(run))
+    data = status_data(store, store.snapshot(run), config.evolution.eval_usd)
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
@@ -179,6 +184,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     else:
         print("  no correct candidate yet")
     print(f"  LLM: {data['llm_tokens']} tokens, ${data['llm_cost_usd']:.4f}")
+    for arm, a in data["operators"].items():
+        gain = f" by {100 * a['mean_gain']:.1f}% on average" if a["mean_gain"] else ""
+        print(f"  {arm}: {a['tried']} tried, {a['improved']} beat their parent{gain}; ${a['cost_usd']:.4f} with "
+              "evaluations")
     if data["malformed_note_lines"]:
         print(f"  warning: {data['malformed_note_lines']} malformed line(s) in refs/notes/evolve were skipped")
     return 0

@@ -33,6 +33,11 @@ def test_thirty_candidates_branches_notes_and_best(repo: Path) -> None:
     git(repo, "checkout", "-q", "main")
     status = json.loads(evolve(repo / "examples" / "sort", "status", "--json").stdout)
     assert status["candidates"] == len(snap.candidates) and status["best"]["id"] == best.id
+    tune = status["operators"]["tune"]  # the bandit's view: what each operator produced, at what cost
+    assert tune["tried"] == len(snap.candidates) - 1 and 0 < tune["improved"] < tune["tried"]
+    assert tune["cost_usd"] == pytest.approx(0.01 * tune["tried"])  # no LLM: evaluations only (eval_usd)
+    text = evolve(repo / "examples" / "sort", "status").stdout
+    assert f"tune: {tune['tried']} tried, {tune['improved']} beat their parent" in text
     lineage = evolve(repo / "examples" / "sort", "lineage", "best").stdout.splitlines()
     assert lineage[0].startswith(best.id) and "seed" in lineage[-1]
     show = evolve(repo / "examples" / "sort", "show", "best").stdout
