@@ -144,7 +144,7 @@ def cmd_tui(args: argparse.Namespace) -> int:
     return 0
 
 
-def status_data(store: Store, snapshot: Snapshot, eval_usd: float) -> dict[str, Any]:
+def status_data(snapshot: Snapshot, eval_usd: float) -> dict[str, Any]:
     from evolver.bandit import observe
     from evolver.tui.model import summarise  # pure (no Textual): the TUI header shows the same figures
 
@@ -171,7 +171,7 @@ def status_data(store: Store, snapshot: Snapshot, eval_usd: float) -> dict[str, 
 def cmd_status(args: argparse.Namespace) -> int:
     config, store = _open(args)
     run = _run_name(args, config, store)
-    data = status_data(store, store.snapshot(run), config.evolution.eval_usd)
+    data = status_data(store.snapshot(run), config.evolution.eval_usd)
     if args.json:
         print(json.dumps(data, indent=2))
         return 0

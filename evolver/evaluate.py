@@ -213,7 +213,7 @@ class Evaluator:
         workdir, kernel_dir = self.prepare_judge(Path(tmp.name))
         argv = self._command(kernel_dir, mode) + (["--prestart"] if self.harness_dir is not None else [])
         proc = await spawn(argv, workdir, scrubbed_env(slot.gpu), with_stdin=True)
-        return _Prestarted(proc, tmp, Path(tmp.name))
+        return _Prestarted(proc, tmp)
 
     async def _evaluate_prestarted(self, commit: str, slot: Slot, mode: str) -> dict[str, Any]:
         ready = self._prestarted.pop(slot.index, None)
@@ -242,8 +242,11 @@ class Evaluator:
 @dataclass
 class _Prestarted:
     proc: asyncio.subprocess.Process | dict[str, Any]  # a dict: the result of a process that did not start
-    tmp: tempfile.TemporaryDirectory[str]
-    dest: Path
+    tmp: tempfile.TemporaryDirectory[str]  # the evaluator's files now, the candidate's kernel at the go
+
+    @property
+    def dest(self) -> Path:
+        return Path(self.tmp.name)
 
     def discard(self) -> None:
         if not isinstance(self.proc, dict) and self.proc.returncode is None:

@@ -142,7 +142,7 @@ def _graphed(A, warps):
         with torch.cuda.graph(graph), _stream(A.device):  # launches go to the capturing stream
             H.copy_(static_in)
             _blocked(H, tau, work, warps)
-        entry = _GRAPHS[key] = (graph, static_in, H, tau, work)
+        entry = _GRAPHS[key] = (graph, static_in, H, tau, work)  # the graph reads and writes these buffers
     graph, static_in, H, tau, _ = entry
     static_in.copy_(A)
     graph.replay()
