@@ -1,5 +1,7 @@
 """Input generation for the QR contract: every case of docs/QR_CONTRACT.md, seeded, on any device.
 
+What is generated (the specs, the benchmark, the test suites) is in harness/specs.py, which needs no torch.
+
 All cases start from float32 standard normal matrices drawn from a `torch.Generator`, so the same seed
 gives the same batch on the same device. The harness draws a fresh secret seed per evaluation.
 """
@@ -7,28 +9,13 @@ gives the same batch on the same device. The harness draws a fresh secret seed p
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import torch
 
+from harness.specs import BENCHMARK, CASES, ILL, MIXED_WEIGHTS, Spec, benchmarks_for, tests_for
+
+__all__ = ["BENCHMARK", "CASES", "EPS", "ILL", "Spec", "benchmarks_for", "make_batch", "mixed_cases", "tests_for"]
 EPS = float(torch.finfo(torch.float32).eps)
-CASES = ("dense", "upper", "rankdef", "nearrank", "clustered", "band", "nearcollinear", "rowscale", "mixed")
-ILL = ("upper", "rankdef", "nearrank", "clustered", "band", "nearcollinear", "rowscale")  # non-dense cases
-MIXED_WEIGHTS = {"dense": 6.0, **{c: 1.0 for c in ILL}}
-
-
-@dataclass(frozen=True)
-class Spec:
-    batch: int
-    n: int
-    cond: float
-    case: str
-    force: str | None = None  # mixed only: an ill case that must appear in the batch, or "all" of them
-
-    @property
-    def label(self) -> str:
-        forced = f"+{self.force}" if self.force else ""
-        return f"{self.batch}x{self.n} {self.case}{forced} cond={self.cond:g}"
 
 
 def _ramp(n: int, start: float, stop: float, device: torch.device) -> torch.Tensor:
@@ -113,37 +100,3 @@ def mixed_cases(spec: Spec, seed: int) -> list[str]:
         elif spec.force or all(c == "dense" for c in chosen):
             chosen[order[1]] = spec.force or ILL[seed % len(ILL)]
     return chosen
-
-
-# --- the benchmark and the test suites --------------------------------------------------------------------
-
-BENCHMARK = (
-    Spec(20, 32, 1, "dense"), Spec(40, 176, 1, "dense"), Spec(40, 352, 1, "dense"),
-    Spec(640, 512, 2, "dense"), Spec(640, 512, 2, "mixed"), Spec(640, 512, 0, "rankdef"),
-    Spec(640, 512, 0, "clustered"), Spec(60, 1024, 2, "dense"), Spec(60, 1024, 2, "mixed"),
-    Spec(60, 1024, 0, "nearrank"), Spec(8, 2048, 1, "dense"), Spec(2, 4096, 1, "dense"),
-)
-
-
-def tests_for(mode: str) -> list[Spec]:
-    """Correctness tests (not timed). `quick` screens, `full` covers every case, `final` adds more."""
-    if mode == "quick":
-        return [Spec(2, 1, 1, "dense"), Spec(3, 17, 1, "dense"), Spec(12, 64, 2, "mixed", force="rankdef"),
-                Spec(32, 64, 2, "mixed", force="all"), Spec(32, 96, 2, "mixed", force="all"),
-                Spec(4, 100, 0, "clustered"), Spec(2, 351, 2, "rowscale"), Spec(2, 1000, 1, "nearrank")]
-    tests = [Spec(2, n, 1, "dense") for n in (1, 2, 17, 100, 300, 351, 400, 1000, 2050)]
-    for case in CASES:
-        tests += [Spec(4, 32, 2, case), Spec(3, 300, 2, case), Spec(2, 512, 2, case)]
-    tests += [Spec(12, 64, 2, "mixed", force=c) for c in ILL]  # every ill case hidden in a mixed batch
-    tests += [Spec(32, n, 2, "mixed", force="all") for n in (48, 64, 96, 160)]
-    tests += [Spec(1, 4096, 1, "dense"), Spec(1, 2048, 0, "rankdef"), Spec(2, 1024, 0, "clustered")]
-    if mode == "final":
-        tests += [Spec(16, 176, 2, "mixed", force=c) for c in ILL]
-        tests += [Spec(2, 1024, 2, case) for case in CASES]
-    return tests
-
-
-def benchmarks_for(mode: str) -> tuple[Spec, ...]:
-    if mode == "quick":  # one small, one middle, one large-batch and one large-n shape
-        return (BENCHMARK[0], BENCHMARK[2], BENCHMARK[4], BENCHMARK[10])
-    return BENCHMARK

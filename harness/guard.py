@@ -1,12 +1,15 @@
 """Anti-cheat: a static scan of the candidate's files and a runtime guard on forbidden entry points.
 
-Static: Python files are parsed, and any name, attribute, import or string constant that reaches a
-library QR (geqrf, linalg, householder_product, orgqr/ormqr, cuSOLVER, MAGMA, numpy/scipy linear algebra),
-the host (cpu/numpy/tolist round-trips), the judge (harness, sys.modules) or dynamic attribute access
-(getattr with a computed name, eval/exec, __dict__, importlib, ctypes) is a finding. CUDA/C++ sources are
-scanned for cuSOLVER and MAGMA. Runtime: those torch/cupy/numpy functions are wrapped once, for good, so
-that they raise inside the candidate's code (even through a reference taken at import time) and work
-normally for the checker.
+Static: Python files are parsed, and any name, attribute, import or string value that reaches a library QR
+(geqrf, linalg, householder_product, orgqr/ormqr, cuSOLVER, MAGMA, numpy/scipy linear algebra), the host
+(cpu/numpy/tolist round-trips), the judge (harness, sys.modules), dynamic attribute access (getattr with a
+computed name, eval/exec, __dict__, importlib, ctypes), interpreter introspection (frames, globals, code
+objects, subclasses) or other processes (fork, exec, system, kill) is a finding. The scan judges code, not
+prose: comments never reach the syntax tree, and a string that is only a statement (a docstring) is skipped
+- reading one back (`__doc__`) is a finding instead. CUDA/C++ sources are scanned, comments stripped, for
+cuSOLVER and MAGMA. Runtime: those torch/cupy/numpy/os functions are wrapped once, for good, so that they
+raise inside the candidate's code (even through a reference taken at import time) and work normally for the
+harness. The scan is a first filter: what stops a determined candidate is the judge (harness/judge.py).
 """
 
 from __future__ import annotations
@@ -18,13 +21,22 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+PROCESS_CALLS = ("system", "popen", "fork", "forkpty", "execv", "execve", "execvp", "execvpe", "execl", "execle",
+                 "execlp", "execlpe", "spawnv", "spawnve", "spawnvp", "spawnvpe", "spawnl", "spawnle",
+                 "posix_spawn", "posix_spawnp", "kill", "killpg", "setsid", "setpgid", "daemon")
 FORBIDDEN_WORDS = ("geqrf", "linalg", "householder_product", "orgqr", "ormqr", "cusolver", "magma", "lapack",
                    "scipy", "harness", "sys.modules")
 FORBIDDEN_NAMES = {"geqrf", "linalg", "householder_product", "orgqr", "ormqr", "qr", "svd", "cholesky",
                    "cusolver", "scipy", "harness", "eval", "exec", "compile", "__import__", "importlib",
                    "ctypes", "cdll", "CDLL", "attrgetter", "methodcaller", "__dict__", "__getattribute__",
                    "globals", "vars", "modules", "cpu", "numpy", "tolist", "set_flush_denormal",
-                   "allow_tf32", "set_float32_matmul_precision"}
+                   "allow_tf32", "set_float32_matmul_precision", "__doc__",
+                   # introspection: frames, code and class graphs reach the harness's own objects
+                   "sys", "_getframe", "f_locals", "f_globals", "f_back", "f_code", "gi_frame", "tb_frame",
+                   "__globals__", "__code__", "__closure__", "__builtins__", "__subclasses__", "__mro__",
+                   "__bases__", "__base__", "get_objects", "get_referrers", "get_referents",
+                   # other processes: a candidate has no reason to start, signal or leave any
+                   *PROCESS_CALLS}
 ALLOWED_IMPORTS = {"torch", "cupy", "math", "functools", "os", "pathlib", "typing", "dataclasses", "__future__"}
 CUDA_PATTERN = re.compile(r"cusolver|magma|lapack", re.I)
 SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".c", ".cc", ".cpp")
@@ -64,8 +76,12 @@ def _scan_python(rel: str, text: str, local: set[str]) -> list[str]:
     except SyntaxError:
         return []  # the import reports it as a compile error
     out = []
+    prose = {id(node.value) for node in ast.walk(tree)
+             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)}
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
+        if id(node) in prose:
+            continue
         if isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
             out.append(f"{rel}:{line}: forbidden name {node.id!r}")
         elif isinstance(node, ast.Attribute) and node.attr in FORBIDDEN_NAMES:
@@ -118,7 +134,7 @@ def _wrap(owner: Any, name: str, label: str) -> None:
     def guarded(*args: Any, **kwargs: Any) -> Any:
         if STATE.active:
             STATE.tripped.append(label)
-            raise GuardError(f"{label} is forbidden inside a candidate (library QR/orthogonalisation)")
+            raise GuardError(f"{label} is forbidden inside a candidate")
         return original(*args, **kwargs)
 
     guarded._evolve_guarded = True  # type: ignore[attr-defined]
@@ -144,6 +160,10 @@ def install() -> None:
     for name in ("geqrf", "orgqr", "ormqr", "linalg_qr", "linalg_householder_product", "linalg_cholesky"):
         with contextlib.suppress(Exception):
             _wrap(torch.ops.aten, name, f"torch.ops.aten.{name}")
+    import os
+
+    for name in PROCESS_CALLS:
+        _wrap(os, name, f"os.{name}")
     with contextlib.suppress(ImportError):
         import numpy.linalg
 

@@ -1,7 +1,9 @@
 """The QR judge: `python -m harness.qr --kernel-dir DIR [--mode quick|full|final] [--seed S]`.
 
-A light supervisor (no torch import) that runs the worker (harness/worker.py) in a fresh process, watches
-its progress, kills it when it hangs, and always prints exactly one JSON result line last on stdout:
+A light supervisor (no torch import) that runs the judge (harness/judge.py, which runs the candidate in a
+runner process of its own) in a fresh session, watches its progress on the judge's stdout, kills it when it
+hangs, refuses an `ok` verdict that lacks any test, shape or check of its mode, and always prints exactly
+one JSON result line last on stdout:
 status, score (12-shape geometric mean of the mean time per call, µs), per-shape timings, worst scaled
 residuals, compile diagnostics, harness version, GPU fingerprint, and where the time went. Human-readable
 progress goes to stderr. `--baseline` times torch.geqrf the same way.
@@ -14,6 +16,7 @@ import contextlib
 import ctypes
 import hashlib
 import json
+import math
 import os
 import secrets
 import signal
@@ -26,7 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 HARNESS_DIR = Path(__file__).resolve().parent
-TIMEOUTS = {"quick": 120.0, "full": 480.0, "final": 1200.0}  # whole evaluation, seconds
+TIMEOUTS = {"quick": 120.0, "full": 480.0, "final": 1200.0, "tiny": 120.0}  # whole evaluation, seconds
 STALL_S = 90.0  # no progress for this long means a hung kernel
 
 
@@ -38,7 +41,7 @@ def harness_version() -> str:
 
 
 def _die_with_parent() -> None:
-    """In the worker: get SIGKILL when the supervisor dies, so no orphan keeps the GPU."""
+    """In the judge: get SIGKILL when the supervisor dies, so no orphan keeps the GPU."""
     with contextlib.suppress(Exception):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
@@ -51,13 +54,25 @@ def _pump(stream: IO[bytes], tail: list[bytes]) -> None:
         del tail[:-60]
 
 
-def _read_events(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    records = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        with contextlib.suppress(json.JSONDecodeError):
-            records.append(json.loads(line))
-    final = next((r["final"] for r in reversed(records) if "final" in r), None)
-    return records, final
+class Progress:
+    """The judge's stdout, read in a thread: when it last said something, its last stage, its verdict."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.last = time.monotonic()
+        self.stage: dict[str, Any] | None = None
+        self.final: dict[str, Any] | None = None
+        self.thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self.thread.start()
+
+    def _read(self, stream: IO[bytes]) -> None:
+        for line in iter(lambda: stream.readline(1 << 24), b""):
+            self.last = time.monotonic()
+            with contextlib.suppress(json.JSONDecodeError):
+                record = json.loads(line)
+                if isinstance(record, dict) and isinstance(record.get("final"), dict):
+                    self.final = record["final"]
+                elif isinstance(record, dict) and "stage" in record:
+                    self.stage = record
 
 
 def _missing_kernel(args: argparse.Namespace) -> dict[str, Any] | None:
@@ -67,8 +82,8 @@ def _missing_kernel(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def _wait_for_go(proc: subprocess.Popen[bytes], args: argparse.Namespace) -> dict[str, Any] | None:
-    """Prestart: the worker imports torch while the caller prepares the candidate; one line on our stdin
-    says the kernel directory is complete. A result here means the evaluation ends before it began."""
+    """Prestart: the judge and runner import torch while the caller prepares the candidate; one line on our
+    stdin says the kernel directory is complete. A result here means the evaluation ends before it began."""
     line = sys.stdin.readline()
     problem = _missing_kernel(args) if line else {"status": "crash", "error": "prestarted, but no go line came "
                                                   "on stdin (the caller went away)"}
@@ -76,7 +91,7 @@ def _wait_for_go(proc: subprocess.Popen[bytes], args: argparse.Namespace) -> dic
         try:
             proc.stdin.write(b"go\n")
             proc.stdin.close()
-        except OSError:  # the worker died while warming up: the watch loop reports how
+        except OSError:  # the judge died while warming up: the watch loop reports how
             pass
         return None
     with contextlib.suppress(ProcessLookupError):
@@ -85,15 +100,34 @@ def _wait_for_go(proc: subprocess.Popen[bytes], args: argparse.Namespace) -> dic
     return problem
 
 
+def incomplete(result: dict[str, Any], mode: str) -> str:
+    """'' when an `ok` verdict covers every test and shape of its mode with checked timings, else what is
+    missing: the supervisor believes no `ok` that lacks anything it asked for."""
+    from harness.specs import benchmarks_for, tests_for
+
+    tests = result.get("tests") if isinstance(result.get("tests"), dict) else {}
+    if tests.get("labels") != [s.label for s in tests_for(mode)]:
+        return "the verdict does not list every correctness test of the mode as passed"
+    shapes = result.get("shapes") if isinstance(result.get("shapes"), list) else []
+    if [s.get("shape") if isinstance(s, dict) else None for s in shapes] != [b.label for b in benchmarks_for(mode)]:
+        return "the verdict does not time every benchmark shape of the mode"
+    for s in shapes:
+        means = [s.get(k) for k in ("mean_us", "median_us")]
+        if not all(isinstance(v, (int, float)) and v > 0 for v in means) or not isinstance(s.get("checked"), int) \
+                or not isinstance(s.get("runs"), int) or s["runs"] < 1:
+            return f"shape {s['shape']}: timings or checks are missing"
+    score = math.exp(sum(math.log(s["mean_us"]) for s in shapes) / len(shapes))
+    if not isinstance(result.get("score"), (int, float)) or abs(result["score"] - score) > 1e-3 * score:
+        return "the score is not the geometric mean of the shapes' mean times"
+    return ""
+
+
 def supervise(args: argparse.Namespace) -> dict[str, Any]:
     seed = args.seed if args.seed is not None else secrets.randbits(48)
     started = time.monotonic()
     timeout = args.timeout or TIMEOUTS[args.mode]
     with tempfile.TemporaryDirectory(prefix="qr-harness-") as tmp:
-        events = Path(tmp) / "events.jsonl"
-        events.touch()
-        argv = [sys.executable, "-m", "harness.worker", "--mode", args.mode, "--seed", str(seed),
-                "--events", str(events)]
+        argv = [sys.executable, "-m", "harness.judge", "--mode", args.mode, "--seed", str(seed), "--device", args.device]
         argv += ["--baseline"] if args.baseline else ["--kernel-dir", str(args.kernel_dir.resolve())]
         argv += ["--wait"] if args.prestart else []
         env = dict(os.environ)
@@ -102,49 +136,58 @@ def supervise(args: argparse.Namespace) -> dict[str, Any]:
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
                                 preexec_fn=_die_with_parent)
         tail: list[bytes] = []
-        pumps = [threading.Thread(target=_pump, args=(s, tail), daemon=True) for s in (proc.stdout, proc.stderr)]
-        for pump in pumps:
-            pump.start()
+        pump = threading.Thread(target=_pump, args=(proc.stderr, tail), daemon=True)
+        pump.start()
+        progress = Progress(proc.stdout)  # type: ignore[arg-type]
         prestarted_s = None
         if args.prestart:
             early = _wait_for_go(proc, args)
             if early is not None:
                 return early
             prestarted_s = time.monotonic() - started
-            started = time.monotonic()  # the evaluation's clock starts at the go
-        last_size, last_progress, killed = 0, time.monotonic(), ""
-        while proc.poll() is None:
-            time.sleep(0.05)
-            size = events.stat().st_size
-            if size != last_size:
-                last_size, last_progress = size, time.monotonic()
-            if time.monotonic() - last_progress > args.stall:
-                killed = f"no progress for {args.stall:g} s"
-            elif time.monotonic() - started > timeout:
-                killed = f"the evaluation exceeded {timeout:g} s"
-            if killed:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-                break
-        for pump in pumps:
-            pump.join(timeout=2)
-        records, final = _read_events(events)
-    stage = next((r for r in reversed(records) if "stage" in r), None)
+            started = progress.last = time.monotonic()  # the evaluation's clock starts at the go
+        killed = _watch(proc, progress, args.stall, started + timeout, timeout)
+        progress.thread.join(timeout=2)
+        pump.join(timeout=2)
+    return _result(args, progress, killed, proc.returncode, b"".join(tail).decode("utf-8", "replace")[-3000:],
+                   time.monotonic() - started, prestarted_s, seed)
+
+
+def _watch(proc: subprocess.Popen[bytes], progress: Progress, stall: float, deadline: float, timeout: float) -> str:
+    """Wait for the judge; kill its process group when it stalls or runs out of time. Returns why it was
+    killed, or ''."""
+    while proc.poll() is None:
+        time.sleep(0.05)
+        killed = ""
+        if time.monotonic() - progress.last > stall:
+            killed = f"no progress for {stall:g} s"
+        elif time.monotonic() > deadline:
+            killed = f"the evaluation exceeded {timeout:g} s"
+        if killed:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return killed
+    return ""
+
+
+def _result(args: argparse.Namespace, progress: Progress, killed: str, code: int | None, log: str, wall: float,
+            prestarted_s: float | None, seed: int) -> dict[str, Any]:
+    stage = progress.stage
     where = f"during {stage['stage']} {stage.get('label', '')}".strip() if stage else "at start-up"
-    log = b"".join(tail).decode("utf-8", "replace")[-3000:]
     if killed:
-        result: dict[str, Any] = {"status": "timeout", "error": f"{killed} ({where}); the worker was killed",
+        result: dict[str, Any] = {"status": "timeout", "error": f"{killed} ({where}); the judge was killed",
                                   "log": log}
-    elif final is None:
-        code = proc.returncode
+    elif progress.final is None:
         how = f"killed by {signal.Signals(-code).name}" if code and code < 0 else f"exit code {code}"
-        result = {"status": "crash", "error": f"the worker died {where} ({how}) without a result", "log": log}
+        result = {"status": "crash", "error": f"the judge died {where} ({how}) without a result", "log": log}
     else:
-        result = dict(final)
-        if result.get("status") != "ok":
-            result.setdefault("log", log)
-    wall = time.monotonic() - started
+        result = dict(progress.final)
+        gap = incomplete(result, args.mode) if result.get("status") == "ok" else ""
+        if gap:
+            result.update(status="crash", error=f"an incomplete verdict was refused: {gap}")
+        if not result.get("error"):
+            result.pop("error", None)
     timings = result.setdefault("timings", {})
     timings["wall_s"] = round(wall, 3)
     if prestarted_s is not None:
@@ -161,8 +204,12 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m harness.qr", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--kernel-dir", type=Path, help="the candidate: a directory with kernel.py")
-    p.add_argument("--mode", default="full", choices=("quick", "full", "final"),
-                   help="quick: a cheap screen; full: every test and the 12 shapes; final: thorough")
+    p.add_argument("--mode", default="full", choices=("quick", "full", "final", "tiny"),
+                   help="quick: a cheap screen; full: every test and the 12 shapes; final: thorough; tiny: the "
+                        "harness's self-test with small matrices (with --device cpu)")
+    p.add_argument("--device", default="cuda", choices=("cuda", "cpu"),
+                   help="cpu: run the judge and the runner on the CPU (a self-test of the harness; scores mean "
+                        "nothing)")
     p.add_argument("--seed", type=int, help="input seed (default: a fresh secret one per evaluation)")
     p.add_argument("--baseline", action="store_true", help="time torch.geqrf instead of a candidate")
     p.add_argument("--timeout", type=float, help="limit for the whole evaluation, seconds")

@@ -1,0 +1,461 @@
+"""The judge: the trusted half of a QR evaluation. It never runs candidate code.
+
+    python -m harness.judge --mode MODE --seed S (--kernel-dir DIR | --baseline) [--wait]
+
+Run by the supervisor (harness/qr.py), it starts the runner (harness/runner.py, the process that imports the
+candidate), shares three GPU buffers with it (harness/arena.py) and drives it call by call. For every call
+it sends a spec and a fresh secret seed; afterwards it regenerates that input itself, checks that the
+candidate left it unchanged, and checks the candidate's outputs against it with the contract's gates
+(every test; every timed call of a cheap shape and a secret half of the others in `full` mode, all in
+`final`). It times each call with its own clock too, and rejects a candidate whose reported times leave
+more unexplained than the overhead it measured on a reference function before the candidate was loaded.
+
+The judge is non-dumpable and the runner lives in a user namespace of its own, so the runner cannot read
+or write the judge's memory or pipes. Stdout carries JSON lines only the judge writes: progress
+(`{"stage": ..., "label": ...}`), then the verdict (`{"final": {...}}`). Stages raise one `Verdict`, caught
+once in `main`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import random
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from harness import isolation, wire
+
+ANTI_CHEAT_VERSION = 2  # raised whenever a check is added or tightened; every result records it
+ESCAPED = ("the outputs changed after custom_kernel returned: work left running on another stream was not "
+           "joined to the current stream")
+HEAVY_CHECK = 1e10  # batch * n^3 above which a timed call's check is sampled in `full` mode
+STASH_BYTES = 256 << 20  # cheap checks are batched: inputs and outputs kept until this many bytes
+# What the judge's clock may see per call beyond the calibrated overhead: (µs, fraction of the call's time).
+# A CPU self-test's host overhead wanders by a millisecond; a GPU call's by tens of microseconds.
+WALL_SLACK = {"cuda": (200.0, 0.05), "cpu": (5000.0, 0.5)}
+
+
+class Verdict(Exception):
+    """The end of an evaluation: a status, a message and whatever else the result carries."""
+
+    def __init__(self, status: str, error: str = "", **fields: Any) -> None:
+        super().__init__(error)
+        self.status, self.error, self.fields = status, error, fields
+
+
+class Report:
+    """The judge's stdout: progress lines, then the final line."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+
+    def emit(self, **record: Any) -> None:
+        self.stream.write(json.dumps(record, default=str) + "\n")
+        self.stream.flush()
+        if "stage" in record:
+            print(f"[harness] {record['stage']}: {record.get('label', '')}", file=sys.stderr, flush=True)
+
+    def final(self, verdict: Verdict) -> None:
+        fields = {k: v for k, v in verdict.fields.items() if v is not None}
+        self.emit(final={"status": verdict.status, "error": verdict.error, **fields, "judge": ANTI_CHEAT_VERSION})
+
+
+def _forward(stream: IO[bytes], tail: list[bytes]) -> None:
+    """The runner's own output (the candidate's prints) goes to our stderr, never to our stdout."""
+    for line in iter(stream.readline, b""):
+        sys.stderr.buffer.write(line)
+        sys.stderr.flush()
+        tail.append(line)
+        del tail[:-40]
+
+
+class Runner:
+    """The runner process and its two pipes."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        to_runner, self._theirs_in = os.pipe()[::-1]
+        self._theirs_out, from_runner = os.pipe()[::-1]
+        argv = [sys.executable, "-m", "harness.runner", "--ctl-in", str(self._theirs_in), "--ctl-out",
+                str(self._theirs_out)]
+        argv += ["--baseline"] if args.baseline else ["--kernel-dir", str(args.kernel_dir.resolve())]
+        scratch = Path.cwd() / "runner"
+        scratch.mkdir(exist_ok=True)
+        self.proc = subprocess.Popen(argv, cwd=scratch, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, pass_fds=(self._theirs_in, self._theirs_out))
+        os.close(self._theirs_in)
+        os.close(self._theirs_out)
+        self.to_runner = to_runner
+        self.reader = wire.LineReader(from_runner)
+        self.nonces = random.SystemRandom()
+        self.tail: list[bytes] = []
+        for stream in (self.proc.stdout, self.proc.stderr):
+            threading.Thread(target=_forward, args=(stream, self.tail), daemon=True).start()
+
+    def ask(self, message: dict[str, Any], where: str) -> dict[str, Any]:
+        """Send one message and read the reply. A dead runner, a reply that is not a JSON object, a reply
+        without this message's secret nonce, or anything more than one reply ends the evaluation."""
+        nonce = self.nonces.getrandbits(64)
+        try:
+            wire.send(self.to_runner, {**message, "nonce": nonce})
+            line = self.reader.readline()
+        except OSError:
+            line = b""
+        if not line:
+            code = self.proc.wait()
+            how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+            raise Verdict("crash", f"the candidate's process died {where} ({how}) without a reply",
+                          log=self.log())
+        try:
+            reply = json.loads(line)
+        except json.JSONDecodeError:
+            reply = None
+        if not isinstance(reply, dict):
+            raise Verdict("rejected", f"{where}: the candidate's process sent a malformed reply")
+        if reply.get("nonce") != nonce or self.reader.pending():
+            raise Verdict("rejected", f"{where}: a reply the runner did not write reached the judge (forged)")
+        return reply
+
+    def log(self) -> str:
+        return b"".join(self.tail).decode("utf-8", "replace")[-3000:]
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+
+
+def judge_reply(reply: dict[str, Any], where: str) -> dict[str, Any]:
+    """What the runner's reply to a call means for the candidate; raises the verdict if it ends here."""
+    error = reply.get("error")
+    if isinstance(error, dict):
+        status = error.get("status") if error.get("status") in ("rejected", "compile_error", "crash") else "crash"
+        raise Verdict(str(status), f"{where}: {str(error.get('message', ''))[:3000]}",
+                      trace=str(error.get("trace", ""))[-2000:])
+    if reply.get("tamper"):
+        raise Verdict("rejected", f"{where}: the candidate changed the harness's machinery: {reply['tamper']}")
+    if reply.get("problem"):
+        raise Verdict("incorrect", f"{where}: {str(reply['problem'])[:500]}")
+    if reply.get("escaped"):
+        raise Verdict("rejected", f"{where}: {ESCAPED}")
+    times = [reply.get("event_us"), reply.get("wall_us")]
+    if not all(isinstance(t, (int, float)) and math.isfinite(t) and t > 0 for t in times):
+        raise Verdict("rejected", f"{where}: the candidate's process reported impossible times {times}")
+    return reply
+
+
+@dataclass
+class Context:
+    """What every stage needs."""
+
+    args: argparse.Namespace
+    runner: Runner
+    report: Report
+    rng: random.Random
+    torch: Any
+    device: Any
+    arena: Any
+    timings: dict[str, float] = field(default_factory=dict)
+    overhead_us: dict[str, float] = field(default_factory=dict)  # calibrated judge-clock overhead per shape
+
+    def call(self, spec: Any, where: str, **options: Any) -> tuple[int, dict[str, Any], float]:
+        """One call of the candidate on a fresh input: (seed, reply, the judge's wall time in µs)."""
+        seed = self.rng.getrandbits(48)
+        began = time.perf_counter()
+        reply = self.runner.ask({"op": "call", "spec": spec.to_list(), "seed": seed, **options}, where)
+        wall = (time.perf_counter() - began) * 1e6
+        return seed, judge_reply(reply, where), wall
+
+    def pristine(self, spec: Any, seed: int, where: str) -> Any:
+        """The judge's own copy of a call's input; the shared one must still equal it."""
+        from harness.cases import make_batch
+
+        mine = make_batch(spec, seed, self.device)
+        a, _, _ = self.arena.views(spec.batch, spec.n)
+        if not self.torch.equal(a, mine):
+            raise Verdict("incorrect", f"{where}: custom_kernel modified its input A")
+        return mine
+
+
+# --- the stages ------------------------------------------------------------------------------------------
+
+def start(ctx: Context) -> str:
+    """Share the buffers with the runner; returns how the runner is isolated."""
+    from harness.specs import benchmarks_for, tests_for
+
+    specs = [*tests_for(ctx.args.mode), *benchmarks_for(ctx.args.mode)]
+    from harness.arena import Arena
+
+    ctx.arena, handles = Arena.allocate(max(s.batch * s.n * s.n for s in specs), max(s.batch * s.n for s in specs),
+                                        ctx.args.device)
+    reply = ctx.runner.ask({"op": "go", "arenas": handles, "device": ctx.args.device}, "at start-up")
+    if not reply.get("ready"):
+        judge_reply(reply, "at start-up")
+    return str(reply.get("isolation", "unknown"))
+
+
+def calibrate(ctx: Context) -> None:
+    """The judge-clock overhead of a call (input generation, flush, copies, pipes) per benchmark shape,
+    measured on a reference function while the runner is still ours."""
+    from harness.specs import benchmarks_for
+
+    for spec in benchmarks_for(ctx.args.mode):
+        gaps = []
+        for _ in range(3):
+            _, reply, wall = ctx.call(spec, "calibrating", reference=True, timed=True, flush=True)
+            gaps.append(wall - reply["event_us"])
+        ctx.overhead_us[spec.label] = statistics.median(gaps)
+
+
+def scan(args: argparse.Namespace) -> None:
+    """The static scan, first: it needs no GPU."""
+    from harness import guard
+
+    findings = [] if args.baseline else guard.scan(args.kernel_dir)
+    if findings:
+        raise Verdict("rejected", "forbidden code: " + "; ".join(findings[:8]), findings=findings[:50])
+
+
+def load(ctx: Context) -> dict[str, Any]:
+    """The candidate's import in the runner; returns its compile diagnostics."""
+    if ctx.args.baseline:
+        ctx.runner.ask({"op": "load"}, "loading torch.geqrf")
+        return {}
+    ctx.report.emit(stage="import", label=str(ctx.args.kernel_dir))
+    reply = ctx.runner.ask({"op": "load"}, "importing kernel.py")
+    if isinstance(reply.get("error"), dict):
+        error = reply["error"]
+        status = "rejected" if error.get("status") == "rejected" else "compile_error"
+        raise Verdict(status, str(error.get("message", ""))[:3000], trace=str(error.get("trace", ""))[-3000:])
+    if reply.get("tamper"):
+        raise Verdict("rejected", f"importing kernel.py changed the harness's machinery: {reply['tamper']}")
+    ctx.timings["import_kernel_s"] = float(reply.get("import_s", 0.0))
+    compile_info = reply.get("compile")
+    return compile_info if isinstance(compile_info, dict) else {}
+
+
+def run_tests(ctx: Context) -> tuple[list[str], dict[str, float]]:
+    """Every correctness test of the mode, each checked in full; (labels passed, worst residuals)."""
+    from harness.cases import mixed_cases
+    from harness.checker import check
+    from harness.specs import tests_for
+
+    tests = tests_for(ctx.args.mode)
+    worst = {"factor": 0.0, "orth": 0.0, "recon": 0.0}
+    for number, spec in enumerate(tests, 1):
+        where = f"test {spec.label}"
+        ctx.report.emit(stage="test", label=f"{number}/{len(tests)} {spec.label}")
+        seed, _, _ = ctx.call(spec, where)
+        a = ctx.pristine(spec, seed, where)
+        _, h, tau = ctx.arena.views(spec.batch, spec.n)
+        verdict = check(a, h, tau)
+        for key in worst:
+            worst[key] = max(worst[key], getattr(verdict, key))
+        if not verdict.ok:
+            reason = verdict.reason
+            if spec.case == "mixed" and verdict.matrix is not None:
+                reason += f" (a {mixed_cases(spec, seed)[verdict.matrix]} matrix)"
+            raise Verdict("incorrect", f"{where}: {reason}", failing=spec.label, worst=worst)
+    return [s.label for s in tests], worst
+
+
+class Stash:
+    """Timed calls kept for checking: (input, H, tau) copies, checked together once they add up to
+    STASH_BYTES (many small batches cost one check) or at the end of the shape."""
+
+    def __init__(self, ctx: Context, spec: Any) -> None:
+        self.ctx, self.spec = ctx, spec
+        self.items: list[tuple[int, Any, Any, Any]] = []  # (call number, A, H, tau)
+        self.checked = 0
+
+    def add(self, number: int, a: Any) -> None:
+        _, h, tau = self.ctx.arena.views(self.spec.batch, self.spec.n)
+        self.items.append((number, a, h.clone(), tau.clone()))
+        if sum(item[1].numel() * 8 for item in self.items) >= STASH_BYTES:
+            self.check()
+
+    def unchanged(self) -> bool:
+        """Whether the shared outputs still hold what the last kept call left there (no late writes)."""
+        if not self.items:
+            return True
+        _, _, h, tau = self.items[-1]
+        _, shared_h, shared_tau = self.ctx.arena.views(self.spec.batch, self.spec.n)
+        return bool(self.ctx.torch.equal(h, shared_h) and self.ctx.torch.equal(tau, shared_tau))
+
+    def check(self) -> None:
+        from harness.checker import check
+
+        if not self.items:
+            return
+        cat = self.ctx.torch.cat
+        verdict = check(cat([i[1] for i in self.items]), cat([i[2] for i in self.items]),
+                        cat([i[3] for i in self.items]), diagnostics=False)
+        if not verdict.ok:
+            number = self.items[(verdict.matrix or 0) // self.spec.batch][0]
+            raise Verdict("incorrect", f"benchmark {self.spec.label}: timed call {number} returned a wrong result: "
+                          f"{verdict.reason}", failing=self.spec.label)
+        self.checked += len(self.items)
+        self.items.clear()
+
+
+def check_fraction(ctx: Context, spec: Any) -> float:
+    """The chance that a timed call's output is checked: 1 in `final` and for cheap shapes."""
+    from harness.timing import PLANS
+
+    heavy = spec.batch * spec.n ** 3 > HEAVY_CHECK
+    return PLANS[ctx.args.mode].heavy_check_fraction if heavy else 1.0
+
+
+def time_shape(ctx: Context, spec: Any) -> dict[str, Any]:
+    """Warm up, then timed calls on fresh inputs until the mean is stable; every kept output is checked."""
+    from harness.timing import PLANS, enough, floor_us
+
+    plan, where = PLANS[ctx.args.mode], f"benchmark {spec.label}"
+    ctx.report.emit(stage="bench", label=spec.label)
+    ctx.call(spec, where)  # warm-up: compilation, workspaces, graph capture stay out of the timing
+    fraction, stash = check_fraction(ctx, spec), Stash(ctx, spec)
+    events: list[float] = []
+    walls: list[float] = []
+    gaps: list[float] = []
+    started = time.monotonic()
+    while not enough(events, plan, started):
+        if not stash.unchanged():
+            raise Verdict("rejected", f"{where}: the outputs changed after the call was reported finished")
+        seed, reply, wall = ctx.call(spec, where, timed=True, flush=True)
+        a = ctx.pristine(spec, seed, where)
+        if ctx.rng.random() < fraction:
+            stash.add(len(events) + 1, a)
+        events.append(reply["event_us"])
+        walls.append(reply["wall_us"])
+        gaps.append(wall - reply["event_us"])
+    stash.check()
+    median = statistics.median(events)
+    unexplained = statistics.median(gaps) - ctx.overhead_us.get(spec.label, 0.0)
+    slack_us, slack_rel = WALL_SLACK[ctx.args.device]
+    if unexplained > max(slack_us, slack_rel * median):
+        raise Verdict("rejected", f"{where}: the judge's clock saw {unexplained:.0f} us per call more than the "
+                      f"candidate's process reported ({median:.0f} us): its clock or its timing was tampered with")
+    if statistics.median(walls) > 2 * median + 1000:
+        raise Verdict("rejected", f"{where}: the device stayed busy long after the timed region ended "
+                      f"({statistics.median(walls):.0f} us wall vs {median:.0f} us on the current stream): work "
+                      "escaped the timed stream")
+    mean = statistics.fmean(events)
+    return {"shape": spec.label, "batch": spec.batch, "n": spec.n, "case": spec.case, "cond": spec.cond,
+            "mean_us": round(mean, 3), "std_us": round(statistics.pstdev(events), 3),
+            "median_us": round(median, 3), "min_us": round(min(events), 3), "runs": len(events),
+            "checked": stash.checked, "check_fraction": fraction, "wall_median_us": round(statistics.median(walls), 3),
+            "judge_overhead_us": round(statistics.median(gaps), 1), "floor_us": round(floor_us(spec.batch, spec.n), 2),
+            "timed_s": sum(events) / 1e6}
+
+
+def benchmark(ctx: Context) -> tuple[list[dict[str, Any]], float]:
+    """Every benchmark shape of the mode; (per-shape results, probability of catching a kernel that is
+    wrong on 10% of timed calls)."""
+    from harness.specs import benchmarks_for
+
+    shapes = [time_shape(ctx, spec) for spec in benchmarks_for(ctx.args.mode)]
+    reply = ctx.runner.ask({"op": "verify"}, "after the benchmark")
+    if reply.get("tamper"):
+        raise Verdict("rejected", f"the candidate changed the harness's machinery: {reply['tamper']}")
+    miss = math.prod((1 - 0.1 * s["check_fraction"]) ** s["runs"] for s in shapes)
+    return shapes, 1 - miss
+
+
+def evaluate(ctx: Context, t0: float) -> Verdict:
+    from harness.timing import geomean
+
+    isolated = start(ctx)
+    calibrate(ctx)
+    ctx.timings["startup_s"] = time.monotonic() - t0
+    compile_info = load(ctx)
+    began = time.monotonic()
+    labels, worst = run_tests(ctx)
+    ctx.timings["tests_s"] = time.monotonic() - began
+    began = time.monotonic()
+    shapes, catch = benchmark(ctx)
+    ctx.timings["bench_s"] = time.monotonic() - began
+    ctx.timings["timed_kernel_s"] = sum(s.pop("timed_s") for s in shapes)
+    flags = [f"{s['shape']}: {s['mean_us']:.1f} us is below the physical floor {s['floor_us']:.1f} us"
+             for s in shapes if s["mean_us"] < s["floor_us"]]
+    return Verdict("ok", score=round(geomean([s["mean_us"] for s in shapes]), 3), unit="us", mode=ctx.args.mode,
+                   shapes=shapes, tests={"passed": len(labels), "total": len(labels), "labels": labels},
+                   worst=worst, compile=compile_info, flags=flags,
+                   gpu=gpu_fingerprint(ctx.torch) if ctx.args.device == "cuda" else {"name": "cpu self-test"},
+                   catch_probability=round(catch, 6), runner_isolation=isolated,
+                   timings={k: round(v, 3) for k, v in ctx.timings.items()}, baseline=bool(ctx.args.baseline))
+
+
+def gpu_fingerprint(torch: Any) -> dict[str, Any]:
+    info: dict[str, Any] = {"torch": torch.__version__, "cuda": torch.version.cuda}
+    props = torch.cuda.get_device_properties(0)
+    info.update(name=props.name, sms=props.multi_processor_count, memory_gib=round(props.total_memory / 2**30, 1))
+    try:
+        import cupy
+
+        info["cupy"] = cupy.__version__
+        v = cupy.cuda.runtime.driverGetVersion()
+        info["driver_cuda"] = f"{v // 1000}.{v % 1000 // 10}"
+    except Exception:  # the fingerprint is informative only
+        pass
+    return info
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--kernel-dir", type=Path)
+    p.add_argument("--mode", default="full", choices=("quick", "full", "final", "tiny"))
+    p.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--baseline", action="store_true")
+    p.add_argument("--wait", action="store_true", help="start the runner and import torch, then wait for a line "
+                   "on stdin")
+    args = p.parse_args(argv)
+    isolation.protect_memory()
+    report = Report(sys.stdout)
+    t0 = time.monotonic()
+    runner = Runner(args)
+    try:
+        import torch
+
+        if args.wait:
+            with contextlib.suppress(ImportError):
+                import cupy  # noqa: F401  the slow part of start-up, before the candidate exists
+            if not sys.stdin.readline():
+                return 1
+            t0 = time.monotonic()
+        scan(args)
+        cuda = args.device == "cuda"
+        if cuda and not torch.cuda.is_available():
+            raise Verdict("crash", "no CUDA device is visible to the harness")
+        if cuda:
+            torch.cuda.init()
+        ctx = Context(args, runner, report, random.Random(args.seed), torch, torch.device("cuda:0" if cuda else "cpu"),
+                      None)
+        verdict = evaluate(ctx, t0)
+    except Verdict as v:
+        verdict = v
+        if v.status != "ok":
+            v.fields.setdefault("log", runner.log())
+    except BaseException as exc:  # the judge's own failure must still produce a result
+        verdict = Verdict("crash", f"the judge failed: {type(exc).__name__}: {exc}",
+                          trace=traceback.format_exc()[-2000:], log=runner.log())
+    finally:
+        runner.stop()
+    report.final(verdict)
+    return 0
+
+
+if __name__ == "__main__":
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # the verdict is written: skip interpreter and CUDA teardown

@@ -1,0 +1,240 @@
+"""The runner: the only process that runs candidate code, and therefore never believed.
+
+    python -m harness.runner --ctl-in FD --ctl-out FD (--kernel-dir DIR | --baseline)
+
+Started by the judge (harness/judge.py), which it talks to in JSON lines over two pipes. First thing, it
+moves into a user namespace of its own and arranges to die with the judge (harness/isolation.py). It imports
+torch and CuPy, then waits for the judge's first message (so a prestarted runner touches no GPU early).
+
+Messages, in order: `go` (the shared buffers, the device), `call`s with `reference` (the judge calibrates its clock on a
+function of ours while this process is still trusted), `load` (the candidate is imported: from here on this
+process is the candidate's), then `call`s: generate the input for (spec, seed) into the shared A, flush L2,
+time `custom_kernel` with CUDA events on the current stream, copy the outputs into the shared H and tau,
+synchronise the device, and answer with the times and what was seen (form problems, work that escaped the
+timed stream, replaced machinery). The judge checks the outputs itself, against its own copy of the input,
+and compares the times with its own clock.
+"""
+
+from __future__ import annotations
+
+import argparse
+import builtins
+import contextlib
+import gc
+import importlib.util
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from harness import isolation, wire
+
+
+class Channel:
+    """JSON lines over two file descriptors (harness/wire.py)."""
+
+    def __init__(self, fd_in: int, fd_out: int) -> None:
+        self.reader = wire.LineReader(fd_in)
+        self.fd_out = fd_out
+
+    def receive(self) -> dict[str, Any] | None:
+        line = self.reader.readline()
+        return json.loads(line) if line else None
+
+    def send(self, message: dict[str, Any]) -> None:
+        wire.send(self.fd_out, message)
+
+
+def classify(exc: BaseException) -> dict[str, str]:
+    """{status, message} for an exception raised by candidate code."""
+    from harness.guard import GuardError
+
+    name = type(exc).__name__
+    text = str(exc).strip().splitlines()[0][:400] if str(exc).strip() else name
+    if isinstance(exc, GuardError):
+        status, message = "rejected", text
+    elif "CompileException" in name:
+        status, message = "compile_error", str(exc)[-3000:]
+    elif "OutOfMemory" in name or "out of memory" in text.lower():
+        status, message = "crash", f"out of GPU memory: {text}"
+    elif "illegal" in text.lower() or "CUDA error" in text or "cudaError" in text or "CUDA_ERROR" in text:
+        status, message = "crash", f"CUDA error (the context is lost): {text}"
+    else:
+        status, message = "crash", f"{name}: {text}"
+    return {"status": status, "message": message, "trace": traceback.format_exc()[-2000:]}
+
+
+def load_candidate(kernel_dir: Path) -> Any:
+    spec = importlib.util.spec_from_file_location("candidate_kernel", kernel_dir / "kernel.py")
+    if spec is None or spec.loader is None:
+        raise FileNotFoundError(f"{kernel_dir}/kernel.py not found")
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(kernel_dir))
+    spec.loader.exec_module(module)
+    if not callable(getattr(module, "custom_kernel", None)):
+        raise AttributeError("kernel.py defines no custom_kernel(A)")
+    return module
+
+
+def _json_safe(value: Any, depth: int = 0) -> Any:
+    """What a candidate reports about itself, reduced to small JSON (it is shown, never trusted)."""
+    if isinstance(value, (bool, int, float)) or value is None:
+        return value
+    if isinstance(value, dict) and depth < 2:
+        return {str(k)[:64]: _json_safe(v, depth + 1) for k, v in list(value.items())[:64]}
+    if isinstance(value, (list, tuple)) and depth < 2:
+        return [_json_safe(v, depth + 1) for v in list(value)[:64]]
+    return str(value)[:200]
+
+
+class Session:
+    """The runner's state between messages: the device, the shared buffers, the candidate."""
+
+    def __init__(self, args: argparse.Namespace, go: dict[str, Any]) -> None:
+        import torch
+
+        from harness import arena, cases, checker, guard, integrity, timing
+
+        self.torch = torch
+        self.args = args
+        cuda = go.get("device") != "cpu"
+        self.device = torch.device("cuda:0" if cuda else "cpu")
+        if cuda:
+            torch.cuda.init()
+        self.arena = arena.Arena.open(go["arenas"])
+        self.timer = timing.CudaTimer() if cuda else timing.HostTimer()
+        self.make_batch = cases.make_batch
+        self.sanity = checker.sanity
+        self.fn: Any = None
+        self.scope: Any = contextlib.nullcontext
+        if not args.baseline:
+            guard.install()
+        cuda_classes = [torch.cuda.Event, torch._C._CudaEventBase] if cuda else []
+        watched = [*cuda_classes, type(self.timer), torch.cuda, time, gc, json, os, sys.modules[__name__], cases,
+                   checker, timing, integrity, guard, arena, wire]
+        self.critical = integrity.Snapshot(integrity.namespaces(*watched))  # checked around every call
+        self.broad = integrity.Snapshot(integrity.namespaces(torch, torch.Tensor, torch._C.TensorBase, builtins))
+
+    def load(self) -> dict[str, Any]:
+        """Import the candidate (or take torch.geqrf for the baseline); from here on nothing here is trusted."""
+        from harness import guard
+
+        if self.args.baseline:
+            torch = self.torch
+
+            def geqrf(a: Any) -> tuple[Any, Any]:
+                h, tau = torch.geqrf(a)
+                return h.contiguous(), tau.contiguous()
+            self.fn = geqrf
+            return {"ready": True, "compile": {}}
+        self.scope = guard.candidate_scope
+        began = time.monotonic()
+        try:
+            with self.scope():
+                module = load_candidate(self.args.kernel_dir)
+        except BaseException as exc:
+            error = classify(exc)
+            error["status"] = "rejected" if error["status"] == "rejected" else "compile_error"
+            error["message"] = f"kernel.py: {error['message']}"
+            return {"error": error}
+        info: Any = {}
+        if callable(getattr(module, "compile_info", None)):
+            try:
+                with self.scope():
+                    info = module.compile_info()
+            except Exception as exc:  # diagnostics are optional
+                info = {"error": str(exc)[:200]}
+        self.fn = module.custom_kernel
+        tamper = self.critical.changed() or self.broad.changed()
+        return {"ready": True, "compile": _json_safe(info), "import_s": round(time.monotonic() - began, 3),
+                "tamper": tamper}
+
+    def call(self, message: dict[str, Any]) -> dict[str, Any]:
+        from harness.specs import Spec
+
+        spec = Spec.from_list(message["spec"])
+        a, h, tau = self.arena.views(spec.batch, spec.n)
+        a.copy_(self.make_batch(spec, int(message["seed"]), self.device))
+        reference = bool(message.get("reference")) and self.fn is None
+        fn, timer = (_reference if reference else self.fn), self.timer
+        (gc.disable if message.get("timed") else gc.enable)()
+        if message.get("flush"):
+            timer.flush()
+        tamper = self.critical.changed()
+        if tamper:
+            return {"tamper": tamper}
+        timer.settle()
+        try:
+            began = time.perf_counter()
+            timer.start()
+            with (contextlib.nullcontext() if reference else self.scope()):
+                out = fn(a)
+            timer.stop()
+            problem = self.sanity(a, out)
+            if not problem:
+                h.copy_(out[0])
+                tau.copy_(out[1])
+            timer.settle()
+            wall_us = (time.perf_counter() - began) * 1e6
+        except BaseException as exc:
+            return {"error": classify(exc)}
+        escaped = not problem and not (self.torch.equal(h, out[0]) and self.torch.equal(tau, out[1]))
+        del out
+        return {"event_us": timer.elapsed_us(), "wall_us": wall_us, "problem": problem, "escaped": escaped,
+                "tamper": self.critical.changed()}
+
+    def verify(self) -> dict[str, Any]:
+        return {"tamper": self.critical.changed() or self.broad.changed()}
+
+
+def _reference(a: Any) -> tuple[Any, Any]:
+    """The judge's calibration: outputs of the right form at almost no cost."""
+    import torch
+
+    return torch.zeros_like(a), a.new_zeros(a.shape[:2])
+
+
+def serve(args: argparse.Namespace, channel: Channel, isolated: str) -> int:
+    go = channel.receive()
+    if not go or go.get("op") != "go":
+        return 1
+    session = Session(args, go)
+    channel.send({"ready": True, "isolation": isolated, "nonce": go.get("nonce")})
+    handlers = {"load": lambda m: session.load(), "call": session.call, "verify": lambda m: session.verify()}
+    while True:
+        message = channel.receive()
+        if message is None or message.get("op") == "exit":
+            return 0
+        channel.send({**handlers[message["op"]](message), "nonce": message.get("nonce")})
+
+
+def main(argv: list[str] | None = None) -> int:
+    isolation.die_with_parent()
+    where = isolation.own_user_namespace()
+    p = argparse.ArgumentParser()
+    p.add_argument("--ctl-in", type=int, required=True)
+    p.add_argument("--ctl-out", type=int, required=True)
+    p.add_argument("--kernel-dir", type=Path)
+    p.add_argument("--baseline", action="store_true")
+    args = p.parse_args(argv)
+    channel = Channel(args.ctl_in, args.ctl_out)
+    import torch  # noqa: F401  the slow part of start-up, before the judge's first message
+
+    with contextlib.suppress(ImportError):
+        import cupy  # noqa: F401
+    try:
+        return serve(args, channel, where)
+    except BaseException as exc:  # the judge learns why, whatever it was
+        with contextlib.suppress(OSError):
+            channel.send({"error": classify(exc)})
+        return 1
+
+
+if __name__ == "__main__":
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # skip interpreter and CUDA teardown

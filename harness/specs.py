@@ -1,0 +1,84 @@
+"""What the QR judge runs, without torch: the input cases, the 12 benchmark shapes and the test suites.
+
+Shared by the supervisor (harness/qr.py, which imports no torch and checks that a result covers every test
+and shape of its mode), the judge and the runner. harness/cases.py generates the matrices.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CASES = ("dense", "upper", "rankdef", "nearrank", "clustered", "band", "nearcollinear", "rowscale", "mixed")
+ILL = ("upper", "rankdef", "nearrank", "clustered", "band", "nearcollinear", "rowscale")  # non-dense cases
+MIXED_WEIGHTS = {"dense": 6.0, **{c: 1.0 for c in ILL}}
+
+
+@dataclass(frozen=True)
+class Spec:
+    batch: int
+    n: int
+    cond: float
+    case: str
+    force: str | None = None  # mixed only: an ill case that must appear in the batch, or "all" of them
+
+    @property
+    def label(self) -> str:
+        forced = f"+{self.force}" if self.force else ""
+        return f"{self.batch}x{self.n} {self.case}{forced} cond={self.cond:g}"
+
+    def to_list(self) -> list[object]:
+        """The spec as the judge sends it to the runner (JSON)."""
+        return [self.batch, self.n, self.cond, self.case, self.force]
+
+    @classmethod
+    def from_list(cls, value: list[object]) -> "Spec":
+        batch, n, cond, case, force = value
+        if not (isinstance(batch, int) and isinstance(n, int) and isinstance(cond, (int, float))
+                and case in CASES and (force is None or force in ILL or force == "all")):
+            raise ValueError(f"not a spec: {value!r}")
+        return cls(batch, n, float(cond), str(case), force if force is None else str(force))
+
+
+# --- the benchmark and the test suites --------------------------------------------------------------------
+
+BENCHMARK = (
+    Spec(20, 32, 1, "dense"), Spec(40, 176, 1, "dense"), Spec(40, 352, 1, "dense"),
+    Spec(640, 512, 2, "dense"), Spec(640, 512, 2, "mixed"), Spec(640, 512, 0, "rankdef"),
+    Spec(640, 512, 0, "clustered"), Spec(60, 1024, 2, "dense"), Spec(60, 1024, 2, "mixed"),
+    Spec(60, 1024, 0, "nearrank"), Spec(8, 2048, 1, "dense"), Spec(2, 4096, 1, "dense"),
+)
+
+
+# `tiny`: the harness's own self-test on a CPU (--device cpu): the same judge and runner, matrices small enough
+# for a plain-torch Householder kernel; its scores mean nothing.
+TINY_TESTS = (Spec(2, 1, 1, "dense"), Spec(3, 5, 1, "dense"), Spec(8, 12, 2, "mixed", force="all"),
+              Spec(3, 9, 0, "rankdef"))
+TINY_BENCHMARK = (Spec(4, 8, 1, "dense"), Spec(6, 12, 2, "mixed"), Spec(2, 16, 0, "clustered"))
+
+
+def tests_for(mode: str) -> list[Spec]:
+    """Correctness tests (not timed). `quick` screens, `full` covers every case, `final` adds more."""
+    if mode == "tiny":
+        return list(TINY_TESTS)
+    if mode == "quick":
+        return [Spec(2, 1, 1, "dense"), Spec(3, 17, 1, "dense"), Spec(12, 64, 2, "mixed", force="rankdef"),
+                Spec(32, 64, 2, "mixed", force="all"), Spec(32, 96, 2, "mixed", force="all"),
+                Spec(4, 100, 0, "clustered"), Spec(2, 351, 2, "rowscale"), Spec(2, 1000, 1, "nearrank")]
+    tests = [Spec(2, n, 1, "dense") for n in (1, 2, 17, 100, 300, 351, 400, 1000, 2050)]
+    for case in CASES:
+        tests += [Spec(4, 32, 2, case), Spec(3, 300, 2, case), Spec(2, 512, 2, case)]
+    tests += [Spec(12, 64, 2, "mixed", force=c) for c in ILL]  # every ill case hidden in a mixed batch
+    tests += [Spec(32, n, 2, "mixed", force="all") for n in (48, 64, 96, 160)]
+    tests += [Spec(1, 4096, 1, "dense"), Spec(1, 2048, 0, "rankdef"), Spec(2, 1024, 0, "clustered")]
+    if mode == "final":
+        tests += [Spec(16, 176, 2, "mixed", force=c) for c in ILL]
+        tests += [Spec(2, 1024, 2, case) for case in CASES]
+    return tests
+
+
+def benchmarks_for(mode: str) -> tuple[Spec, ...]:
+    if mode == "tiny":
+        return TINY_BENCHMARK
+    if mode == "quick":  # one small, one middle, one large-batch and one large-n shape
+        return (BENCHMARK[0], BENCHMARK[2], BENCHMARK[4], BENCHMARK[10])
+    return BENCHMARK

@@ -1,0 +1,42 @@
+"""JSON lines between the judge and the runner, over raw pipe file descriptors.
+
+Unbuffered on purpose: the judge must know whether anything beyond the reply it asked for has arrived
+(`pending`), because a candidate that writes into the runner's reply pipe itself could otherwise slip a
+forged reply in ahead of the real one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+from typing import Any
+
+MAX_LINE = 1 << 20
+
+
+class LineReader:
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = b""
+
+    def readline(self) -> bytes:
+        """One line (b"" at end of file); a line longer than MAX_LINE is cut there."""
+        while b"\n" not in self.buffer and len(self.buffer) < MAX_LINE:
+            chunk = os.read(self.fd, 65536)
+            if not chunk:
+                break
+            self.buffer += chunk
+        end = self.buffer.find(b"\n")
+        end = len(self.buffer) if end < 0 else end + 1
+        line, self.buffer = self.buffer[:end], self.buffer[end:]
+        return line
+
+    def pending(self) -> bool:
+        return bool(self.buffer) or bool(select.select([self.fd], [], [], 0)[0])
+
+
+def send(fd: int, message: dict[str, Any]) -> None:
+    data = (json.dumps(message, default=str) + "\n").encode()
+    while data:
+        data = data[os.write(fd, data):]
