@@ -110,6 +110,10 @@ class Session:
         self.sanity = checker.sanity
         self.fn: Any = None
         self.scope: Any = contextlib.nullcontext
+        # Fault injection for the judge's own tests: a runner subverted below the Python level, reporting
+        # FACTOR of every true time (EVOLVE_HARNESS_FAULT=clock=FACTOR). The judge's clock must notice.
+        fault = os.environ.get("EVOLVE_HARNESS_FAULT", "")
+        self.misreport = float(fault.removeprefix("clock=")) if fault.startswith("clock=") else 1.0
         if not args.baseline:
             guard.install()
         cuda_classes = [torch.cuda.Event, torch._C._CudaEventBase] if cuda else []
@@ -183,8 +187,8 @@ class Session:
             return {"error": classify(exc)}
         escaped = not problem and not (self.torch.equal(h, out[0]) and self.torch.equal(tau, out[1]))
         del out
-        return {"event_us": timer.elapsed_us(), "wall_us": wall_us, "problem": problem, "escaped": escaped,
-                "tamper": self.critical.changed()}
+        return {"event_us": timer.elapsed_us() * self.misreport, "wall_us": wall_us * self.misreport, "problem": problem,
+                "escaped": escaped, "tamper": self.critical.changed()}
 
     def verify(self) -> dict[str, Any]:
         return {"tamper": self.critical.changed() or self.broad.changed()}

@@ -1,4 +1,5 @@
 # expect: incorrect | matrix 1
+# expect-cpu: incorrect | matrix 1
 from base import custom_kernel as honest
 
 

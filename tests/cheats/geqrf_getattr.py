@@ -1,4 +1,5 @@
 # expect: rejected | computed attribute name
+# expect-cpu: rejected | computed attribute name
 import torch
 
 NAME = "geq" + "rf"

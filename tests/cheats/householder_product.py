@@ -1,4 +1,5 @@
 # expect: rejected | householder_product
+# expect-cpu: rejected | householder_product
 import torch
 from base import custom_kernel as honest
 

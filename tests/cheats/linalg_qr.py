@@ -1,4 +1,5 @@
 # expect: rejected | forbidden
+# expect-cpu: rejected | forbidden
 import torch
 from base import custom_kernel as honest
 

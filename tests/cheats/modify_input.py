@@ -1,4 +1,5 @@
 # expect: incorrect | modified its input
+# expect-cpu: incorrect | modified its input
 from base import custom_kernel as honest
 
 

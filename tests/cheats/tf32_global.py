@@ -1,4 +1,5 @@
 # expect: rejected | allow_tf32
+# expect-cpu: rejected | allow_tf32
 import torch
 from base import custom_kernel as honest
 

@@ -1,4 +1,5 @@
 # expect: incorrect | non-finite
+# expect-cpu: incorrect | non-finite
 from base import custom_kernel as honest
 
 

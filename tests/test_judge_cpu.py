@@ -1,0 +1,92 @@
+"""The QR judge end to end on the CPU (`--device cpu --mode tiny`): the same supervisor, judge and runner as
+on a GPU, with shared files instead of CUDA IPC and the host clock instead of CUDA events. Every planted
+cheat that does not need a GPU gets its expected status here, in CI; tests/test_harness_gpu.py runs them
+all on a GPU."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from tests.conftest import ROOT  # noqa: E402
+
+CHEATS = Path(__file__).parent / "cheats"
+HONEST = Path(__file__).parent / "cpu_kernel" / "kernel.py"
+
+
+def judge(kernel_dir: Path, *args: str, env: dict[str, str] | None = None) -> dict:
+    import os
+
+    proc = subprocess.run([sys.executable, "-m", "harness.qr", "--kernel-dir", str(kernel_dir), "--device", "cpu",
+                           "--mode", "tiny", "--stall", "30", *args], capture_output=True, text=True, timeout=180,
+                          cwd=ROOT, env={**os.environ, **(env or {})})
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 1, f"expected exactly one stdout line, got {proc.stdout!r} ({proc.stderr[-2000:]})"
+    result = json.loads(lines[0])
+    result["stderr"] = proc.stderr
+    return result
+
+
+def candidate(tmp_path: Path, kernel: Path) -> Path:
+    d = tmp_path / kernel.stem
+    d.mkdir()
+    shutil.copy(HONEST, d / "base.py")
+    shutil.copy(kernel, d / "kernel.py")
+    return d
+
+
+def cpu_expectation(path: Path) -> tuple[str, str] | None:
+    for line in path.read_text().splitlines()[:3]:
+        if line.startswith("# expect-cpu:"):
+            status, pattern = line.removeprefix("# expect-cpu:").split("|", 1)
+            return status.strip(), pattern.strip()
+    return None
+
+
+CPU_CHEATS = sorted(p.stem for p in CHEATS.glob("*.py") if cpu_expectation(p))
+
+
+def test_the_honest_kernel_passes(tmp_path: Path) -> None:
+    result = judge(candidate(tmp_path, HONEST))
+    assert result["status"] == "ok", result.get("error")
+    assert result["judge"] >= 2 and result["tests"]["passed"] == result["tests"]["total"] == 4
+    assert all(s["checked"] == s["runs"] for s in result["shapes"])  # tiny mode checks every timed call
+    assert result["catch_probability"] > 0.5
+
+
+@pytest.mark.parametrize("name", CPU_CHEATS)
+def test_planted_cheat_on_the_cpu(tmp_path: Path, name: str) -> None:
+    expected = cpu_expectation(CHEATS / f"{name}.py")
+    assert expected is not None
+    status, pattern = expected
+    result = judge(candidate(tmp_path, CHEATS / f"{name}.py"))
+    assert result["status"] == status, f"{name}: {result['status']}: {result.get('error')}"
+    assert re.search(pattern, result.get("error") or ""), f"{name}: {result.get('error')!r} !~ {pattern!r}"
+    assert (result["score"] is None) == (status != "ok")
+
+
+def test_a_forger_reaches_neither_the_judge_stdout_nor_its_environment(tmp_path: Path) -> None:
+    result = judge(candidate(tmp_path, CHEATS / "forge_verdict.py"))
+    assert result["status"] == "rejected"
+    assert re.search(r"forge: /proc/\d+/fd/1: (Permission denied|No such file)", result["stderr"])
+    assert re.search(r"forge: /proc/\d+/environ: (Permission denied|No such file)", result["stderr"])
+
+
+def test_a_runner_that_misreports_its_clock_is_caught_by_the_judges_clock(tmp_path: Path) -> None:
+    """A runner subverted below the Python level (fault injection) reports 2% of every time: the judge's
+    own clock sees the difference."""
+    result = judge(candidate(tmp_path, HONEST), env={"EVOLVE_HARNESS_FAULT": "clock=0.02"})
+    assert result["status"] == "rejected" and "judge's clock" in result["error"], result.get("error")
+
+
+def test_the_verdict_names_the_anti_cheat_version(tmp_path: Path) -> None:
+    result = judge(candidate(tmp_path, CHEATS / "geqrf_direct.py"))
+    assert result["status"] == "rejected" and result["judge"] >= 2
