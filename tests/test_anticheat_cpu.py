@@ -1,0 +1,111 @@
+"""The judge's parts that need no process and no GPU: the scan judges code not prose, the runner's
+integrity snapshot, the supervisor's refusal of incomplete verdicts."""
+
+from __future__ import annotations
+
+import time
+import types
+from pathlib import Path
+
+from harness import integrity
+from harness.guard import scan
+from harness.qr import incomplete
+from harness.specs import benchmarks_for
+from harness.specs import tests_for as suite_tests
+
+PROSE = '''"""Same compact form as torch.geqrf (LAPACK sgeqrf); see torch.linalg.householder_product, cusolver."""
+# geqrf, linalg, cusolver, magma, scipy, sys.modules: a comment names what code may not call
+import torch
+
+
+def custom_kernel(A):
+    """Like geqrf. Not torch.linalg.qr."""
+    "a bare string statement is prose too: linalg"
+    return A.clone(), A.new_zeros(A.shape[:2])
+'''
+
+
+def kernel(tmp_path: Path, source: str) -> Path:
+    (tmp_path / "kernel.py").write_text(source)
+    return tmp_path
+
+
+def test_docstrings_and_comments_are_not_findings(tmp_path: Path) -> None:
+    assert scan(kernel(tmp_path, PROSE)) == []
+
+
+def test_strings_that_are_used_still_are(tmp_path: Path) -> None:
+    used = PROSE + 'NAME = "geqrf"\nlabel = f"{NAME} linalg"\nprint("householder_product")\n'
+    findings = scan(kernel(tmp_path, used))
+    assert len(findings) == 3 and all("string mentions" in f for f in findings)
+
+
+def test_reading_a_docstring_back_is_a_finding(tmp_path: Path) -> None:
+    source = PROSE + "import torch\nf = getattr(torch, custom_kernel.__doc__.split()[1])\n"
+    assert any("__doc__" in f for f in scan(kernel(tmp_path, source)))
+
+
+def test_introspection_and_processes_are_findings(tmp_path: Path) -> None:
+    source = "import os\nframe = os.sys._getframe(1)\nos.system('id')\npid = os.fork()\n"
+    text = " ".join(scan(kernel(tmp_path, source)))
+    for name in (".sys", "._getframe", ".system", ".fork"):
+        assert name in text, name
+
+
+def test_integrity_names_a_replaced_function_and_a_replaced_method() -> None:
+    module = types.ModuleType("fake_torch")
+    module.clock = time.perf_counter  # type: ignore[attr-defined]
+    module.flag = True  # type: ignore[attr-defined]
+
+    class Event:
+        def elapsed_time(self, other: object) -> float:
+            return 1.0
+
+    snapshot = integrity.Snapshot(integrity.namespaces(module, Event))
+    assert snapshot.changed() == ""
+    module.flag = False  # type: ignore[attr-defined]  # data is not watched
+    module.submodule = types.ModuleType("lazy")  # type: ignore[attr-defined]  # new entries are allowed
+    assert snapshot.changed() == ""
+    original = Event.elapsed_time
+    Event.elapsed_time = lambda self, other: 0.9 * original(self, other)  # type: ignore[method-assign]
+    assert snapshot.changed().endswith("Event.elapsed_time was replaced")
+    Event.elapsed_time = original  # type: ignore[method-assign]
+    assert snapshot.changed() == ""
+    module.clock = lambda: 0.0  # type: ignore[attr-defined]
+    assert snapshot.changed() == "fake_torch.clock was replaced"
+    del module.clock
+    assert snapshot.changed() == "fake_torch.clock was removed"
+
+
+def test_integrity_sees_a_function_whose_code_was_swapped() -> None:
+    module = types.ModuleType("harnessish")
+
+    def check(x: float) -> bool:
+        return x < 1.0
+
+    module.check = check  # type: ignore[attr-defined]
+    snapshot = integrity.Snapshot(integrity.namespaces(module))
+    check.__code__ = (lambda x: True).__code__
+    assert snapshot.changed() == "harnessish.check was replaced"
+
+
+def complete_verdict(mode: str) -> dict:
+    shapes = [{"shape": s.label, "mean_us": 10.0, "median_us": 10.0, "runs": 3, "checked": 3} for s in benchmarks_for(mode)]
+    return {"status": "ok", "score": 10.0, "shapes": shapes, "tests": {"labels": [t.label for t in suite_tests(mode)]}}
+
+
+def test_the_supervisor_believes_only_complete_verdicts() -> None:
+    assert incomplete(complete_verdict("full"), "full") == ""
+    missing_test = complete_verdict("full")
+    missing_test["tests"]["labels"].pop()
+    assert "correctness test" in incomplete(missing_test, "full")
+    missing_shape = complete_verdict("full")
+    missing_shape["shapes"].pop()
+    assert "benchmark shape" in incomplete(missing_shape, "full")
+    unchecked = complete_verdict("full")
+    del unchecked["shapes"][3]["checked"]
+    assert "checks are missing" in incomplete(unchecked, "full")
+    wrong_score = complete_verdict("full")
+    wrong_score["score"] = 1.0
+    assert "geometric mean" in incomplete(wrong_score, "full")
+    assert incomplete(complete_verdict("quick"), "full")  # a quick verdict is not a full one
