@@ -55,6 +55,8 @@ class EvaluationConfig:
     gpus: tuple[int, ...] | None  # None: one slot per visible GPU (or one CPU slot without GPUs)
     timeout_s: float
     prestart: bool = False  # start the next evaluator process while one runs; it waits for a line on stdin
+    sandbox: bool = True  # every evaluation in a namespace sandbox (evolver/sandbox.py); off only if asked for
+    network: bool = False  # inside the sandbox: the network (off: only a private loopback)
 
 
 @dataclass(frozen=True)
@@ -130,6 +132,8 @@ SCHEMA: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "gpus": ((list, str), "auto"),
         "timeout_s": (_NUM, 600),
         "prestart": ((bool,), None),  # default: on for the built-in harness, off for commands
+        "sandbox": ((str,), "on"),
+        "network": ((bool,), False),
     },
     "llm": {
         "base_url": ((str,), None),
@@ -246,6 +250,10 @@ def load_config(path: Path, root: Path) -> Config:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[:exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path}:{line}: not UTF-8 text (byte {exc.object[exc.start]:#04x}); TOML files are "
+                          "UTF-8") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -308,10 +316,13 @@ def load_config(path: Path, root: Path) -> Config:
         gpus = tuple(e["gpus"])
     if e["slots"] < 0 or e["timeout_s"] <= 0:
         raise reader.error("evaluation", "slots" if e["slots"] < 0 else "timeout_s", "must be positive")
+    if e["sandbox"] not in ("on", "off"):
+        raise reader.error("evaluation", "sandbox", f'must be "on" or "off", not {e["sandbox"]!r}')
     evaluation = EvaluationConfig(builtin=e["builtin"], command=e["command"], files=files, mode=e["mode"],
                                   confirm_mode=e["confirm_mode"],
                                   slots=e["slots"], gpus=gpus, timeout_s=float(e["timeout_s"]),
-                                  prestart=bool(e["builtin"]) if e["prestart"] is None else e["prestart"])
+                                  prestart=bool(e["builtin"]) if e["prestart"] is None else e["prestart"],
+                                  sandbox=e["sandbox"] == "on", network=e["network"])
 
     llm = _llm_config(reader, sections["llm"])
     evolution = _evolution_config(reader, sections["evolution"])
@@ -403,6 +414,9 @@ timeout_s = 600                    # a candidate still running then is killed (s
 # prestart = true                  # start the next evaluation's process (imports, start-up) while one runs;
                                    # on by default for the built-in harness; a command must then wait for a
                                    # line on stdin before it reads {kernel_dir} (examples/sort/check.py does)
+sandbox = "on"                     # every evaluation in its own namespaces: no view of your files, keys,
+                                   # processes or network (docs/SECURITY.md); "off" only where none is possible
+# network = false                  # inside the sandbox
 
 [llm]
 # base_url = "http://127.0.0.1:8000/v1"   # any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama)

@@ -28,7 +28,8 @@ from evolver.prompts import Inspiration
 from evolver import bandit
 from evolver.bandit import Choice
 from evolver.population import best_of, code_signature, comparable, island_members, lineage, next_island, select_parent
-from evolver.store import Candidate, Snapshot, Store, StoreError, format_message, git_tree_hash, now
+from evolver.sandbox import protect_memory, sandbox_line
+from evolver.store import Candidate, Snapshot, Store, StoreError, format_message, is_text, now
 
 RUN_REF = "refs/evolve/runs/{run}"
 FIXABLE = ("compile_error", "incorrect", "timeout", "crash")  # failures a `fix` may repair
@@ -138,6 +139,7 @@ class Engine:
     # -- setup ------------------------------------------------------------------------------------------
     def prepare(self) -> None:
         """Lock the repository, find or create the run, and read its state from git."""
+        protect_memory()
         self.store.lock()
         meta = self.store.get_meta(RUN_REF.format(run=self.run))
         base = meta["base"] if meta else self.store.head_commit()
@@ -150,6 +152,8 @@ class Engine:
         # everything that can refuse to run is checked before the run is written to git
         self.evaluator = Evaluator(self.config, self.store, self.base)
         self.slots: list[Slot] = make_slots(self.config)
+        self.evaluator.check_ready(self.slots)
+        self.say(sandbox_line(self.evaluator.sandboxed, self.config.evaluation.network))
         self.fingerprints = {s.fingerprint for s in self.slots}
         self.confirm_mode = self.config.evaluation.confirm_mode
         self.confirm_version = self.evaluator.version_for(self.confirm_mode) if self.confirm_mode else ""
@@ -175,6 +179,7 @@ class Engine:
         if not self.operators:
             raise EngineError("no operator can run: the only weighted operators need an LLM; give `tune` or "
                               "`cross` a weight in [evolution] operators or configure [llm]")
+        self.store.own_refs()
         self._reconcile_best()
         self.store.pack_refs()
 
@@ -509,14 +514,25 @@ class Engine:
 
     def _write(self, subject: str, body: str, parents: list[str], tree_from: str, files: dict[str, bytes],
                trailers: dict[str, str]) -> Candidate:
-        cid = self._new_id()
-        kernel_tree = git_tree_hash(files)
-        full = {"Id": cid, **trailers, "Kernel-Tree": kernel_tree}
-        message = format_message(f"evolve {self.run}/{cid}: {subject}", body, full)
-        commit = self.store.write_candidate(parents, tree_from, self.config.problem.kernel_dir, files, message)
-        self.store.create_branch(f"refs/heads/evolve/{self.run}/{cid}", commit)
+        kernel_dir = self.config.problem.kernel_dir
+        # files the operators cannot edit (not UTF-8 text) are carried over from the parent byte for byte
+        files = {**{p: d for p, d in self.store.read_files(tree_from, kernel_dir).items() if not is_text(d)}, **files}
+        for _ in range(100):  # a branch under our name that we did not make (say, from an evaluation): skip it
+            cid = self._new_id()
+            full: dict[str, str] = {}
+            texts: list[str] = []
+
+            def message(kernel_tree: str, cid: str = cid) -> str:
+                full.update({"Id": cid, **trailers, "Kernel-Tree": kernel_tree})  # the tree as git wrote it
+                texts.append(format_message(f"evolve {self.run}/{cid}: {subject}", body, full))
+                return texts[-1]
+            commit = self.store.write_candidate(parents, tree_from, kernel_dir, files, message)
+            if self.store.create_branch(f"refs/heads/evolve/{self.run}/{cid}", commit):
+                break
+        else:
+            raise EngineError(f"cannot create a branch under refs/heads/evolve/{self.run}/: 100 ids in a row taken")
         candidate = Candidate(run=self.run, id=cid, commit=commit, parents=tuple(parents), created=int(time.time()),
-                              subject=message.splitlines()[0], trailers={k: str(v) for k, v in full.items()})
+                              subject=texts[-1].splitlines()[0], trailers=dict(full))
         self.snapshot.candidates[cid] = candidate
         self.summary.created += 1
         if self._next_id % PACK_EVERY == 0:
@@ -559,6 +575,10 @@ class Engine:
         return None
 
     def _record(self, candidate: Candidate, result: dict[str, Any]) -> None:
+        moved = self.store.restore_owned()
+        if moved:
+            self.say(f"warning: {', '.join(moved)} changed while {candidate.id} was being made or evaluated; evolve "
+                     "put it back (only evolve writes these; an evaluation without a sandbox can reach the repository)")
         record = {"t": now(), **result}
         try:
             self.store.append_note(candidate.commit, record)

@@ -1,10 +1,12 @@
 """Evaluation: run the evaluator on one candidate, in isolation, and map every outcome to a status.
 
 The candidate's kernel directory and the evaluator's files (from the run's base commit, or the harness
-shipped with evolve) are materialised in a temporary directory; the evaluator runs there as a subprocess
-in its own process group, with an environment that carries no secrets, pinned to one GPU slot, and is
-killed with its whole group at the timeout. Its last JSON line on stdout is the result. Called by the
-engine; returns plain dicts that the engine appends to the notes.
+shipped with evolve) are materialised in a temporary directory; the evaluator runs there inside the sandbox
+(evolver/sandbox.py: no view of the engine, the repository, the user's files or the network), with an
+environment that carries no secrets, pinned to one GPU slot. Every process it starts carries a tag in its
+environment; at the end (exit or timeout) the sandbox's PID namespace, the process group and a sweep for
+the tag kill whatever is left. Output is read with a cap; the last JSON line on stdout is the result, and an
+`ok` must carry what the judge promises. Called by the engine; returns plain dicts for the notes.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import hashlib
 import json
 import os
 import platform
+import secrets
 import shlex
 import shutil
 import signal
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evolver import sandbox
 from evolver.config import Config
 from evolver.store import Store
 
@@ -38,6 +42,10 @@ ENV_ALLOW = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TERM", "US
              "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS")
 _SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
 LOG_TAIL = 4000
+TAG = "EVOLVE_EVALUATION"  # in every evaluation's environment: how its stray processes are found
+STDOUT_CAP, STDERR_CAP = 1 << 20, 256 << 10  # bytes of an evaluator's output kept (the tail)
+DETAILS_CAP = 64 << 10  # a result's details beyond this (as JSON) are dropped: notes stay small
+GRACE_S = 2.0  # after the evaluator exits, how long its output pipes may stay open
 
 
 @dataclass(frozen=True)
@@ -135,6 +143,29 @@ def _hash_dir(path: Path) -> str:
     return digest.hexdigest()
 
 
+def sandbox_choice(config: Config) -> bool:
+    """Whether evaluations run in the sandbox: `[evaluation] sandbox`, or EVOLVE_SANDBOX=on|off."""
+    override = os.environ.get("EVOLVE_SANDBOX", "").lower()
+    return override == "on" if override in ("on", "off") else config.evaluation.sandbox
+
+
+def kill_tagged(prefix: str) -> int:
+    """SIGKILL every process of this user whose environment carries a tag starting with `prefix`."""
+    needle = f"{TAG}={prefix}".encode()
+    killed = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if any(item.startswith(needle) for item in f.read().split(b"\0")):
+                    os.kill(int(entry), signal.SIGKILL)
+                    killed += 1
+        except (OSError, ValueError):
+            continue
+    return killed
+
+
 class Evaluator:
     """Runs the configured evaluator on candidates; `version` identifies the judge for the cache."""
 
@@ -157,11 +188,31 @@ class Evaluator:
                 parts.append(f"{path}={entry}")
         self._parts = parts
         self.version = self.version_for(e.mode)
+        self.sandboxed = sandbox_choice(config)
+        self.prefix = f"evolve-eval-{hashlib.sha1(str(store.common_dir).encode()).hexdigest()[:10]}-"
         self._prestarted: dict[int, _Prestarted] = {}  # slot index -> the process its next evaluation uses
 
     def version_for(self, mode: str) -> str:
         """The judge's identity in `mode`: scores of different versions are never compared."""
         return hashlib.sha1("\0".join([*self._parts, mode]).encode()).hexdigest()[:12]
+
+    def check_ready(self, slots: list[Slot]) -> None:
+        """Before the first evaluation: what a killed engine left behind is removed (this engine holds the
+        repository's lock, so nothing of this repository is in use), the evaluator exists, and the sandbox
+        can be built; otherwise a one-line error."""
+        kill_tagged(self.prefix)
+        for leftover in Path(tempfile.gettempdir()).glob(self.prefix + "*"):
+            shutil.rmtree(leftover, ignore_errors=True)
+        program = self._command(Path("kernel"), self.config.evaluation.mode)[0]
+        if shutil.which(program) is None:
+            raise EvaluationError(f"{self.config.path}: evaluation.command: {program!r} is not a program on this "
+                                  "machine (the command is split like a shell line but not run by a shell)")
+        if self.sandboxed:
+            why = sandbox.unavailable(gpu=any(s.gpu is not None for s in slots))
+            if why:
+                raise EvaluationError(f"no sandbox can be built on this machine ({why}); to evaluate candidates "
+                                      f'without one, set [evaluation] sandbox = "off" in {self.config.path} '
+                                      "(docs/SECURITY.md says what that exposes)")
 
     def _command(self, kernel_dir: Path, mode: str) -> list[str]:
         e = self.config.evaluation
@@ -175,6 +226,21 @@ class Evaluator:
             out.append(token)
         return out
 
+    def _contained(self, argv: list[str], scratch: Path, workdir: Path, slot: Slot) -> tuple[list[str], dict[str, str]]:
+        """`argv` wrapped in the sandbox (or only tied to the engine's life, sandbox off), and its environment:
+        no secrets, a home and a temporary directory of its own, the tag."""
+        env = scrubbed_env(slot.gpu)
+        env[TAG] = self.prefix + secrets.token_hex(8)
+        for name, var in ((".home", "HOME"), (".tmp", "TMPDIR")):
+            (scratch / name).mkdir(exist_ok=True)
+            env[var] = str(scratch / name)
+        spec: dict[str, Any] = {"isolate": False}
+        if self.sandboxed:
+            spec = sandbox.spec_for(scratch, gpu=slot.gpu is not None, network=self.config.evaluation.network,
+                                    exclude=[self.store.root, self.store.common_dir])
+            spec["workdir"] = str(workdir)
+        return sandbox.command(argv, spec), env
+
     def prepare_judge(self, dest: Path) -> tuple[Path, Path]:
         """The evaluator's own files under `dest`; (working directory, where the kernel directory goes)."""
         cfg = self.config
@@ -187,46 +253,70 @@ class Evaluator:
         workdir.mkdir(parents=True, exist_ok=True)
         return workdir, dest / cfg.problem.kernel_dir
 
-    def materialise(self, commit: str, dest: Path) -> tuple[Path, Path]:
-        """(working directory, kernel directory) of the candidate under `dest`."""
-        self.store.archive(commit, [self.config.problem.kernel_dir], dest)
-        return self.prepare_judge(dest)
-
     async def evaluate(self, commit: str, slot: Slot, mode: str | None = None) -> dict[str, Any]:
+        """The result of one evaluation; whatever goes wrong on the way is a result too (never an exception
+        that would end the evaluator's task)."""
         mode = mode or self.config.evaluation.mode
         started = time.monotonic()
-        if self.config.evaluation.prestart and mode == self.config.evaluation.mode:
-            result = await self._evaluate_prestarted(commit, slot, mode)
-        else:
-            with tempfile.TemporaryDirectory(prefix="evolve-eval-") as tmp:
-                workdir, kernel_dir = self.materialise(commit, Path(tmp))
-                result = await run_evaluator(self._command(kernel_dir, mode), workdir, scrubbed_env(slot.gpu),
-                                             self.config.evaluation.timeout_s)
+        try:
+            if self.config.evaluation.prestart and mode == self.config.evaluation.mode:
+                result = await self._evaluate_prestarted(commit, slot, mode)
+            else:
+                with tempfile.TemporaryDirectory(prefix=self.prefix) as tmp:
+                    self.store.archive(commit, [self.config.problem.kernel_dir], Path(tmp))
+                    workdir, kernel_dir = self.prepare_judge(Path(tmp))
+                    argv, env = self._contained(self._command(kernel_dir, mode), Path(tmp), workdir, slot)
+                    result = await collect(await spawn(argv, workdir, env), self.config.evaluation.timeout_s,
+                                           env[TAG])
+        except (OSError, ValueError, EvaluatorStartError) as exc:
+            result = {"status": "crash", "score": None, "error": f"the evaluation could not run: {exc}"}
+        result = self._promised(result, mode)
         result.update(harness=self.version_for(mode), gpu=slot.fingerprint,
                       duration_s=round(time.monotonic() - started, 3))
+        return result
+
+    def _promised(self, result: dict[str, Any], mode: str) -> dict[str, Any]:
+        """An `ok` from the built-in QR judge must cover every test and shape of its mode and name the
+        anti-cheat version that judged it; anything less is a forgery or a broken judge: `crash`."""
+        if result.get("status") != "ok" or self.harness_dir is None:
+            return result
+        from harness.specs import benchmarks_for, tests_for  # the judge's own statement of what it promises
+
+        details = result.get("details") or {}
+        tests = details.get("tests") if isinstance(details.get("tests"), dict) else {}
+        shapes = details.get("shapes") if isinstance(details.get("shapes"), list) else []
+        if tests.get("labels") != [t.label for t in tests_for(mode)] or \
+                [s.get("shape") for s in shapes if isinstance(s, dict)] != [b.label for b in benchmarks_for(mode)] \
+                or not isinstance(details.get("judge"), int):
+            return {**result, "status": "crash", "score": None,
+                    "error": "the evaluator said ok without every test and shape the QR judge promises"}
         return result
 
     # -- prestart: the next evaluation's process starts (imports torch, say) while this one runs -----------
 
     async def _prestart(self, slot: Slot, mode: str) -> _Prestarted:
-        tmp = tempfile.TemporaryDirectory(prefix="evolve-eval-")
+        tmp = tempfile.TemporaryDirectory(prefix=self.prefix)
         workdir, kernel_dir = self.prepare_judge(Path(tmp.name))
         argv = self._command(kernel_dir, mode) + (["--prestart"] if self.harness_dir is not None else [])
-        proc = await spawn(argv, workdir, scrubbed_env(slot.gpu), with_stdin=True)
-        return _Prestarted(proc, tmp)
+        argv, env = self._contained(argv, Path(tmp.name), workdir, slot)
+        try:
+            proc: asyncio.subprocess.Process | None = await spawn(argv, workdir, env, with_stdin=True)
+        except EvaluatorStartError:
+            proc = None
+        return _Prestarted(proc, tmp, env[TAG])
 
     async def _evaluate_prestarted(self, commit: str, slot: Slot, mode: str) -> dict[str, Any]:
         ready = self._prestarted.pop(slot.index, None)
-        if ready is None or isinstance(ready.proc, dict) or ready.proc.returncode is not None:
+        if ready is None or ready.proc is None or ready.proc.returncode is not None:
             if ready is not None:
                 ready.discard()
             ready = await self._prestart(slot, mode)
         self._prestarted[slot.index] = await self._prestart(slot, mode)  # warms up while this one runs
         try:
-            if isinstance(ready.proc, dict):
-                return ready.proc  # the evaluator could not be started at all
+            if ready.proc is None:
+                raise EvaluatorStartError("the evaluator could not be started")
             self.store.archive(commit, [self.config.problem.kernel_dir], ready.dest)
-            return await collect(ready.proc, self.config.evaluation.timeout_s, go=b"go\n")
+            return await collect(ready.proc, self.config.evaluation.timeout_s, ready.tag, go=b"go\n")
         finally:
             ready.discard()
 
@@ -234,56 +324,92 @@ class Evaluator:
         """Stop the prestarted processes that no candidate will use."""
         for ready in self._prestarted.values():
             ready.discard()
-            if not isinstance(ready.proc, dict):
+            if ready.proc is not None:
                 await ready.proc.wait()
         self._prestarted.clear()
 
 
 @dataclass
 class _Prestarted:
-    proc: asyncio.subprocess.Process | dict[str, Any]  # a dict: the result of a process that did not start
+    proc: asyncio.subprocess.Process | None  # None: it could not be started
     tmp: tempfile.TemporaryDirectory[str]  # the evaluator's files now, the candidate's kernel at the go
+    tag: str
 
     @property
     def dest(self) -> Path:
         return Path(self.tmp.name)
 
     def discard(self) -> None:
-        if not isinstance(self.proc, dict) and self.proc.returncode is None:
+        if self.proc is not None and self.proc.returncode is None:
             _kill_group(self.proc.pid)
+        kill_tagged(self.tag)
         self.tmp.cleanup()
 
 
 async def run_evaluator(argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float) -> dict[str, Any]:
-    """Run one evaluator process group to completion or timeout; map what happened to a result."""
-    proc = await spawn(argv, cwd, env)
-    return proc if isinstance(proc, dict) else await collect(proc, timeout_s)
+    """Run one evaluator process (not contained: tests and tools) to completion or timeout."""
+    tag = env.setdefault(TAG, "evolve-eval-direct-" + secrets.token_hex(8))
+    try:
+        return await collect(await spawn(argv, cwd, env), timeout_s, tag)
+    except EvaluatorStartError as exc:
+        return {"status": "crash", "score": None, "error": str(exc)}
 
 
-async def spawn(argv: list[str], cwd: Path, env: dict[str, str],
-                with_stdin: bool = False) -> asyncio.subprocess.Process | dict[str, Any]:
-    """The evaluator's process, in its own process group; a failure result if it cannot start."""
+class EvaluatorStartError(Exception):
+    """The evaluator's process could not be started; str() says why."""
+
+
+async def spawn(argv: list[str], cwd: Path, env: dict[str, str], with_stdin: bool = False) -> asyncio.subprocess.Process:
+    """The evaluator's process, in its own process group."""
     try:
         return await asyncio.create_subprocess_exec(
             *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.PIPE if with_stdin else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
     except OSError as exc:
-        return {"status": "crash", "score": None, "error": f"cannot start evaluator {argv[0]!r}: {exc.strerror}"}
+        raise EvaluatorStartError(f"cannot start evaluator {argv[0]!r}: {exc.strerror}") from None
 
 
-async def collect(proc: asyncio.subprocess.Process, timeout_s: float, go: bytes | None = None) -> dict[str, Any]:
-    """Wait for the evaluator (after sending `go` to a prestarted one) and map what happened to a result."""
+async def _tail(stream: asyncio.StreamReader | None, cap: int) -> bytes:
+    """Everything a pipe delivers until it closes, keeping only the last `cap` bytes."""
+    kept = b""
+    while stream is not None:
+        chunk = await stream.read(65536)
+        if not chunk:
+            break
+        kept = (kept + chunk)[-cap:]
+    return kept
+
+
+async def collect(proc: asyncio.subprocess.Process, timeout_s: float, tag: str, go: bytes | None = None) -> dict[str, Any]:
+    """Wait for the evaluator (after sending `go` to a prestarted one), end every process it left, and map
+    what happened to a result. A process that keeps the output pipes open after the evaluator exited is
+    killed, not waited for."""
+    readers = [asyncio.ensure_future(_tail(proc.stdout, STDOUT_CAP)),
+               asyncio.ensure_future(_tail(proc.stderr, STDERR_CAP))]
+    timed_out = False
     try:
-        stdout, stderr = await asyncio.wait_for(proc.communicate(go), timeout_s)
-    except asyncio.TimeoutError:
+        if go is not None and proc.stdin is not None:
+            try:
+                proc.stdin.write(go)
+                await proc.stdin.drain()
+                proc.stdin.close()
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # it died while waiting: its exit status says how
+        try:
+            await asyncio.wait_for(proc.wait(), timeout_s)
+        except asyncio.TimeoutError:
+            timed_out = True
+    finally:  # also when cancelled: nothing the candidate started may outlive its evaluation
         _kill_group(proc.pid)
+        kill_tagged(tag)
+        _, late = await asyncio.wait(readers, timeout=GRACE_S)
+        for reader in late:
+            reader.cancel()
         await proc.wait()
+    if timed_out:
         return {"status": "timeout", "score": None,
-                "error": f"evaluator still running after {timeout_s:g} s; its process group was killed"}
-    except asyncio.CancelledError:
-        _kill_group(proc.pid)
-        raise
-    _kill_group(proc.pid)  # nothing the candidate started may outlive its evaluation
+                "error": f"evaluator still running after {timeout_s:g} s; its processes were killed"}
+    stdout, stderr = (r.result() if r.done() and not r.cancelled() else b"" for r in readers)
     return parse_result(stdout.decode("utf-8", "replace"), stderr.decode("utf-8", "replace"), proc.returncode)
 
 
@@ -315,6 +441,8 @@ def parse_result(stdout: str, stderr: str, returncode: int | None) -> dict[str, 
     status = found.pop("status", None)
     score = found.pop("score", None)
     error = found.pop("error", None)
+    if len(json.dumps(found, default=str)) > DETAILS_CAP:
+        found = {"dropped": f"the details were larger than {DETAILS_CAP} bytes"}
     result: dict[str, Any] = {"status": status, "score": None, "details": found}
     if error:
         result["error"] = str(error)[:2000]

@@ -18,7 +18,7 @@ from evolver.edits import EditError, apply_reply
 from evolver.llm import LLMClient, LLMError, Usage
 from evolver.prompts import (Inspiration, PromptTooLarge, build_fix_messages, build_merge_messages, build_messages,
                              retry_message)
-from evolver.store import Candidate, git_tree_hash
+from evolver.store import Candidate, git_tree_hash, is_text
 
 
 @dataclass
@@ -37,7 +37,9 @@ class Proposal:
 
 
 def decode(files: dict[str, bytes]) -> dict[str, str]:
-    return {p: data.decode("utf-8", "replace") for p, data in files.items()}
+    """The text files of a kernel directory (binary ones are not shown to, or edited by, an operator; the
+    engine carries them over unchanged)."""
+    return {p: data.decode("utf-8") for p, data in files.items() if is_text(data)}
 
 
 def encode(files: dict[str, str]) -> dict[str, bytes]:

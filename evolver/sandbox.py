@@ -50,7 +50,6 @@ SYSTEM_RO = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32", "/o
              "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/passwd", "/etc/group",
              "/etc/nsswitch.conf", "/etc/localtime", "/etc/alternatives", "/etc/os-release", "/etc/hosts")
 BASIC_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
-GPU_SYSFS = ("/sys/bus", "/sys/devices", "/sys/class", "/sys/module", "/sys/dev")  # read by the CUDA driver
 
 
 class SandboxError(Exception):
@@ -77,14 +76,15 @@ def spec_for(scratch: Path, *, gpu: bool, network: bool, exclude: list[Path], ma
     devices = list(BASIC_DEVICES)
     if gpu:
         devices += sorted(str(p) for p in Path("/dev").glob("nvidia*"))
-        ro += [p for p in GPU_SYSFS]
     return {"ro": _outermost(p for p in ro if os.path.lexists(p)), "rw": [str(scratch)],
             "devices": [d for d in devices if os.path.exists(d)], "network": network, "workdir": str(scratch),
             "max_procs": max_procs, "max_rss_bytes": int(max_rss_gb * 2**30)}
 
 
 def command(argv: list[str], spec: dict[str, Any]) -> list[str]:
-    """The command line that runs `argv` inside the sandbox `spec`."""
+    """The command line that runs `argv` inside the sandbox `spec` (without namespaces for
+    {"isolate": false}); the launcher dies with the calling process."""
+    spec = {**spec, "parent": os.getpid()}
     return [sys.executable, "-I", "-S", os.path.abspath(__file__), json.dumps(spec), "--", *argv]
 
 
@@ -119,6 +119,21 @@ def _outermost(paths: Any) -> list[str]:
         if not any(p == o or p.startswith(o.rstrip("/") + "/") for o in out):
             out.append(p)
     return sorted(out)
+
+
+def sandbox_line(on: bool, network: bool) -> str:
+    """What `evolve start` says first, and `evolve status` repeats."""
+    if on:
+        return ("sandbox: on (each evaluation in its own user, mount, PID, IPC" + (", network" if not network else "")
+                + " namespaces; the repository, your home and the engine are out of its sight)")
+    return ('WARNING: sandbox off ([evaluation] sandbox = "off"): candidate code runs as you, and can read your '
+            "files and reach the network")
+
+
+def protect_memory() -> None:
+    """The engine holds API keys in its memory and environment: without CAP_SYS_PTRACE over it (any other
+    process of an ordinary user, or anything in a sandbox) nothing can read /proc/<engine>/environ or mem."""
+    _libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
 
 
 # --- inside: the launcher, init and the evaluator ---------------------------------------------------------
@@ -298,12 +313,27 @@ def _launch(spec: dict[str, Any], argv: list[str]) -> int:
         os.rmdir(spec["root"])
 
 
+def _plain(argv: list[str]) -> int:
+    """`sandbox = "off"`: no namespaces, only the tie to the engine's life."""
+    try:
+        os.execvpe(argv[0], argv, os.environ)
+    except OSError as exc:
+        print(f"sandbox: cannot start {argv[0]!r}: {exc.strerror}", file=sys.stderr, flush=True)
+    return 127
+
+
 def main(args: list[str]) -> int:
     if len(args) < 3 or args[1] != "--":
         print("usage: sandbox.py SPEC_JSON -- ARGV...", file=sys.stderr)
         return 2
+    spec = json.loads(args[0])
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the engine's death ends the evaluation, sandbox or not
+    if spec.get("parent") and os.getppid() != spec["parent"]:
+        return EXIT_SETUP  # the engine died before the line above: nobody waits for this evaluation
+    if not spec.get("isolate", True):
+        return _plain(args[2:])
     try:
-        return _launch(json.loads(args[0]), args[2:])
+        return _launch(spec, args[2:])
     except (SandboxError, OSError) as exc:
         print(f"sandbox: {exc}", file=sys.stderr, flush=True)
         return EXIT_SETUP

@@ -20,12 +20,15 @@ import tarfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 NOTES_REF = "refs/notes/evolve"
 BEST_REF = "refs/heads/best"
 ZERO = "0" * 40
 TRAILER_PREFIX = "Evolve-"
+# evolve authors its commits and notes itself: no git identity needs to be configured, and none leaks
+IDENTITY = {"GIT_AUTHOR_NAME": "evolve", "GIT_AUTHOR_EMAIL": "evolve@localhost",
+            "GIT_COMMITTER_NAME": "evolve", "GIT_COMMITTER_EMAIL": "evolve@localhost"}
 PROVENANCE_KEYS = ("Model", "Tokens", "Cost-USD", "Tune", "Edit", "Attempts")  # trailers worth showing a user
 
 
@@ -112,6 +115,15 @@ class Snapshot:
 
 # --- pure helpers --------------------------------------------------------------------------------------
 
+def is_text(data: bytes) -> bool:
+    """Whether a file is UTF-8 text (what an LLM may read and edit); anything else is kept as bytes."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return b"\0" not in data
+
+
 def git_blob_hash(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
@@ -137,7 +149,16 @@ def git_tree_hash(files: dict[str, bytes]) -> str:
     return hashlib.sha1(b"tree %d\0" % len(body) + body).hexdigest()
 
 
+def clean_text(text: str) -> str:
+    """Text an LLM wrote, made safe for a commit message: no NUL or other control characters (tabs and
+    newlines kept), no lone surrogates (git and UTF-8 refuse them)."""
+    text = text.encode("utf-8", "replace").decode("utf-8")
+    return "".join(ch for ch in text if ch in "\n\t" or ch >= " " and ch != "\x7f")
+
+
 def format_message(subject: str, body: str, trailers: dict[str, str]) -> str:
+    subject, body = clean_text(subject), clean_text(body)
+    trailers = {k: clean_text(str(v)) for k, v in trailers.items()}
     clean_body = body.strip().replace("\r", "")
     lines = [subject.strip().splitlines()[0][:120] if subject.strip() else "evolve candidate", ""]
     if clean_body:
@@ -174,6 +195,7 @@ class Store:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.git_dir = Path(self._git("rev-parse", "--absolute-git-dir").strip())
+        self.common_dir = Path(self._git("rev-parse", "--path-format=absolute", "--git-common-dir").strip())
         self._work = self.git_dir / "evolve"
         self._work.mkdir(exist_ok=True)
         self._lock_fd: int | None = None
@@ -262,26 +284,40 @@ class Store:
             pos += size + 1
         return out
 
+    def modes(self, commit: str, directory: str) -> dict[str, str]:
+        """Git file modes (100644, 100755, 120000 for a symlink) of the files under `directory` in `commit`."""
+        listing = self._git("ls-tree", "-r", "-z", "--full-tree", commit, "--", directory + "/")
+        out = {}
+        for item in listing.split("\0"):
+            if item:
+                meta, path = item.split("\t", 1)
+                out[path[len(directory) + 1:]] = meta.split()[0]
+        return out
+
     def write_candidate(self, parents: list[str], base: str, directory: str, files: dict[str, bytes],
-                        message: str) -> str:
+                        message: str | Callable[[str], str]) -> str:
         """Commit `base`'s tree with `directory` replaced by `files`; returns the new commit id.
 
-        A private index file keeps the user's index untouched; the message travels on stdin.
+        A file keeps the mode it has in `base` (executable bit, symlink), a new one is 100644. `message` may be
+        a function of the kernel directory's tree id as git wrote it (the cache key in the trailers). A private
+        index file keeps the user's index untouched; the message travels on stdin.
         """
         index = self._work / f"index-{os.getpid()}"
-        env = {"GIT_INDEX_FILE": str(index), "GIT_AUTHOR_NAME": "evolve", "GIT_AUTHOR_EMAIL": "evolve@localhost",
-               "GIT_COMMITTER_NAME": "evolve", "GIT_COMMITTER_EMAIL": "evolve@localhost"}
+        env = {"GIT_INDEX_FILE": str(index), **IDENTITY}
+        modes = self.modes(base, directory)
         try:
             self._git("read-tree", base, env=env)
             old = self._git("ls-files", "-z", "--", directory + "/", env=env).split("\0")
             lines = [f"0 {ZERO}\t{p}" for p in old if p]
             for rel, data in sorted(files.items()):
                 sha = self._git("hash-object", "-w", "--stdin", input=data).strip()
-                lines.append(f"100644 {sha}\t{directory}/{rel}")
+                lines.append(f"{modes.get(rel, '100644')} {sha}\t{directory}/{rel}")
             self._git("update-index", "-z", "--index-info", input="\0".join(lines).encode() + b"\0", env=env)
             tree = self._git("write-tree", env=env).strip()
         finally:
             index.unlink(missing_ok=True)
+        if callable(message):
+            message = message(self.tree_entry(tree, directory) or "")
         parent_args = [a for p in parents for a in ("-p", p)]
         return self._git("commit-tree", tree, *parent_args, "-F", "-", input=message.encode(), env=env).strip()
 
@@ -298,23 +334,62 @@ class Store:
         out = self._git("merge-base", a, b, check=False).strip()
         return out or None
 
-    def create_branch(self, ref: str, commit: str) -> None:
-        """Create `ref` at `commit`; fails if it exists (compare-and-swap against the zero id)."""
-        self._git("update-ref", "-m", "evolve: new candidate", ref, commit, ZERO)
+    def create_branch(self, ref: str, commit: str) -> bool:
+        """Create `ref` at `commit`; False if it exists already (compare-and-swap against the zero id)."""
+        proc = self._git_proc("update-ref", "-m", "evolve: new candidate", ref, commit, ZERO)
+        if proc.returncode != 0 and self.rev_parse(ref) is None:
+            err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise StoreError(f"git update-ref failed: {err[-1] if err else proc.returncode}")
+        return proc.returncode == 0
+
+    # -- the refs the engine owns ----------------------------------------------------------------------
+    # While an engine runs, the notes ref and `best` change only through it. It records what it wrote
+    # (`own_refs`), and before each write puts back anything else found there (`restore_owned`): an
+    # evaluation without a sandbox can run git in the repository, but its notes and its `best` never last.
+
+    def own_refs(self) -> None:
+        self._owned = {ref: self.rev_parse(ref) for ref in (NOTES_REF, BEST_REF)}
+
+    def restore_owned(self) -> list[str]:
+        """Put the owned refs back where the engine left them; the names of those that had moved."""
+        moved = []
+        for ref, mine in getattr(self, "_owned", {}).items():
+            now = self.rev_parse(ref)
+            if now == mine:
+                continue
+            moved.append(ref)
+            if mine is None:
+                self._git("update-ref", "-d", ref, now or ZERO, check=False)
+            else:
+                self._git("update-ref", "-m", "evolve: restored", ref, mine, now or ZERO, check=False)
+        return moved
 
     def append_note(self, commit: str, record: dict[str, Any]) -> None:
         line = json.dumps(record, sort_keys=True, separators=(",", ":"))
-        self._git("notes", "--ref", NOTES_REF, "append", "-F", "-", commit, input=line.encode() + b"\n")
+        guarded = hasattr(self, "_owned")
+        for _ in range(3):
+            self.restore_owned()
+            self._git("notes", "--ref", NOTES_REF, "append", "-F", "-", commit, input=line.encode() + b"\n",
+                      env=IDENTITY)
+            tip = self.rev_parse(NOTES_REF)
+            if not guarded or self.rev_parse(f"{tip}^") == self._owned[NOTES_REF]:
+                if guarded:
+                    self._owned[NOTES_REF] = tip
+                return  # (a first note has no parent: both sides are None)
+        raise StoreError("the notes ref keeps changing under evolve: another process writes to it")
 
     def move_best(self, new: str, old: str | None) -> bool:
         """Compare-and-swap `best` from `old` to `new`. False when `best` is checked out or moved meanwhile."""
         head = self._git("symbolic-ref", "-q", "HEAD", check=False).strip()
         if head == BEST_REF:
             return False  # moving the checked-out branch would make the user's work tree look changed
+        self.restore_owned()
         try:
             self._git("update-ref", "-m", "evolve: new best", BEST_REF, new, old or ZERO)
         except StoreError:
             return False
+        if hasattr(self, "_owned"):
+            self._owned[BEST_REF] = new
         return True
 
     def set_meta(self, ref: str, record: dict[str, Any]) -> None:
@@ -398,12 +473,15 @@ class Store:
 
     # -- the single writer ------------------------------------------------------------------------------
     def lock(self) -> None:
-        """Take the repository's evolve lock (one engine per repository).
+        """Take the repository's evolve lock (one engine per repository, whichever worktree it runs in:
+        the lock lives in the common git directory).
 
         flock dies with its process, so a `kill -9` leaves no stale lock; ref lock files such a kill
         may leave behind are removed here, which is safe because only a lock holder writes these refs.
         """
-        fd = os.open(self._work / "engine.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        common = self.common_dir / "evolve"
+        common.mkdir(exist_ok=True)
+        fd = os.open(common / "engine.lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -46,9 +46,8 @@ def test_branch_creation_and_best_are_compare_and_swap(repo: Path) -> None:
     head = store.head_commit()
     a = store.write_candidate([head], head, "k", {"f": b"1"}, "a\n")
     b = store.write_candidate([head], head, "k", {"f": b"2"}, "b\n")
-    store.create_branch("refs/heads/evolve/r/00001", a)
-    with pytest.raises(StoreError):
-        store.create_branch("refs/heads/evolve/r/00001", b)
+    assert store.create_branch("refs/heads/evolve/r/00001", a)
+    assert not store.create_branch("refs/heads/evolve/r/00001", b)  # taken: refused, not moved
     assert store.move_best(a, None)
     assert not store.move_best(b, None)  # stale expectation: refused
     assert store.move_best(b, a)
