@@ -36,6 +36,29 @@ class UserError(Exception):
     pass
 
 
+def positive(kind: type) -> Any:
+    """An argparse type: a number of `kind` above zero."""
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"must be above zero, not {text}")
+        return value
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def run_name(text: str) -> str:
+    """An argparse type: a run name that is one ref component (letters, digits, '.', '_', '-')."""
+    import re
+
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", text) or text.endswith((".", ".lock")):
+        raise argparse.ArgumentTypeError(f"{text!r}: a run name is letters, digits, '.', '_' and '-' (no '/')")
+    return text
+
+
 def _open(args: argparse.Namespace) -> tuple[Config, Store]:
     cwd = Path(args.repo).resolve() if getattr(args, "repo", None) else Path.cwd()
     store = Store.discover(cwd)
@@ -172,10 +195,15 @@ def cmd_status(args: argparse.Namespace) -> int:
     config, store = _open(args)
     run = _run_name(args, config, store)
     data = status_data(store.snapshot(run), config.evolution.eval_usd)
+    from evolver.evaluate import sandbox_choice
+    from evolver.sandbox import sandbox_line
+
+    data["sandbox"] = "on" if sandbox_choice(config) else "off"
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
     print(f"run {data['run']}: {data['candidates']} candidates")
+    print("  " + sandbox_line(data["sandbox"] == "on", config.evaluation.network))
     print("  " + ", ".join(f"{k} {v}" for k, v in data["statuses"].items()))
     if data["best"]:
         b = data["best"]
@@ -299,10 +327,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = verb("start", "run (or resume) the evolution", "Breed, evaluate and record candidates until the "
              "budget is spent. Resumes the latest run: candidates without a result are evaluated first. "
              "Ctrl-C once stops after the evaluations in flight; twice abandons them (still resumable).")
-    p.add_argument("--max-candidates", type=int, metavar="N", help="stop when the run has N candidates")
-    p.add_argument("--max-hours", type=float, metavar="H", help="stop after H hours of this session")
-    p.add_argument("--max-usd", type=float, metavar="D", help="stop when the run's LLM spend reaches D dollars")
-    p.add_argument("--run", metavar="NAME", help="work on this run (default: the latest, or a new one)")
+    p.add_argument("--max-candidates", type=positive(int), metavar="N", help="stop when the run has N candidates")
+    p.add_argument("--max-hours", type=positive(float), metavar="H", help="stop after H hours of this session")
+    p.add_argument("--max-usd", type=positive(float), metavar="D",
+                   help="stop when the run's LLM spend reaches D dollars")
+    p.add_argument("--run", metavar="NAME", type=run_name, help="work on this run (default: the latest, or a new one)")
     p.add_argument("--new-run", action="store_true", help="start a new run instead of resuming the latest")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines, only the summary")
     p.add_argument("--tui", action="store_true", help="watch the run in the TUI (the engine runs in the background)")
@@ -312,12 +341,12 @@ def build_parser() -> argparse.ArgumentParser:
              "its diff and result, and progress, read from git: works on a run in progress, a finished run, or a "
              "repository fetched from elsewhere. Keys: arrows/mouse select, s sort, f filter by status, b best, "
              "d/v/l diff/result/log, w check the candidate out into a separate worktree, r refresh, q quit.")
-    p.add_argument("--run", metavar="NAME", help="the run to show (default: the latest)")
+    p.add_argument("--run", metavar="NAME", type=run_name, help="the run to show (default: the latest)")
     p.add_argument("--poll", type=float, default=2.0, metavar="S", help="seconds between looks at git (default 2)")
     p.set_defaults(func=cmd_tui)
 
     p = verb("status", "summarise a run", "Counts by status, the best candidate, LLM tokens and cost.")
-    p.add_argument("--run", metavar="NAME")
+    p.add_argument("--run", metavar="NAME", type=run_name)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_status)
 
@@ -325,7 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
              "Show a candidate (an id such as 42 or 00042, or `best`): its result, its commit message with the "
              "provenance trailers, and its diff against its parent.")
     p.add_argument("candidate", help="candidate id or `best`")
-    p.add_argument("--run", metavar="NAME")
+    p.add_argument("--run", metavar="NAME", type=run_name)
     p.set_defaults(func=cmd_show)
 
     p = verb("prompt", "the prompt a mutation of a candidate would send",
@@ -333,14 +362,14 @@ def build_parser() -> argparse.ArgumentParser:
              "its source and result, its lineage, ideas from other islands), shortened to fit the configured "
              "context budget, and their estimated size.")
     p.add_argument("candidate", help="candidate id or `best`")
-    p.add_argument("--run", metavar="NAME")
+    p.add_argument("--run", metavar="NAME", type=run_name)
     p.set_defaults(func=cmd_prompt)
 
     p = verb("lineage", "ancestry with score changes",
              "The first-parent ancestry of a candidate back to its seed, with each step's operator and score "
              "change against its parent (negative is faster).")
     p.add_argument("candidate", help="candidate id or `best`")
-    p.add_argument("--run", metavar="NAME")
+    p.add_argument("--run", metavar="NAME", type=run_name)
     p.set_defaults(func=cmd_lineage)
     return parser
 

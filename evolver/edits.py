@@ -128,6 +128,26 @@ def _match_known(name: str, known: set[str]) -> str | None:
     return tails[0] if len(tails) == 1 else None
 
 
+MAX_NAME_BYTES, MAX_PATH_BYTES = 255, 1024  # what file systems (and git checkouts of them) accept
+
+
+def path_problem(path: str) -> str:
+    """'' when `path` can be a file of a candidate on any file system and in git, else why not."""
+    parts = path.split("/")
+    if any(ord(ch) < 32 or ch == "\x7f" for ch in path):
+        return "control characters in a file name"
+    if len(path.encode()) > MAX_PATH_BYTES:
+        return f"a path longer than {MAX_PATH_BYTES} bytes"
+    for part in parts:
+        if part in ("", ".", ".."):
+            return f"a path component {part!r}"
+        if part.lower() == ".git":
+            return "a .git component (git refuses to store it)"
+        if len(part.encode()) > MAX_NAME_BYTES:
+            return f"a file name longer than {MAX_NAME_BYTES} bytes"
+    return ""
+
+
 def resolve_path(written: str | None, files: dict[str, str], kernel_dir: str) -> str:
     """Map a path as the LLM wrote it to a path inside the kernel directory, or raise."""
     names = sorted(files)
@@ -148,6 +168,9 @@ def resolve_path(written: str | None, files: dict[str, str], kernel_dir: str) ->
         return match
     if "/" in norm and not norm.startswith(kernel_dir):
         raise EditError(f"{written}: edits outside the kernel directory ({kernel_dir}/) are not allowed")
+    problem = path_problem(norm)
+    if problem:
+        raise EditError(f"{written[:80]}: not a usable file name ({problem}); use a short plain name")
     return norm  # a new file inside the kernel directory (allowed with an empty SEARCH)
 
 

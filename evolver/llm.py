@@ -72,8 +72,11 @@ class LLMClient:
         key = api_key(config)
         if key is None or not config.configured:
             raise LLMError("no LLM configured")
-        self._client = openai.AsyncOpenAI(base_url=config.base_url, api_key=key, timeout=config.timeout_s,
-                                          max_retries=0)
+        try:
+            self._client = openai.AsyncOpenAI(base_url=config.base_url, api_key=key, timeout=config.timeout_s,
+                                              max_retries=0)
+        except Exception as exc:  # an unusable base_url (say, an invalid port) is a configuration problem
+            raise LLMError(f"[llm] base_url {config.base_url!r}: {_short(str(exc))}") from None
         self._slots = asyncio.Semaphore(config.max_concurrent)
 
     def pick_model(self) -> ModelSpec:
@@ -87,10 +90,16 @@ class LLMClient:
         for attempt in range(self.config.max_retries + 1):
             try:
                 async with self._slots:
-                    response = await self._client.chat.completions.create(
+                    # the whole request under one deadline: a server that trickles bytes resets httpx's read
+                    # timeout with every byte and would otherwise hold a proposer forever
+                    response = await asyncio.wait_for(self._client.chat.completions.create(
                         model=model.name, messages=messages,  # type: ignore[arg-type]
-                        temperature=self.config.temperature, max_tokens=self.config.max_tokens)
+                        temperature=self.config.temperature, max_tokens=self.config.max_tokens),
+                        self.config.timeout_s)
                 return self._reply(response, model, messages, total)
+            except asyncio.TimeoutError:
+                total.calls += 1
+                last_error = f"no complete reply within {self.config.timeout_s:g} s"
             except self._openai.APIStatusError as exc:
                 total.calls += 1
                 last_error = f"HTTP {exc.status_code}: {_short(exc.message)}"
@@ -101,6 +110,10 @@ class LLMClient:
                 total.calls += 1
                 last_error = "request timed out" if isinstance(exc, self._openai.APITimeoutError) else \
                     f"connection failed ({_short(str(exc))})"
+            except Exception as exc:  # a 200 whose body is not a completion, a URL httpx refuses...: not retried
+                total.calls += 1
+                raise LLMError(f"{model.name}: unusable response ({type(exc).__name__}: {_short(str(exc))})",
+                               total) from None
             if attempt < self.config.max_retries:
                 await asyncio.sleep(min(30.0, delay) * (0.75 + 0.5 * self.rng.random()))
                 delay *= 2
@@ -109,6 +122,8 @@ class LLMClient:
     def _reply(self, response: Any, model: ModelSpec, messages: list[dict[str, str]], total: Usage) -> Reply:
         choice = response.choices[0] if response.choices else None
         text = (choice.message.content or "") if choice else ""
+        if not isinstance(text, str):
+            raise TypeError(f"the reply's content is a {type(text).__name__}, not text")
         usage = response.usage
         if usage is not None and usage.prompt_tokens is not None:
             prompt, completion = int(usage.prompt_tokens), int(usage.completion_tokens or 0)

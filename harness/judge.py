@@ -99,8 +99,10 @@ class Runner:
         self.reader = wire.LineReader(from_runner)
         self.nonces = random.SystemRandom()
         self.tail: list[bytes] = []
-        for stream in (self.proc.stdout, self.proc.stderr):
-            threading.Thread(target=_forward, args=(stream, self.tail), daemon=True).start()
+        self.forwarders = [threading.Thread(target=_forward, args=(stream, self.tail), daemon=True)
+                           for stream in (self.proc.stdout, self.proc.stderr)]
+        for thread in self.forwarders:
+            thread.start()
 
     def ask(self, message: dict[str, Any], where: str) -> dict[str, Any]:
         """Send one message and read the reply. A dead runner, a reply that is not a JSON object, a reply
@@ -132,6 +134,8 @@ class Runner:
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
+        for thread in self.forwarders:  # what it printed last belongs in the log
+            thread.join(timeout=1)
 
 
 def judge_reply(reply: dict[str, Any], where: str) -> dict[str, Any]:
@@ -443,13 +447,13 @@ def main(argv: list[str] | None = None) -> int:
         verdict = evaluate(ctx, t0)
     except Verdict as v:
         verdict = v
-        if v.status != "ok":
-            v.fields.setdefault("log", runner.log())
     except BaseException as exc:  # the judge's own failure must still produce a result
         verdict = Verdict("crash", f"the judge failed: {type(exc).__name__}: {exc}",
-                          trace=traceback.format_exc()[-2000:], log=runner.log())
+                          trace=traceback.format_exc()[-2000:])
     finally:
         runner.stop()
+    if verdict.status != "ok":
+        verdict.fields["log"] = runner.log()
     report.final(verdict)
     return 0
 
