@@ -23,6 +23,7 @@ import re
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from tests.conftest import DATA
@@ -36,6 +37,9 @@ def _source(messages: list[dict[str, str]]) -> str:
     user = next(m["content"] for m in messages if m["role"] == "user")
     match = re.search(r"```\n(.*?)\n```", user, re.S)
     return match.group(1) if match else ""
+
+
+ATTACK = (Path(__file__).parent / "hostile_candidate.py").read_text().split("# --- the code ---\n", 1)[1].rstrip()
 
 
 def reply_for(step: str, messages: list[dict[str, str]], counter: int) -> tuple[str, str]:
@@ -70,6 +74,9 @@ def reply_for(step: str, messages: list[dict[str, str]], counter: int) -> tuple[
         return _edit("sort.py", "    return a\n", "    return a[::-1]\n", "Reverse.").replace(
             "    return a\n\n=======", "    _sort(a, 0, len(a), [None] * len(a))\n    return a\n=======").replace(
             "=======\n    return a[::-1]", "=======\n    _sort(a, 0, len(a), [None] * len(a))\n    return a[::-1]"), "stop"
+    if step == "attack":  # tests/test_hostile.py: import-time code that tries every door
+        return _edit("sort.py", "def sort_list(values):", ATTACK + "\n\ndef sort_list(values):",
+                     "Faster imports."), "stop"
     if step == "repair":
         return _edit("sort.py", "def sort_list(values)\n", "def sort_list(values):\n", "Restore the colon."), "stop"
     if step.startswith("real:"):
