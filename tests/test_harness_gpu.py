@@ -49,7 +49,7 @@ def cheat_dir(tmp_path: Path, name: str) -> Path:
 
 
 def expectation(name: str) -> tuple[str, str]:
-    first = (CHEATS / f"{name}.py").read_text().splitlines()[0]
+    first = (CHEATS / f"{name}.py").read_text().splitlines()[0]  # the GPU expectation
     status, pattern = first.removeprefix("# expect:").split("|", 1)
     return status.strip(), pattern.strip()
 
@@ -59,5 +59,62 @@ def test_planted_cheat_is_caught(tmp_path: Path, name: str) -> None:
     status, pattern = expectation(name)
     result = run_harness(cheat_dir(tmp_path, name), "--mode", "quick", "--stall", "20")
     assert result["status"] == status, f"{name}: {result.get('status')}: {result.get('error')}"
-    assert re.search(pattern, result["error"]), f"{name}: {result['error']!r} does not match {pattern!r}"
-    assert result["score"] is None
+    assert re.search(pattern, result.get("error") or ""), f"{name}: {result.get('error')!r} !~ {pattern!r}"
+    assert (result["score"] is None) == (status != "ok")
+
+
+def full_score(kernel_dir: Path, env: dict[str, str] | None = None) -> dict:
+    import os
+
+    proc = subprocess.run([sys.executable, "-m", "harness.qr", "--kernel-dir", str(kernel_dir), "--mode", "full"],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT, env={**os.environ, **(env or {})})
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def honest_full() -> dict:
+    """blocked_wy in full mode: what the honest cheats are compared with."""
+    result = full_score(SEEDS / "blocked_wy")
+    assert result["status"] == "ok", result.get("error")
+    return result
+
+
+@pytest.mark.parametrize("factor", ["0.9", "0.97"])
+def test_cheat_clock_wrapper_at_more_factors(tmp_path: Path, factor: str) -> None:
+    d = cheat_dir(tmp_path, "clock_wrapper")
+    kernel = d / "kernel.py"
+    kernel.write_text(kernel.read_text().replace("FACTOR = 0.6", f"FACTOR = {factor}"))
+    result = run_harness(d, "--mode", "quick")
+    assert result["status"] == "rejected" and "elapsed_time was replaced" in result["error"], result.get("error")
+
+
+@pytest.mark.parametrize("name, limit", [("honest_prose", 0.02), ("content_cache", 0.05)])
+def test_cheat_honest_ones_score_like_the_honest_kernel(tmp_path: Path, honest_full: dict, name: str,
+                                                        limit: float) -> None:
+    """The honest kernel with docstrings naming geqrf scores as it does without them; the content cache never
+    hits on independent inputs, so it is no faster than the kernel it wraps."""
+    result = full_score(cheat_dir(tmp_path, name))
+    assert result["status"] == "ok", result.get("error")
+    ratio = result["score"] / honest_full["score"]
+    print(f"{name}: {result['score']:.1f} us vs honest {honest_full['score']:.1f} us (ratio {ratio:.4f})")
+    assert abs(ratio - 1) < limit if name == "honest_prose" else ratio > 1 - limit
+
+
+def test_cheat_a_runner_reporting_0_9_of_its_time_is_caught_by_the_judges_clock(tmp_path: Path) -> None:
+    """A runner subverted below the Python level (fault injection: every time reported at 0.9) passes the
+    integrity check by construction; the judge's own clock rejects it on the shapes where 10% is more than
+    its slack."""
+    result = full_score(SEEDS / "blocked_wy", env={"EVOLVE_HARNESS_FAULT": "clock=0.9"})
+    assert result["status"] == "rejected" and "judge's clock" in result["error"], result.get("error")
+
+
+def test_seed_full_mode_checks_every_cheap_call_and_most_of_the_rest() -> None:
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        pytest.skip("timing needs the GPU to itself")
+    result = full_score(SEEDS / "blocked_wy")
+    assert result["status"] == "ok", result.get("error")
+    for shape in result["shapes"]:
+        if shape["check_fraction"] == 1.0:
+            assert shape["checked"] == shape["runs"], shape
+    assert result["catch_probability"] >= 0.99, result["catch_probability"]
+    assert result["runner_isolation"] == "user namespace"
