@@ -206,6 +206,8 @@ def _build_root(spec: dict[str, Any]) -> None:
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     root = spec["root"]
     _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m")
+    os.makedirs(root + "/tmp")  # first: read-only binds below /tmp (a Python installation there) go on top
+    _mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=4g")
     for path in spec["ro"]:
         _bind(path, root, writable=False)
     os.makedirs(root + "/dev", exist_ok=True)
@@ -215,9 +217,8 @@ def _build_root(spec: dict[str, Any]) -> None:
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
                          ("stderr", "/proc/self/fd/2")):
         os.symlink(target, f"{root}/dev/{name}")
-    for path, size in (("/dev/shm", "1g"), ("/tmp", "4g")):
-        os.makedirs(root + path, exist_ok=True)
-        _mount("tmpfs", root + path, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={size}")
+    os.makedirs(root + "/dev/shm", exist_ok=True)
+    _mount("tmpfs", root + "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=1g")
     os.makedirs(root + "/proc", exist_ok=True)
     _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     for path in spec["rw"]:
