@@ -42,8 +42,11 @@ ESCAPED = ("the outputs changed after custom_kernel returned: work left running 
 HEAVY_CHECK = 1e10  # batch * n^3 above which a timed call's check is sampled in `full` mode
 STASH_BYTES = 256 << 20  # cheap checks are batched: inputs and outputs kept until this many bytes
 # What the judge's clock may see per call beyond the calibrated overhead: (µs, fraction of the call's time).
-# A CPU self-test's host overhead wanders by a millisecond; a GPU call's by tens of microseconds.
-WALL_SLACK = {"cuda": (200.0, 0.05), "cpu": (5000.0, 0.5)}
+# The overhead itself (input generation, flush, copies, pipes, two processes sharing the GPU) is 2-9 ms a
+# call on an H200 and wandered by up to 1 ms for honest kernels (bench/results/2026-12-01); on a CPU
+# self-test by several ms. A clock that reports 0.9 of the truth is still caught on the shapes that take
+# 20 ms or more; below that, the runner's integrity check is what catches a patched clock.
+WALL_SLACK = {"cuda": (2000.0, 0.06), "cpu": (5000.0, 0.5)}
 
 
 class Verdict(Exception):
@@ -214,7 +217,7 @@ def calibrate(ctx: Context) -> None:
 
     for spec in benchmarks_for(ctx.args.mode):
         gaps = []
-        for _ in range(3):
+        for _ in range(5):
             _, reply, wall = ctx.call(spec, "calibrating", reference=True, timed=True, flush=True)
             gaps.append(wall - reply["event_us"])
         ctx.overhead_us[spec.label] = statistics.median(gaps)
