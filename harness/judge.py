@@ -41,12 +41,13 @@ ESCAPED = ("the outputs changed after custom_kernel returned: work left running 
            "joined to the current stream")
 HEAVY_CHECK = 1e10  # batch * n^3 above which a timed call's check is sampled in `full` mode
 STASH_BYTES = 256 << 20  # cheap checks are batched: inputs and outputs kept until this many bytes
-# What the judge's clock may see per call beyond the calibrated overhead: (µs, fraction of the call's time).
+# What the judge's clock may see per call beyond the calibrated overhead: (µs, fraction of the reported time).
 # The overhead itself (input generation, flush, copies, pipes, two processes sharing the GPU) is 2-9 ms a
-# call on an H200 and wandered by up to 1 ms for honest kernels (bench/results/2026-12-01); on a CPU
-# self-test by several ms. A clock that reports 0.9 of the truth is still caught on the shapes that take
-# 20 ms or more; below that, the runner's integrity check is what catches a patched clock.
-WALL_SLACK = {"cuda": (2000.0, 0.06), "cpu": (5000.0, 0.5)}
+# call on an H200, and for honest kernels it exceeded its calibration by up to 3.4 ms (640x512 mixed,
+# bench/results/2026-12-01/run2): so this layer catches a runner that hides 5 ms of work a call or reports
+# less than two thirds of its time, not a 10% lie. A patched clock (the trick a model writes) is caught by
+# the runner's integrity check; docs/QR_CONTRACT.md, "Threat model", says what is left.
+WALL_SLACK = {"cuda": (5000.0, 0.5), "cpu": (5000.0, 0.5)}
 
 
 class Verdict(Exception):

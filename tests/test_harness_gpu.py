@@ -100,11 +100,10 @@ def test_cheat_honest_ones_score_like_the_honest_kernel(tmp_path: Path, honest_f
     assert abs(ratio - 1) < limit if name == "honest_prose" else ratio > 1 - limit
 
 
-def test_cheat_a_runner_reporting_0_9_of_its_time_is_caught_by_the_judges_clock(tmp_path: Path) -> None:
-    """A runner subverted below the Python level (fault injection: every time reported at 0.9) passes the
-    integrity check by construction; the judge's own clock rejects it on the shapes where 10% is more than
-    its slack."""
-    result = full_score(SEEDS / "blocked_wy", env={"EVOLVE_HARNESS_FAULT": "clock=0.9"})
+def test_cheat_a_runner_reporting_half_its_time_is_caught_by_the_judges_clock(tmp_path: Path) -> None:
+    """A runner subverted below the Python level (fault injection: every time reported at half) passes the
+    integrity check by construction; the judge's own clock rejects it."""
+    result = full_score(SEEDS / "blocked_wy", env={"EVOLVE_HARNESS_FAULT": "clock=0.5"})
     assert result["status"] == "rejected" and "judge's clock" in result["error"], result.get("error")
 
 
