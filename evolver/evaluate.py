@@ -395,10 +395,10 @@ async def collect(proc: asyncio.subprocess.Process, timeout_s: float, tag: str, 
                 proc.stdin.close()
             except (BrokenPipeError, ConnectionResetError):
                 pass  # it died while waiting: its exit status says how
-        try:
-            await asyncio.wait_for(proc.wait(), timeout_s)
-        except asyncio.TimeoutError:
-            timed_out = True
+        deadline = time.monotonic() + timeout_s
+        while proc.returncode is None and time.monotonic() < deadline:  # not proc.wait(): it also waits for
+            await asyncio.sleep(0.05)  # the pipes to close, which a child holding them open would delay forever
+        timed_out = proc.returncode is None
     finally:  # also when cancelled: nothing the candidate started may outlive its evaluation
         _kill_group(proc.pid)
         kill_tagged(tag)

@@ -74,6 +74,11 @@ def reply_for(step: str, messages: list[dict[str, str]], counter: int) -> tuple[
         return _edit("sort.py", "    return a\n", "    return a[::-1]\n", "Reverse.").replace(
             "    return a\n\n=======", "    _sort(a, 0, len(a), [None] * len(a))\n    return a\n=======").replace(
             "=======\n    return a[::-1]", "=======\n    _sort(a, 0, len(a), [None] * len(a))\n    return a[::-1]"), "stop"
+    if step == "longname":  # a new file whose name no file system takes
+        return _edit("n" * 300 + ".py", "", "X = 1", "A helper module."), "stop"
+    if step == "nul":  # a NUL and a lone surrogate in the explanation, which becomes the commit message
+        content, finish = reply_for("good", messages, counter)
+        return "Faster\x00 and \ud800 better.\n\n" + content, finish
     if step == "attack":  # tests/test_hostile.py: import-time code that tries every door
         return _edit("sort.py", "def sort_list(values):", ATTACK + "\n\ndef sort_list(values):",
                      "Faster imports."), "stop"
@@ -116,6 +121,12 @@ class FakeLLM:
                 if step == "hang":
                     time.sleep(server.hang_s)
                     return
+                if step == "notjson":  # a 200 whose body is not JSON
+                    self._send_raw(200, b"<html>gateway says hello</html>")
+                    return
+                if step == "trickle":  # headers, then a byte a second: no read timeout ever fires
+                    self._trickle()
+                    return
                 if step in ("http429", "http500"):
                     code = int(step[4:])
                     self._send(code, {"error": {"message": f"scripted {code}", "type": "server_error"}},
@@ -128,6 +139,29 @@ class FakeLLM:
                     "choices": [{"index": 0, "finish_reason": finish,
                                  "message": {"role": "assistant", "content": content}}],
                     "usage": {"prompt_tokens": 1000, "completion_tokens": 200, "total_tokens": 1200}})
+
+            def _send_raw(self, code: int, data: bytes) -> None:
+                try:
+                    self.send_response(code)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def _trickle(self) -> None:
+                try:
+                    self.send_response(200)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", "100000")
+                    self.end_headers()
+                    for _ in range(int(server.hang_s * 3)):
+                        self.wfile.write(b" ")
+                        self.wfile.flush()
+                        time.sleep(1.0)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
 
             def _send(self, code: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(payload).encode()

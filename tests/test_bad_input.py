@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from evolver.store import Store
+from evolver.evaluate import run_evaluator, scrubbed_env
+from evolver.store import Store, StoreError
 from tests.conftest import ROOT, evolve, example_config, git, make_repo
 
 pytestmark = pytest.mark.slow
@@ -92,3 +98,103 @@ def test_outside_a_repository(tmp_path: Path) -> None:
 def test_status_before_any_run(repo: Path) -> None:
     proc = evolve(repo / "examples" / "sort", "status")
     assert proc.returncode == 1 and "`evolve start` begins one" in proc.stderr
+
+
+# --- hostile replies, remotes and evaluators (docs/SECURITY.md) ---------------------------------------------
+
+def llm_run(tmp_path: Path, steps: list[str], candidates: int, timeout_s: float = 1.5,
+            base_url: str | None = None) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    from tests.fake_llm import FakeLLM
+
+    with FakeLLM(steps, hang_s=4.0) as llm:
+        config = example_config(
+            llm=f'base_url = "{base_url or llm.url}"\nmodel = "fake-coder"\napi_key_env = ""\n'
+                f"timeout_s = {timeout_s}\nmax_retries = 0\nedit_retries = 0\nmax_concurrent = 1",
+            evaluation='command = "{python} check.py --kernel-dir {kernel_dir}"\nfiles = ["check.py"]\ngpus = []\n'
+                       "slots = 1\ntimeout_s = 60",
+            evolution="operators = { mutate = 1.0 }\nislands = 1\npopulation = 2\nseed = 7\npipeline_depth = 1")
+        repo = make_repo(tmp_path / "repo", config)
+        proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", str(candidates), timeout=120)
+    return repo, proc
+
+
+def statuses(repo: Path) -> dict[str, str | None]:
+    return {c.id: (c.result or {}).get("status") for c in Store(repo).snapshot("r1").candidates.values()}
+
+
+def test_replies_the_store_cannot_hold_or_that_carry_nul_and_surrogates(tmp_path: Path) -> None:
+    repo, proc = llm_run(tmp_path, ["longname", "nul"], 3)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
+    snap = Store(repo).snapshot("r1")
+    long_name, nul = snap.candidates["00002"], snap.candidates["00003"]
+    assert long_name.result is not None and long_name.result["status"] == "patch_failed"
+    assert "longer than 255 bytes" in long_name.result["error"]
+    assert nul.result is not None and nul.result["status"] == "ok"
+    message = git(repo, "log", "-1", "--format=%B", nul.commit)
+    assert "\x00" not in message and "Faster" in message
+
+
+@pytest.mark.parametrize("step", ["notjson", "trickle"])
+def test_llm_transport_faults_are_llm_errors_and_the_run_goes_on(tmp_path: Path, step: str) -> None:
+    began = time.monotonic()
+    repo, proc = llm_run(tmp_path, [step, "good"], 3, timeout_s=2.0)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
+    assert statuses(repo) == {"00001": "ok", "00002": "llm_error", "00003": "ok"}
+    assert time.monotonic() - began < 60  # the trickle is cut at the request's deadline, not waited out
+
+
+def test_an_unusable_base_url_is_one_line(tmp_path: Path) -> None:
+    repo, proc = llm_run(tmp_path, [], 2, base_url="http://127.0.0.1:99999/v1")
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 0 or len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    if proc.returncode == 0:
+        assert statuses(repo)["00002"] == "llm_error"
+
+
+def test_the_engine_lock_holds_across_worktrees(repo: Path, tmp_path: Path) -> None:
+    git(repo, "worktree", "add", "-q", "--detach", str(tmp_path / "linked"))
+    main = Store(repo)
+    main.lock()
+    try:
+        with pytest.raises(StoreError, match="another `evolve start`"):
+            Store(tmp_path / "linked").lock()
+    finally:
+        main.unlock()
+
+
+def test_a_child_holding_stdout_open_does_not_hold_the_evaluation(tmp_path: Path) -> None:
+    script = ("import subprocess, sys\n"
+              "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'])\n"
+              "print('{\"status\": \"ok\", \"score\": 1.5}', flush=True)\n")
+    began = time.monotonic()
+    result = asyncio.run(run_evaluator([sys.executable, "-c", script], tmp_path, scrubbed_env(None), 60))
+    assert result["status"] == "ok" and time.monotonic() - began < 10, result
+
+
+def test_output_is_read_with_a_cap(tmp_path: Path) -> None:
+    """50 MB of output before the result line, and a result whose details are 200 KB: both end as small
+    results (the tail of the output is kept, oversized details are dropped)."""
+    script = ("import sys\nsys.stdout.write('x' * (50 << 20))\n"
+              "print()\nprint('{\"status\": \"ok\", \"score\": 2.0, \"blob\": \"' + 'y' * (200 << 10) + '\"}')\n")
+    result = asyncio.run(run_evaluator([sys.executable, "-c", script], tmp_path, scrubbed_env(None), 60))
+    assert result["status"] == "ok" and len(json.dumps(result)) < 10_000, str(result)[:300]
+    assert "dropped" in result["details"]
+
+
+def test_cli_rejects_bad_budgets_and_run_names(repo: Path) -> None:
+    for args in (["--max-candidates", "-3"], ["--max-hours", "0"], ["--run", "a/b"]):
+        proc = evolve(repo / "examples" / "sort", "start", *args)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, (args, proc.stderr)
+
+
+def test_a_non_utf8_config_is_one_line(repo: Path) -> None:
+    (repo / "examples" / "sort" / "evolve.toml").write_bytes(b"[problem]\nkernel_dir = \"k\xff\"\n")
+    proc = evolve(repo / "examples" / "sort", "start")
+    assert proc.returncode == 1 and "not UTF-8" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_an_evaluator_that_does_not_exist_stops_the_start(repo: Path) -> None:
+    toml = repo / "examples" / "sort" / "evolve.toml"
+    toml.write_text(toml.read_text().replace('command = "{python} check.py', 'command = "no-such-program check.py'))
+    proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "2")
+    assert proc.returncode == 1 and "not a program" in proc.stderr, proc.stdout + proc.stderr
