@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import pickle
 import subprocess
 import sys
 import tempfile

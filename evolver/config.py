@@ -251,8 +251,8 @@ def load_config(path: Path, root: Path) -> Config:
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
-        line = path.read_bytes()[:exc.start].count(b"\n") + 1
-        raise ConfigError(f"{path}:{line}: not UTF-8 text (byte {exc.object[exc.start]:#04x}); TOML files are "
+        bad_line = path.read_bytes()[:exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path}:{bad_line}: not UTF-8 text (byte {exc.object[exc.start]:#04x}); TOML files are "
                           "UTF-8") from None
     try:
         data = tomllib.loads(text)

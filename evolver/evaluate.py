@@ -282,9 +282,9 @@ class Evaluator:
             return result
         from harness.specs import benchmarks_for, tests_for  # the judge's own statement of what it promises
 
-        details = result.get("details") or {}
-        tests = details.get("tests") if isinstance(details.get("tests"), dict) else {}
-        shapes = details.get("shapes") if isinstance(details.get("shapes"), list) else []
+        details: dict[str, Any] = result.get("details") or {}
+        tests: dict[str, Any] = details["tests"] if isinstance(details.get("tests"), dict) else {}
+        shapes: list[Any] = details["shapes"] if isinstance(details.get("shapes"), list) else []
         if tests.get("labels") != [t.label for t in tests_for(mode)] or \
                 [s.get("shape") for s in shapes if isinstance(s, dict)] != [b.label for b in benchmarks_for(mode)] \
                 or not isinstance(details.get("judge"), int):

@@ -147,8 +147,12 @@ def _check(result: int, what: str) -> None:
         raise SandboxError(f"{what}: {os.strerror(err)}")
 
 
+def _enc(text: str | None) -> bytes | None:
+    return text.encode() if text is not None else None
+
+
 def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    enc = (lambda s: s.encode() if s is not None else None)
+    enc = _enc
     _check(_libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)),
            f"mount {source or ''} on {target}")
 
@@ -232,8 +236,8 @@ def _build_root(spec: dict[str, Any]) -> None:
     _check(_libc.umount2(b"/.old", MNT_DETACH), "detach the old root")
     os.rmdir("/.old")
     _mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
-    name = b"evolve-sandbox"
-    _libc.sethostname(name, len(name))
+    hostname = b"evolve-sandbox"
+    _libc.sethostname(hostname, len(hostname))
 
 
 def _usage(spec: dict[str, Any]) -> str:
