@@ -75,15 +75,6 @@ class Report:
         self.emit(final={"status": verdict.status, "error": verdict.error, **fields, "judge": ANTI_CHEAT_VERSION})
 
 
-def _forward(stream: IO[bytes], tail: list[bytes]) -> None:
-    """The runner's own output (the candidate's prints) goes to our stderr, never to our stdout."""
-    for line in iter(stream.readline, b""):
-        sys.stderr.buffer.write(line)
-        sys.stderr.flush()
-        tail.append(line)
-        del tail[:-40]
-
-
 class Runner:
     """The runner process and its two pipes."""
 
@@ -103,7 +94,7 @@ class Runner:
         self.reader = wire.LineReader(from_runner)
         self.nonces = random.SystemRandom()
         self.tail: list[bytes] = []
-        self.forwarders = [threading.Thread(target=_forward, args=(stream, self.tail), daemon=True)
+        self.forwarders = [threading.Thread(target=wire.forward, args=(stream, self.tail, 40), daemon=True)
                            for stream in (self.proc.stdout, self.proc.stderr)]
         for thread in self.forwarders:
             thread.start()

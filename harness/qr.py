@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from harness import wire
+
 HARNESS_DIR = Path(__file__).resolve().parent
 TIMEOUTS = {"quick": 120.0, "full": 480.0, "final": 1200.0, "tiny": 120.0}  # whole evaluation, seconds
 STALL_S = 90.0  # no progress for this long means a hung kernel
@@ -44,14 +46,6 @@ def _die_with_parent() -> None:
     """In the judge: get SIGKILL when the supervisor dies, so no orphan keeps the GPU."""
     with contextlib.suppress(Exception):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
-def _pump(stream: IO[bytes], tail: list[bytes]) -> None:
-    for line in iter(stream.readline, b""):
-        sys.stderr.buffer.write(line)
-        sys.stderr.flush()
-        tail.append(line)
-        del tail[:-60]
 
 
 class Progress:
@@ -136,7 +130,7 @@ def supervise(args: argparse.Namespace) -> dict[str, Any]:
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
                                 preexec_fn=_die_with_parent)
         tail: list[bytes] = []
-        pump = threading.Thread(target=_pump, args=(proc.stderr, tail), daemon=True)
+        pump = threading.Thread(target=wire.forward, args=(proc.stderr, tail, 60), daemon=True)
         pump.start()
         progress = Progress(proc.stdout)  # type: ignore[arg-type]
         prestarted_s = None

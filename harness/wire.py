@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import os
 import select
-from typing import Any
+import sys
+from typing import IO, Any
 
 MAX_LINE = 1 << 20
 
@@ -40,3 +41,13 @@ def send(fd: int, message: dict[str, Any]) -> None:
     data = (json.dumps(message, default=str) + "\n").encode()
     while data:
         data = data[os.write(fd, data):]
+
+
+def forward(stream: IO[bytes], tail: list[bytes], keep: int) -> None:
+    """Copy a child's output to our stderr line by line (never to our stdout, which carries results),
+    keeping its last `keep` lines for the log. Runs in a thread until the stream closes."""
+    for line in iter(stream.readline, b""):
+        sys.stderr.buffer.write(line)
+        sys.stderr.flush()
+        tail.append(line)
+        del tail[:-keep]
