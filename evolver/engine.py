@@ -510,10 +510,10 @@ class Engine:
             if not has_tunables and self.client is None:
                 self.say(f"note: seed {seed} declares no @tune parameters; without an LLM it cannot change")
             trailers = {"Run": self.run, "Op": "seed", "Seed": seed, "Island": str(i % self.config.evolution.islands)}
-            self._write(f"seed {seed}", "", [self.base], self.base, files, trailers)
+            self._write(f"seed {seed}", "", [self.base], self.base, files, trailers, modes_from=(self.base, seed))
 
     def _write(self, subject: str, body: str, parents: list[str], tree_from: str, files: dict[str, bytes],
-               trailers: dict[str, str]) -> Candidate:
+               trailers: dict[str, str], modes_from: tuple[str, str] | None = None) -> Candidate:
         kernel_dir = self.config.problem.kernel_dir
         # files the operators cannot edit (not UTF-8 text) are carried over from the parent byte for byte
         files = {**{p: d for p, d in self.store.read_files(tree_from, kernel_dir).items() if not is_text(d)}, **files}
@@ -526,7 +526,7 @@ class Engine:
                 full.update({"Id": cid, **trailers, "Kernel-Tree": kernel_tree})  # the tree as git wrote it
                 texts.append(format_message(f"evolve {self.run}/{cid}: {subject}", body, full))
                 return texts[-1]
-            commit = self.store.write_candidate(parents, tree_from, kernel_dir, files, message)
+            commit = self.store.write_candidate(parents, tree_from, kernel_dir, files, message, modes_from)
             if self.store.create_branch(f"refs/heads/evolve/{self.run}/{cid}", commit):
                 break
         else:

@@ -295,16 +295,17 @@ class Store:
         return out
 
     def write_candidate(self, parents: list[str], base: str, directory: str, files: dict[str, bytes],
-                        message: str | Callable[[str], str]) -> str:
+                        message: str | Callable[[str], str], modes_from: tuple[str, str] | None = None) -> str:
         """Commit `base`'s tree with `directory` replaced by `files`; returns the new commit id.
 
-        A file keeps the mode it has in `base` (executable bit, symlink), a new one is 100644. `message` may be
+        A file keeps the mode it has under `directory` in `base`, or under the (commit, directory) `modes_from`
+        (a seed's own directory): executable bit, symlink; a new one is 100644. `message` may be
         a function of the kernel directory's tree id as git wrote it (the cache key in the trailers). A private
         index file keeps the user's index untouched; the message travels on stdin.
         """
         index = self._work / f"index-{os.getpid()}"
         env = {"GIT_INDEX_FILE": str(index), **IDENTITY}
-        modes = self.modes(base, directory)
+        modes = self.modes(*(modes_from or (base, directory)))
         try:
             self._git("read-tree", base, env=env)
             old = self._git("ls-files", "-z", "--", directory + "/", env=env).split("\0")

@@ -198,3 +198,38 @@ def test_an_evaluator_that_does_not_exist_stops_the_start(repo: Path) -> None:
     toml.write_text(toml.read_text().replace('command = "{python} check.py', 'command = "no-such-program check.py'))
     proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "2")
     assert proc.returncode == 1 and "not a program" in proc.stderr, proc.stdout + proc.stderr
+
+
+def test_binary_files_and_modes_survive_into_children(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    seed = repo / "examples" / "sort" / "seeds" / "mergesort"
+    blob = bytes(range(256)) * 4
+    (seed / "table.bin").write_bytes(blob)
+    (seed / "build.sh").write_text("#!/bin/sh\necho built\n")
+    (seed / "build.sh").chmod(0o755)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a binary file and an executable")
+    proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "3")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    snap = Store(repo).snapshot("r1")
+    for c in snap.candidates.values():
+        listing = git(repo, "ls-tree", "-r", c.commit, "--", "examples/sort/kernel/")
+        assert "100755 blob" in listing and "build.sh" in listing, listing
+        assert subprocess.run(["git", "cat-file", "blob", f"{c.commit}:examples/sort/kernel/table.bin"], cwd=repo,
+                              capture_output=True).stdout == blob
+        assert c.kernel_tree == git(repo, "rev-parse", f"{c.commit}:examples/sort/kernel").strip()
+
+
+def test_a_killed_engines_temporary_directories_are_removed_at_start(repo: Path) -> None:
+    import hashlib
+    import tempfile
+
+    common = git(repo, "rev-parse", "--path-format=absolute", "--git-common-dir").strip()
+    prefix = f"evolve-eval-{hashlib.sha1(common.encode()).hexdigest()[:10]}-"
+    leftover = Path(tempfile.mkdtemp(prefix=prefix))
+    (leftover / "kernel").mkdir()
+    other = Path(tempfile.mkdtemp(prefix="evolve-eval-0000000000-"))  # another repository's: not ours to touch
+    proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "1")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert not leftover.exists() and other.exists()
+    other.rmdir()
