@@ -6,13 +6,8 @@
 # overhead: where the harness's time goes: the checker's cost, cold and prestarted evaluations
 # full:     gpu tests + baseline/naive/blocked_wy full from one run + 5 noise repeats + quick timing
 # demo:     only `evolve start` on the QR problem (DEMO_OPERATORS, DEMO_CANDIDATES)
-set -uo pipefail
-OUT=${OUT:-bench/out}
-mkdir -p "$OUT"
+source "$(dirname "$0")/lib.sh"
 what=${1:-full}
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-py=${PYTHON:-python3}
-log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$OUT/pass.log"; }
 qr() {  # name, then harness args
   local name=$1; shift
   log "harness $name $*"

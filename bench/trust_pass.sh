@@ -4,12 +4,7 @@
 # prestarted harness's overhead, final mode, the harness inside and outside the sandbox, and `evolve start`
 # with the sandbox on and off. Results: ${OUT:-bench/out}/results.jsonl (one JSON line per evaluation,
 # {"name": ..., "result": ...}); logs beside it.
-set -uo pipefail
-OUT=${OUT:-bench/out}
-mkdir -p "$OUT"
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-py=${PYTHON:-python3}
-log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$OUT/pass.log"; }
+source "$(dirname "$0")/lib.sh"
 qr() {  # name, then harness args
   local name=$1; shift
   log "harness $name $*"

@@ -514,25 +514,18 @@ class Engine:
 
     def _write(self, subject: str, body: str, parents: list[str], tree_from: str, files: dict[str, bytes],
                trailers: dict[str, str], modes_from: tuple[str, str] | None = None) -> Candidate:
-        kernel_dir = self.config.problem.kernel_dir
-        # files the operators cannot edit (not UTF-8 text) are carried over from the parent byte for byte
-        files = {**{p: d for p, d in self.store.read_files(tree_from, kernel_dir).items() if not is_text(d)}, **files}
+        tree, kernel_tree = self.store.write_tree(tree_from, self.config.problem.kernel_dir, files, modes_from)
         for _ in range(100):  # a branch under our name that we did not make (say, from an evaluation): skip it
             cid = self._new_id()
-            full: dict[str, str] = {}
-            texts: list[str] = []
-
-            def message(kernel_tree: str, cid: str = cid) -> str:
-                full.update({"Id": cid, **trailers, "Kernel-Tree": kernel_tree})  # the tree as git wrote it
-                texts.append(format_message(f"evolve {self.run}/{cid}: {subject}", body, full))
-                return texts[-1]
-            commit = self.store.write_candidate(parents, tree_from, kernel_dir, files, message, modes_from)
+            full = {"Id": cid, **trailers, "Kernel-Tree": kernel_tree}  # the kernel's tree as git wrote it
+            message = format_message(f"evolve {self.run}/{cid}: {subject}", body, full)
+            commit = self.store.commit_tree(tree, parents, message)
             if self.store.create_branch(f"refs/heads/evolve/{self.run}/{cid}", commit):
                 break
         else:
             raise EngineError(f"cannot create a branch under refs/heads/evolve/{self.run}/: 100 ids in a row taken")
         candidate = Candidate(run=self.run, id=cid, commit=commit, parents=tuple(parents), created=int(time.time()),
-                              subject=texts[-1].splitlines()[0], trailers=dict(full))
+                              subject=message.splitlines()[0], trailers=full)
         self.snapshot.candidates[cid] = candidate
         self.summary.created += 1
         if self._next_id % PACK_EVERY == 0:
@@ -549,8 +542,10 @@ class Engine:
             trailers["Tokens"] = f"{p.usage.prompt_tokens}+{p.usage.completion_tokens}"
             trailers["Cost-USD"] = f"{p.usage.cost_usd:.6f}"
         trailers.update(p.trailers)
-        files = operators.encode(p.files) if p.files is not None else \
-            self.store.read_files(parent.commit, self.config.problem.kernel_dir)
+        parent_files = self.store.read_files(parent.commit, self.config.problem.kernel_dir)
+        # operators see and edit text only: the parent's other files are carried over byte for byte
+        files = {**{path: data for path, data in parent_files.items() if not is_text(data)},
+                 **operators.encode(p.files)} if p.files is not None else parent_files
         body = p.rationale + (f"\n\nFailed: {p.error}" if p.status else "")
         candidate = self._write(p.summary if not p.status else f"{p.op} failed ({p.status})", body,
                                 [parent.commit, second.commit] if second else [parent.commit], parent.commit,

@@ -228,7 +228,7 @@ class Evaluator:
 
     def _contained(self, argv: list[str], scratch: Path, workdir: Path, slot: Slot) -> tuple[list[str], dict[str, str]]:
         """`argv` wrapped in the sandbox (or only tied to the engine's life, sandbox off), and its environment:
-        no secrets, a home and a temporary directory of its own, the tag."""
+        no secrets, a home and a temporary directory of its own, the tag (`sweep` says when to look for it)."""
         env = scrubbed_env(slot.gpu)
         env[TAG] = self.prefix + secrets.token_hex(8)
         for name, var in ((".home", "HOME"), (".tmp", "TMPDIR")):
@@ -267,13 +267,18 @@ class Evaluator:
                     workdir, kernel_dir = self.prepare_judge(Path(tmp))
                     argv, env = self._contained(self._command(kernel_dir, mode), Path(tmp), workdir, slot)
                     result = await collect(await spawn(argv, workdir, env), self.config.evaluation.timeout_s,
-                                           env[TAG])
+                                           self.sweep(env))
         except (OSError, ValueError, EvaluatorStartError) as exc:
             result = {"status": "crash", "score": None, "error": f"the evaluation could not run: {exc}"}
         result = self._promised(result, mode)
         result.update(harness=self.version_for(mode), gpu=slot.fingerprint,
                       duration_s=round(time.monotonic() - started, 3))
         return result
+
+    def sweep(self, env: dict[str, str]) -> str | None:
+        """The tag to sweep for once an evaluation ends: none in the sandbox, whose PID namespace ends with its
+        evaluator (a /proc scan after every evaluation would be work done twice on the evaluation path)."""
+        return None if self.sandboxed else env[TAG]
 
     def _promised(self, result: dict[str, Any], mode: str) -> dict[str, Any]:
         """An `ok` from the built-in QR judge must cover every test and shape of its mode and name the
@@ -303,7 +308,7 @@ class Evaluator:
             proc: asyncio.subprocess.Process | None = await spawn(argv, workdir, env, with_stdin=True)
         except EvaluatorStartError:
             proc = None
-        return _Prestarted(proc, tmp, env[TAG])
+        return _Prestarted(proc, tmp, self.sweep(env))
 
     async def _evaluate_prestarted(self, commit: str, slot: Slot, mode: str) -> dict[str, Any]:
         ready = self._prestarted.pop(slot.index, None)
@@ -333,7 +338,7 @@ class Evaluator:
 class _Prestarted:
     proc: asyncio.subprocess.Process | None  # None: it could not be started
     tmp: tempfile.TemporaryDirectory[str]  # the evaluator's files now, the candidate's kernel at the go
-    tag: str
+    tag: str | None  # what to sweep for when it is discarded (None: the sandbox ends its processes)
 
     @property
     def dest(self) -> Path:
@@ -342,7 +347,8 @@ class _Prestarted:
     def discard(self) -> None:
         if self.proc is not None and self.proc.returncode is None:
             _kill_group(self.proc.pid)
-        kill_tagged(self.tag)
+            if self.tag:
+                kill_tagged(self.tag)  # (after an evaluation, `collect` has swept already)
         self.tmp.cleanup()
 
 
@@ -380,10 +386,11 @@ async def _tail(stream: asyncio.StreamReader | None, cap: int) -> bytes:
     return kept
 
 
-async def collect(proc: asyncio.subprocess.Process, timeout_s: float, tag: str, go: bytes | None = None) -> dict[str, Any]:
-    """Wait for the evaluator (after sending `go` to a prestarted one), end every process it left, and map
-    what happened to a result. A process that keeps the output pipes open after the evaluator exited is
-    killed, not waited for."""
+async def collect(proc: asyncio.subprocess.Process, timeout_s: float, tag: str | None,
+                  go: bytes | None = None) -> dict[str, Any]:
+    """Wait for the evaluator (after sending `go` to a prestarted one), end every process it left (its group,
+    and those carrying `tag`), and map what happened to a result. A process that keeps the output pipes open
+    after the evaluator exited is killed, not waited for."""
     readers = [asyncio.ensure_future(_tail(proc.stdout, STDOUT_CAP)),
                asyncio.ensure_future(_tail(proc.stderr, STDERR_CAP))]
     timed_out = False
@@ -401,7 +408,8 @@ async def collect(proc: asyncio.subprocess.Process, timeout_s: float, tag: str, 
         timed_out = proc.returncode is None
     finally:  # also when cancelled: nothing the candidate started may outlive its evaluation
         _kill_group(proc.pid)
-        kill_tagged(tag)
+        if tag:
+            kill_tagged(tag)
         _, late = await asyncio.wait(readers, timeout=GRACE_S)
         for reader in late:
             reader.cancel()

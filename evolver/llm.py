@@ -112,6 +112,8 @@ class LLMClient:
                     f"connection failed ({_short(str(exc))})"
             except Exception as exc:  # a 200 whose body is not a completion, a URL httpx refuses...: not retried
                 total.calls += 1
+                while isinstance(exc, ExceptionGroup) and exc.exceptions:  # say what failed, not the wrapper
+                    exc = exc.exceptions[0]
                 raise LLMError(f"{model.name}: unusable response ({type(exc).__name__}: {_short(str(exc))})",
                                total) from None
             if attempt < self.config.max_retries:

@@ -20,7 +20,7 @@ import tarfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 NOTES_REF = "refs/notes/evolve"
 BEST_REF = "refs/heads/best"
@@ -199,6 +199,7 @@ class Store:
         self._work = self.git_dir / "evolve"
         self._work.mkdir(exist_ok=True)
         self._lock_fd: int | None = None
+        self._owned: dict[str, str | None] = {}  # ref -> where the running engine left it (`own_refs`)
 
     @classmethod
     def discover(cls, start: Path) -> "Store":
@@ -294,15 +295,12 @@ class Store:
                 out[path[len(directory) + 1:]] = meta.split()[0]
         return out
 
-    def write_candidate(self, parents: list[str], base: str, directory: str, files: dict[str, bytes],
-                        message: str | Callable[[str], str], modes_from: tuple[str, str] | None = None) -> str:
-        """Commit `base`'s tree with `directory` replaced by `files`; returns the new commit id.
-
-        A file keeps the mode it has under `directory` in `base`, or under the (commit, directory) `modes_from`
-        (a seed's own directory): executable bit, symlink; a new one is 100644. `message` may be
-        a function of the kernel directory's tree id as git wrote it (the cache key in the trailers). A private
-        index file keeps the user's index untouched; the message travels on stdin.
-        """
+    def write_tree(self, base: str, directory: str, files: dict[str, bytes],
+                   modes_from: tuple[str, str] | None = None) -> tuple[str, str]:
+        """`base`'s tree with `directory` replaced by `files`: (tree id, the id of `directory` in it, the
+        cache key for the trailers). A file keeps the mode it has under `directory` in `base`, or under the
+        (commit, directory) `modes_from` (a seed's own directory): executable bit, symlink; a new one is
+        100644. A private index file keeps the user's index untouched."""
         index = self._work / f"index-{os.getpid()}"
         env = {"GIT_INDEX_FILE": str(index), **IDENTITY}
         modes = self.modes(*(modes_from or (base, directory)))
@@ -317,10 +315,17 @@ class Store:
             tree = self._git("write-tree", env=env).strip()
         finally:
             index.unlink(missing_ok=True)
-        if callable(message):
-            message = message(self.tree_entry(tree, directory) or "")
+        return tree, self.tree_entry(tree, directory) or ""
+
+    def commit_tree(self, tree: str, parents: list[str], message: str) -> str:
+        """A commit of `tree`, authored by evolve; the message travels on stdin."""
         parent_args = [a for p in parents for a in ("-p", p)]
-        return self._git("commit-tree", tree, *parent_args, "-F", "-", input=message.encode(), env=env).strip()
+        return self._git("commit-tree", tree, *parent_args, "-F", "-", input=message.encode(), env=IDENTITY).strip()
+
+    def write_candidate(self, parents: list[str], base: str, directory: str, files: dict[str, bytes],
+                        message: str) -> str:
+        """`write_tree` and `commit_tree` in one: the new commit id."""
+        return self.commit_tree(self.write_tree(base, directory, files)[0], parents, message)
 
     def merge_trees(self, a: str, b: str) -> tuple[bool, str]:
         """Three-way merge of commits `a` and `b` against their merge base, without a work tree:
@@ -349,13 +354,20 @@ class Store:
     # evaluation without a sandbox can run git in the repository, but its notes and its `best` never last.
 
     def own_refs(self) -> None:
-        self._owned = {ref: self.rev_parse(ref) for ref in (NOTES_REF, BEST_REF)}
+        self._owned = self._owned_now()
+
+    def _owned_now(self) -> dict[str, str | None]:
+        out = self._git("for-each-ref", "--format=%(refname) %(objectname)", NOTES_REF, BEST_REF)
+        found = dict(line.split() for line in out.splitlines() if line)
+        return {ref: found.get(ref) for ref in (NOTES_REF, BEST_REF)}
 
     def restore_owned(self) -> list[str]:
         """Put the owned refs back where the engine left them; the names of those that had moved."""
+        if not self._owned:
+            return []
         moved = []
-        for ref, mine in getattr(self, "_owned", {}).items():
-            now = self.rev_parse(ref)
+        for ref, now in self._owned_now().items():
+            mine = self._owned[ref]
             if now == mine:
                 continue
             moved.append(ref)
@@ -366,17 +378,20 @@ class Store:
         return moved
 
     def append_note(self, commit: str, record: dict[str, Any]) -> None:
+        """Append a JSON line to `commit`'s note. With owned refs, the new notes commit must sit on the one
+        the engine left: if another process wrote in between, its commit is dropped and the line appended
+        again."""
         line = json.dumps(record, sort_keys=True, separators=(",", ":"))
-        guarded = hasattr(self, "_owned")
         for _ in range(3):
-            self.restore_owned()
             self._git("notes", "--ref", NOTES_REF, "append", "-F", "-", commit, input=line.encode() + b"\n",
                       env=IDENTITY)
+            if not self._owned:
+                return
             tip = self.rev_parse(NOTES_REF)
-            if not guarded or self.rev_parse(f"{tip}^") == self._owned[NOTES_REF]:
-                if guarded:
-                    self._owned[NOTES_REF] = tip
-                return  # (a first note has no parent: both sides are None)
+            if self.rev_parse(f"{tip}^") == self._owned[NOTES_REF]:  # (a first note: both None)
+                self._owned[NOTES_REF] = tip
+                return
+            self.restore_owned()
         raise StoreError("the notes ref keeps changing under evolve: another process writes to it")
 
     def move_best(self, new: str, old: str | None) -> bool:
@@ -384,12 +399,11 @@ class Store:
         head = self._git("symbolic-ref", "-q", "HEAD", check=False).strip()
         if head == BEST_REF:
             return False  # moving the checked-out branch would make the user's work tree look changed
-        self.restore_owned()
         try:
             self._git("update-ref", "-m", "evolve: new best", BEST_REF, new, old or ZERO)
         except StoreError:
             return False
-        if hasattr(self, "_owned"):
+        if self._owned:
             self._owned[BEST_REF] = new
         return True
 

@@ -189,11 +189,10 @@ class Context:
 
 def start(ctx: Context) -> str:
     """Share the buffers with the runner; returns how the runner is isolated."""
+    from harness.arena import Arena
     from harness.specs import benchmarks_for, tests_for
 
     specs = [*tests_for(ctx.args.mode), *benchmarks_for(ctx.args.mode)]
-    from harness.arena import Arena
-
     ctx.arena, handles = Arena.allocate(max(s.batch * s.n * s.n for s in specs), max(s.batch * s.n for s in specs),
                                         ctx.args.device)
     reply = ctx.runner.ask({"op": "go", "arenas": handles, "device": ctx.args.device}, "at start-up")
@@ -276,19 +275,19 @@ class Stash:
         self.items: list[tuple[int, Any, Any, Any]] = []  # (call number, A, H, tau)
         self.checked = 0
 
-    def add(self, number: int, a: Any) -> None:
+    def add(self, number: int, a: Any) -> tuple[Any, Any]:
+        """Keep call `number` (its input `a`, copies of the shared outputs); returns the copies."""
         _, h, tau = self.ctx.arena.views(self.spec.batch, self.spec.n)
-        self.items.append((number, a, h.clone(), tau.clone()))
+        kept = (h.clone(), tau.clone())
+        self.items.append((number, a, *kept))
         if sum(item[1].numel() * 8 for item in self.items) >= STASH_BYTES:
             self.check()
+        return kept
 
-    def unchanged(self) -> bool:
-        """Whether the shared outputs still hold what the last kept call left there (no late writes)."""
-        if not self.items:
-            return True
-        _, _, h, tau = self.items[-1]
+    def unchanged(self, kept: tuple[Any, Any]) -> bool:
+        """Whether the shared outputs still hold what the previous call left there (no late writes)."""
         _, shared_h, shared_tau = self.ctx.arena.views(self.spec.batch, self.spec.n)
-        return bool(self.ctx.torch.equal(h, shared_h) and self.ctx.torch.equal(tau, shared_tau))
+        return bool(self.ctx.torch.equal(kept[0], shared_h) and self.ctx.torch.equal(kept[1], shared_tau))
 
     def check(self) -> None:
         from harness.checker import check
@@ -326,13 +325,13 @@ def time_shape(ctx: Context, spec: Any) -> dict[str, Any]:
     walls: list[float] = []
     gaps: list[float] = []
     started = time.monotonic()
+    kept = None  # copies of the previous call's outputs, if it was kept for checking
     while not enough(events, plan, started):
-        if not stash.unchanged():
+        if kept is not None and not stash.unchanged(kept):
             raise Verdict("rejected", f"{where}: the outputs changed after the call was reported finished")
         seed, reply, wall = ctx.call(spec, where, timed=True, flush=True)
         a = ctx.pristine(spec, seed, where)
-        if ctx.rng.random() < fraction:
-            stash.add(len(events) + 1, a)
+        kept = stash.add(len(events) + 1, a) if ctx.rng.random() < fraction else None
         events.append(reply["event_us"])
         walls.append(reply["wall_us"])
         gaps.append(wall - reply["event_us"])

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import ctypes
 import hashlib
 import json
 import math
@@ -28,7 +27,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from harness import wire
+from harness import isolation, wire
 
 HARNESS_DIR = Path(__file__).resolve().parent
 TIMEOUTS = {"quick": 120.0, "full": 480.0, "final": 1200.0, "tiny": 120.0}  # whole evaluation, seconds
@@ -40,12 +39,6 @@ def harness_version() -> str:
     for path in sorted(HARNESS_DIR.glob("*.py")):
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:12]
-
-
-def _die_with_parent() -> None:
-    """In the judge: get SIGKILL when the supervisor dies, so no orphan keeps the GPU."""
-    with contextlib.suppress(Exception):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 class Progress:
@@ -128,7 +121,7 @@ def supervise(args: argparse.Namespace) -> dict[str, Any]:
         env["PYTHONPATH"] = os.pathsep.join([str(HARNESS_DIR.parent), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
         proc = subprocess.Popen(argv, cwd=tmp, env=env, stdin=subprocess.PIPE if args.prestart else subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                                preexec_fn=_die_with_parent)
+                                preexec_fn=isolation.die_with_parent)  # no orphan judge keeps the GPU
         tail: list[bytes] = []
         pump = threading.Thread(target=wire.forward, args=(proc.stderr, tail, 60), daemon=True)
         pump.start()
