@@ -97,3 +97,46 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+# A deterministic evaluator for tests whose verdict depends on which candidate is better: the score is the
+# number of comparisons sort_list makes on a fixed list, not a time (timing a CPU sort on a shared 2-core
+# machine varies by 20% between evaluations, enough to change what a search does).
+COUNTING_EVALUATOR = '''
+import argparse, importlib.util, json, random, sys
+
+class Counted:
+    calls = 0
+    def __init__(self, v): self.v = v
+    def _c(self, other): Counted.calls += 1; return other.v if isinstance(other, Counted) else other
+    def __lt__(self, o): return self.v < self._c(o)
+    def __le__(self, o): return self.v <= self._c(o)
+    def __gt__(self, o): return self.v > self._c(o)
+    def __ge__(self, o): return self.v >= self._c(o)
+    def __eq__(self, o): return self.v == self._c(o)
+
+p = argparse.ArgumentParser(); p.add_argument("--kernel-dir"); a = p.parse_args()
+spec = importlib.util.spec_from_file_location("k", a.kernel_dir + "/sort.py")
+m = importlib.util.module_from_spec(spec)
+try:
+    spec.loader.exec_module(m)
+except Exception as e:
+    print(json.dumps({"status": "compile_error", "error": repr(e)})); sys.exit(0)
+rng = random.Random(0)
+data = [rng.randint(0, 999) for _ in range(400)]
+out = m.sort_list([Counted(v) for v in data])
+if [c.v for c in out] != sorted(data):
+    print(json.dumps({"status": "incorrect", "error": "wrong order"})); sys.exit(0)
+print(json.dumps({"status": "ok", "score": Counted.calls}))
+'''
+COUNTING = ('command = "{python} count.py --kernel-dir {kernel_dir}"\nfiles = ["count.py"]\ngpus = []\n'
+            "slots = 1\ntimeout_s = 60")
+
+
+def counting_repo(path: Path, config_text: str) -> Path:
+    """`make_repo` with the deterministic evaluator committed beside the example (use `COUNTING`)."""
+    repo = make_repo(path, config_text)
+    (repo / "examples" / "sort" / "count.py").write_text(COUNTING_EVALUATOR)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "deterministic evaluator")
+    return repo

@@ -8,17 +8,16 @@ from pathlib import Path
 import pytest
 
 from evolver.store import Store
-from tests.conftest import evolve, example_config, git, make_repo
+from tests.conftest import COUNTING, counting_repo, evolve, example_config, git
 
 pytestmark = pytest.mark.slow
 
 
 def test_clean_crossovers_are_merge_commits_with_both_changes(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", example_config(
+    repo = counting_repo(tmp_path / "repo", example_config(
+        evaluation=COUNTING,  # scores that do not vary with the machine's load: the same parents meet every time
         evolution="operators = { tune = 1.0, cross = 2.0 }\nislands = 2\npopulation = 4\nseed = 5\n"
                   "bandit = false"))  # fixed weights: this test is about the merges, not the choice of operator
-    # (the example is timed for real, so which parents meet varies; most pairs that changed the same
-    # tunable conflict and are skipped without an LLM: enough tries make a clean one all but certain)
     proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "40")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "LLM operators off" not in proc.stdout  # cross needs no LLM: nothing was turned off
@@ -50,7 +49,8 @@ def test_conflicted_crossovers_are_resolved_by_the_llm(tmp_path: Path) -> None:
     from tests.fake_llm import FakeLLM
 
     with FakeLLM(["auto"] * 60) as llm:
-        repo = make_repo(tmp_path / "repo", example_config(
+        repo = counting_repo(tmp_path / "repo", example_config(
+            evaluation=COUNTING,
             llm=f'base_url = "{llm.url}"\nmodel = "fake-coder"\napi_key_env = ""\nedit_retries = 0\n'
                 "max_concurrent = 1\nmax_tokens = 500\ncontext_tokens = 6000",
             evolution="operators = { mutate = 1.0, cross = 2.0 }\nislands = 2\npopulation = 4\nseed = 2\n"

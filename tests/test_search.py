@@ -12,7 +12,7 @@ import pytest
 from evolver import bandit
 from evolver.population import code_signature, island_members, select_parent
 from evolver.store import Candidate, Store
-from tests.conftest import evolve, example_config, make_repo
+from tests.conftest import COUNTING, counting_repo, evolve, example_config
 from tests.fake_llm import FakeLLM
 
 
@@ -78,7 +78,8 @@ def test_a_run_learns_which_model_to_ask(tmp_path: Path) -> None:
     """Two models behind one scripted server: one replies with good edits, the other with malformed ones.
     The bandit's choice is in every child's trailers, and the good model takes over."""
     with FakeLLM([], by_model={"good-coder": "good", "bad-coder": "malformed"}) as llm:
-        repo = make_repo(tmp_path / "repo", example_config(
+        repo = counting_repo(tmp_path / "repo", example_config(
+            evaluation=COUNTING,
             llm=f'base_url = "{llm.url}"\napi_key_env = ""\nedit_retries = 0\nmax_concurrent = 1\n'
                 "max_tokens = 500\ncontext_tokens = 6000\n"
                 'models = [{ name = "good-coder", input_usd_per_mtok = 1.0, output_usd_per_mtok = 4.0 },'
