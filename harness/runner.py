@@ -8,7 +8,7 @@ torch and CuPy, then waits for the judge's first message (so a prestarted runner
 
 Messages, in order: `go` (the shared buffers, the device), `call`s with `reference` (the judge calibrates its clock on a
 function of ours while this process is still trusted), `load` (the candidate is imported: from here on this
-process is the candidate's), then `call`s: generate the input for (spec, seed) into the shared A, flush L2,
+process is the candidate's), then `call`s: the judge has written a fresh input into the shared A; flush L2,
 time `custom_kernel` with CUDA events on the current stream, copy the outputs into the shared H and tau,
 synchronise the device, and answer with the times and what was seen (form problems, work that escaped the
 timed stream, replaced machinery). The judge checks the outputs itself, against its own copy of the input,
@@ -96,7 +96,7 @@ class Session:
     def __init__(self, args: argparse.Namespace, go: dict[str, Any]) -> None:
         import torch
 
-        from harness import arena, cases, checker, guard, integrity, timing
+        from harness import arena, checker, guard, integrity, timing
 
         self.torch = torch
         self.args = args
@@ -106,7 +106,6 @@ class Session:
             torch.cuda.init()
         self.arena = arena.Arena.open(go["arenas"])
         self.timer = timing.CudaTimer() if cuda else timing.HostTimer()
-        self.make_batch = cases.make_batch
         self.sanity = checker.sanity
         self.fn: Any = None
         self.scope: Any = contextlib.nullcontext
@@ -117,7 +116,7 @@ class Session:
         if not args.baseline:
             guard.install()
         cuda_classes = [torch.cuda.Event, torch._C._CudaEventBase] if cuda else []
-        watched = [*cuda_classes, type(self.timer), torch.cuda, time, gc, json, os, sys.modules[__name__], cases,
+        watched = [*cuda_classes, type(self.timer), torch.cuda, time, gc, json, os, sys.modules[__name__],
                    checker, timing, integrity, guard, arena, wire]
         self.critical = integrity.Snapshot(integrity.namespaces(*watched))  # checked around every call
         self.broad = integrity.Snapshot(integrity.namespaces(torch, torch.Tensor, torch._C.TensorBase, builtins))
@@ -160,8 +159,7 @@ class Session:
         from harness.specs import Spec
 
         spec = Spec.from_list(message["spec"])
-        a, h, tau = self.arena.views(spec.batch, spec.n)
-        a.copy_(self.make_batch(spec, int(message["seed"]), self.device))
+        a, h, tau = self.arena.views(spec.batch, spec.n)  # the judge has written this call's input into A
         reference = bool(message.get("reference")) and self.fn is None
         fn, timer = (_reference if reference else self.fn), self.timer
         (gc.disable if message.get("timed") else gc.enable)()

@@ -100,10 +100,11 @@ def test_cheat_honest_ones_score_like_the_honest_kernel(tmp_path: Path, honest_f
     assert abs(ratio - 1) < limit if name == "honest_prose" else ratio > 1 - limit
 
 
-def test_cheat_a_runner_reporting_half_its_time_is_caught_by_the_judges_clock(tmp_path: Path) -> None:
-    """A runner subverted below the Python level (fault injection: every time reported at half) passes the
-    integrity check by construction; the judge's own clock rejects it."""
-    result = full_score(SEEDS / "blocked_wy", env={"EVOLVE_HARNESS_FAULT": "clock=0.5"})
+@pytest.mark.parametrize("factor", ["0.5", "0.9"])
+def test_cheat_a_runner_misreporting_its_time_is_caught_by_the_judges_clock(tmp_path: Path, factor: str) -> None:
+    """A runner subverted below the Python level (fault injection: every time reported at FACTOR of the truth)
+    passes the integrity check by construction; the judge's own clock rejects it."""
+    result = full_score(SEEDS / "blocked_wy", env={"EVOLVE_HARNESS_FAULT": f"clock={factor}"})
     assert result["status"] == "rejected" and "judge's clock" in result["error"], result.get("error")
 
 
