@@ -2,7 +2,7 @@
 harness did, and with one thing of the three-process judge added at a time: the input in CuPy memory, in CUDA
 IPC memory another process exported, another process's idle CUDA context, a busy one, host gaps between calls (asleep or spinning).
 
-    python bench/probe_timing.py > probe_timing.jsonl      (one JSON line per experiment and shape)
+    python bench/probe_timing.py [--gaps] > probe_timing.jsonl   (a JSON line per shape; --gaps: host gaps only)
 """
 
 from __future__ import annotations
@@ -33,7 +33,13 @@ mem = cupy.cuda.Memory(count * 4)
 print(cupy.cuda.runtime.ipcGetMemHandle(mem.ptr).hex(), flush=True)
 x = torch.zeros(1 << 16, device="cuda")
 while True:
-    if mode == "busy":
+    if mode == "sync":  # the judge's part of a call: some work in its own context, then "go"
+        if not sys.stdin.read(1):
+            break
+        x.add_(1)
+        torch.cuda.synchronize()
+        print("g", end="", flush=True)
+    elif mode == "busy":
         x.add_(1)
         torch.cuda.synchronize()
         time.sleep(0.001)
@@ -51,7 +57,8 @@ def load_kernel():
 
 
 def child(mode: str, count: int) -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, mode, str(count)], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", CHILD, mode, str(count)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
     return proc, proc.stdout.readline().strip()
 
 
@@ -61,7 +68,7 @@ def spin(seconds: float) -> None:
         pass
 
 
-def timed(fn, spec, slot, gap_before=0.0, gap_after_sync=0.0, wait=time.sleep) -> dict:
+def timed(fn, spec, slot, gap_before=0.0, gap_after_sync=0.0, wait=time.sleep, warm_flushes=0, before=None) -> dict:
     """CALLS timed calls of fn on fresh inputs copied into `slot`, as the old harness timed them."""
     flush = torch.empty((256 << 20) // 4, device="cuda")
     inputs = [make_batch(spec, seed, torch.device("cuda")) for seed in range(4)]
@@ -70,7 +77,11 @@ def timed(fn, spec, slot, gap_before=0.0, gap_after_sync=0.0, wait=time.sleep) -
     for i in range(CALLS):
         if gap_before:
             wait(gap_before)
+        if before:
+            before()
         slot.copy_(inputs[i % 4])
+        for _ in range(warm_flushes):  # ~70 us of device work each
+            flush.zero_()
         flush.zero_()
         torch.cuda.synchronize()
         if gap_after_sync:
@@ -114,6 +125,7 @@ def main() -> None:
     own = torch.empty(biggest, device="cuda")
     mem = cupy.cuda.Memory(biggest * 4)
     dl = _wrap(mem.ptr, biggest, mem)
+    gaps_only = "--gaps" in sys.argv
     for spec in SPECS:
         size = spec.batch * spec.n * spec.n
 
@@ -123,7 +135,25 @@ def main() -> None:
         rows = {"plain": timed(fn, spec, view(own)), "dlpack": timed(fn, spec, view(dl)),
                 "gap_3ms": timed(fn, spec, view(own), gap_before=0.003),
                 "gap_after_sync_3ms": timed(fn, spec, view(own), gap_after_sync=0.003),
-                "spin_3ms": timed(fn, spec, view(own), gap_before=0.003, wait=spin)}
+                "spin_3ms": timed(fn, spec, view(own), gap_before=0.003, wait=spin),
+                "spin_1ms": timed(fn, spec, view(own), gap_before=0.001, wait=spin),
+                "spin_0.3ms": timed(fn, spec, view(own), gap_before=0.0003, wait=spin),
+                "spin_3ms_warm_1ms": timed(fn, spec, view(own), gap_before=0.003, wait=spin, warm_flushes=14),
+                "spin_3ms_warm_3ms": timed(fn, spec, view(own), gap_before=0.003, wait=spin, warm_flushes=42),
+                "sleep_3ms_warm_1ms": timed(fn, spec, view(own), gap_before=0.003, warm_flushes=14)}
+        if gaps_only:
+            proc, _ = child("sync", 4)
+
+            def handshake():
+                proc.stdin.write("x")
+                proc.stdin.flush()
+                proc.stdout.read(1)
+            rows["other_ctx_works_before_each_call"] = timed(fn, spec, view(own), before=handshake)
+            proc.kill()
+            proc.wait()
+            rows["plain_again"] = timed(fn, spec, view(own))
+            print(json.dumps({"shape": spec.label, **rows}), flush=True)
+            continue
         proc, handle = child("idle", biggest)
         ipc_ptr = cupy.cuda.runtime.ipcOpenMemHandle(bytes.fromhex(handle))
         rows["idle_ctx_plain"] = timed(fn, spec, view(own))

@@ -1,9 +1,9 @@
-"""The QR harness inside evolver/sandbox.py and outside it, alternating, on one kernel: score and wall time.
+"""The QR harness inside evolver/sandbox.py and outside it, alternating, on kernels: score and wall time.
 
-    python bench/sandbox_cost.py [KERNEL_DIR] [--repeats N] [--mode full]
+    python bench/sandbox_cost.py [KERNEL_DIR ...] [--repeats N] [--mode full] [--sides both|in|out]
 
-Prints one JSON line per evaluation ({"sandbox": bool, "score", "wall_s", "overhead_s"}) and a summary line.
-The harness and the kernel are copied into a temporary directory, as the engine does.
+Prints one JSON line per evaluation ({"kernel", "sandbox": bool, "score", "wall_s", "overhead_s"}) and a
+summary line. The harness and the kernel are copied into a temporary directory, as the engine does.
 """
 
 from __future__ import annotations
@@ -37,22 +37,25 @@ def evaluate(kernel: Path, mode: str, contained: bool) -> dict:
                               env={"PATH": "/usr/bin:/bin", "HOME": tmp, "TMPDIR": "/tmp" if contained else tmp})
         wall = time.monotonic() - began
     result = json.loads(proc.stdout.strip().splitlines()[-1])
-    return {"sandbox": contained, "status": result["status"], "score": result.get("score"),
+    return {"kernel": kernel.name, "sandbox": contained, "status": result["status"], "score": result.get("score"),
             "wall_s": round(wall, 3), "overhead_s": result.get("timings", {}).get("overhead_s"),
             "error": result.get("error"), "isolation": result.get("runner_isolation")}
 
 
 def main() -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("kernel", nargs="?", type=Path, default=ROOT / "seed_kernels" / "blocked_wy")
+    p.add_argument("kernels", nargs="*", type=Path, default=[ROOT / "seed_kernels" / "blocked_wy"])
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--mode", default="full")
+    p.add_argument("--sides", choices=("both", "in", "out"), default="both")
     args = p.parse_args()
+    sides = {"both": (False, True), "in": (True,), "out": (False,)}[args.sides]
     rows = []
     for _ in range(args.repeats):
-        for contained in (False, True):
-            rows.append(evaluate(args.kernel, args.mode, contained))
-            print(json.dumps(rows[-1]), flush=True)
+        for kernel in args.kernels:
+            for contained in sides:
+                rows.append(evaluate(kernel, args.mode, contained))
+                print(json.dumps(rows[-1]), flush=True)
     summary = {}
     for contained in (False, True):
         mine = [r for r in rows if r["sandbox"] == contained and r["status"] == "ok"]

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# One GPU pass for the judge and the sandbox (issues "the judge cannot be gamed" and "candidates are hostile
-# code"): GPU tests (seeds, every planted cheat), baseline and seeds in full mode from one run, noise, the
-# prestarted harness's overhead, final mode, the harness inside and outside the sandbox, and `evolve start`
-# with the sandbox on and off. Results: ${OUT:-bench/out}/results.jsonl (one JSON line per evaluation,
-# {"name": ..., "result": ...}); logs beside it.
+# One GPU pass for the judge (issue "the judge cannot be gamed"): GPU tests (seeds, every planted cheat), the
+# seed timed in-process as the contest's evaluator times it (bench/probe_timing.py), baseline and seeds in
+# full mode from one run, noise, the prestarted harness's overhead, final mode. About 7 minutes on an H200.
+# Results: ${OUT:-bench/out}/results.jsonl (one JSON line per evaluation, {"name": ..., "result": ...});
+# logs beside it. The sandbox's pass is bench/sandbox_pass.sh.
 source "$(dirname "$0")/lib.sh"
 qr() {  # name, then harness args
   local name=$1; shift
@@ -28,34 +28,11 @@ if [[ ${SKIP_TESTS:-} == "" ]]; then
   $py -m pytest -q -m gpu -p no:cacheprovider -s ${PYTEST_ARGS:-} tests/test_harness_gpu.py >"$OUT/pytest.log" 2>&1
   tail -30 "$OUT/pytest.log" | tee -a "$OUT/pass.log"
 fi
+log "the seed timed in one process, as the old harness and the contest time it"
+$py bench/probe_timing.py --gaps > "$OUT/probe_timing.jsonl" 2>>"$OUT/harness.log"
 qr baseline --baseline --mode full --seed 7
 qr blocked_wy --kernel-dir seed_kernels/blocked_wy --mode full --seed 7
 for i in 1 2 3 4 5; do qr "noise$i" --kernel-dir seed_kernels/blocked_wy --mode full; done
 prestarted warm_full --kernel-dir seed_kernels/blocked_wy --mode full
 prestarted warm_quick --kernel-dir seed_kernels/blocked_wy --mode quick
 qr final --kernel-dir seed_kernels/blocked_wy --mode final --seed 7
-log "the harness inside and outside the sandbox, alternating"
-$py bench/sandbox_cost.py --repeats ${SANDBOX_REPEATS:-3} 2>&1 | tee "$OUT/sandbox_cost.jsonl" | tail -1 | tee -a "$OUT/pass.log"
-for setting in on off; do
-  log "evolve start on the QR problem, sandbox $setting (tune only, ${DEMO_MODE:-quick} mode, ${DEMO_CANDIDATES:-20} candidates)"
-  demo=$(mktemp -d)
-  cp -r seed_kernels harness "$demo/"
-  sed -e 's/^seeds = .*/seeds = ["seed_kernels\/blocked_wy"]/' -e "s/^mode = .*/mode = \"${DEMO_MODE:-quick}\"/" \
-      -e 's/^confirm_mode = .*/confirm_mode = ""/' -e "s/^sandbox = .*/sandbox = \"$setting\"/" \
-      -e "s/^operators = .*/operators = { tune = 1.0 }/" evolve.toml > "$demo/evolve.toml"
-  git -C "$demo" init -q && git -C "$demo" add -A && git -C "$demo" -c user.name=ci -c user.email=ci@x commit -qm qr
-  $py -m evolver start --repo "$demo" --max-candidates ${DEMO_CANDIDATES:-20} >>"$OUT/evolve.log" 2>&1
-  $py -m evolver status --repo "$demo" --json > "$OUT/status_$setting.json"
-  $py - "$demo" "$setting" >> "$OUT/results.jsonl" <<'PY'
-import json, sys
-from pathlib import Path
-from evolver.store import Store
-repo, setting = Path(sys.argv[1]), sys.argv[2]
-snap = Store(repo).snapshot(Store(repo).runs()[-1])
-for c in sorted(snap.candidates.values(), key=lambda c: c.id):
-    r = c.result or {}
-    print(json.dumps({"name": f"evolve_{setting}", "result": {"id": c.id, "tree": c.kernel_tree, "status": r.get("status"),
-                      "score": r.get("score"), "duration_s": r.get("duration_s"), "tune": c.trailers.get("Tune")}}))
-PY
-done
-log "done"

@@ -36,18 +36,18 @@ from typing import IO, Any, NamedTuple
 
 from harness import isolation, wire
 
-ANTI_CHEAT_VERSION = 2  # raised whenever a check is added or tightened; every result records it
+ANTI_CHEAT_VERSION = 3  # raised whenever a check is added or tightened; every result records it
 ESCAPED = ("the outputs changed after custom_kernel returned: work left running on another stream was not "
            "joined to the current stream")
 HEAVY_CHECK = 1e10  # batch * n^3 above which a timed call's check is sampled in `full` mode
 STASH_BYTES = 256 << 20  # cheap checks are batched: inputs and outputs kept until this many bytes
-# What the judge's clock may see per call beyond the calibrated overhead: (µs, fraction of the reported time).
-# The overhead itself (input generation, flush, copies, pipes, two processes sharing the GPU) is 2-9 ms a
-# call on an H200, and for honest kernels it exceeded its calibration by up to 3.4 ms (640x512 mixed,
-# bench/results/2026-12-01/run2): so this layer catches a runner that hides 5 ms of work a call or reports
-# less than two thirds of its time, not a 10% lie. A patched clock (the trick a model writes) is caught by
-# the runner's integrity check; docs/QR_CONTRACT.md, "Threat model", says what is left.
-WALL_SLACK = {"cuda": (500.0, 0.05), "cpu": (5000.0, 0.5)}
+# What the judge's clock may see per call beyond the calibrated overhead: (µs, fraction of the reported time),
+# compared on the fastest call. The overhead (flush, copies, checks, pipes) is 1-5 ms a call on an H200; on
+# honest kernels the fastest call exceeded the fastest calibration call by -0.8 to +1.3 ms (2026-12-01,
+# docs/benchmarks.md). So a runner reporting 0.9 of its time is caught on shapes above ~40 ms (2x4096 for
+# the seeds) and one reporting half of it above ~8 ms; a patched clock in Python (the trick models write)
+# is caught at any factor by the runner's integrity check. docs/QR_CONTRACT.md, "Threat model".
+WALL_SLACK = {"cuda": (3000.0, 0.05), "cpu": (5000.0, 0.5)}
 
 
 class Verdict(Exception):
@@ -220,7 +220,7 @@ def calibrate(ctx: Context) -> None:
         for _ in range(5):
             call = ctx.call(spec, "calibrating", reference=True, timed=True, flush=True)
             gaps.append(call.wall_us - call.reply["event_us"])
-        ctx.overhead_us[spec.label] = statistics.median(gaps)
+        ctx.overhead_us[spec.label] = min(gaps)
 
 
 def scan(args: argparse.Namespace) -> None:
@@ -344,7 +344,9 @@ def time_shape(ctx: Context, spec: Any) -> dict[str, Any]:
         gaps.append(call.wall_us - call.reply["event_us"])
     stash.check()
     median = statistics.median(events)
-    unexplained = statistics.median(gaps) - ctx.overhead_us.get(spec.label, 0.0)
+    # The fastest call against the fastest calibration call: a runner that misreports shifts every call,
+    # while the noise (wake-ups, clock changes) only ever adds, so minima separate the two best.
+    unexplained = min(gaps) - ctx.overhead_us.get(spec.label, 0.0)
     slack_us, slack_rel = WALL_SLACK[ctx.args.device]
     if unexplained > max(slack_us, slack_rel * median):
         raise Verdict("rejected", f"{where}: the judge's clock saw {unexplained:.0f} us per call more than the "
