@@ -6,7 +6,7 @@ Started by the judge (harness/judge.py), which it talks to in JSON lines over tw
 moves into a user namespace of its own and arranges to die with the judge (harness/isolation.py). It imports
 torch and CuPy, then waits for the judge's first message (so a prestarted runner touches no GPU early).
 
-Messages, in order: `go` (the shared buffers, the device), `call`s with `reference` (the judge calibrates its clock on a
+Messages, in order: `warm` (create the CUDA context), `go` (the shared buffers, the device), `call`s with `reference` (the judge calibrates its clock on a
 function of ours while this process is still trusted), `load` (the candidate is imported: from here on this
 process is the candidate's), then `call`s: the judge has written a fresh input into the shared A; flush L2,
 time `custom_kernel` with CUDA events on the current stream, copy the outputs into the shared H and tau,
@@ -201,6 +201,14 @@ def _reference(a: Any) -> tuple[Any, Any]:
 
 def serve(args: argparse.Namespace, channel: Channel, isolated: str) -> int:
     go = channel.receive()
+    if go and go.get("op") == "warm":  # CUDA's start-up, at the same time as the judge's
+        if go.get("device") != "cpu":
+            import torch
+
+            torch.cuda.init()
+            channel.reader.spin_s = wire.SPIN_S
+        channel.send({"warm": True, "nonce": go.get("nonce")})
+        go = channel.receive()
     if not go or go.get("op") != "go":
         return 1
     session = Session(args, go)

@@ -15,15 +15,17 @@ import time
 from typing import IO, Any
 
 MAX_LINE = 1 << 20
-# How long a reader polls before it blocks. Both processes wait for each other between timed calls; one that
-# sleeps there wakes on a cold core, and a small shape's launches (host-bound) then time up to twice slower
-# on an H200 (bench/probe_timing.py: 20x32 57 -> 135 us after a 3 ms sleep). Polling keeps the core awake.
+# How long a reader on the GPU polls before it blocks. Both processes wait for each other between timed
+# calls; one that sleeps there wakes on a cold core, and a small shape's launches (host-bound) then time up
+# to twice slower on an H200 (bench/probe_timing.py: 20x32 57 us, 135 us after a 3 ms sleep, 63 us after
+# 3 ms of polling). On the CPU self-test polling would only take cores from the processes it waits for.
 SPIN_S = 0.25
 
 
 class LineReader:
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, spin_s: float = 0.0) -> None:
         self.fd = fd
+        self.spin_s = spin_s
         self.buffer = b""
 
     def readline(self) -> bytes:
@@ -40,7 +42,7 @@ class LineReader:
         return line
 
     def _spin(self) -> None:
-        deadline = time.perf_counter() + SPIN_S
+        deadline = time.perf_counter() + self.spin_s
         while not self.buffer and time.perf_counter() < deadline:
             if select.select([self.fd], [], [], 0)[0]:
                 return
