@@ -39,7 +39,6 @@ from harness import isolation, wire
 ANTI_CHEAT_VERSION = 3  # raised whenever a check is added or tightened; every result records it
 ESCAPED = ("the outputs changed after custom_kernel returned: work left running on another stream was not "
            "joined to the current stream")
-HEAVY_CHECK = 1e10  # batch * n^3 above which a timed call's check is sampled in `full` mode
 STASH_BYTES = 256 << 20  # cheap checks are batched: inputs and outputs kept until this many bytes
 # What the judge's clock may see per call beyond the calibrated overhead: (µs, fraction of the reported time),
 # compared on the fastest call. The overhead (flush, copies, checks, pipes) is 1-5 ms a call on an H200; on
@@ -267,6 +266,7 @@ def run_tests(ctx: Context) -> tuple[list[str], dict[str, float]]:
     from harness.cases import mixed_cases
     from harness.checker import check
     from harness.specs import tests_for
+    from harness.timing import heavy_check
 
     tests = tests_for(ctx.args.mode)
     worst = {"factor": 0.0, "orth": 0.0, "recon": 0.0}
@@ -275,7 +275,7 @@ def run_tests(ctx: Context) -> tuple[list[str], dict[str, float]]:
         ctx.report.emit(stage="test", label=f"{number}/{len(tests)} {spec.label}")
         call = ctx.call(spec, where)
         _, h, tau = ctx.arena.views(spec.batch, spec.n)
-        verdict = check(call.a, h, tau, diagnostics=spec.batch * spec.n ** 3 <= HEAVY_CHECK)
+        verdict = check(call.a, h, tau, diagnostics=not heavy_check(spec.batch, spec.n))
         for key in worst:
             worst[key] = max(worst[key], getattr(verdict, key))
         if not verdict.ok:
@@ -325,28 +325,20 @@ class Stash:
         self.items.clear()
 
 
-def check_fraction(ctx: Context, spec: Any) -> float:
-    """The chance that a timed call's output is checked: 1 in `final` and for cheap shapes."""
-    from harness.timing import PLANS
-
-    heavy = spec.batch * spec.n ** 3 > HEAVY_CHECK
-    return PLANS[ctx.args.mode].heavy_check_fraction if heavy else 1.0
-
-
 def time_shape(ctx: Context, spec: Any) -> dict[str, Any]:
     """Warm up, then timed calls on fresh inputs until the mean is stable; every kept output is checked."""
-    from harness.timing import PLANS, enough, floor_us
+    from harness.timing import PLANS, check_fraction, enough, floor_us, min_runs
 
     plan, where = PLANS[ctx.args.mode], f"benchmark {spec.label}"
     ctx.report.emit(stage="bench", label=spec.label)
     ctx.call(spec, where)  # warm-up: compilation, workspaces, graph capture stay out of the timing
-    fraction, stash = check_fraction(ctx, spec), Stash(ctx, spec)
+    fraction, stash = check_fraction(plan, spec.batch, spec.n), Stash(ctx, spec)
     events: list[float] = []
     walls: list[float] = []
     gaps: list[float] = []
     started = time.monotonic()
     kept = None  # copies of the previous call's outputs, if it was kept for checking
-    while not enough(events, plan, started):
+    while not enough(events, plan, started, min_runs(plan, fraction)):
         if kept is not None and not stash.unchanged(kept):
             raise Verdict("rejected", f"{where}: the outputs changed after the call was reported finished")
         call = ctx.call(spec, where, timed=True, flush=True)
@@ -381,13 +373,13 @@ def benchmark(ctx: Context) -> tuple[list[dict[str, Any]], float]:
     """Every benchmark shape of the mode; (per-shape results, probability of catching a kernel that is
     wrong on 10% of timed calls)."""
     from harness.specs import benchmarks_for
+    from harness.timing import catch_probability
 
     shapes = [time_shape(ctx, spec) for spec in benchmarks_for(ctx.args.mode)]
     reply = ctx.runner.ask({"op": "verify"}, "after the benchmark")
     if reply.get("tamper"):
         raise Verdict("rejected", f"the candidate changed the harness's machinery: {reply['tamper']}")
-    miss = math.prod((1 - 0.1 * s["check_fraction"]) ** s["runs"] for s in shapes)
-    return shapes, 1 - miss
+    return shapes, catch_probability([(s["runs"], s["check_fraction"]) for s in shapes])
 
 
 def evaluate(ctx: Context, t0: float) -> Verdict:

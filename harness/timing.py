@@ -23,20 +23,47 @@ class Plan:
     cap_s: float  # wall-clock cap per shape for the timed loop
     rel_stderr: float  # stop once the standard error of the mean is below this fraction of the mean
     heavy_check_fraction: float  # share of timed calls checked where a check costs tens of ms (all others: 1)
+    # At least this many timed calls for a shape whose every call is checked: cheap shapes carry most of
+    # the evaluation's chance of catching a kernel that is wrong now and then (`catch_probability`).
+    min_checked_runs: int
 
 
 PLANS = {
-    "quick": Plan(3, 10, 0.5, 0.03, 0.5),
-    "full": Plan(3, 60, 2.0, 0.01, 0.5),
-    "final": Plan(10, 300, 6.0, 0.005, 1.0),
-    "tiny": Plan(3, 12, 0.5, 0.05, 1.0),  # the CPU self-test (harness/specs.py)
+    "quick": Plan(3, 10, 0.5, 0.03, 0.5, 3),
+    "full": Plan(3, 60, 2.0, 0.01, 0.5, 16),
+    "final": Plan(10, 300, 6.0, 0.005, 1.0, 16),
+    "tiny": Plan(3, 12, 0.5, 0.05, 1.0, 3),  # the CPU self-test (harness/specs.py)
 }
+WRONG_SHARE = 0.1  # catch_probability is stated for a kernel wrong on this share of its calls
+HEAVY_CHECK = 1e10  # batch * n^3 above which checking a call costs tens of milliseconds
 
 
-def enough(event_us: list[float], plan: Plan, started: float) -> bool:
-    """Whether a shape has had enough timed calls: at least `min_runs`, then until the standard error of the
+def heavy_check(batch: int, n: int) -> bool:
+    return batch * n**3 > HEAVY_CHECK
+
+
+def check_fraction(plan: Plan, batch: int, n: int) -> float:
+    """The chance that a timed call's output is checked: 1 for cheap shapes, the plan's share otherwise."""
+    return plan.heavy_check_fraction if heavy_check(batch, n) else 1.0
+
+
+def min_runs(plan: Plan, check_fraction: float) -> int:
+    return plan.min_checked_runs if check_fraction == 1.0 else plan.min_runs
+
+
+def catch_probability(runs_and_fractions: list[tuple[int, float]]) -> float:
+    """The chance that at least one checked call is wrong, for a kernel wrong on WRONG_SHARE of its calls,
+    when each call of a shape is checked with its fraction (the judge draws which in secret)."""
+    miss = 1.0
+    for runs, fraction in runs_and_fractions:
+        miss *= (1 - WRONG_SHARE * fraction) ** runs
+    return 1 - miss
+
+
+def enough(event_us: list[float], plan: Plan, started: float, at_least: int) -> bool:
+    """Whether a shape has had enough timed calls: at least `at_least`, then until the standard error of the
     mean is small, `max_runs` calls or `cap_s` seconds."""
-    if len(event_us) < plan.min_runs:
+    if len(event_us) < at_least:
         return False
     if len(event_us) >= plan.max_runs or time.monotonic() - started > plan.cap_s:
         return True

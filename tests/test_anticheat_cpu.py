@@ -1,5 +1,6 @@
 """The judge's parts that need no process and no GPU: the scan judges code not prose, the runner's
-integrity snapshot, the supervisor's refusal of incomplete verdicts."""
+integrity snapshot, the supervisor's refusal of incomplete verdicts, the chance of catching a kernel that is
+wrong now and then."""
 
 from __future__ import annotations
 
@@ -7,11 +8,14 @@ import time
 import types
 from pathlib import Path
 
+import pytest
+
 from harness import integrity
 from harness.guard import scan
 from harness.qr import incomplete
 from harness.specs import benchmarks_for
 from harness.specs import tests_for as suite_tests
+from harness.timing import PLANS, catch_probability, check_fraction, min_runs
 
 PROSE = '''"""Same compact form as torch.geqrf (LAPACK sgeqrf); see torch.linalg.householder_product, cusolver."""
 # geqrf, linalg, cusolver, magma, scipy, sys.modules: a comment names what code may not call
@@ -109,3 +113,16 @@ def test_the_supervisor_believes_only_complete_verdicts() -> None:
     wrong_score["score"] = 1.0
     assert "geometric mean" in incomplete(wrong_score, "full")
     assert incomplete(complete_verdict("quick"), "full")  # a quick verdict is not a full one
+
+
+@pytest.mark.parametrize("mode", ["full", "final"])
+def test_the_shortest_evaluation_still_catches_a_kernel_wrong_on_one_call_in_ten(mode: str) -> None:
+    """Every shape at its fewest timed calls (a stable kernel stops there): the chance that a kernel wrong on
+    10% of its calls has a wrong call checked is still at least 0.99 per evaluation."""
+    plan = PLANS[mode]
+    fewest = []
+    for spec in benchmarks_for(mode):
+        fraction = check_fraction(plan, spec.batch, spec.n)
+        fewest.append((min_runs(plan, fraction), fraction))
+    assert catch_probability(fewest) >= 0.99
+    assert catch_probability([(3, 1.0)] * 3 + [(3, 0.5)] * 9) < 0.99  # what three calls a shape gave
