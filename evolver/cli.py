@@ -15,7 +15,7 @@ from typing import Any
 
 from evolver import __version__
 from evolver.config import CONFIG_NAME, STARTER, Config, ConfigError, find_config, load_config
-from evolver.engine import Budget, EngineError, choose_run, prompt_context, run_engine
+from evolver.engine import Budget, EngineError, choose_run, prompt_context, rejudge, run_engine
 from evolver.evaluate import EvaluationError
 from evolver.population import lineage
 from evolver.store import PROVENANCE_KEYS, Candidate, Snapshot, Store, StoreError
@@ -259,6 +259,37 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _verdict(result: dict[str, Any] | None) -> str:
+    if not result:
+        return "no result"
+    score = result.get("score")
+    text = f"{result.get('status')}" + (f" {score:.6g}" if isinstance(score, (int, float)) else "")
+    details = result.get("details")
+    version = details.get("judge") if isinstance(details, dict) else None
+    judge = f", anti-cheat version {version}" if isinstance(version, int) else ""
+    return f"{text} (judge {result.get('harness', '?')}{judge})"
+
+
+def cmd_rejudge(args: argparse.Namespace) -> int:
+    config, store = _open(args)
+    run = _run_name(args, config, store)
+    say = (lambda line: None) if args.quiet else (lambda line: print(line, flush=True))
+    done = rejudge(config, store, run, lambda snapshot: _resolve(snapshot, store, args.candidate), args.mode, say)
+    c = done.candidate
+    before = c.confirmation if done.result.get("confirm") and c.confirmation else c.result
+    print(f"{c.id}: judged again in {done.mode} mode: {_verdict(done.result)}")
+    print(f"{'':{len(c.id)}}  before: {_verdict(before)}")
+    if done.result.get("status") != "ok" and done.result.get("error"):
+        print(f"{'':{len(c.id)}}  why: {str(done.result['error']).splitlines()[0][:200]}")
+    if done.best is None:
+        print("best: no candidate of this run has a result from today's judge yet; `best` stays where it is until "
+              "one does (`evolve start` judges new candidates with it)")
+    else:
+        moved = f" (it was {done.best_before})" if done.best_before not in (None, done.best.id) else ""
+        print(f"best: {done.best.id}{moved}, score {done.best.score:.6g}")
+    return 0
+
+
 def cmd_prompt(args: argparse.Namespace) -> int:
     from evolver.llm import estimate_tokens
     from evolver.prompts import PromptTooLarge, build_messages
@@ -356,6 +387,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("candidate", help="candidate id or `best`")
     p.add_argument("--run", metavar="NAME", type=run_name)
     p.set_defaults(func=cmd_show)
+
+    p = verb("rejudge", "judge a candidate again with today's judge",
+             "Evaluate a candidate (default `best`) again with the evaluator as it is now - after an update of "
+             "evolve's QR harness, say, whose anti-cheat checks a result judged earlier never faced - in the mode "
+             "that confirms `best` (or --mode). The new result joins the candidate's note; `best` moves if the "
+             "candidate no longer wins. Not while `evolve start` runs in the repository.")
+    p.add_argument("candidate", nargs="?", default="best", help="candidate id or `best` (default)")
+    p.add_argument("--run", metavar="NAME", type=run_name)
+    p.add_argument("--mode", metavar="MODE", help="the evaluation mode (default: [evaluation] confirm_mode, else mode)")
+    p.add_argument("-q", "--quiet", action="store_true", help="only the summary")
+    p.set_defaults(func=cmd_rejudge)
 
     p = verb("prompt", "the prompt a mutation of a candidate would send",
              "Print the messages that `mutate` would send to the LLM with this candidate as the parent (guidance, "

@@ -139,9 +139,19 @@ class Engine:
     # -- setup ------------------------------------------------------------------------------------------
     def prepare(self) -> None:
         """Lock the repository, find or create the run, and read its state from git."""
+        self.open_run(create=True)
+        self._choose_operators()
+        self.store.own_refs()
+        self._reconcile_best()
+        self.store.pack_refs()
+
+    def open_run(self, create: bool) -> None:
+        """Lock the repository, make the evaluator ready and read the run from git (creating it if asked)."""
         protect_memory()
         self.store.lock()
         meta = self.store.get_meta(RUN_REF.format(run=self.run))
+        if meta is None and not create:
+            raise EngineError(f"no run {self.run!r} in this repository")
         base = meta["base"] if meta else self.store.head_commit()
         if meta is None:
             for seed in self.config.problem.seeds:
@@ -163,6 +173,8 @@ class Engine:
             self.say(f"new run {self.run!r} from {base[:10]}")
         self.snapshot: Snapshot = self.store.snapshot(self.run)
         self._next_id = 1 + max((int(c) for c in self.snapshot.candidates if c.isdigit()), default=0)
+
+    def _choose_operators(self) -> None:
         self.client: LLMClient | None = None
         llm = self.config.llm
         wants_llm = any(w > 0 for op, w in self.config.evolution.operators.items() if op in LLM_OPERATORS)
@@ -179,9 +191,6 @@ class Engine:
         if not self.operators:
             raise EngineError("no operator can run: the only weighted operators need an LLM; give `tune` or "
                               "`cross` a weight in [evolution] operators or configure [llm]")
-        self.store.own_refs()
-        self._reconcile_best()
-        self.store.pack_refs()
 
     @property
     def depth(self) -> int:
@@ -593,6 +602,18 @@ class Engine:
         self._progress(updated, self._update_best())
         self._changed.set()
 
+    async def judge_again(self, candidate: Candidate, mode: str) -> dict[str, Any]:
+        """`evolve rejudge`: one evaluation of `candidate` in `mode`, recorded as its latest result."""
+        try:
+            result = await self.evaluator.evaluate(candidate.commit, self.slots[0], mode)
+        finally:
+            await self.evaluator.close()
+        result["rejudged"] = True
+        if mode == self.confirm_mode:
+            result["confirm"] = True
+        self._record(candidate, result)
+        return result
+
     def _best(self) -> Candidate | None:
         """The best correct candidate; with a confirm mode, only confirmed ones count, by confirmed score."""
         if self.confirm_mode:
@@ -653,6 +674,33 @@ class Engine:
             return
         self.say(f"{count} {c.id} {c.op:<6} {str(r.get('status')):<13}{score}{cached}  {best_text}  "
                  f"{what[:48]}{error}")
+
+
+@dataclass
+class Rejudged:
+    candidate: Candidate  # as it was before
+    result: dict[str, Any]  # today's judge's result, now the last line of its note
+    mode: str
+    best: Candidate | None  # the best candidate afterwards (None: none has a result from today's judge)
+    best_before: str | None  # the id `best` pointed at before
+
+
+def rejudge(config: Config, store: Store, run: str, pick: Callable[[Snapshot], Candidate], mode: str | None,
+            say: Callable[[str], None] = print) -> Rejudged:
+    """Judge one candidate of `run` again with today's evaluator (by default in the mode that confirms
+    `best`). Its result joins its note like any other, so `best` moves if the candidate no longer wins: a
+    result judged by an older judge (an older harness, or one fooled since) is replaced, not trusted."""
+    engine = Engine(config, store, run, Budget(), say)
+    try:
+        engine.open_run(create=False)
+        candidate = pick(engine.snapshot)
+        before = engine.snapshot.by_commit().get(engine.snapshot.best_commit or "")
+        mode = mode or engine.confirm_mode or config.evaluation.mode
+        engine.store.own_refs()
+        result = asyncio.run(engine.judge_again(candidate, mode))
+        return Rejudged(candidate, result, mode, engine._best(), before.id if before else None)
+    finally:
+        store.unlock()
 
 
 def run_engine(config: Config, store: Store, run: str, budget: Budget, say: Callable[[str], None] = print) -> RunSummary:
