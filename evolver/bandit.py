@@ -19,10 +19,10 @@ import random
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from evolver.results import NOT_EVALUATED
 from evolver.store import Candidate
 
 PRIOR_GAIN = 0.05  # relative improvement assumed for an arm's first success
-NOT_EVALUATED = ("patch_failed", "llm_error")  # attempts that made no code: no evaluation was paid for
 LLM_OPERATORS = ("mutate", "fix")  # one arm per model; `cross` is one arm (an LLM only resolves conflicts)
 
 

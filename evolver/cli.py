@@ -15,6 +15,7 @@ from typing import Any
 
 from evolver import __version__
 from evolver.config import CONFIG_NAME, STARTER, Config, ConfigError, find_config, load_config
+from evolver.summary import summarise
 from evolver.engine import Budget, EngineError, choose_run, prompt_context, rejudge, run_engine
 from evolver.evaluate import EvaluationError
 from evolver.population import lineage
@@ -169,7 +170,6 @@ def cmd_tui(args: argparse.Namespace) -> int:
 
 def status_data(snapshot: Snapshot, eval_usd: float) -> dict[str, Any]:
     from evolver.bandit import observe
-    from evolver.tui.model import summarise  # pure (no Textual): the TUI header shows the same figures
 
     header, _, outcomes = summarise(snapshot)
     arms = {arm: {"tried": s.tries, "improved": s.improved, "mean_gain": round(s.gain / s.improved, 4)

@@ -11,7 +11,6 @@ are evaluated first. Ctrl-C once stops proposing and lets running evaluations fi
 from __future__ import annotations
 
 import asyncio
-import collections
 import random
 import signal
 import time
@@ -27,12 +26,12 @@ from evolver.operators import Proposal
 from evolver.prompts import Inspiration
 from evolver import bandit
 from evolver.bandit import Choice
-from evolver.population import best_of, code_signature, comparable, island_members, lineage, next_island, select_parent
+from evolver.population import code_signature, island_members, lineage, next_island, select_parent
 from evolver.sandbox import protect_memory, sandbox_line
-from evolver.store import Candidate, Snapshot, Store, StoreError, format_message, is_text, now
+from evolver.results import NOT_EVALUATED, Recorder
+from evolver.store import Candidate, Snapshot, Store, format_message, is_text, now
 
 RUN_REF = "refs/evolve/runs/{run}"
-FIXABLE = ("compile_error", "incorrect", "timeout", "crash")  # failures a `fix` may repair
 PACK_EVERY = 256  # candidates between `git pack-refs` (keeps ref listings cheap for the TUI and status)
 
 
@@ -129,10 +128,7 @@ class Engine:
         self._started = time.monotonic()
         self._in_progress = 0
         self._evaluating = 0
-        self._best_warned = False
         self._tune_exhausted = False
-        self._confirms: collections.deque[_Job] = collections.deque()  # served before new candidates
-        self._confirming: set[str] = set()
         self._fixing: set[str] = set()
         self._signatures: dict[str, str] = {}  # kernel tree -> code signature (novelty in parent selection)
 
@@ -172,6 +168,8 @@ class Engine:
             self.store.set_meta(RUN_REF.format(run=self.run), meta)
             self.say(f"new run {self.run!r} from {base[:10]}")
         self.snapshot: Snapshot = self.store.snapshot(self.run)
+        self.recorder = Recorder(self.store, self.snapshot, self.evaluator.version, self.confirm_mode,
+                                 self.confirm_version, self.fingerprints, self.say)
         self._next_id = 1 + max((int(c) for c in self.snapshot.candidates if c.isdigit()), default=0)
 
     def _choose_operators(self) -> None:
@@ -218,7 +216,7 @@ class Engine:
                 self._queue.put_nowait(_Job(c, holds_room=False))
             for c in sorted((c for c in self.snapshot.candidates.values() if c.score is not None),
                             key=lambda c: c.score or 0.0)[:3]:
-                self._maybe_confirm(c)  # a kill may have come between a result and its confirmation
+                self.recorder.maybe_confirm(c)  # a kill may have come between a result and its confirmation
             evaluators = [asyncio.create_task(self._evaluator(slot)) for slot in self.slots]
             proposers = [asyncio.create_task(self._proposer()) for _ in range(self.depth)]
             self._tasks = evaluators + proposers
@@ -236,7 +234,7 @@ class Engine:
             await self.evaluator.close()
             if self.client is not None:
                 await self.client.close()
-        self.summary.best = self._best()
+        self.summary.best = self.recorder.best()
         self.summary.llm_cost_usd = self._spent()
         return self.summary
 
@@ -296,8 +294,8 @@ class Engine:
     async def _evaluator(self, slot: Slot) -> None:
         finished = False
         while True:
-            if self._confirms:  # confirmations first: they decide `best`
-                job = self._confirms.popleft()
+            if self.recorder.confirms:  # confirmations first: they decide `best`
+                job = _Job(self.recorder.confirms.popleft(), holds_room=False, confirm=True)
             elif finished:
                 return
             else:
@@ -324,8 +322,7 @@ class Engine:
     async def _parent_pool(self) -> list[Candidate]:
         """Correct, comparable candidates; waits while evaluations that could supply one are running."""
         while True:
-            pool = [c for c in comparable(self.snapshot.candidates.values(), self.evaluator.version, None)
-                    if c.result and c.result.get("gpu") in self.fingerprints]
+            pool = self.recorder.pool()
             if pool or self._stopping:
                 return pool
             if self._queue.qsize() == 0 and self._evaluating == 0:  # nothing can supply a parent any more
@@ -451,7 +448,7 @@ class Engine:
                     "Merge": "clean", **(chosen or {})}
         candidate = self._write(f"cross {a.id} x {b.id}", f"Three-way merge of {a.id} (island {a.island}) and "
                                 f"{b.id} (island {b.island}).", [a.commit, b.commit], a.commit, files, trailers)
-        cached = self._cached(candidate)
+        cached = self.recorder.cached(candidate)
         if cached is not None:
             self._record(candidate, cached)
             return True, None
@@ -478,9 +475,7 @@ class Engine:
         """The most recent candidate that failed on the current evaluator and has no fix yet."""
         taken = {c.parent_ids[0] for c in self.snapshot.candidates.values() if c.op == "fix" and c.parent_ids}
         taken |= self._fixing
-        failed = [c for c in self.snapshot.candidates.values()
-                  if (r := c.result) is not None and r.get("status") in FIXABLE and c.id not in taken
-                  and r.get("harness") == self.evaluator.version]
+        failed = [c for c in self.snapshot.candidates.values() if self.recorder.failed_here(c) and c.id not in taken]
         return max(failed, key=lambda c: c.id, default=None)
 
     async def _fix(self, target: Candidate, model: ModelSpec | None = None,
@@ -563,43 +558,22 @@ class Engine:
             self._record(candidate, {"status": p.status, "score": None, "error": p.error[:2000],
                                      "harness": self.evaluator.version, "gpu": None})
             return None
-        cached = self._cached(candidate)
+        cached = self.recorder.cached(candidate)
         if cached is not None:
             self._record(candidate, cached)
             return None
         return _Job(candidate, holds_room=True)
 
-    def _cached(self, candidate: Candidate) -> dict[str, Any] | None:
-        for other in self.snapshot.candidates.values():
-            r = other.result
-            if other.id != candidate.id and other.kernel_tree == candidate.kernel_tree and r is not None and \
-                    r.get("harness") == self.evaluator.version and r.get("gpu") in self.fingerprints and \
-                    r.get("status") not in ("patch_failed", "llm_error"):
-                return {**{k: v for k, v in r.items() if k not in ("t", "cached_from")}, "cached_from": other.id}
-        return None
-
     def _record(self, candidate: Candidate, result: dict[str, Any]) -> None:
-        moved = self.store.restore_owned()
-        if moved:
-            self.say(f"warning: {', '.join(moved)} changed while {candidate.id} was being made or evaluated; evolve "
-                     "put it back (only evolve writes these; an evaluation without a sandbox can reach the repository)")
-        record = {"t": now(), **result}
-        try:
-            self.store.append_note(candidate.commit, record)
-        except StoreError as exc:
-            self.say(f"{candidate.id}: could not write its result ({exc}); it is re-evaluated on resume")
+        updated = self.recorder.record(candidate, result)
+        if updated is None:
             return
-        updated = Candidate(**{**candidate.__dict__, "results": candidate.results + (record,)})
-        self.snapshot.candidates[candidate.id] = updated
-        status = str(record.get("status"))
-        if record.get("confirm"):
-            self._confirming.discard(updated.id)
-        else:
+        status = str(result.get("status"))
+        if not result.get("confirm"):
             self.summary.statuses[status] = self.summary.statuses.get(status, 0) + 1
-            if status not in ("patch_failed", "llm_error"):
+            if status not in NOT_EVALUATED:
                 self.summary.evaluated += 1
-            self._maybe_confirm(updated)
-        self._progress(updated, self._update_best())
+        self._progress(updated, self.recorder.update_best())
         self._changed.set()
 
     async def judge_again(self, candidate: Candidate, mode: str) -> dict[str, Any]:
@@ -614,46 +588,9 @@ class Engine:
         self._record(candidate, result)
         return result
 
-    def _best(self) -> Candidate | None:
-        """The best correct candidate; with a confirm mode, only confirmed ones count, by confirmed score."""
-        if self.confirm_mode:
-            confirmed = [c for c in self.snapshot.candidates.values() if (r := c.confirmation) is not None and
-                         r.get("status") == "ok" and r.get("harness") == self.confirm_version and
-                         r.get("gpu") in self.fingerprints and isinstance(r.get("score"), (int, float))]
-            return min(confirmed, key=lambda c: (float((c.confirmation or {})["score"]), c.id), default=None)
-        pool = [c for c in comparable(self.snapshot.candidates.values(), self.evaluator.version, None)
-                if c.result and c.result.get("gpu") in self.fingerprints]
-        return best_of(pool)
-
-    def _maybe_confirm(self, c: Candidate) -> None:
-        """Queue a re-measurement of `c` in the thorough mode if it would become the new best: the first
-        measurement of a winner is biased upwards, so `best` moves only on a confirmed score."""
-        if not self.confirm_mode or c.confirmation is not None or c.id in self._confirming:
-            return
-        if not comparable([c], self.evaluator.version, None) or (c.result or {}).get("gpu") not in self.fingerprints:
-            return
-        best = self._best()
-        if best is not None and best.score is not None and c.score is not None and c.score >= best.score:
-            return
-        self._confirming.add(c.id)
-        self._confirms.append(_Job(c, holds_room=False, confirm=True))
-
-    def _update_best(self) -> Candidate | None:
-        """Move `best` to the best candidate if it is not there yet; returns that candidate."""
-        best = self._best()
-        if best is None or best.commit == self.snapshot.best_commit:
-            return best
-        if self.store.move_best(best.commit, self.snapshot.best_commit):
-            self.snapshot.best_commit = best.commit
-        elif not self._best_warned:
-            self._best_warned = True
-            self.say("note: `best` is checked out or was moved by someone else, so evolve leaves it alone; "
-                     f"the best candidate is evolve/{self.run}/{best.id}")
-        return best
-
     def _reconcile_best(self) -> None:
         """After a crash between a result and the move of `best`, put `best` right."""
-        self._update_best()
+        self.recorder.update_best()
 
     def _progress(self, c: Candidate, best: Candidate | None) -> None:
         r = c.result or {}
@@ -666,7 +603,7 @@ class Engine:
         error = f"  {str(r.get('error', '')).splitlines()[0][:60]}" if r.get("error") and c.score is None else ""
         cached = " (cached)" if r.get("cached_from") else ""
         confirmed = c.confirmation
-        if confirmed is not None and c.id not in self._confirming and confirmed is c.results[-1]:
+        if confirmed is not None and c.id not in self.recorder.confirming and confirmed is c.results[-1]:
             value = confirmed.get("score")
             self.say(f"{'':6} {c.id} confirm {str(confirmed.get('status')):<13}"
                      f"{value if value is not None else '':>10}  ({self.confirm_mode} mode; first measured "
@@ -698,7 +635,7 @@ def rejudge(config: Config, store: Store, run: str, pick: Callable[[Snapshot], C
         mode = mode or engine.confirm_mode or config.evaluation.mode
         engine.store.own_refs()
         result = asyncio.run(engine.judge_again(candidate, mode))
-        return Rejudged(candidate, result, mode, engine._best(), before.id if before else None)
+        return Rejudged(candidate, result, mode, engine.recorder.best(), before.id if before else None)
     finally:
         store.unlock()
 

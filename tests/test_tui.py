@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from evolver import summary as summary_mod
 from evolver.store import NOTES_REF, Store, format_message
 from evolver.tui.app import EvolveApp
 from evolver.tui.header import RunHeader
@@ -254,11 +255,10 @@ def test_incremental_summary_equals_a_full_one() -> None:
     import random
 
     from evolver.store import Candidate, Snapshot
-    from evolver.tui import model
 
     rng = random.Random(5)
     snap = Snapshot(run="r")
-    summary = model.Summary()
+    summary = summary_mod.Summary()
     statuses = ("ok", "ok", "ok", "incorrect", "timeout", "compile_error", None)
     next_id = 1
     for step in range(60):
@@ -282,7 +282,7 @@ def test_incremental_summary_equals_a_full_one() -> None:
         scored = [c for c in snap.candidates.values() if c.score is not None]
         snap.best_commit = min(scored, key=lambda c: c.score or 0).commit if scored else None
         got = summary.update(snap, changed & snap.candidates.keys(), now=5000.0)
-        want = model.summarise(snap, now=5000.0)
+        want = summary_mod.summarise(snap, now=5000.0)
         assert got[1:] == want[1:]
         for key, value in want[0].__dict__.items():
             assert getattr(got[0], key) == (pytest.approx(value) if isinstance(value, float) else value), key

@@ -22,6 +22,7 @@ from textual.widgets import DataTable, Footer
 from evolver.store import Candidate, RunReader, Snapshot, Store, StoreError
 from evolver.tui import model
 from evolver.tui.detail import DetailPane
+from evolver.summary import Header, Summary
 from evolver.tui.header import RunHeader
 from evolver.tui.lineage import LineageTree
 from evolver.tui.population import SORTS, PopulationTable
@@ -37,7 +38,7 @@ class Refreshed(Message):
     note: str = ""
     by_commit: dict[str, Candidate] | None = None
     rows: list[model.Row] | None = None  # every row on the first load, the changed ones after
-    header: model.Header | None = None
+    header: Header | None = None
     series: list[float] | None = None
     outcomes: dict[str, int] | None = None
 
@@ -81,7 +82,7 @@ class EvolveApp(App[None]):
         self._refreshing = False
         self.by_commit: dict[str, Candidate] = {}
         self.seeds = model.SeedIndex()
-        self.summary = model.Summary()  # touched by the refresh worker only
+        self.summary = Summary()  # touched by the refresh worker only
 
     def compose(self) -> ComposeResult:
         yield RunHeader("reading git ...")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
-from evolver.tui.model import Header, fmt_duration
+from evolver.summary import Header
+from evolver.tui.model import fmt_duration
 
 
 class RunHeader(Static):

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from rich.text import Text
 from textual.widgets import DataTable
 
-from evolver.tui.model import FAILED, Row, fmt_age, matches
+from evolver.results import FAILED
+from evolver.tui.model import Row, fmt_age, matches
 
 COLUMNS = ("id", "status", "score", "vs parent", "vs seed", "op", "model", "island", "age")
 # fixed widths: the table never measures 10,000 rows of cells to size its columns

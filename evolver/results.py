@@ -1,0 +1,117 @@
+"""What results mean to a run. The statuses, in one place, and the `Recorder`, the one part of the engine
+that writes results and judges them: it appends each to its candidate's note, and decides from the results
+alone which are comparable (same judge, one of this machine's devices), whether a kernel's result is
+already known (the evaluation cache), which would-be best is measured again in the thorough mode
+(`confirm`), and where `best` points.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from evolver.population import best_of
+from evolver.store import Candidate, Snapshot, Store, StoreError, now
+
+NOT_EVALUATED = ("patch_failed", "llm_error")  # attempts that made no code: no judge saw them
+FIXABLE = ("compile_error", "incorrect", "timeout", "crash")  # failures a `fix` may repair
+FAILED = ("incorrect", "compile_error", "timeout", "crash", "rejected", *NOT_EVALUATED)
+
+
+class Recorder:
+    def __init__(self, store: Store, snapshot: Snapshot, version: str, confirm_mode: str, confirm_version: str,
+                 fingerprints: set[str], say: Callable[[str], None]) -> None:
+        self.store, self.snapshot, self.say = store, snapshot, say
+        self.version = version  # the judge of this run's measurements
+        self.confirm_mode, self.confirm_version = confirm_mode, confirm_version
+        self.fingerprints = fingerprints  # the devices whose measurements compare with ours
+        self.confirms: collections.deque[Candidate] = collections.deque()  # to re-measure, before anything new
+        self.confirming: set[str] = set()
+        self._best_warned = False
+
+    # -- judging results ----------------------------------------------------------------------------------
+    def measured(self, c: Candidate) -> bool:
+        """Correct, and measured by this run's judge on one of this machine's devices."""
+        r = c.result
+        return c.score is not None and r is not None and r.get("harness") == self.version and \
+            r.get("gpu") in self.fingerprints
+
+    def confirmed(self, c: Candidate) -> bool:
+        """Correct in the thorough mode too, measured by today's judge on one of this machine's devices."""
+        r = c.confirmation
+        return r is not None and r.get("status") == "ok" and r.get("harness") == self.confirm_version and \
+            r.get("gpu") in self.fingerprints and isinstance(r.get("score"), (int, float))
+
+    def failed_here(self, c: Candidate) -> bool:
+        """Failed in a way a `fix` may repair, on this run's judge."""
+        r = c.result
+        return r is not None and r.get("status") in FIXABLE and r.get("harness") == self.version
+
+    def pool(self) -> list[Candidate]:
+        """Every candidate a parent may be chosen from."""
+        return [c for c in self.snapshot.candidates.values() if self.measured(c)]
+
+    def best(self) -> Candidate | None:
+        """The best correct candidate; with a confirm mode, only confirmed ones count, by confirmed score."""
+        if self.confirm_mode:
+            confirmed = [c for c in self.snapshot.candidates.values() if self.confirmed(c)]
+            return min(confirmed, key=lambda c: (float((c.confirmation or {})["score"]), c.id), default=None)
+        return best_of(self.pool())
+
+    def cached(self, candidate: Candidate) -> dict[str, Any] | None:
+        """Another candidate's result for the same kernel tree, by this judge on one of our devices."""
+        for other in self.snapshot.candidates.values():
+            r = other.result
+            if other.id != candidate.id and other.kernel_tree == candidate.kernel_tree and r is not None and \
+                    r.get("harness") == self.version and r.get("gpu") in self.fingerprints and \
+                    r.get("status") not in NOT_EVALUATED:
+                return {**{k: v for k, v in r.items() if k not in ("t", "cached_from")}, "cached_from": other.id}
+        return None
+
+    # -- writing them -------------------------------------------------------------------------------------
+    def record(self, candidate: Candidate, result: dict[str, Any]) -> Candidate | None:
+        """Append `result` to the candidate's note; returns the candidate with it (None: not written, so it
+        is evaluated again on resume). A would-be best is queued for confirmation."""
+        moved = self.store.restore_owned()
+        if moved:
+            self.say(f"warning: {', '.join(moved)} changed while {candidate.id} was being made or evaluated; evolve "
+                     "put it back (only evolve writes these; an evaluation without a sandbox can reach the repository)")
+        record = {"t": now(), **result}
+        try:
+            self.store.append_note(candidate.commit, record)
+        except StoreError as exc:
+            self.say(f"{candidate.id}: could not write its result ({exc}); it is re-evaluated on resume")
+            return None
+        updated = dataclasses.replace(candidate, results=candidate.results + (record,))
+        self.snapshot.candidates[candidate.id] = updated
+        if record.get("confirm"):
+            self.confirming.discard(updated.id)
+        else:
+            self.maybe_confirm(updated)
+        return updated
+
+    def maybe_confirm(self, c: Candidate) -> None:
+        """Queue a re-measurement of `c` in the thorough mode if it would become the new best: the first
+        measurement of a winner is biased upwards, so `best` moves only on a confirmed score."""
+        if not self.confirm_mode or c.confirmation is not None or c.id in self.confirming or not self.measured(c):
+            return
+        best = self.best()
+        if best is not None and best.score is not None and c.score is not None and c.score >= best.score:
+            return
+        self.confirming.add(c.id)
+        self.confirms.append(c)
+
+    def update_best(self) -> Candidate | None:
+        """Move `best` to the best candidate if it is not there yet; returns that candidate."""
+        best = self.best()
+        if best is None or best.commit == self.snapshot.best_commit:
+            return best
+        if self.store.move_best(best.commit, self.snapshot.best_commit):
+            self.snapshot.best_commit = best.commit
+        elif not self._best_warned:
+            self._best_warned = True
+            self.say("note: `best` is checked out or was moved by someone else, so evolve leaves it alone; "
+                     f"the best candidate is evolve/{self.snapshot.run}/{best.id}")
+        return best
