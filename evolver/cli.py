@@ -16,7 +16,8 @@ from typing import Any
 from evolver import __version__
 from evolver.config import CONFIG_NAME, STARTER, Config, ConfigError, find_config, load_config
 from evolver.summary import summarise
-from evolver.engine import Budget, EngineError, choose_run, prompt_context, rejudge, run_engine
+from evolver.engine import (RUN_REF, Budget, EngineError, choose_run, mutation_messages, prompt_context, rejudge,
+                            run_engine)
 from evolver.evaluate import EvaluationError
 from evolver.population import lineage
 from evolver.store import PROVENANCE_KEYS, Candidate, Snapshot, Store, StoreError
@@ -291,21 +292,22 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
 
 
 def cmd_prompt(args: argparse.Namespace) -> int:
+    from evolver.evaluate import Evaluator, make_slots
     from evolver.llm import estimate_tokens
-    from evolver.prompts import PromptTooLarge, build_messages
+    from evolver.prompts import PromptTooLarge
+    from evolver.results import measured
 
     config, store = _open(args)
     run = _run_name(args, config, store)
     snapshot = store.snapshot(run)
     parent = _resolve(snapshot, store, args.candidate)
-    base = (store.get_meta(f"refs/evolve/runs/{run}") or {}).get("base") or store.head_commit()
-    pool = [c for c in snapshot.candidates.values() if c.score is not None]
-    context = prompt_context(store, config, snapshot, base, parent, pool)
+    base = (store.get_meta(RUN_REF.format(run=run)) or {}).get("base") or store.head_commit()
+    # the engine's parent pool: results of today's judge on this machine's devices
+    version, fingerprints = Evaluator(config, store, base).version, {s.fingerprint for s in make_slots(config)}
+    pool = [c for c in snapshot.candidates.values() if measured(c, version, fingerprints)]
     budget = config.llm.context_tokens - config.llm.max_tokens
     try:
-        messages = build_messages(kernel_dir=config.problem.kernel_dir, files=context.files, parent=parent,
-                                  chain=context.chain, guidance=context.guidance, budget_tokens=budget,
-                                  inspirations=context.inspirations)
+        messages = mutation_messages(config, parent, prompt_context(store, config, snapshot, base, parent, pool))
     except PromptTooLarge as exc:
         raise UserError(str(exc)) from None
     for message in messages:

@@ -23,7 +23,7 @@ from evolver.config import LLM_OPERATORS, Config, ModelSpec
 from evolver.evaluate import Evaluator, Slot, make_slots
 from evolver.llm import LLMClient, LLMError, api_key
 from evolver.operators import Proposal
-from evolver.prompts import Inspiration
+from evolver.prompts import Inspiration, build_messages
 from evolver import bandit
 from evolver.bandit import Choice
 from evolver.population import code_signature, island_members, lineage, next_island, select_parent
@@ -95,6 +95,15 @@ def prompt_context(store: Store, config: Config, snapshot: Snapshot, base: str, 
     inspirations = [Inspiration(c, store.diff(c.parents[0], c.commit, kernel_dir))
                     for c in list(best_by_island.values())[:2]]
     return PromptContext(files, chain, guidance, inspirations)
+
+
+def mutation_messages(config: Config, parent: Candidate, context: PromptContext) -> list[dict[str, str]]:
+    """The messages a mutation of `parent` sends (PromptTooLarge if they cannot fit): `evolve prompt` prints
+    exactly these."""
+    return build_messages(kernel_dir=config.problem.kernel_dir, files=context.files, parent=parent,
+                          chain=context.chain, guidance=context.guidance,
+                          budget_tokens=config.llm.context_tokens - config.llm.max_tokens,
+                          inspirations=context.inspirations)
 
 
 def choose_run(store: Store, config: Config, requested: str | None, new: bool) -> str:
@@ -375,9 +384,10 @@ class Engine:
             else:
                 assert self.client is not None
                 context = prompt_context(self.store, self.config, self.snapshot, self.base, parent, pool)
-                proposal = await operators.mutate(self.client, self.config.llm, parent, context.files, context.chain,
-                                                  self.config.problem.kernel_dir, context.guidance,
-                                                  context.inspirations, model=model)
+                proposal = await operators.mutate(
+                    self.client, self.config.llm, parent, context.files,
+                    lambda: mutation_messages(self.config, parent, context),  # noqa: B023  called at once
+                    self.config.problem.kernel_dir, model=model)
             if self._stopping and proposal.files is None:
                 return None
             proposal.trailers.update(chosen)

@@ -10,14 +10,14 @@ Called by the engine; the store is never touched here.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from evolver import tunables
 from evolver.config import LLMConfig, ModelSpec
 from evolver.edits import EditError, apply_reply
 from evolver.llm import LLMClient, LLMError, Usage
-from evolver.prompts import (Inspiration, PromptTooLarge, build_fix_messages, build_merge_messages, build_messages,
-                             retry_message)
+from evolver.prompts import PromptTooLarge, build_fix_messages, build_merge_messages, retry_message
 from evolver.store import Candidate, git_tree_hash, is_text
 
 
@@ -76,18 +76,17 @@ def _rationale(reply: str) -> str:
 
 
 async def mutate(client: LLMClient, llm: LLMConfig, parent: Candidate, files: dict[str, str],
-                 chain: list[Candidate], kernel_dir: str, guidance: str | None,
-                 inspirations: list[Inspiration] | None = None, model: ModelSpec | None = None) -> Proposal:
-    """Ask the LLM for an edit that makes `parent` faster (with `model`, or one drawn by weight)."""
+                 messages: Callable[[], list[dict[str, str]]], kernel_dir: str,
+                 model: ModelSpec | None = None) -> Proposal:
+    """Ask the LLM for an edit that makes `parent` faster (with `model`, or one drawn by weight); `messages`
+    builds the prompt (engine.mutation_messages, which `evolve prompt` prints)."""
     proposal = Proposal("mutate", parent, None, "mutate")
     try:
-        messages = build_messages(kernel_dir=kernel_dir, files=files, parent=parent, chain=chain,
-                                  guidance=guidance, budget_tokens=llm.context_tokens - llm.max_tokens,
-                                  inspirations=inspirations)
+        prompt = messages()
     except PromptTooLarge as exc:
         proposal.status, proposal.error = "patch_failed", str(exc)
         return proposal
-    return await _edit_loop(client, llm, proposal, messages, files, kernel_dir, model)
+    return await _edit_loop(client, llm, proposal, prompt, files, kernel_dir, model)
 
 
 async def fix(client: LLMClient, llm: LLMConfig, failed: Candidate, files: dict[str, str], parent_diff: str,

@@ -20,6 +20,13 @@ FIXABLE = ("compile_error", "incorrect", "timeout", "crash")  # failures a `fix`
 FAILED = ("incorrect", "compile_error", "timeout", "crash", "rejected", *NOT_EVALUATED)
 
 
+def measured(c: Candidate, version: str, fingerprints: set[str]) -> bool:
+    """Correct, and measured by the judge `version` on one of the devices `fingerprints`: a result that
+    compares with this machine's, and so a candidate that may be a parent or `best`."""
+    r = c.result
+    return c.score is not None and r is not None and r.get("harness") == version and r.get("gpu") in fingerprints
+
+
 class Recorder:
     def __init__(self, store: Store, snapshot: Snapshot, version: str, confirm_mode: str, confirm_version: str,
                  fingerprints: set[str], say: Callable[[str], None]) -> None:
@@ -33,10 +40,7 @@ class Recorder:
 
     # -- judging results ----------------------------------------------------------------------------------
     def measured(self, c: Candidate) -> bool:
-        """Correct, and measured by this run's judge on one of this machine's devices."""
-        r = c.result
-        return c.score is not None and r is not None and r.get("harness") == self.version and \
-            r.get("gpu") in self.fingerprints
+        return measured(c, self.version, self.fingerprints)
 
     def confirmed(self, c: Candidate) -> bool:
         """Correct in the thorough mode too, measured by today's judge on one of this machine's devices."""

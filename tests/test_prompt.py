@@ -12,6 +12,17 @@ from tests.test_tui import Scripted
 BIG = "".join(f"x{i} = {i}  # padding line {i} of a long kernel source\n" for i in range(500))
 
 
+def judged_here(repo: Path) -> dict[str, object]:
+    """The judge version and device of a result measured on this machine for this repository's run."""
+    from evolver.config import find_config, load_config
+    from evolver.evaluate import Evaluator, make_slots
+    from evolver.store import Store
+
+    store = Store(repo)
+    config = load_config(find_config(repo / "examples" / "sort"), repo)
+    return {"harness": Evaluator(config, store, store.head_commit()).version, "gpu": make_slots(config)[0].fingerprint}
+
+
 def build(tmp_path: Path, context_tokens: int) -> tuple[Path, Scripted]:
     repo = make_repo(tmp_path / "repo", example_config(
         problem='kernel_dir = "kernel"\nseeds = ["seeds/mergesort"]\nguidance = "GUIDANCE.md"',
@@ -20,17 +31,18 @@ def build(tmp_path: Path, context_tokens: int) -> tuple[Path, Scripted]:
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "guidance")
     s = Scripted(repo)
-    s.add("00001", "seed", None, BIG, {"status": "ok", "score": 1000.0, "details": {
+    judged = judged_here(repo)  # what makes a result one the engine breeds from (and `evolve prompt` shows)
+    s.add("00001", "seed", None, BIG, {**judged, "status": "ok", "score": 1000.0, "details": {
         "shapes": [{"shape": "20x32 dense", "mean_us": 1000.0}], "compile": {"registers": 40}}})
     parent = "00001"
     for i in range(2, 52):  # a 50-step lineage on island 0
         cid = f"{i:05d}"
-        s.add(cid, "mutate", parent, BIG + f"y = {i}\n", {"status": "ok", "score": 1000.0 - i, "details": {
+        s.add(cid, "mutate", parent, BIG + f"y = {i}\n", {**judged, "status": "ok", "score": 1000.0 - i, "details": {
             "shapes": [{"shape": "20x32 dense", "mean_us": 1000.0 - i}], "compile": {"registers": 40}}},
               Model="m", Island="0")
         parent = cid
     for i, island in ((52, "1"), (53, "2")):  # the best of two other islands
-        s.add(f"{i:05d}", "tune", "00001", BIG.replace("x7 = 7", f"x7 = {i}"), {"status": "ok", "score": 900.0},
+        s.add(f"{i:05d}", "tune", "00001", BIG.replace("x7 = 7", f"x7 = {i}"), {**judged, "status": "ok", "score": 900.0},
               Island=island, Tune=f"x7={i}")
     return repo, s
 
@@ -64,3 +76,36 @@ def test_prompt_too_large_is_a_clear_error(tmp_path: Path) -> None:
     repo, _ = build(tmp_path, 2000)
     proc = evolve(repo / "examples" / "sort", "prompt", "00051")
     assert proc.returncode == 1 and "raise llm.context_tokens" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_evolve_prompt_prints_what_a_mutation_of_that_parent_would_send(tmp_path: Path) -> None:
+    """`evolve prompt` and the engine's mutate build the messages with one function from the same inputs
+    (the engine's own parent pool, base and guidance): byte for byte the same text."""
+    from evolver.config import find_config, load_config
+    from evolver.engine import Budget, Engine, mutation_messages, prompt_context
+    from evolver.store import Store
+    from tests.conftest import COUNTING, counting_repo
+    from tests.fake_llm import FakeLLM
+
+    with FakeLLM(["good"] * 12) as llm:
+        repo = counting_repo(tmp_path / "repo", example_config(
+            evaluation=COUNTING,
+            llm=f'base_url = "{llm.url}"\nmodel = "fake-coder"\napi_key_env = ""\nmax_concurrent = 1\n'
+                "max_tokens = 500\ncontext_tokens = 6000",
+            evolution="operators = { mutate = 1.0 }\nislands = 2\npopulation = 3\nseed = 2\npipeline_depth = 1"))
+        assert evolve(repo / "examples" / "sort", "start", "--max-candidates", "6").returncode == 0
+    store = Store(repo)
+    config = load_config(find_config(repo / "examples" / "sort"), repo)
+    engine = Engine(config, store, "r1", Budget(), say=lambda line: None)
+    engine.open_run(create=False)
+    try:
+        parent = engine.recorder.best()
+        assert parent is not None and len(engine.recorder.pool()) > 2
+        context = prompt_context(store, config, engine.snapshot, engine.base, parent, engine.recorder.pool())
+        assert context.inspirations, "the run should give the prompt another island's idea"
+        messages = mutation_messages(config, parent, context)
+    finally:
+        store.unlock()
+    proc = evolve(repo / "examples" / "sort", "prompt", parent.id)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("".join(f"===== {m['role']} =====\n{m['content']}\n\n" for m in messages))
