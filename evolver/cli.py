@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from evolver import __version__
+from evolver.breed import mutation_messages, prompt_context
 from evolver.config import CONFIG_NAME, STARTER, Config, ConfigError, find_config, load_config
-from evolver.summary import summarise
-from evolver.engine import (RUN_REF, Budget, EngineError, choose_run, mutation_messages, prompt_context, rejudge,
-                            run_engine)
+from evolver.engine import RUN_REF, Budget, EngineError, choose_run, rejudge, run_engine
 from evolver.evaluate import EvaluationError
 from evolver.population import lineage
 from evolver.store import PROVENANCE_KEYS, Candidate, Snapshot, Store, StoreError
+from evolver.summary import summarise
 
 EPILOG = """\
 a run, step by step:

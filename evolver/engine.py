@@ -18,21 +18,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from evolver import operators, tunables
-from evolver.config import LLM_OPERATORS, Config, ModelSpec
+from evolver.breed import Breeder
+from evolver.children import Children
+from evolver.config import LLM_OPERATORS, Config
 from evolver.evaluate import Evaluator, Slot, make_slots
 from evolver.llm import LLMClient, LLMError, api_key
 from evolver.operators import Proposal
-from evolver.prompts import Inspiration, build_messages
-from evolver import bandit
-from evolver.bandit import Choice
-from evolver.population import code_signature, island_members, lineage, next_island, select_parent
-from evolver.sandbox import protect_memory, sandbox_line
+from evolver.population import next_island
 from evolver.results import NOT_EVALUATED, Recorder
-from evolver.store import Candidate, Snapshot, Store, format_message, is_text, now
+from evolver.sandbox import protect_memory, sandbox_line
+from evolver.store import Candidate, Snapshot, Store, now
 
 RUN_REF = "refs/evolve/runs/{run}"
-PACK_EVERY = 256  # candidates between `git pack-refs` (keeps ref listings cheap for the TUI and status)
+INTERRUPTED = "interrupted"
 
 
 class EngineError(Exception):
@@ -64,48 +62,6 @@ class RunSummary:
     statuses: dict[str, int] = field(default_factory=dict)
 
 
-@dataclass
-class PromptContext:
-    files: dict[str, str]
-    chain: list[Candidate]
-    guidance: str | None
-    inspirations: list[Inspiration]
-
-
-def read_guidance(store: Store, config: Config, base: str) -> str | None:
-    """The problem's guidance file as committed in the run's base commit."""
-    if not config.problem.guidance:
-        return None
-    blob = store.tree_entry(base, config.problem.guidance)
-    return store.cat_blobs([blob]).get(blob, b"").decode("utf-8", "replace") if blob else None
-
-
-def prompt_context(store: Store, config: Config, snapshot: Snapshot, base: str, parent: Candidate,
-                   pool: list[Candidate]) -> PromptContext:
-    """What a mutation of `parent` shows the model: its files, its lineage, the problem's guidance (from
-    the run's base commit) and the change behind the best candidate of up to two other islands."""
-    kernel_dir = config.problem.kernel_dir
-    files = operators.decode(store.read_files(parent.commit, kernel_dir))
-    chain = lineage(parent, snapshot.by_commit())
-    guidance = read_guidance(store, config, base)
-    best_by_island: dict[int, Candidate] = {}
-    for c in sorted(pool, key=lambda c: (c.score, c.id)):
-        if c.island != parent.island and c.op != "seed" and c.parents:
-            best_by_island.setdefault(c.island, c)
-    inspirations = [Inspiration(c, store.diff(c.parents[0], c.commit, kernel_dir))
-                    for c in list(best_by_island.values())[:2]]
-    return PromptContext(files, chain, guidance, inspirations)
-
-
-def mutation_messages(config: Config, parent: Candidate, context: PromptContext) -> list[dict[str, str]]:
-    """The messages a mutation of `parent` sends (PromptTooLarge if they cannot fit): `evolve prompt` prints
-    exactly these."""
-    return build_messages(kernel_dir=config.problem.kernel_dir, files=context.files, parent=parent,
-                          chain=context.chain, guidance=context.guidance,
-                          budget_tokens=config.llm.context_tokens - config.llm.max_tokens,
-                          inspirations=context.inspirations)
-
-
 def choose_run(store: Store, config: Config, requested: str | None, new: bool) -> str:
     """The run to work on: the one asked for, the configured one, the latest, or a new one."""
     existing = store.runs()
@@ -121,89 +77,101 @@ def choose_run(store: Store, config: Config, requested: str | None, new: bool) -
     return f"r{n}"
 
 
+@dataclass
+class OpenRun:
+    """A run opened for work: the repository locked, the evaluator ready, the run read from git."""
+
+    base: str
+    evaluator: Evaluator
+    slots: list[Slot]
+    snapshot: Snapshot
+    recorder: Recorder
+
+
+def open_run(config: Config, store: Store, run: str, create: bool, say: Callable[[str], None]) -> OpenRun:
+    """Lock the repository, make the evaluator ready and read the run from git (creating it if asked).
+    Everything that can refuse to run is checked before the run is written to git."""
+    protect_memory()
+    store.lock()
+    meta = store.get_meta(RUN_REF.format(run=run))
+    if meta is None and not create:
+        raise EngineError(f"no run {run!r} in this repository")
+    base = meta["base"] if meta else store.head_commit()
+    if meta is None:
+        for seed in config.problem.seeds:
+            if store.tree_entry(base, seed) is None:
+                raise EngineError(f"seed directory {seed!r} is not in the commit HEAD ({base[:10]}); commit "
+                                  "it first (evolve reads seeds from git, not from the work tree)")
+    evaluator = Evaluator(config, store, base)
+    slots = make_slots(config)
+    evaluator.check_ready(slots)
+    say(sandbox_line(evaluator.sandboxed, config.evaluation.network))
+    confirm_mode = config.evaluation.confirm_mode
+    if meta is None:
+        store.set_meta(RUN_REF.format(run=run), {"run": run, "base": base, "created": now(),
+                                                  "kernel_dir": config.problem.kernel_dir})
+        say(f"new run {run!r} from {base[:10]}")
+    snapshot = store.snapshot(run)
+    recorder = Recorder(store, snapshot, evaluator.version, confirm_mode,
+                        evaluator.version_for(confirm_mode) if confirm_mode else "", {s.fingerprint for s in slots},
+                        say)
+    return OpenRun(base, evaluator, slots, snapshot, recorder)
+
+
+def llm_operators(config: Config, rng: random.Random, say: Callable[[str], None]) -> tuple[LLMClient | None,
+                                                                                         dict[str, float]]:
+    """The LLM client (None without one) and the operators that can run, by weight."""
+    llm, client = config.llm, None
+    wants_llm = any(w > 0 for op, w in config.evolution.operators.items() if op in LLM_OPERATORS)
+    if wants_llm and llm.configured and api_key(llm) is not None:
+        client = LLMClient(llm, rng)
+    weights = {op: w for op, w in config.evolution.operators.items()
+               if w > 0 and (op not in LLM_OPERATORS or client is not None)}
+    if wants_llm and client is None:
+        why = "no [llm] base_url/model configured" if not llm.configured else f"${llm.api_key_env} is not set"
+        alone = " and ".join(f"`{op}`" for op in weights) or "nothing"
+        say(f"LLM operators off ({why}): running with {alone} alone")
+    if not weights:
+        raise EngineError("no operator can run: the only weighted operators need an LLM; give `tune` or "
+                          "`cross` a weight in [evolution] operators or configure [llm]")
+    return client, weights
+
+
 class Engine:
-    def __init__(self, config: Config, store: Store, run: str, budget: Budget,
+    """The loop of one run: proposers breed children while evaluators judge them, until the budget is
+    spent or the user stops it."""
+
+    def __init__(self, config: Config, store: Store, opened: OpenRun, budget: Budget,
                  say: Callable[[str], None] = print) -> None:
-        self.config = config
-        self.store = store
-        self.run = run
-        self.budget = budget
-        self.say = say
+        self.config, self.store, self.budget, self.say = config, store, budget, say
+        self.run = opened.snapshot.run
+        self.evaluator, self.slots, self.snapshot, self.recorder = (opened.evaluator, opened.slots, opened.snapshot,
+                                                                    opened.recorder)
         self.rng = random.Random(config.evolution.seed)
-        self.summary = RunSummary(run)
-        self._stopping = False
-        self._abandon = False
-        self._changed = asyncio.Event()
+        self.client, weights = llm_operators(config, self.rng, say)
+        self.breeder = Breeder(config, store, self.snapshot, opened.base, self.recorder, self.client, weights,
+                               self.rng)
+        self.summary = RunSummary(self.run)
+        self.children = Children(config, store, self.snapshot, opened.base, self._created)
+        depth = config.evolution.pipeline_depth or len(self.slots) * (2 if self.client else 1)
+        self._queue: asyncio.Queue[_Job | None] = asyncio.Queue()
+        self._room = asyncio.Semaphore(depth)  # proposals in flight plus queued children
+        self._proposers: list[asyncio.Task[None]] = []
+        self._evaluators: list[asyncio.Task[None]] = []
+        self._depth = depth
+        self._stop_reason = ""  # why the run is stopping ("" while it runs)
+        self._abandon = False  # stop evaluating too (a second Ctrl-C, SIGTERM)
+        self._changed = asyncio.Event()  # a result arrived or the run is stopping: a waiting proposer looks again
         self._started = time.monotonic()
         self._in_progress = 0
         self._evaluating = 0
-        self._tune_exhausted = False
-        self._fixing: set[str] = set()
-        self._signatures: dict[str, str] = {}  # kernel tree -> code signature (novelty in parent selection)
-
-    # -- setup ------------------------------------------------------------------------------------------
-    def prepare(self) -> None:
-        """Lock the repository, find or create the run, and read its state from git."""
-        self.open_run(create=True)
-        self._choose_operators()
-        self.store.own_refs()
-        self._reconcile_best()
-        self.store.pack_refs()
-
-    def open_run(self, create: bool) -> None:
-        """Lock the repository, make the evaluator ready and read the run from git (creating it if asked)."""
-        protect_memory()
-        self.store.lock()
-        meta = self.store.get_meta(RUN_REF.format(run=self.run))
-        if meta is None and not create:
-            raise EngineError(f"no run {self.run!r} in this repository")
-        base = meta["base"] if meta else self.store.head_commit()
-        if meta is None:
-            for seed in self.config.problem.seeds:
-                if self.store.tree_entry(base, seed) is None:
-                    raise EngineError(f"seed directory {seed!r} is not in the commit HEAD ({base[:10]}); commit "
-                                      "it first (evolve reads seeds from git, not from the work tree)")
-        self.base: str = base
-        # everything that can refuse to run is checked before the run is written to git
-        self.evaluator = Evaluator(self.config, self.store, self.base)
-        self.slots: list[Slot] = make_slots(self.config)
-        self.evaluator.check_ready(self.slots)
-        self.say(sandbox_line(self.evaluator.sandboxed, self.config.evaluation.network))
-        self.fingerprints = {s.fingerprint for s in self.slots}
-        self.confirm_mode = self.config.evaluation.confirm_mode
-        self.confirm_version = self.evaluator.version_for(self.confirm_mode) if self.confirm_mode else ""
-        if meta is None:
-            meta = {"run": self.run, "base": base, "created": now(), "kernel_dir": self.config.problem.kernel_dir}
-            self.store.set_meta(RUN_REF.format(run=self.run), meta)
-            self.say(f"new run {self.run!r} from {base[:10]}")
-        self.snapshot: Snapshot = self.store.snapshot(self.run)
-        self.recorder = Recorder(self.store, self.snapshot, self.evaluator.version, self.confirm_mode,
-                                 self.confirm_version, self.fingerprints, self.say)
-        self._next_id = 1 + max((int(c) for c in self.snapshot.candidates if c.isdigit()), default=0)
-
-    def _choose_operators(self) -> None:
-        self.client: LLMClient | None = None
-        llm = self.config.llm
-        wants_llm = any(w > 0 for op, w in self.config.evolution.operators.items() if op in LLM_OPERATORS)
-        if wants_llm and llm.configured and api_key(llm) is not None:
-            self.client = LLMClient(llm, self.rng)
-        elif wants_llm:
-            why = "no [llm] base_url/model configured" if not llm.configured else \
-                f"${llm.api_key_env} is not set"
-        self.operators = {op: w for op, w in self.config.evolution.operators.items()
-                          if w > 0 and (op not in LLM_OPERATORS or self.client is not None)}
-        if wants_llm and self.client is None:
-            alone = " and ".join(f"`{op}`" for op in self.operators) or "nothing"
-            self.say(f"LLM operators off ({why}): running with {alone} alone")
-        if not self.operators:
-            raise EngineError("no operator can run: the only weighted operators need an LLM; give `tune` or "
-                              "`cross` a weight in [evolution] operators or configure [llm]")
+        store.own_refs()
+        self.recorder.update_best()  # after a crash between a result and the move of `best`
+        store.pack_refs()
 
     @property
-    def depth(self) -> int:
-        if self.config.evolution.pipeline_depth > 0:
-            return self.config.evolution.pipeline_depth
-        return len(self.slots) * (2 if self.client else 1)
+    def _stopping(self) -> bool:
+        return bool(self._stop_reason)
 
     # -- the loop ---------------------------------------------------------------------------------------
     async def run_async(self) -> RunSummary:
@@ -213,28 +181,16 @@ class Engine:
             loop.add_signal_handler(signal.SIGTERM, self._terminate)
         except (RuntimeError, ValueError):  # not the main thread (embedded use): no signal handling
             pass
-        self._queue: asyncio.Queue[_Job | None] = asyncio.Queue()
-        self._room = asyncio.Semaphore(self.depth)
         try:
-            unfinished = [c for c in self.snapshot.candidates.values() if c.result is None]
-            if unfinished:
-                self.say(f"resuming: {len(unfinished)} candidate(s) without a result are evaluated first")
-            self._create_seeds()
-            pending = sorted((c for c in self.snapshot.candidates.values() if c.result is None), key=lambda c: c.id)
-            for c in pending:
-                self._queue.put_nowait(_Job(c, holds_room=False))
-            for c in sorted((c for c in self.snapshot.candidates.values() if c.score is not None),
-                            key=lambda c: c.score or 0.0)[:3]:
-                self.recorder.maybe_confirm(c)  # a kill may have come between a result and its confirmation
-            evaluators = [asyncio.create_task(self._evaluator(slot)) for slot in self.slots]
-            proposers = [asyncio.create_task(self._proposer()) for _ in range(self.depth)]
-            self._tasks = evaluators + proposers
-            for outcome in await asyncio.gather(*proposers, return_exceptions=True):
+            self._resume()
+            self._evaluators = [asyncio.create_task(self._evaluator(slot)) for slot in self.slots]
+            self._proposers = [asyncio.create_task(self._proposer()) for _ in range(self._depth)]
+            for outcome in await asyncio.gather(*self._proposers, return_exceptions=True):
                 if isinstance(outcome, Exception):
                     raise outcome
-            for _ in evaluators:
+            for _ in self._evaluators:
                 self._queue.put_nowait(None)
-            for outcome in await asyncio.gather(*evaluators, return_exceptions=True):
+            for outcome in await asyncio.gather(*self._evaluators, return_exceptions=True):
                 if isinstance(outcome, Exception):
                     raise outcome
         finally:
@@ -245,30 +201,41 @@ class Engine:
                 await self.client.close()
         self.summary.best = self.recorder.best()
         self.summary.llm_cost_usd = self._spent()
+        self.summary.reason = self._stop_reason
         return self.summary
+
+    def _resume(self) -> None:
+        """Seeds the run lacks, then every candidate without a result first, and the confirmations a kill may
+        have come between."""
+        unfinished = [c for c in self.snapshot.candidates.values() if c.result is None]
+        if unfinished:
+            self.say(f"resuming: {len(unfinished)} candidate(s) without a result are evaluated first")
+        self.children.seeds(self.client is not None, self.say)
+        for c in sorted((c for c in self.snapshot.candidates.values() if c.result is None), key=lambda c: c.id):
+            self._queue.put_nowait(_Job(c, holds_room=False))
+        for c in sorted((c for c in self.snapshot.candidates.values() if c.score is not None),
+                        key=lambda c: c.score or 0.0)[:3]:
+            self.recorder.maybe_confirm(c)
 
     def _interrupt(self) -> None:
         if self._stopping:
             self._terminate()
             return
-        self._stopping = True
-        self.summary.reason = "interrupted"
+        self._stop(INTERRUPTED)
         self.say(f"stopping: no new candidates; finishing {self._evaluating} evaluation(s) in flight "
                  "(Ctrl-C again to abandon them; `evolve start` resumes)")
-        for task in getattr(self, "_tasks", [])[len(self.slots):]:
+        for task in self._proposers:
             task.cancel()  # proposers hold nothing that git needs: commits happen between awaits
-        self._changed.set()
 
     def _terminate(self) -> None:
-        self._stopping = self._abandon = True
-        self.summary.reason = "interrupted"
-        for task in getattr(self, "_tasks", []):
+        self._stop(INTERRUPTED)
+        self._abandon = True
+        for task in self._evaluators + self._proposers:
             task.cancel()
 
     def _stop(self, reason: str) -> None:
         if not self._stopping:
-            self._stopping = True
-            self.summary.reason = reason
+            self._stop_reason = reason
             self._changed.set()
 
     def _budget_left(self) -> bool:
@@ -315,12 +282,12 @@ class Engine:
                 job = queued
             if job.holds_room:
                 self._room.release()
-            if self._stopping and (self._abandon or self.summary.reason == "interrupted"):
+            if self._abandon or self._stop_reason == INTERRUPTED:
                 continue  # left without a result: the next `evolve start` evaluates it
             self._evaluating += 1
             try:
                 result = await self.evaluator.evaluate(job.candidate.commit, slot,
-                                                       self.confirm_mode if job.confirm else None)
+                                                       self.recorder.confirm_mode if job.confirm else None)
             finally:
                 self._evaluating -= 1
             if job.confirm:
@@ -344,6 +311,8 @@ class Engine:
             await self._changed.wait()
 
     async def _propose_one(self) -> _Job | None:
+        """One child: a parent pool, an island, an operator (`Breeder`), its commit; None if none was made
+        or it needs no evaluation."""
         pool = await self._parent_pool()
         if not pool or self._stopping:
             return None
@@ -351,221 +320,25 @@ class Engine:
         for c in self.snapshot.candidates.values():
             if c.op != "seed":
                 counts[c.island] = counts.get(c.island, 0) + 1
-        islands = self.config.evolution.islands
-        island = next_island(counts, islands)
-        ev = self.config.evolution
-        choice = self._choose()
-        op, model = choice.op, self._model(choice.model)
-        if self._tune_exhausted and self.client is not None:
-            op = "mutate"
-        chosen = {"Bandit": f"{choice.arm} {choice.value:.4g}/$"} if ev.bandit else {}
-        if op == "fix":
-            target = self._fix_target()
-            if target is not None:
-                return await self._fix(target, model, chosen)
-            op = "mutate"  # nothing failed that is worth repairing yet
-        if op == "cross":
-            for _ in range(6):
-                made, job = await self._cross(pool, island, chosen)
-                if made:
-                    return job
-            op = "mutate" if self.client is not None and "mutate" in self.operators else "tune"
-        for _ in range(12):
-            parent, migrant = self._select(pool, island)
-            if parent is None:
-                return None
-            files = operators.decode(self.store.read_files(parent.commit, self.config.problem.kernel_dir))
-            if op == "tune":
-                seen = {c.kernel_tree for c in self.snapshot.candidates.values()}
-                proposal = operators.tune(parent, files, seen, self.rng)
-                if proposal is None:
-                    island = self.rng.randrange(islands)
-                    continue
-            else:
-                assert self.client is not None
-                context = prompt_context(self.store, self.config, self.snapshot, self.base, parent, pool)
-                proposal = await operators.mutate(
-                    self.client, self.config.llm, parent, context.files,
-                    lambda: mutation_messages(self.config, parent, context),  # noqa: B023  called at once
-                    self.config.problem.kernel_dir, model=model)
-            if self._stopping and proposal.files is None:
-                return None
-            proposal.trailers.update(chosen)
-            if migrant:
-                proposal.trailers["Migrant-From"] = str(parent.island)
-            return self._commit(proposal, island)
-        self._tune_exhausted = True
-        if self.client is None:
-            self._stop("tune has tried every reachable value of the @tune parameters; configure an LLM "
-                       "or widen the choices")
-        return None
-
-    def _choose(self) -> Choice:
-        """The operator (and model) for the next child: learnt by the bandit, or drawn by the weights."""
-        ev = self.config.evolution
-        models = [m.name for m in self.config.llm.models] if self.client is not None else []
-        if ev.bandit:
-            return bandit.choose(self.operators, models, self.snapshot.candidates.values(), ev.eval_usd, self.rng)
-        ops = list(self.operators)
-        return Choice(self.rng.choices(ops, weights=[self.operators[o] for o in ops])[0], None, 0.0)
-
-    def _model(self, name: str | None) -> ModelSpec | None:
-        return next((m for m in self.config.llm.models if m.name == name), None) if name else None
-
-    def _select(self, pool: list[Candidate], island: int) -> tuple[Candidate | None, bool]:
-        """A parent for a child on `island` from its members and migrants, novelty-weighted; and whether
-        it is a migrant."""
-        ev = self.config.evolution
-        everyone = self.snapshot.candidates.values()
-        members, migrants = island_members(pool, everyone, island, ev.islands, ev.migrate_every)
-        children: dict[str, int] = {}
-        for c in everyone:
-            for pid in c.parent_ids:
-                children[pid] = children.get(pid, 0) + 1
-        parent = select_parent(members, ev.population, ev.explore, self.rng, children, self._signature)
-        return parent, parent is not None and parent.id in migrants
-
-    def _signature(self, c: Candidate) -> str:
-        """The candidate's code up to whitespace and comments, read once per kernel tree."""
-        key = c.kernel_tree or c.commit
-        if key not in self._signatures:
-            self._signatures[key] = code_signature(self.store.read_files(c.commit, self.config.problem.kernel_dir))
-        return self._signatures[key]
-
-    async def _cross(self, pool: list[Candidate], island: int,
-                     chosen: dict[str, str] | None = None) -> tuple[bool, _Job | None]:
-        """A child of two parents from different islands: git's three-way merge when it is clean (no LLM),
-        else, with an LLM, its resolution of the conflict. Returns (a candidate was made, the job to
-        evaluate it or None when its result came from the cache or the attempt failed)."""
-        ev = self.config.evolution
-        a, _ = self._select(pool, island)
-        others = sorted((c for c in pool if a is not None and c.island != a.island), key=lambda c: (c.score, c.id))
-        if a is None or not others:
-            return False, None
-        b = self.rng.choice(others[:ev.population])
-        pairs = {frozenset(c.parent_ids) for c in self.snapshot.candidates.values() if c.op == "cross"}
-        if frozenset((a.id, b.id)) in pairs:
-            return False, None
-        clean, tree = self.store.merge_trees(a.commit, b.commit)
-        kernel_dir = self.config.problem.kernel_dir
-        merged = self.store.tree_entry(tree, kernel_dir)
-        if not clean:
-            return await self._resolve(a, b, chosen or {})
-        if merged in (a.kernel_tree, b.kernel_tree):
-            return False, None  # nothing new
-        files = self.store.read_files(tree, kernel_dir)
-        trailers = {"Run": self.run, "Op": "cross", "Parent": f"{a.id},{b.id}", "Island": str(a.island),
-                    "Merge": "clean", **(chosen or {})}
-        candidate = self._write(f"cross {a.id} x {b.id}", f"Three-way merge of {a.id} (island {a.island}) and "
-                                f"{b.id} (island {b.island}).", [a.commit, b.commit], a.commit, files, trailers)
-        cached = self.recorder.cached(candidate)
-        if cached is not None:
-            self._record(candidate, cached)
-            return True, None
-        return True, _Job(candidate, holds_room=True)
-
-    async def _resolve(self, a: Candidate, b: Candidate, chosen: dict[str, str]) -> tuple[bool, _Job | None]:
-        """The LLM's crossover of `a` and `b`, whose changes conflict; skipped without an LLM."""
-        if self.client is None:
-            return False, None
-        kernel_dir = self.config.problem.kernel_dir
-        base = self.store.merge_base(a.commit, b.commit)
-        if base is None:
-            return False, None
-        proposal = await operators.resolve(
-            self.client, self.config.llm, a, b, operators.decode(self.store.read_files(a.commit, kernel_dir)),
-            self.store.diff(base, a.commit, kernel_dir), self.store.diff(base, b.commit, kernel_dir), kernel_dir,
-            read_guidance(self.store, self.config, self.base))
-        if self._stopping and proposal.files is None:
-            return False, None
-        proposal.trailers.update(chosen)
-        return True, self._commit(proposal, a.island)
-
-    def _fix_target(self) -> Candidate | None:
-        """The most recent candidate that failed on the current evaluator and has no fix yet."""
-        taken = {c.parent_ids[0] for c in self.snapshot.candidates.values() if c.op == "fix" and c.parent_ids}
-        taken |= self._fixing
-        failed = [c for c in self.snapshot.candidates.values() if self.recorder.failed_here(c) and c.id not in taken]
-        return max(failed, key=lambda c: c.id, default=None)
-
-    async def _fix(self, target: Candidate, model: ModelSpec | None = None,
-                   chosen: dict[str, str] | None = None) -> _Job | None:
-        assert self.client is not None
-        self._fixing.add(target.id)
-        try:
-            kernel_dir = self.config.problem.kernel_dir
-            files = operators.decode(self.store.read_files(target.commit, kernel_dir))
-            diff = self.store.diff(target.parents[0], target.commit, kernel_dir) if target.parents else ""
-            guidance = read_guidance(self.store, self.config, self.base)
-            proposal = await operators.fix(self.client, self.config.llm, target, files, diff, kernel_dir, guidance,
-                                           model=model)
-        finally:
-            self._fixing.discard(target.id)
-        if self._stopping and proposal.files is None:
+        choice = self.breeder.choose()
+        proposal = await self.breeder.propose(choice, next_island(counts, self.config.evolution.islands), pool)
+        if proposal is None:
+            if self.breeder.tune_exhausted and self.client is None:
+                self._stop("tune has tried every reachable value of the @tune parameters; configure an LLM "
+                           "or widen the choices")
             return None
-        proposal.trailers.update(chosen or {})
-        return self._commit(proposal, target.island)
+        if self._stopping and proposal.files is None:
+            return None  # an attempt cut short by the stop is not a result
+        if self.config.evolution.bandit:
+            proposal.trailers["Bandit"] = f"{choice.arm} {choice.value:.4g}/$"
+        return self._admit(proposal)
 
-    # -- writing ----------------------------------------------------------------------------------------
-    def _new_id(self) -> str:
-        cid = f"{self._next_id:05d}"
-        self._next_id += 1
-        return cid
-
-    def _create_seeds(self) -> None:
-        have = {c.trailers.get("Seed") for c in self.snapshot.candidates.values() if c.op == "seed"}
-        for i, seed in enumerate(self.config.problem.seeds):
-            if seed in have:
-                continue
-            files = self.store.read_files(self.base, seed)
-            if not files:
-                raise EngineError(f"seed directory {seed!r} has no files in commit {self.base[:10]}")
-            has_tunables = bool(tunables.find_tunables(operators.decode(files)))
-            if not has_tunables and self.client is None:
-                self.say(f"note: seed {seed} declares no @tune parameters; without an LLM it cannot change")
-            trailers = {"Run": self.run, "Op": "seed", "Seed": seed, "Island": str(i % self.config.evolution.islands)}
-            self._write(f"seed {seed}", "", [self.base], self.base, files, trailers, modes_from=(self.base, seed))
-
-    def _write(self, subject: str, body: str, parents: list[str], tree_from: str, files: dict[str, bytes],
-               trailers: dict[str, str], modes_from: tuple[str, str] | None = None) -> Candidate:
-        tree, kernel_tree = self.store.write_tree(tree_from, self.config.problem.kernel_dir, files, modes_from)
-        for _ in range(100):  # a branch under our name that we did not make (say, from an evaluation): skip it
-            cid = self._new_id()
-            full = {"Id": cid, **trailers, "Kernel-Tree": kernel_tree}  # the kernel's tree as git wrote it
-            message = format_message(f"evolve {self.run}/{cid}: {subject}", body, full)
-            commit = self.store.commit_tree(tree, parents, message)
-            if self.store.create_branch(f"refs/heads/evolve/{self.run}/{cid}", commit):
-                break
-        else:
-            raise EngineError(f"cannot create a branch under refs/heads/evolve/{self.run}/: 100 ids in a row taken")
-        candidate = Candidate(run=self.run, id=cid, commit=commit, parents=tuple(parents), created=int(time.time()),
-                              subject=message.splitlines()[0], trailers=full)
-        self.snapshot.candidates[cid] = candidate
-        self.summary.created += 1
-        if self._next_id % PACK_EVERY == 0:
-            self.store.pack_refs()
-        return candidate
-
-    def _commit(self, p: Proposal, island: int) -> _Job | None:
-        parent, second = p.parent, p.second_parent
-        trailers: dict[str, str] = {"Run": self.run, "Op": p.op, "Island": str(island),
-                                    "Parent": f"{parent.id},{second.id}" if second else parent.id}
-        if p.model:
-            trailers["Model"] = p.model
-        if p.usage.calls:
-            trailers["Tokens"] = f"{p.usage.prompt_tokens}+{p.usage.completion_tokens}"
-            trailers["Cost-USD"] = f"{p.usage.cost_usd:.6f}"
-        trailers.update(p.trailers)
-        parent_files = self.store.read_files(parent.commit, self.config.problem.kernel_dir)
-        # operators see and edit text only: the parent's other files are carried over byte for byte
-        files = {**{path: data for path, data in parent_files.items() if not is_text(data)},
-                 **operators.encode(p.files)} if p.files is not None else parent_files
-        body = p.rationale + (f"\n\nFailed: {p.error}" if p.status else "")
-        candidate = self._write(p.summary if not p.status else f"{p.op} failed ({p.status})", body,
-                                [parent.commit, second.commit] if second else [parent.commit], parent.commit,
-                                files, trailers)
-        if p.status:  # failed before any code existed: recorded, never evaluated
-            self._record(candidate, {"status": p.status, "score": None, "error": p.error[:2000],
+    def _admit(self, proposal: Proposal) -> _Job | None:
+        """Commit the child; a failed attempt and a kernel judged before are recorded at once, anything
+        else is queued for evaluation."""
+        candidate = self.children.commit(proposal)
+        if proposal.status:  # failed before any code existed: recorded, never evaluated
+            self._record(candidate, {"status": proposal.status, "score": None, "error": proposal.error[:2000],
                                      "harness": self.evaluator.version, "gpu": None})
             return None
         cached = self.recorder.cached(candidate)
@@ -574,6 +347,10 @@ class Engine:
             return None
         return _Job(candidate, holds_room=True)
 
+    def _created(self, candidate: Candidate) -> None:
+        self.summary.created += 1
+
+    # -- results ----------------------------------------------------------------------------------------
     def _record(self, candidate: Candidate, result: dict[str, Any]) -> None:
         updated = self.recorder.record(candidate, result)
         if updated is None:
@@ -585,22 +362,6 @@ class Engine:
                 self.summary.evaluated += 1
         self._progress(updated, self.recorder.update_best())
         self._changed.set()
-
-    async def judge_again(self, candidate: Candidate, mode: str) -> dict[str, Any]:
-        """`evolve rejudge`: one evaluation of `candidate` in `mode`, recorded as its latest result."""
-        try:
-            result = await self.evaluator.evaluate(candidate.commit, self.slots[0], mode)
-        finally:
-            await self.evaluator.close()
-        result["rejudged"] = True
-        if mode == self.confirm_mode:
-            result["confirm"] = True
-        self._record(candidate, result)
-        return result
-
-    def _reconcile_best(self) -> None:
-        """After a crash between a result and the move of `best`, put `best` right."""
-        self.recorder.update_best()
 
     def _progress(self, c: Candidate, best: Candidate | None) -> None:
         r = c.result or {}
@@ -616,7 +377,7 @@ class Engine:
         if confirmed is not None and c.id not in self.recorder.confirming and confirmed is c.results[-1]:
             value = confirmed.get("score")
             self.say(f"{'':6} {c.id} confirm {str(confirmed.get('status')):<13}"
-                     f"{value if value is not None else '':>10}  ({self.confirm_mode} mode; first measured "
+                     f"{value if value is not None else '':>10}  ({self.recorder.confirm_mode} mode; first measured "
                      f"{c.score})")
             return
         self.say(f"{count} {c.id} {c.op:<6} {str(r.get('status')):<13}{score}{cached}  {best_text}  "
@@ -637,23 +398,34 @@ def rejudge(config: Config, store: Store, run: str, pick: Callable[[Snapshot], C
     """Judge one candidate of `run` again with today's evaluator (by default in the mode that confirms
     `best`). Its result joins its note like any other, so `best` moves if the candidate no longer wins: a
     result judged by an older judge (an older harness, or one fooled since) is replaced, not trusted."""
-    engine = Engine(config, store, run, Budget(), say)
     try:
-        engine.open_run(create=False)
-        candidate = pick(engine.snapshot)
-        before = engine.snapshot.by_commit().get(engine.snapshot.best_commit or "")
-        mode = mode or engine.confirm_mode or config.evaluation.mode
-        engine.store.own_refs()
-        result = asyncio.run(engine.judge_again(candidate, mode))
-        return Rejudged(candidate, result, mode, engine.recorder.best(), before.id if before else None)
+        opened = open_run(config, store, run, create=False, say=say)
+        candidate = pick(opened.snapshot)
+        before = opened.snapshot.by_commit().get(opened.snapshot.best_commit or "")
+        mode = mode or config.evaluation.confirm_mode or config.evaluation.mode
+        store.own_refs()
+        result = asyncio.run(_judge_again(opened, candidate, mode))
+        return Rejudged(candidate, result, mode, opened.recorder.best(), before.id if before else None)
     finally:
         store.unlock()
 
 
-def run_engine(config: Config, store: Store, run: str, budget: Budget, say: Callable[[str], None] = print) -> RunSummary:
-    engine = Engine(config, store, run, budget, say)
+async def _judge_again(opened: OpenRun, candidate: Candidate, mode: str) -> dict[str, Any]:
     try:
-        engine.prepare()
+        result = await opened.evaluator.evaluate(candidate.commit, opened.slots[0], mode)
+    finally:
+        await opened.evaluator.close()
+    result["rejudged"] = True
+    if mode == opened.recorder.confirm_mode:
+        result["confirm"] = True
+    opened.recorder.record(candidate, result)
+    opened.recorder.update_best()
+    return result
+
+
+def run_engine(config: Config, store: Store, run: str, budget: Budget, say: Callable[[str], None] = print) -> RunSummary:
+    try:
+        engine = Engine(config, store, open_run(config, store, run, create=True, say=say), budget, say)
         return asyncio.run(engine.run_async())
     except LLMError as exc:
         raise EngineError(str(exc)) from None

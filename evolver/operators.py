@@ -34,6 +34,8 @@ class Proposal:
     usage: Usage = field(default_factory=Usage)
     trailers: dict[str, str] = field(default_factory=dict)
     second_parent: Candidate | None = None  # a crossover's other parent: the child is a merge commit
+    island: int = 0  # where the child lives (set by the breeder)
+    merged: dict[str, bytes] | None = None  # a clean merge's kernel files, byte for byte as git merged them
 
 
 def decode(files: dict[str, bytes]) -> dict[str, str]:
@@ -79,7 +81,7 @@ async def mutate(client: LLMClient, llm: LLMConfig, parent: Candidate, files: di
                  messages: Callable[[], list[dict[str, str]]], kernel_dir: str,
                  model: ModelSpec | None = None) -> Proposal:
     """Ask the LLM for an edit that makes `parent` faster (with `model`, or one drawn by weight); `messages`
-    builds the prompt (engine.mutation_messages, which `evolve prompt` prints)."""
+    builds the prompt (breed.mutation_messages, which `evolve prompt` prints)."""
     proposal = Proposal("mutate", parent, None, "mutate")
     try:
         prompt = messages()

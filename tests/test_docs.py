@@ -10,8 +10,9 @@ from typing import Any
 from tests.conftest import ROOT
 
 MODULES = ("cli", "engine", "results", "store", "population", "bandit", "prompts", "operators", "llm", "edits",
-           "evaluate", "sandbox", "summary")
-WORDS = {"best", "ok", "mutate", "evolve start"}  # a ref, a status, an operator, a command
+           "evaluate", "sandbox", "summary", "breed", "children")
+WORDS = {"best", "ok", "mutate", "evolve start", "evolve prompt", "pipeline_depth"}  # a ref, a status, an
+# operator, commands, a setting
 
 
 def _resolve(name: str) -> bool:

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 from evolver.config import load_config
-from evolver.engine import Budget, Engine
+from evolver.engine import Budget, Engine, open_run
 from evolver.operators import Proposal, decode
 from evolver.store import Store
 from tests.conftest import git
@@ -15,9 +15,8 @@ from tests.conftest import git
 def engine_for(repo: Path, n: int) -> Engine:
     store = Store(repo)
     config = load_config(repo / "examples/sort/evolve.toml", repo)
-    engine = Engine(config, store, "r1", Budget(max_candidates=n), say=lambda line: None)
-    engine.prepare()
-    return engine
+    say = lambda line: None
+    return Engine(config, store, open_run(config, store, "r1", create=True, say=say), Budget(max_candidates=n), say)
 
 
 def test_identical_kernel_reuses_the_result(repo: Path) -> None:
@@ -25,7 +24,7 @@ def test_identical_kernel_reuses_the_result(repo: Path) -> None:
     asyncio.run(engine.run_async())
     seed = engine.snapshot.candidates["00001"]
     files = decode(engine.store.read_files(seed.commit, engine.config.problem.kernel_dir))
-    job = engine._commit(Proposal("mutate", seed, files, "same code by another route"), island=0)
+    job = engine._admit(Proposal("mutate", seed, files, "same code by another route"))
     assert job is None  # nothing to evaluate
     twin = engine.snapshot.candidates["00002"]
     assert twin.result is not None and twin.result["cached_from"] == "00001"

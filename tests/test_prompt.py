@@ -81,8 +81,9 @@ def test_prompt_too_large_is_a_clear_error(tmp_path: Path) -> None:
 def test_evolve_prompt_prints_what_a_mutation_of_that_parent_would_send(tmp_path: Path) -> None:
     """`evolve prompt` and the engine's mutate build the messages with one function from the same inputs
     (the engine's own parent pool, base and guidance): byte for byte the same text."""
+    from evolver.breed import mutation_messages, prompt_context
     from evolver.config import find_config, load_config
-    from evolver.engine import Budget, Engine, mutation_messages, prompt_context
+    from evolver.engine import open_run
     from evolver.store import Store
     from tests.conftest import COUNTING, counting_repo
     from tests.fake_llm import FakeLLM
@@ -96,12 +97,11 @@ def test_evolve_prompt_prints_what_a_mutation_of_that_parent_would_send(tmp_path
         assert evolve(repo / "examples" / "sort", "start", "--max-candidates", "6").returncode == 0
     store = Store(repo)
     config = load_config(find_config(repo / "examples" / "sort"), repo)
-    engine = Engine(config, store, "r1", Budget(), say=lambda line: None)
-    engine.open_run(create=False)
+    opened = open_run(config, store, "r1", create=False, say=lambda line: None)
     try:
-        parent = engine.recorder.best()
-        assert parent is not None and len(engine.recorder.pool()) > 2
-        context = prompt_context(store, config, engine.snapshot, engine.base, parent, engine.recorder.pool())
+        parent = opened.recorder.best()
+        assert parent is not None and len(opened.recorder.pool()) > 2
+        context = prompt_context(store, config, opened.snapshot, opened.base, parent, opened.recorder.pool())
         assert context.inspirations, "the run should give the prompt another island's idea"
         messages = mutation_messages(config, parent, context)
     finally:

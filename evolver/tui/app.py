@@ -20,9 +20,9 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer
 
 from evolver.store import Candidate, RunReader, Snapshot, Store, StoreError
+from evolver.summary import Header, Summary
 from evolver.tui import model
 from evolver.tui.detail import DetailPane
-from evolver.summary import Header, Summary
 from evolver.tui.header import RunHeader
 from evolver.tui.lineage import LineageTree
 from evolver.tui.population import SORTS, PopulationTable
