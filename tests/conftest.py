@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from evolver.store import Store, format_message
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "sort"
 DATA = Path(__file__).resolve().parent / "data"
@@ -140,3 +142,36 @@ def counting_repo(path: Path, config_text: str) -> Path:
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "deterministic evaluator")
     return repo
+
+
+# --- a run written by hand ---------------------------------------------------------------------------------
+
+CLOCK = 1764504000.0  # 2026-11-30 12:00:00 UTC: the commit dates the sealed environment fixes
+KERNEL = "examples/sort/kernel"
+
+
+class Scripted:
+    """A run written through the store as the engine would, with results chosen by the test."""
+
+    def __init__(self, repo: Path, run: str = "r1") -> None:
+        self.store = Store(repo)
+        self.run = run
+        self.base = self.store.head_commit()
+        self.commits: dict[str, str] = {}
+        self.store.set_meta(f"refs/evolve/runs/{run}", {"run": run, "base": self.base, "kernel_dir": KERNEL})
+
+    def add(self, cid: str, op: str, parent: str | None, text: str, result: dict | None, **trailers: str) -> str:
+        parent_commit = self.commits[parent] if parent else self.base
+        full = {"Id": cid, "Run": self.run, "Op": op, "Island": "0", **trailers}
+        if parent:
+            full["Parent"] = parent
+        commit = self.store.write_candidate([parent_commit], parent_commit, KERNEL, {"sort.py": text.encode()},
+                                            format_message(f"evolve {self.run}/{cid}: {op}", "why not", full))
+        self.store.create_branch(f"refs/heads/evolve/{self.run}/{cid}", commit)
+        if result is not None:
+            self.store.append_note(commit, {"t": CLOCK - 600 + int(cid) * 60, "harness": "h", "gpu": "g", **result})
+        self.commits[cid] = commit
+        return commit
+
+    def best(self, cid: str) -> None:
+        git(self.store.root, "update-ref", "refs/heads/best", self.commits[cid])

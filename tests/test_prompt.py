@@ -6,8 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.conftest import evolve, example_config, git, make_repo
-from tests.test_tui import Scripted
+from tests.conftest import Scripted, evolve, example_config, git, make_repo
 
 BIG = "".join(f"x{i} = {i}  # padding line {i} of a long kernel source\n" for i in range(500))
 

@@ -77,3 +77,26 @@ def test_no_key_in_environment_runs_tune_alone(tmp_path: Path) -> None:
         proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "4", env={"EVOLVE_TEST_KEY": ""})
         assert proc.returncode == 0 and "$EVOLVE_TEST_KEY is not set" in proc.stdout
         assert llm.log == []
+
+
+@pytest.mark.parametrize("concurrent", [1, 3])
+def test_a_budget_of_n_candidates_makes_n_and_asks_for_no_reply_it_cannot_use(tmp_path: Path,
+                                                                             concurrent: int) -> None:
+    """LLM operators only: `--max-candidates 4` makes the seed and three children, and the server is asked
+    exactly three times (a reply in flight when the budget is reached is used, never dropped)."""
+    from tests.conftest import COUNTING, counting_repo
+
+    with FakeLLM(["good"] * 10) as llm:
+        repo = counting_repo(tmp_path / "repo", example_config(
+            evaluation=COUNTING,
+            llm=f'base_url = "{llm.url}"\nmodel = "fake-coder"\napi_key_env = ""\n'
+                f"max_concurrent = {concurrent}\nmax_tokens = 500\ncontext_tokens = 6000",
+            evolution=f"operators = {{ mutate = 1.0 }}\nislands = 1\npopulation = 4\nseed = 1\n"
+                      f"pipeline_depth = {concurrent}"))
+        proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "4")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        requests = len(llm.log)
+    snap = Store(repo).snapshot("r1")
+    assert len(snap.candidates) == 4, sorted(snap.candidates)
+    assert requests == 3
+    assert "4 new candidate(s)" in proc.stdout
