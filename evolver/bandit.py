@@ -15,10 +15,12 @@ engine passes its seeded `random.Random`, so a run with a fixed seed chooses the
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from evolver.population import ancestors
 from evolver.results import NOT_EVALUATED
 from evolver.store import Candidate
 
@@ -61,16 +63,10 @@ def observe(candidates: Iterable[Candidate], eval_usd: float) -> dict[str, Stats
 
 def _scored_ancestor(commit: str, by_commit: dict[str, Candidate], hops: int = 4) -> float | None:
     """The score of `commit`, or of its nearest first-parent ancestor with one (a fix's parent failed)."""
-    for _ in range(hops):
-        c = by_commit.get(commit)
-        if c is None:
-            return None
-        if c.score:
-            return c.score
-        if not c.parents:
-            return None
-        commit = c.parents[0]
-    return None
+    start = by_commit.get(commit)
+    if start is None:
+        return None
+    return next((c.score for c in itertools.islice(ancestors(start, by_commit), hops) if c.score), None)
 
 
 @dataclass(frozen=True)

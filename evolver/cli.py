@@ -18,7 +18,7 @@ from evolver.breed import mutation_messages, prompt_context
 from evolver.config import CONFIG_NAME, STARTER, Config, ConfigError, find_config, load_config
 from evolver.engine import RUN_REF, Budget, EngineError, choose_run, rejudge, run_engine
 from evolver.evaluate import EvaluationError
-from evolver.population import lineage
+from evolver.population import ancestry
 from evolver.store import PROVENANCE_KEYS, Candidate, Snapshot, Store, StoreError
 from evolver.summary import summarise
 
@@ -321,13 +321,10 @@ def cmd_lineage(args: argparse.Namespace) -> int:
     config, store = _open(args)
     snapshot = store.snapshot(_run_name(args, config, store))
     c = _resolve(snapshot, store, args.candidate)
-    chain = lineage(c, snapshot.by_commit())
     by_commit = snapshot.by_commit()
-    for node in chain:
-        parent = by_commit.get(node.parents[0]) if node.parents else None
-        delta = ""
-        if node.score is not None and parent is not None and parent.score is not None:
-            delta = f"{100 * (node.score - parent.score) / parent.score:+7.2f}%"
+    for step in ancestry(c, by_commit, limit=None):
+        node = step.candidate
+        delta = f"{100 * step.delta:+7.2f}%" if step.delta is not None else ""
         score = f"{node.score:12.6g}" if node.score is not None else f"{str((node.result or {}).get('status', 'pending')):>12}"
         others = [by_commit[p].id for p in node.parents[1:] if p in by_commit]
         merge = f"  (merge with {', '.join(others)})" if others else ""

@@ -8,8 +8,10 @@ current ones: `comparable` filters them out.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 
 from evolver.store import Candidate
 
@@ -103,13 +105,36 @@ def next_island(counts: dict[int, int], islands: int) -> int:
     return min(range(islands), key=lambda i: (counts.get(i, 0), i))
 
 
+def ancestors(candidate: Candidate, by_commit: dict[str, Candidate]) -> Iterator[Candidate]:
+    """`candidate`, then its first parent, and so on back to its seed (or the first commit that is not a
+    candidate): the one walk of a lineage (prompts, `evolve lineage`, the TUI, the bandit, the seed index)."""
+    seen: set[str] = set()
+    current: Candidate | None = candidate
+    while current is not None and current.commit not in seen:
+        seen.add(current.commit)
+        yield current
+        current = by_commit.get(current.parents[0]) if current.parents else None
+
+
 def lineage(candidate: Candidate, by_commit: dict[str, Candidate]) -> list[Candidate]:
     """The first-parent ancestry of `candidate`, itself first, back to its seed."""
-    chain = [candidate]
-    seen = {candidate.commit}
-    current = candidate
-    while current.parents and current.parents[0] in by_commit and current.parents[0] not in seen:
-        current = by_commit[current.parents[0]]
-        seen.add(current.commit)
-        chain.append(current)
-    return chain
+    return list(ancestors(candidate, by_commit))
+
+
+@dataclass(frozen=True)
+class Step:
+    candidate: Candidate
+    parents: tuple[Candidate, ...]  # two for a crossover
+    delta: float | None  # relative score change against the first parent (negative: faster)
+
+
+def ancestry(candidate: Candidate, by_commit: dict[str, Candidate], limit: int | None = 200) -> list[Step]:
+    """First-parent ancestry back to the seed, each step with all its parents (both sides of a merge)."""
+    steps = []
+    for current in itertools.islice(ancestors(candidate, by_commit), limit):
+        parents = tuple(by_commit[p] for p in current.parents if p in by_commit)
+        first = by_commit.get(current.parents[0]) if current.parents else None
+        delta = ((current.score - first.score) / first.score if current.score is not None and first is not None
+                 and first.score else None)
+        steps.append(Step(current, parents, delta))
+    return steps

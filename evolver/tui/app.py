@@ -19,6 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Footer
 
+from evolver.population import ancestry
 from evolver.store import Candidate, RunReader, Snapshot, Store, StoreError
 from evolver.summary import Header, Summary
 from evolver.tui import model
@@ -181,7 +182,7 @@ class EvolveApp(App[None]):
         candidate = self.snapshot.candidates.get(cid or "")
         if candidate is None:
             return
-        self.query_one(LineageTree).show(model.ancestry(candidate, self.by_commit))
+        self.query_one(LineageTree).show(ancestry(candidate, self.by_commit))
         if cid in self._details:
             diff, message = self._details[cid]
             self.query_one(DetailPane).show(candidate, diff, message,

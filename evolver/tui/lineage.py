@@ -6,8 +6,9 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Tree
 
+from evolver.population import Step
 from evolver.store import Candidate
-from evolver.tui.model import Step, status_of
+from evolver.tui.model import status_of
 
 
 def _label(c: Candidate, delta: float | None) -> Text:

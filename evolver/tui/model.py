@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from evolver.population import ancestors
 from evolver.results import FAILED
 from evolver.store import Candidate, Snapshot
 
@@ -43,15 +44,16 @@ class SeedIndex:
         self._seed: dict[str, str | None] = {}  # commit -> its seed's commit
 
     def seed_of(self, c: Candidate, by_commit: dict[str, Candidate]) -> Candidate | None:
-        path = []
-        current: Candidate | None = c
-        while current is not None and current.commit not in self._seed:
-            if current.op == "seed":
-                self._seed[current.commit] = current.commit
+        path: list[str] = []
+        seed: str | None = None
+        for a in ancestors(c, by_commit):
+            if a.commit in self._seed:
+                seed = self._seed[a.commit]
                 break
-            path.append(current.commit)
-            current = by_commit.get(current.parents[0]) if current.parents else None
-        seed = self._seed.get(current.commit) if current is not None else None
+            path.append(a.commit)
+            if a.op == "seed":
+                seed = a.commit
+                break
         for commit in path:
             self._seed[commit] = seed
         return by_commit.get(seed) if seed else None  # the current object: its score may be new
@@ -74,29 +76,6 @@ def rows(snapshot: Snapshot, ids: set[str] | None = None, by_commit: dict[str, C
             vs_seed=(seed.score / c.score) if c.score and seed is not None and seed.score else None,
             op=c.op, model=c.trailers.get("Model", ""), island=c.island, created=c.created))
     return out
-
-
-@dataclass(frozen=True)
-class Step:
-    candidate: Candidate
-    parents: tuple[Candidate, ...]  # two for a crossover
-    delta: float | None  # relative score change against the first parent (negative: faster)
-
-
-def ancestry(candidate: Candidate, by_commit: dict[str, Candidate], limit: int = 200) -> list[Step]:
-    """First-parent ancestry back to the seed, each step with all its parents (both sides of a merge)."""
-    steps = []
-    current: Candidate | None = candidate
-    seen = set()
-    while current is not None and current.commit not in seen and len(steps) < limit:
-        seen.add(current.commit)
-        parents = tuple(by_commit[p] for p in current.parents if p in by_commit)
-        first = parents[0] if parents else None
-        delta = ((current.score - first.score) / first.score if current.score is not None and first is not None
-                 and first.score else None)
-        steps.append(Step(current, parents, delta))
-        current = first
-    return steps
 
 
 def fmt_duration(seconds: float) -> str:
