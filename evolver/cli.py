@@ -7,20 +7,18 @@ command line is exit code 2 (argparse). Nothing here imports textual, torch or c
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from evolver import __version__
-from evolver.breed import mutation_messages, prompt_context
-from evolver.config import CONFIG_NAME, STARTER, Config, ConfigError, find_config, load_config
-from evolver.engine import RUN_REF, Budget, EngineError, choose_run, rejudge, run_engine
+from evolver.config import CONFIG_NAME, STARTER, ConfigError
+from evolver.engine import Budget, EngineError, choose_run, rejudge, run_engine
 from evolver.evaluate import EvaluationError
-from evolver.population import ancestry
-from evolver.store import PROVENANCE_KEYS, Candidate, Snapshot, Store, StoreError
-from evolver.summary import summarise
+from evolver.store import Store, StoreError
+from evolver.views import UserError, cmd_lineage, cmd_prompt, cmd_show, cmd_status, open_repo, resolve, run_of
 
 EPILOG = """\
 a run, step by step:
@@ -32,10 +30,6 @@ a run, step by step:
   evolve show best                 the winner: diff against its parent, result, provenance
   git checkout best                inspect the winner with plain git
 """
-
-
-class UserError(Exception):
-    pass
 
 
 def positive(kind: type) -> Any:
@@ -61,38 +55,6 @@ def run_name(text: str) -> str:
     return text
 
 
-def _open(args: argparse.Namespace) -> tuple[Config, Store]:
-    cwd = Path(args.repo).resolve() if getattr(args, "repo", None) else Path.cwd()
-    store = Store.discover(cwd)
-    config = load_config(find_config(cwd), store.root)
-    return config, store
-
-
-def _run_name(args: argparse.Namespace, config: Config, store: Store) -> str:
-    run = choose_run(store, config, getattr(args, "run", None), new=False)
-    if run not in store.runs():
-        raise UserError(f"no run {run!r} in this repository (runs: {', '.join(store.runs()) or 'none yet'}); "
-                        "`evolve start` begins one")
-    return run
-
-
-def _resolve(snapshot: Snapshot, store: Store, ref: str) -> Candidate:
-    if ref == "best":
-        if snapshot.best_commit is None:
-            raise UserError("there is no `best` yet (no candidate of this run has passed its evaluation)")
-        match = snapshot.by_commit().get(snapshot.best_commit)
-        if match is None:
-            raise UserError(f"`best` points at {snapshot.best_commit[:10]}, which is not a candidate of run "
-                            f"{snapshot.run!r}; use --run")
-        return match
-    key = ref.rsplit("/", 1)[-1]
-    if key in snapshot.candidates:
-        return snapshot.candidates[key]
-    if key.isdigit() and f"{int(key):05d}" in snapshot.candidates:
-        return snapshot.candidates[f"{int(key):05d}"]
-    raise UserError(f"no candidate {ref!r} in run {snapshot.run!r}")
-
-
 # --- verbs ---------------------------------------------------------------------------------------------
 
 def cmd_init(args: argparse.Namespace) -> int:
@@ -105,7 +67,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_start(args: argparse.Namespace) -> int:
-    config, store = _open(args)
+    config, store = open_repo(args)
     b = config.budget
     budget = Budget(max_candidates=args.max_candidates if args.max_candidates is not None else b.max_candidates,
                     max_usd=args.max_usd if args.max_usd is not None else b.max_usd,
@@ -169,97 +131,6 @@ def cmd_tui(args: argparse.Namespace) -> int:
     return 0
 
 
-def status_data(snapshot: Snapshot, eval_usd: float) -> dict[str, Any]:
-    from evolver.bandit import observe
-
-    header, _, outcomes = summarise(snapshot)
-    arms = {arm: {"tried": s.tries, "improved": s.improved, "mean_gain": round(s.gain / s.improved, 4)
-                  if s.improved else None, "cost_usd": round(s.cost, 4)}
-            for arm, s in sorted(observe(snapshot.candidates.values(), eval_usd).items())}
-    best = snapshot.by_commit().get(snapshot.best_commit or "")
-    return {
-        "run": snapshot.run,
-        "candidates": len(snapshot.candidates),
-        "statuses": dict(sorted(outcomes.items())),
-        "best": None if best is None else {"id": best.id, "score": best.score, "commit": best.commit,
-                                           "op": best.op},
-        "speedup_vs_first_seed": header.speedup_vs_seed,
-        "llm_tokens": header.tokens,
-        "llm_cost_usd": round(header.cost_usd, 6),
-        "malformed_note_lines": snapshot.malformed_notes,
-        "operators": arms,  # what each (operator, model) produced: the bandit's view of the run
-        "last_activity": max((c.created for c in snapshot.candidates.values()), default=None),
-    }
-
-
-def cmd_status(args: argparse.Namespace) -> int:
-    config, store = _open(args)
-    run = _run_name(args, config, store)
-    data = status_data(store.snapshot(run), config.evolution.eval_usd)
-    from evolver.evaluate import sandbox_choice
-    from evolver.sandbox import sandbox_line
-
-    data["sandbox"] = "on" if sandbox_choice(config) else "off"
-    if args.json:
-        print(json.dumps(data, indent=2))
-        return 0
-    print(f"run {data['run']}: {data['candidates']} candidates")
-    print("  " + sandbox_line(data["sandbox"] == "on", config.evaluation.network))
-    print("  " + ", ".join(f"{k} {v}" for k, v in data["statuses"].items()))
-    if data["best"]:
-        b = data["best"]
-        speed = f", {data['speedup_vs_first_seed']:.2f}x the first seed" if data["speedup_vs_first_seed"] else ""
-        print(f"  best {b['id']} ({b['op']}): score {b['score']:.6g}{speed}")
-    else:
-        print("  no correct candidate yet")
-    print(f"  LLM: {data['llm_tokens']} tokens, ${data['llm_cost_usd']:.4f}")
-    for arm, a in data["operators"].items():
-        gain = f" by {100 * a['mean_gain']:.1f}% on average" if a["mean_gain"] else ""
-        print(f"  {arm}: {a['tried']} tried, {a['improved']} beat their parent{gain}; ${a['cost_usd']:.4f} with "
-              "evaluations")
-    if data["malformed_note_lines"]:
-        print(f"  warning: {data['malformed_note_lines']} malformed line(s) in refs/notes/evolve were skipped")
-    return 0
-
-
-def _describe(c: Candidate) -> list[str]:
-    r = c.result
-    lines = [f"candidate {c.run}/{c.id}  commit {c.commit[:12]}  branch evolve/{c.run}/{c.id}",
-             f"  op {c.op}  parents {', '.join(c.parent_ids) or c.trailers.get('Seed', '-')}  island {c.island}"]
-    for key in PROVENANCE_KEYS:
-        if key in c.trailers:
-            lines.append(f"  {key.lower()}: {c.trailers[key]}")
-    if r is None:
-        lines.append("  result: not evaluated yet")
-    else:
-        score = f" score {r['score']:.6g}" if r.get("score") is not None else ""
-        lines.append(f"  result: {r.get('status')}{score}  (evaluator {r.get('harness')}, {r.get('gpu')})")
-        confirmed = c.confirmation
-        if confirmed is not None:
-            value = f" score {confirmed['score']:.6g}" if confirmed.get("score") is not None else ""
-            lines.append(f"  confirmed: {confirmed.get('status')}{value}  (evaluator {confirmed.get('harness')})")
-        if r.get("cached_from"):
-            lines.append(f"  result copied from {r['cached_from']} (same kernel, same evaluator and device)")
-        if r.get("error"):
-            lines.append("  error: " + str(r["error"]).replace("\n", "\n    "))
-        if r.get("details"):
-            lines.append("  details: " + json.dumps(r["details"], sort_keys=True)[:1500])
-    return lines
-
-
-def cmd_show(args: argparse.Namespace) -> int:
-    config, store = _open(args)
-    snapshot = store.snapshot(_run_name(args, config, store))
-    c = _resolve(snapshot, store, args.candidate)
-    print("\n".join(_describe(c)))
-    message = store.message(c.commit)
-    print("\n" + "\n".join("    " + line for line in message.splitlines()))
-    if c.parents:
-        print()
-        print(store.diff(c.parents[0], c.commit, config.problem.kernel_dir) or "(no change in the kernel directory)")
-    return 0
-
-
 def _verdict(result: dict[str, Any] | None) -> str:
     if not result:
         return "no result"
@@ -272,10 +143,10 @@ def _verdict(result: dict[str, Any] | None) -> str:
 
 
 def cmd_rejudge(args: argparse.Namespace) -> int:
-    config, store = _open(args)
-    run = _run_name(args, config, store)
+    config, store = open_repo(args)
+    run = run_of(args, config, store)
     say = (lambda line: None) if args.quiet else (lambda line: print(line, flush=True))
-    done = rejudge(config, store, run, lambda snapshot: _resolve(snapshot, store, args.candidate), args.mode, say)
+    done = rejudge(config, store, run, lambda snapshot: resolve(snapshot, store, args.candidate), args.mode, say)
     c = done.candidate
     before = c.confirmation if done.result.get("confirm") and c.confirmation else c.result
     print(f"{c.id}: judged again in {done.mode} mode: {_verdict(done.result)}")
@@ -291,49 +162,10 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_prompt(args: argparse.Namespace) -> int:
-    from evolver.evaluate import Evaluator, make_slots
-    from evolver.llm import estimate_tokens
-    from evolver.prompts import PromptTooLarge
-    from evolver.results import measured
-
-    config, store = _open(args)
-    run = _run_name(args, config, store)
-    snapshot = store.snapshot(run)
-    parent = _resolve(snapshot, store, args.candidate)
-    base = (store.get_meta(RUN_REF.format(run=run)) or {}).get("base") or store.head_commit()
-    # the engine's parent pool: results of today's judge on this machine's devices
-    version, fingerprints = Evaluator(config, store, base).version, {s.fingerprint for s in make_slots(config)}
-    pool = [c for c in snapshot.candidates.values() if measured(c, version, fingerprints)]
-    budget = config.llm.context_tokens - config.llm.max_tokens
-    try:
-        messages = mutation_messages(config, parent, prompt_context(store, config, snapshot, base, parent, pool))
-    except PromptTooLarge as exc:
-        raise UserError(str(exc)) from None
-    for message in messages:
-        print(f"===== {message['role']} =====\n{message['content']}\n")
-    used = sum(estimate_tokens(m["content"]) for m in messages)
-    print(f"===== about {used} tokens of a prompt budget of {budget} (llm.context_tokens - llm.max_tokens)")
-    return 0
-
-
-def cmd_lineage(args: argparse.Namespace) -> int:
-    config, store = _open(args)
-    snapshot = store.snapshot(_run_name(args, config, store))
-    c = _resolve(snapshot, store, args.candidate)
-    by_commit = snapshot.by_commit()
-    for step in ancestry(c, by_commit, limit=None):
-        node = step.candidate
-        delta = f"{100 * step.delta:+7.2f}%" if step.delta is not None else ""
-        score = f"{node.score:12.6g}" if node.score is not None else f"{str((node.result or {}).get('status', 'pending')):>12}"
-        others = [by_commit[p].id for p in node.parents[1:] if p in by_commit]
-        merge = f"  (merge with {', '.join(others)})" if others else ""
-        what = node.trailers.get("Tune") or node.trailers.get("Seed") or node.subject.split(": ", 1)[-1]
-        print(f"{node.id}  {node.op:<6} {score} {delta:>8}  {what[:70]}{merge}")
-    return 0
-
-
 # --- parser --------------------------------------------------------------------------------------------
+
+Verb = Callable[[str, str, str], argparse.ArgumentParser]  # name, one-line help, description -> its parser
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -349,6 +181,12 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--repo", metavar="PATH", help="work in this directory instead of the current one")
         return p
 
+    _verbs_that_run(verb)
+    _verbs_that_read(verb)
+    return parser
+
+
+def _verbs_that_run(verb: Verb) -> None:
     p = verb("init", "write a commented evolve.toml", "Write a commented starting evolve.toml in PATH.")
     p.add_argument("path", nargs="?", default=".", help="directory for evolve.toml (default: here)")
     p.add_argument("--force", action="store_true", help="overwrite an existing evolve.toml")
@@ -375,6 +213,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--poll", type=float, default=2.0, metavar="S", help="seconds between looks at git (default 2)")
     p.set_defaults(func=cmd_tui)
 
+    p = verb("rejudge", "judge a candidate again with today's judge",
+             "Evaluate a candidate (default `best`) again with the evaluator as it is now - after an update of "
+             "evolve's QR harness, say, whose anti-cheat checks a result judged earlier never faced - in the mode "
+             "that confirms `best` (or --mode). The new result joins the candidate's note; `best` moves if the "
+             "candidate no longer wins. Not while `evolve start` runs in the repository.")
+    p.add_argument("candidate", nargs="?", default="best", help="candidate id or `best` (default)")
+    p.add_argument("--run", metavar="NAME", type=run_name)
+    p.add_argument("--mode", metavar="MODE", help="the evaluation mode (default: [evaluation] confirm_mode, else mode)")
+    p.add_argument("-q", "--quiet", action="store_true", help="only the summary")
+    p.set_defaults(func=cmd_rejudge)
+
+
+def _verbs_that_read(verb: Verb) -> None:
     p = verb("status", "summarise a run", "Counts by status, the best candidate, LLM tokens and cost.")
     p.add_argument("--run", metavar="NAME", type=run_name)
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -386,17 +237,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("candidate", help="candidate id or `best`")
     p.add_argument("--run", metavar="NAME", type=run_name)
     p.set_defaults(func=cmd_show)
-
-    p = verb("rejudge", "judge a candidate again with today's judge",
-             "Evaluate a candidate (default `best`) again with the evaluator as it is now - after an update of "
-             "evolve's QR harness, say, whose anti-cheat checks a result judged earlier never faced - in the mode "
-             "that confirms `best` (or --mode). The new result joins the candidate's note; `best` moves if the "
-             "candidate no longer wins. Not while `evolve start` runs in the repository.")
-    p.add_argument("candidate", nargs="?", default="best", help="candidate id or `best` (default)")
-    p.add_argument("--run", metavar="NAME", type=run_name)
-    p.add_argument("--mode", metavar="MODE", help="the evaluation mode (default: [evaluation] confirm_mode, else mode)")
-    p.add_argument("-q", "--quiet", action="store_true", help="only the summary")
-    p.set_defaults(func=cmd_rejudge)
 
     p = verb("prompt", "the prompt a mutation of a candidate would send",
              "Print the messages that `mutate` would send to the LLM with this candidate as the parent (guidance, "
@@ -412,7 +252,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("candidate", help="candidate id or `best`")
     p.add_argument("--run", metavar="NAME", type=run_name)
     p.set_defaults(func=cmd_lineage)
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:

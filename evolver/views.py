@@ -1,0 +1,186 @@
+"""The verbs that read a run and print it: `status`, `show`, `prompt`, `lineage`; and how the command line
+names a repository, a run and a candidate (shared with the verbs in cli.py)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from evolver.breed import mutation_messages, prompt_context
+from evolver.config import Config, find_config, load_config
+from evolver.engine import RUN_REF, choose_run
+from evolver.population import ancestry
+from evolver.store import PROVENANCE_KEYS, Candidate, Snapshot, Store
+from evolver.summary import summarise
+
+
+class UserError(Exception):
+    pass
+
+
+
+def open_repo(args: argparse.Namespace) -> tuple[Config, Store]:
+    cwd = Path(args.repo).resolve() if getattr(args, "repo", None) else Path.cwd()
+    store = Store.discover(cwd)
+    config = load_config(find_config(cwd), store.root)
+    return config, store
+
+
+def run_of(args: argparse.Namespace, config: Config, store: Store) -> str:
+    run = choose_run(store, config, getattr(args, "run", None), new=False)
+    if run not in store.runs():
+        raise UserError(f"no run {run!r} in this repository (runs: {', '.join(store.runs()) or 'none yet'}); "
+                        "`evolve start` begins one")
+    return run
+
+
+def resolve(snapshot: Snapshot, store: Store, ref: str) -> Candidate:
+    if ref == "best":
+        if snapshot.best_commit is None:
+            raise UserError("there is no `best` yet (no candidate of this run has passed its evaluation)")
+        match = snapshot.by_commit().get(snapshot.best_commit)
+        if match is None:
+            raise UserError(f"`best` points at {snapshot.best_commit[:10]}, which is not a candidate of run "
+                            f"{snapshot.run!r}; use --run")
+        return match
+    key = ref.rsplit("/", 1)[-1]
+    if key in snapshot.candidates:
+        return snapshot.candidates[key]
+    if key.isdigit() and f"{int(key):05d}" in snapshot.candidates:
+        return snapshot.candidates[f"{int(key):05d}"]
+    raise UserError(f"no candidate {ref!r} in run {snapshot.run!r}")
+
+
+def status_data(snapshot: Snapshot, eval_usd: float) -> dict[str, Any]:
+    from evolver.bandit import observe
+
+    header, _, outcomes = summarise(snapshot)
+    arms = {arm: {"tried": s.tries, "improved": s.improved, "mean_gain": round(s.gain / s.improved, 4)
+                  if s.improved else None, "cost_usd": round(s.cost, 4)}
+            for arm, s in sorted(observe(snapshot.candidates.values(), eval_usd).items())}
+    best = snapshot.by_commit().get(snapshot.best_commit or "")
+    return {
+        "run": snapshot.run,
+        "candidates": len(snapshot.candidates),
+        "statuses": dict(sorted(outcomes.items())),
+        "best": None if best is None else {"id": best.id, "score": best.score, "commit": best.commit,
+                                           "op": best.op},
+        "speedup_vs_first_seed": header.speedup_vs_seed,
+        "llm_tokens": header.tokens,
+        "llm_cost_usd": round(header.cost_usd, 6),
+        "malformed_note_lines": snapshot.malformed_notes,
+        "operators": arms,  # what each (operator, model) produced: the bandit's view of the run
+        "last_activity": max((c.created for c in snapshot.candidates.values()), default=None),
+    }
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    config, store = open_repo(args)
+    run = run_of(args, config, store)
+    data = status_data(store.snapshot(run), config.evolution.eval_usd)
+    from evolver.evaluate import sandbox_choice
+    from evolver.sandbox import sandbox_line
+
+    data["sandbox"] = "on" if sandbox_choice(config) else "off"
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return 0
+    print(f"run {data['run']}: {data['candidates']} candidates")
+    print("  " + sandbox_line(data["sandbox"] == "on", config.evaluation.network))
+    print("  " + ", ".join(f"{k} {v}" for k, v in data["statuses"].items()))
+    if data["best"]:
+        b = data["best"]
+        speed = f", {data['speedup_vs_first_seed']:.2f}x the first seed" if data["speedup_vs_first_seed"] else ""
+        print(f"  best {b['id']} ({b['op']}): score {b['score']:.6g}{speed}")
+    else:
+        print("  no correct candidate yet")
+    print(f"  LLM: {data['llm_tokens']} tokens, ${data['llm_cost_usd']:.4f}")
+    for arm, a in data["operators"].items():
+        gain = f" by {100 * a['mean_gain']:.1f}% on average" if a["mean_gain"] else ""
+        print(f"  {arm}: {a['tried']} tried, {a['improved']} beat their parent{gain}; ${a['cost_usd']:.4f} with "
+              "evaluations")
+    if data["malformed_note_lines"]:
+        print(f"  warning: {data['malformed_note_lines']} malformed line(s) in refs/notes/evolve were skipped")
+    return 0
+
+
+def _describe(c: Candidate) -> list[str]:
+    r = c.result
+    lines = [f"candidate {c.run}/{c.id}  commit {c.commit[:12]}  branch evolve/{c.run}/{c.id}",
+             f"  op {c.op}  parents {', '.join(c.parent_ids) or c.trailers.get('Seed', '-')}  island {c.island}"]
+    for key in PROVENANCE_KEYS:
+        if key in c.trailers:
+            lines.append(f"  {key.lower()}: {c.trailers[key]}")
+    if r is None:
+        lines.append("  result: not evaluated yet")
+    else:
+        score = f" score {r['score']:.6g}" if r.get("score") is not None else ""
+        lines.append(f"  result: {r.get('status')}{score}  (evaluator {r.get('harness')}, {r.get('gpu')})")
+        confirmed = c.confirmation
+        if confirmed is not None:
+            value = f" score {confirmed['score']:.6g}" if confirmed.get("score") is not None else ""
+            lines.append(f"  confirmed: {confirmed.get('status')}{value}  (evaluator {confirmed.get('harness')})")
+        if r.get("cached_from"):
+            lines.append(f"  result copied from {r['cached_from']} (same kernel, same evaluator and device)")
+        if r.get("error"):
+            lines.append("  error: " + str(r["error"]).replace("\n", "\n    "))
+        if r.get("details"):
+            lines.append("  details: " + json.dumps(r["details"], sort_keys=True)[:1500])
+    return lines
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    config, store = open_repo(args)
+    snapshot = store.snapshot(run_of(args, config, store))
+    c = resolve(snapshot, store, args.candidate)
+    print("\n".join(_describe(c)))
+    message = store.message(c.commit)
+    print("\n" + "\n".join("    " + line for line in message.splitlines()))
+    if c.parents:
+        print()
+        print(store.diff(c.parents[0], c.commit, config.problem.kernel_dir) or "(no change in the kernel directory)")
+    return 0
+
+
+def cmd_prompt(args: argparse.Namespace) -> int:
+    from evolver.evaluate import Evaluator, make_slots
+    from evolver.llm import estimate_tokens
+    from evolver.prompts import PromptTooLarge
+    from evolver.results import measured
+
+    config, store = open_repo(args)
+    run = run_of(args, config, store)
+    snapshot = store.snapshot(run)
+    parent = resolve(snapshot, store, args.candidate)
+    base = (store.get_meta(RUN_REF.format(run=run)) or {}).get("base") or store.head_commit()
+    # the engine's parent pool: results of today's judge on this machine's devices
+    version, fingerprints = Evaluator(config, store, base).version, {s.fingerprint for s in make_slots(config)}
+    pool = [c for c in snapshot.candidates.values() if measured(c, version, fingerprints)]
+    budget = config.llm.context_tokens - config.llm.max_tokens
+    try:
+        messages = mutation_messages(config, parent, prompt_context(store, config, snapshot, base, parent, pool))
+    except PromptTooLarge as exc:
+        raise UserError(str(exc)) from None
+    for message in messages:
+        print(f"===== {message['role']} =====\n{message['content']}\n")
+    used = sum(estimate_tokens(m["content"]) for m in messages)
+    print(f"===== about {used} tokens of a prompt budget of {budget} (llm.context_tokens - llm.max_tokens)")
+    return 0
+
+
+def cmd_lineage(args: argparse.Namespace) -> int:
+    config, store = open_repo(args)
+    snapshot = store.snapshot(run_of(args, config, store))
+    c = resolve(snapshot, store, args.candidate)
+    by_commit = snapshot.by_commit()
+    for step in ancestry(c, by_commit, limit=None):
+        node = step.candidate
+        delta = f"{100 * step.delta:+7.2f}%" if step.delta is not None else ""
+        score = f"{node.score:12.6g}" if node.score is not None else f"{str((node.result or {}).get('status', 'pending')):>12}"
+        others = [by_commit[p].id for p in node.parents[1:] if p in by_commit]
+        merge = f"  (merge with {', '.join(others)})" if others else ""
+        what = node.trailers.get("Tune") or node.trailers.get("Seed") or node.subject.split(": ", 1)[-1]
+        print(f"{node.id}  {node.op:<6} {score} {delta:>8}  {what[:70]}{merge}")
+    return 0
