@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from evolver.config import find_config, load_config
-from evolver.engine import rejudge
 from evolver.evaluate import Evaluator
+from evolver.rejudge import rejudge
 from evolver.store import Store
 from tests.conftest import COUNTING, counting_repo, evolve, example_config
 
