@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from evolver.evaluate import run_evaluator, scrubbed_env
+from evolver.evaluate import scrubbed_env
+from evolver.processes import run_evaluator
 from evolver.store import Store, StoreError
 from tests.conftest import ROOT, evolve, example_config, git, make_repo
 

@@ -6,7 +6,8 @@ import sys
 import time
 from pathlib import Path
 
-from evolver.evaluate import parse_result, run_evaluator, scrubbed_env
+from evolver.evaluate import scrubbed_env
+from evolver.processes import parse_result, run_evaluator
 
 
 def test_parse_result_maps_every_failure() -> None:
