@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from evolver import __version__
-from evolver.config import CONFIG_NAME, STARTER, ConfigError
+from evolver.config import CONFIG_NAME, ConfigError
+from evolver.starter import STARTER
 from evolver.engine import Budget, EngineError, choose_run, run_engine
 from evolver.evaluate import EvaluationError
 from evolver.rejudge import rejudge

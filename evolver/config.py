@@ -8,15 +8,10 @@ nothing here runs git or touches the network.
 from __future__ import annotations
 
 import re
-import sys
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - the package requires 3.11, tomli is the documented fallback
-    import tomli as tomllib
 
 CONFIG_NAME = "evolve.toml"
 LLM_OPERATORS = ("mutate", "fix")
@@ -246,6 +241,35 @@ def find_config(start: Path) -> Path:
 
 def load_config(path: Path, root: Path) -> Config:
     """Parse and validate `path`; `root` is the repository top level that paths must stay inside."""
+    text, data = _read_toml(path)
+    reader = _Reader(path, text)
+    for name in data:
+        if name not in SCHEMA:
+            line = reader.locate.line_of(name)
+            at = f"{path}:{line}" if line else str(path)
+            raise ConfigError(f"{at}: [{name}]: unknown section (known: {', '.join(sorted(SCHEMA))})")
+    sections = {name: reader.section(data, name) for name in SCHEMA}
+    paths = _Paths(reader, path.parent.resolve(), root.resolve())
+    try:
+        problem_dir = paths.base.relative_to(paths.root).as_posix()
+    except ValueError:
+        raise ConfigError(f"{path}: not inside the git repository {paths.root}") from None
+    b = sections["budget"]
+    for key in ("max_candidates", "max_usd", "max_hours"):
+        if b[key] is not None and b[key] <= 0:
+            raise reader.error("budget", key, "must be positive")
+    run = sections["run"]["name"]
+    if run is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,40}", run):
+        raise reader.error("run", "name", "use letters, digits, '.', '_' and '-' (a git ref component)")
+    return Config(path=path, root=paths.root, problem_dir="" if problem_dir == "." else problem_dir, run=run,
+                  problem=_problem_config(reader, sections["problem"], paths),
+                  evaluation=_evaluation_config(reader, sections["evaluation"], paths),
+                  llm=_llm_config(reader, sections["llm"]), evolution=_evolution_config(reader, sections["evolution"]),
+                  budget=BudgetConfig(max_candidates=b["max_candidates"], max_usd=b["max_usd"],
+                                      max_hours=b["max_hours"]), raw=data)
+
+
+def _read_toml(path: Path) -> tuple[str, dict[str, Any]]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -255,39 +279,33 @@ def load_config(path: Path, root: Path) -> Config:
         raise ConfigError(f"{path}:{bad_line}: not UTF-8 text (byte {exc.object[exc.start]:#04x}); TOML files are "
                           "UTF-8") from None
     try:
-        data = tomllib.loads(text)
+        return text, tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    reader = _Reader(path, text)
-    for name in data:
-        if name not in SCHEMA:
-            line = reader.locate.line_of(name)
-            at = f"{path}:{line}" if line else str(path)
-            raise ConfigError(f"{at}: [{name}]: unknown section (known: {', '.join(sorted(SCHEMA))})")
-    sections = {name: reader.section(data, name) for name in SCHEMA}
-    base = path.parent.resolve()
-    root = root.resolve()
-    try:
-        problem_dir = base.relative_to(root).as_posix()
-    except ValueError:
-        raise ConfigError(f"{path}: not inside the git repository {root}") from None
-    problem_dir = "" if problem_dir == "." else problem_dir
 
-    def repo_path(section: str, key: str, value: Any, must_exist: bool = True, kind: str = "any") -> str:
+
+class _Paths:
+    """Paths in evolve.toml: relative to its directory, never outside the repository."""
+
+    def __init__(self, reader: _Reader, base: Path, root: Path) -> None:
+        self.reader, self.base, self.root = reader, base, root
+
+    def __call__(self, section: str, key: str, value: Any, must_exist: bool = True, kind: str = "any") -> str:
         if not isinstance(value, str) or not value:
-            raise reader.error(section, key, f"must be a non-empty path string, not {value!r}")
-        full = (base / value).resolve()
+            raise self.reader.error(section, key, f"must be a non-empty path string, not {value!r}")
+        full = (self.base / value).resolve()
         try:
-            rel = full.relative_to(root).as_posix()
+            rel = full.relative_to(self.root).as_posix()
         except ValueError:
-            raise reader.error(section, key, f"{value!r} points outside the repository") from None
+            raise self.reader.error(section, key, f"{value!r} points outside the repository") from None
         if must_exist and not full.exists():
-            raise reader.error(section, key, f"{value!r} does not exist ({full})")
+            raise self.reader.error(section, key, f"{value!r} does not exist ({full})")
         if must_exist and kind == "dir" and not full.is_dir():
-            raise reader.error(section, key, f"{value!r} is not a directory")
+            raise self.reader.error(section, key, f"{value!r} is not a directory")
         return "" if rel == "." else rel
 
-    p = sections["problem"]
+
+def _problem_config(reader: _Reader, p: dict[str, Any], repo_path: _Paths) -> ProblemConfig:
     kernel_dir = repo_path("problem", "kernel_dir", p["kernel_dir"], must_exist=False)
     if not kernel_dir:
         raise reader.error("problem", "kernel_dir", "must be a subdirectory, not the repository root")
@@ -295,9 +313,10 @@ def load_config(path: Path, root: Path) -> Config:
         raise reader.error("problem", "seeds", "needs at least one seed directory")
     seeds = tuple(repo_path("problem", "seeds", s, kind="dir") for s in p["seeds"])
     guidance = repo_path("problem", "guidance", p["guidance"]) if p["guidance"] else None
-    problem = ProblemConfig(kernel_dir=kernel_dir, seeds=seeds, guidance=guidance)
+    return ProblemConfig(kernel_dir=kernel_dir, seeds=seeds, guidance=guidance)
 
-    e = sections["evaluation"]
+
+def _evaluation_config(reader: _Reader, e: dict[str, Any], repo_path: _Paths) -> EvaluationConfig:
     if bool(e["builtin"]) == bool(e["command"]):
         raise reader.error("evaluation", "command", "set exactly one of `builtin` (\"qr\") and `command`")
     if e["builtin"] and e["builtin"] not in BUILTIN_EVALUATORS:
@@ -318,24 +337,11 @@ def load_config(path: Path, root: Path) -> Config:
         raise reader.error("evaluation", "slots" if e["slots"] < 0 else "timeout_s", "must be positive")
     if e["sandbox"] not in ("on", "off"):
         raise reader.error("evaluation", "sandbox", f'must be "on" or "off", not {e["sandbox"]!r}')
-    evaluation = EvaluationConfig(builtin=e["builtin"], command=e["command"], files=files, mode=e["mode"],
-                                  confirm_mode=e["confirm_mode"],
-                                  slots=e["slots"], gpus=gpus, timeout_s=float(e["timeout_s"]),
-                                  prestart=bool(e["builtin"]) if e["prestart"] is None else e["prestart"],
-                                  sandbox=e["sandbox"] == "on", network=e["network"])
-
-    llm = _llm_config(reader, sections["llm"])
-    evolution = _evolution_config(reader, sections["evolution"])
-    b = sections["budget"]
-    for key in ("max_candidates", "max_usd", "max_hours"):
-        if b[key] is not None and b[key] <= 0:
-            raise reader.error("budget", key, "must be positive")
-    budget = BudgetConfig(max_candidates=b["max_candidates"], max_usd=b["max_usd"], max_hours=b["max_hours"])
-    run = sections["run"]["name"]
-    if run is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,40}", run):
-        raise reader.error("run", "name", "use letters, digits, '.', '_' and '-' (a git ref component)")
-    return Config(path=path, root=root, problem_dir=problem_dir, run=run, problem=problem,
-                  evaluation=evaluation, llm=llm, evolution=evolution, budget=budget, raw=data)
+    return EvaluationConfig(builtin=e["builtin"], command=e["command"], files=files, mode=e["mode"],
+                            confirm_mode=e["confirm_mode"], slots=e["slots"], gpus=gpus,
+                            timeout_s=float(e["timeout_s"]),
+                            prestart=bool(e["builtin"]) if e["prestart"] is None else e["prestart"],
+                            sandbox=e["sandbox"] == "on", network=e["network"])
 
 
 def _llm_config(reader: _Reader, s: dict[str, Any]) -> LLMConfig:
@@ -392,55 +398,3 @@ def _evolution_config(reader: _Reader, s: dict[str, Any]) -> EvolutionConfig:
     return EvolutionConfig(operators=operators, islands=s["islands"], population=s["population"],
                            explore=float(s["explore"]), seed=s["seed"], pipeline_depth=s["pipeline_depth"],
                            migrate_every=s["migrate_every"], bandit=s["bandit"], eval_usd=float(s["eval_usd"]))
-
-
-STARTER = '''\
-# evolve.toml: what to evolve, how to judge it, and how much to spend.
-# Paths are relative to this file. `evolve start` reads it; `evolve start --help` lists overrides.
-
-[problem]
-kernel_dir = "kernel"              # the only directory candidates may change
-seeds = ["seed_kernels/naive"]     # each seed directory is copied into kernel_dir as a first candidate
-# guidance = "GUIDANCE.md"         # hints for the LLM (algorithms that worked, pitfalls)
-
-[evaluation]
-builtin = "qr"                     # the QR harness shipped with evolve; or instead:
-# command = "{python} check.py --kernel-dir {kernel_dir}"   # prints one JSON result line last
-# files = ["check.py"]             # what `command` needs, taken from the run's base commit
-mode = "full"                      # quick | full | final (QR harness)
-confirm_mode = "final"             # a would-be new best is re-measured in this mode before `best` moves
-gpus = "auto"                      # or [0, 1]: one evaluation slot per GPU
-timeout_s = 600                    # a candidate still running then is killed (status: timeout)
-# prestart = true                  # start the next evaluation's process (imports, start-up) while one runs;
-                                   # on by default for the built-in harness; a command must then wait for a
-                                   # line on stdin before it reads {kernel_dir} (examples/sort/check.py does)
-sandbox = "on"                     # every evaluation in its own namespaces: no view of your files, keys,
-                                   # processes or network (docs/SECURITY.md); "off" only where none is possible
-# network = false                  # inside the sandbox
-
-[llm]
-# base_url = "http://127.0.0.1:8000/v1"   # any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama)
-# model = "gpt-4.1-mini"
-# input_usd_per_mtok = 0.4
-# output_usd_per_mtok = 1.6
-api_key_env = "OPENAI_API_KEY"     # the key is read from this variable; "" for servers without keys
-temperature = 0.7
-max_tokens = 4096
-timeout_s = 120
-max_concurrent = 4
-context_tokens = 16000             # prompt + reply must fit here
-
-[evolution]
-operators = { mutate = 0.6, fix = 0.1, tune = 0.3 }   # without an LLM, tune runs alone; cross: crossovers
-islands = 2                        # sub-populations that evolve apart ...
-migrate_every = 16                 # ... and every 16 children each gets the best of the previous one
-population = 8                     # the elite of an island that parents are drawn from
-seed = 0
-# bandit = true                    # learn which (operator, model) improves most per dollar (false: fixed weights)
-# eval_usd = 0.01                  # what one evaluation is taken to cost (GPU time), for that learning
-
-[budget]
-max_candidates = 200
-# max_usd = 10.0
-# max_hours = 8
-'''
