@@ -153,7 +153,9 @@ def cuda_inside() -> None:
 
 def costs() -> None:
     import torch
-    from harness.cases import BENCHMARK, make_batch
+
+    from harness.cases import make_batch
+    from harness.specs import BENCHMARK
     from harness.checker import check
 
     dev = torch.device("cuda")

@@ -20,9 +20,9 @@ import random
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from evolver.candidates import Candidate
 from evolver.population import ancestors
 from evolver.results import NOT_EVALUATED
-from evolver.store import Candidate
 
 PRIOR_GAIN = 0.05  # relative improvement assumed for an arm's first success
 LLM_OPERATORS = ("mutate", "fix")  # one arm per model; `cross` is one arm (an LLM only resolves conflicts)

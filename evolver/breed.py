@@ -12,13 +12,16 @@ from dataclasses import dataclass
 
 from evolver import bandit, operators
 from evolver.bandit import Choice
+from evolver.candidates import Candidate, Snapshot
 from evolver.config import LLM_OPERATORS, Config, ModelSpec
 from evolver.llm import LLMClient
 from evolver.operators import Proposal
 from evolver.population import code_signature, island_members, lineage, select_parent
 from evolver.prompts import Inspiration, build_messages
 from evolver.results import Recorder
-from evolver.store import Candidate, Snapshot, Store
+
+# What runs when the chosen operator cannot act, in order: `fix` with nothing worth repairing, `cross` with
+from evolver.store import Store
 
 # What runs when the chosen operator cannot act, in order: `fix` with nothing worth repairing, `cross` with
 # no pair of islands to merge, `tune` with every reachable value tried. An operator that needs an LLM is

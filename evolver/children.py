@@ -12,9 +12,10 @@ import time
 from collections.abc import Callable
 
 from evolver import operators, tunables
+from evolver.candidates import Candidate, Snapshot, format_message, is_text
 from evolver.config import Config
 from evolver.operators import Proposal
-from evolver.store import Candidate, Snapshot, Store, StoreError, format_message, is_text
+from evolver.store import Store, StoreError
 
 PACK_EVERY = 256  # candidates between `git pack-refs` (keeps ref listings cheap for the TUI and status)
 

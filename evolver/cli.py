@@ -15,10 +15,10 @@ from typing import Any
 
 from evolver import __version__
 from evolver.config import CONFIG_NAME, ConfigError
-from evolver.starter import STARTER
 from evolver.engine import Budget, EngineError, choose_run, run_engine
 from evolver.evaluate import EvaluationError
 from evolver.rejudge import rejudge
+from evolver.starter import STARTER
 from evolver.store import Store, StoreError
 from evolver.views import UserError, cmd_lineage, cmd_prompt, cmd_show, cmd_status, open_repo, resolve, run_of
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evolver.breed import Breeder
+from evolver.candidates import Candidate, Snapshot, now
 from evolver.children import Children
 from evolver.config import LLM_OPERATORS, Config
 from evolver.evaluate import Evaluator, Slot, make_slots
@@ -27,7 +28,7 @@ from evolver.operators import Proposal
 from evolver.population import next_island
 from evolver.results import NOT_EVALUATED, Recorder
 from evolver.sandbox import protect_memory, sandbox_line
-from evolver.store import Candidate, Snapshot, Store, now
+from evolver.store import Store
 
 RUN_REF = "refs/evolve/runs/{run}"
 INTERRUPTED = "interrupted"

@@ -14,11 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from evolver import tunables
+from evolver.candidates import Candidate, git_tree_hash, is_text
 from evolver.config import LLMConfig, ModelSpec
 from evolver.edits import EditError, apply_reply
 from evolver.llm import LLMClient, LLMError, Usage
 from evolver.prompts import PromptTooLarge, build_fix_messages, build_merge_messages, retry_message
-from evolver.store import Candidate, git_tree_hash, is_text
 
 
 @dataclass

@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from evolver.store import Candidate
+from evolver.candidates import Candidate
 
 
 def comparable(candidates: Iterable[Candidate], harness: str, gpu: str | None) -> list[Candidate]:

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from evolver.candidates import Candidate
 from evolver.llm import estimate_tokens
-from evolver.store import Candidate
 
 SYSTEM = """You improve the speed of a GPU kernel while keeping it correct. Reply with a one-paragraph
 rationale, then your edits as SEARCH/REPLACE blocks, each headed by the file's path:

@@ -9,9 +9,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from evolver.candidates import Candidate, Snapshot
 from evolver.config import Config
 from evolver.engine import OpenRun, open_run
-from evolver.store import Candidate, Snapshot, Store
+from evolver.store import Store
 
 
 @dataclass

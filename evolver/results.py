@@ -12,8 +12,9 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from evolver.candidates import Candidate, Snapshot, now
 from evolver.population import best_of
-from evolver.store import Candidate, Snapshot, Store, StoreError, now
+from evolver.store import Store, StoreError
 
 NOT_EVALUATED = ("patch_failed", "llm_error")  # attempts that made no code: no judge saw them
 FIXABLE = ("compile_error", "incorrect", "timeout", "crash")  # failures a `fix` may repair

@@ -11,180 +11,27 @@ Strings that may come from an LLM reach git only on stdin, never as arguments.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import io
 import json
 import os
 import subprocess
 import tarfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
+
+from evolver.candidates import Snapshot
 
 NOTES_REF = "refs/notes/evolve"
 BEST_REF = "refs/heads/best"
 ZERO = "0" * 40
-TRAILER_PREFIX = "Evolve-"
 # evolve authors its commits and notes itself: no git identity needs to be configured, and none leaks
 IDENTITY = {"GIT_AUTHOR_NAME": "evolve", "GIT_AUTHOR_EMAIL": "evolve@localhost",
             "GIT_COMMITTER_NAME": "evolve", "GIT_COMMITTER_EMAIL": "evolve@localhost"}
-PROVENANCE_KEYS = ("Model", "Tokens", "Cost-USD", "Tune", "Edit", "Attempts")  # trailers worth showing a user
 
 
 class StoreError(Exception):
     """A git problem a user can act on; str() is the message."""
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One candidate as the store sees it: its commit, provenance trailers and result lines."""
-
-    run: str
-    id: str
-    commit: str
-    parents: tuple[str, ...]
-    created: int  # committer time, unix seconds
-    subject: str
-    trailers: dict[str, str]
-    results: tuple[dict[str, Any], ...] = ()  # parsed note lines, oldest first
-
-    @property
-    def op(self) -> str:
-        return self.trailers.get("Op", "?")
-
-    @property
-    def kernel_tree(self) -> str:
-        return self.trailers.get("Kernel-Tree", "")
-
-    @property
-    def parent_ids(self) -> tuple[str, ...]:
-        value = self.trailers.get("Parent", "")
-        return tuple(p for p in value.split(",") if p)
-
-    @property
-    def island(self) -> int:
-        try:
-            return int(self.trailers.get("Island", "0"))
-        except ValueError:
-            return 0
-
-    @property
-    def cost_usd(self) -> float:
-        try:
-            return float(self.trailers.get("Cost-USD", "0"))
-        except ValueError:
-            return 0.0
-
-    @property
-    def result(self) -> "dict[str, Any] | None":
-        """The final result: the last well-formed result line, if any."""
-        for line in reversed(self.results):
-            if "status" in line and not line.get("confirm"):
-                return line  # type: ignore[no-any-return]  # (mypy sees the tuple's items as Any)
-        return None
-
-    @property
-    def confirmation(self) -> dict[str, Any] | None:
-        """The last re-measurement in the thorough mode (`confirm` step), if any."""
-        for line in reversed(self.results):
-            if line.get("confirm") and "status" in line:
-                return line  # type: ignore[no-any-return]
-        return None
-
-    @property
-    def score(self) -> float | None:
-        r = self.result
-        if r is None or r.get("status") != "ok":
-            return None
-        score = r.get("score")
-        return float(score) if isinstance(score, (int, float)) else None
-
-
-@dataclass
-class Snapshot:
-    run: str
-    candidates: dict[str, Candidate] = field(default_factory=dict)  # by id
-    best_commit: str | None = None
-    malformed_notes: int = 0
-    bad_lines: dict[str, int] = field(default_factory=dict)  # commit -> malformed lines in its note
-
-    def by_commit(self) -> dict[str, Candidate]:
-        return {c.commit: c for c in self.candidates.values()}
-
-
-# --- pure helpers --------------------------------------------------------------------------------------
-
-def is_text(data: bytes) -> bool:
-    """Whether a file is UTF-8 text (what an LLM may read and edit); anything else is kept as bytes."""
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return b"\0" not in data
-
-
-def git_blob_hash(data: bytes) -> str:
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
-def git_tree_hash(files: dict[str, bytes]) -> str:
-    """The hash git gives the tree of `files` (relative paths -> contents, mode 100644).
-
-    Lets the engine recognise a duplicate kernel before writing anything.
-    """
-    entries: dict[str, tuple[bytes, bytes]] = {}
-    subdirs: dict[str, dict[str, bytes]] = {}
-    for path, data in files.items():
-        head, _, rest = path.partition("/")
-        if rest:
-            subdirs.setdefault(head, {})[rest] = data
-        else:
-            entries[head] = (b"100644", bytes.fromhex(git_blob_hash(data)))
-    for name, sub in subdirs.items():
-        entries[name] = (b"40000", bytes.fromhex(git_tree_hash(sub)))
-    # git sorts tree entries by name, with directories compared as if they ended in "/"
-    ordered = sorted(entries.items(), key=lambda kv: kv[0] + ("/" if kv[1][0] == b"40000" else ""))
-    body = b"".join(mode + b" " + name.encode() + b"\0" + sha for name, (mode, sha) in ordered)
-    return hashlib.sha1(b"tree %d\0" % len(body) + body).hexdigest()
-
-
-def clean_text(text: str) -> str:
-    """Text an LLM wrote, made safe for a commit message: no NUL or other control characters (tabs and
-    newlines kept), no lone surrogates (git and UTF-8 refuse them)."""
-    text = text.encode("utf-8", "replace").decode("utf-8")
-    return "".join(ch for ch in text if ch in "\n\t" or ch >= " " and ch != "\x7f")
-
-
-def format_message(subject: str, body: str, trailers: dict[str, str]) -> str:
-    subject, body = clean_text(subject), clean_text(body)
-    trailers = {k: clean_text(str(v)) for k, v in trailers.items()}
-    clean_body = body.strip().replace("\r", "")
-    lines = [subject.strip().splitlines()[0][:120] if subject.strip() else "evolve candidate", ""]
-    if clean_body:
-        lines += [clean_body, ""]
-    lines += [f"{TRAILER_PREFIX}{k}: {' '.join(str(v).split())}" for k, v in trailers.items()]
-    return "\n".join(lines) + "\n"
-
-
-def parse_note(text: str) -> tuple[list[dict[str, Any]], int]:
-    """JSON lines of a note; blank lines (from `git notes append`) are skipped, bad lines counted."""
-    out: list[dict[str, Any]] = []
-    bad = 0
-    for line in text.splitlines():
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError:
-            bad += 1
-            continue
-        if isinstance(value, dict):
-            out.append(value)
-        else:
-            bad += 1
-    return out, bad
 
 
 # --- the repository -------------------------------------------------------------------------------------
@@ -451,6 +298,8 @@ class Store:
     # -- bulk reads -------------------------------------------------------------------------------------
     def snapshot(self, run: str) -> Snapshot:
         """Everything the run knows: candidates, their results, `best`. A few git processes, any size."""
+        from evolver.reader import RunReader  # it reads through this class
+
         reader = RunReader(self, run)
         reader.refresh()
         return reader.snapshot
@@ -525,124 +374,3 @@ class Store:
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
-
-
-def now() -> float:
-    return round(time.time(), 3)
-
-
-def parse_commit(raw: bytes) -> tuple[tuple[str, ...], int, str, dict[str, str]]:
-    """(parents, committer time, subject, Evolve- trailers) of a raw commit object."""
-    header, _, message = raw.decode("utf-8", "replace").partition("\n\n")
-    parents: list[str] = []
-    created = 0
-    for line in header.splitlines():
-        if line.startswith("parent "):
-            parents.append(line[7:].strip())
-        elif line.startswith("committer "):
-            try:
-                created = int(line.rsplit(" ", 2)[-2])
-            except (ValueError, IndexError):
-                created = 0
-    paragraphs = message.strip().split("\n\n")
-    subject = paragraphs[0].splitlines()[0] if paragraphs and paragraphs[0] else ""
-    trailers: dict[str, str] = {}
-    for line in paragraphs[-1].splitlines() if len(paragraphs) > 1 else []:
-        key, sep, value = line.partition(": ")
-        if sep and key.startswith(TRAILER_PREFIX):
-            trailers[key[len(TRAILER_PREFIX):]] = value.strip()
-    return tuple(parents), created, subject, trailers
-
-
-class RunReader:
-    """Reads one run from git and keeps it current cheaply: each `refresh` lists the refs (one call) and
-    reads only commits that are new and notes that changed. Used by `evolve status` (one refresh) and the
-    TUI (a refresh per poll), so its work per refresh is proportional to what changed, not to the run."""
-
-    def __init__(self, store: Store, run: str) -> None:
-        self.store = store
-        self.snapshot = Snapshot(run=run)
-        self._refs: dict[str, str] = {}
-        self._notes: dict[str, str] = {}  # commit -> note blob, every note of the notes ref
-        self._bad: dict[str, int] = {}  # commit -> malformed lines in its note, where there are any
-        self._by_commit: dict[str, Candidate] = {}
-
-    def by_commit(self) -> dict[str, Candidate]:
-        """commit -> candidate (a copy: the reader keeps its own up to date)."""
-        return dict(self._by_commit)
-
-    def _set_bad(self, commit: str, bad: int) -> None:
-        if bad:
-            self._bad[commit] = bad
-        else:
-            self._bad.pop(commit, None)
-
-    def _note_delta(self, old: str | None, new: str | None) -> dict[str, str]:
-        """commit -> note blob ("" for a removed note) for every note that changed between two notes refs."""
-        if old and new:
-            delta = self.store.note_changes(old, new)
-            if delta is not None:
-                return {commit: blob for commit, blob in delta.items() if self._notes.get(commit, "") != blob}
-        listing = self.store.note_listing(known=True) if new else {}
-        delta = {commit: blob for commit, blob in listing.items() if self._notes.get(commit) != blob}
-        delta.update({commit: "" for commit in self._notes if commit not in listing})
-        return delta
-
-    def refresh(self) -> set[str]:
-        """Bring the snapshot up to date; returns the ids of candidates that are new or changed.
-
-        At most three git processes: the ref listing, the notes that changed (a tree diff between the old
-        and new notes commits, or a listing the first time) and one `cat-file --batch` for the new commits
-        and the changed notes together."""
-        snap = self.snapshot
-        refs = self.store.ref_listing(snap.run)
-        if refs == self._refs:
-            return set()
-        prefix = f"refs/heads/evolve/{snap.run}/"
-        new = {ref[len(prefix):]: obj for ref, obj in refs.items()
-               if ref.startswith(prefix) and self._refs.get(ref) != obj}
-        by_commit = self._by_commit
-        changed: set[str] = set()
-        for ref, obj in self._refs.items():
-            if ref.startswith(prefix) and refs.get(ref) != obj:  # a branch went or moved
-                gone = snap.candidates.pop(ref[len(prefix):], None)
-                if gone is not None:
-                    by_commit.pop(gone.commit, None)
-        delta = {}
-        if refs.get(NOTES_REF) != self._refs.get(NOTES_REF):
-            delta = self._note_delta(self._refs.get(NOTES_REF), refs.get(NOTES_REF))
-            for commit, blob in delta.items():
-                if blob:
-                    self._notes[commit] = blob
-                else:
-                    self._notes.pop(commit, None)
-        new_commits = set(new.values())
-        stale = {commit: blob for commit, blob in delta.items() if blob and commit in by_commit}
-        stale.update({commit: self._notes[commit] for commit in new_commits if commit in self._notes})
-        raw = self.store.cat_blobs([*new.values(), *stale.values()])
-        for cid, commit in new.items():
-            if commit in raw:
-                parents, created, subject, trailers = parse_commit(raw[commit])
-                snap.candidates[cid] = by_commit[commit] = Candidate(
-                    run=snap.run, id=cid, commit=commit, parents=parents, created=created, subject=subject,
-                    trailers=trailers)
-                changed.add(cid)
-        for commit, blob in stale.items():
-            results, bad = parse_note(raw.get(blob, b"").decode("utf-8", "replace"))
-            self._set_bad(commit, bad)
-            cand = by_commit.get(commit)
-            if cand is not None:
-                snap.candidates[cand.id] = by_commit[commit] = Candidate(**{**cand.__dict__,
-                                                                           "results": tuple(results)})
-                changed.add(cand.id)
-        for commit in (c for c, blob in delta.items() if not blob):  # a note was removed
-            self._set_bad(commit, 0)
-            cand = by_commit.get(commit)
-            if cand is not None:
-                snap.candidates[cand.id] = by_commit[commit] = Candidate(**{**cand.__dict__, "results": ()})
-                changed.add(cand.id)
-        snap.best_commit = refs.get(BEST_REF)
-        snap.bad_lines = {commit: bad for commit, bad in self._bad.items() if commit in by_commit}
-        snap.malformed_notes = sum(snap.bad_lines.values())
-        self._refs = refs
-        return changed

@@ -9,8 +9,8 @@ import bisect
 import time
 from dataclasses import dataclass
 
+from evolver.candidates import Candidate, Snapshot
 from evolver.results import FAILED
-from evolver.store import Candidate, Snapshot
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from evolver.breed import mutation_messages, prompt_context
+from evolver.candidates import PROVENANCE_KEYS, Candidate, Snapshot
 from evolver.config import Config, find_config, load_config
 from evolver.engine import RUN_REF, choose_run
 from evolver.population import ancestry
-from evolver.store import PROVENANCE_KEYS, Candidate, Snapshot, Store
+from evolver.store import Store
 from evolver.summary import summarise
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from evolver.store import Store, format_message
+from evolver.candidates import format_message
+from evolver.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "sort"

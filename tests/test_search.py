@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from evolver import bandit
+from evolver.candidates import Candidate
 from evolver.population import code_signature, island_members, select_parent
-from evolver.store import Candidate, Store
+from evolver.store import Store
 from tests.conftest import COUNTING, counting_repo, evolve, example_config
 from tests.fake_llm import FakeLLM
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from evolver import summary as summary_mod
-from evolver.store import NOTES_REF, Store, format_message
+from evolver.candidates import format_message
+from evolver.store import NOTES_REF, Store
 from evolver.tui.app import EvolveApp
 from evolver.tui.header import RunHeader
 from evolver.tui.lineage import LineageTree
@@ -225,7 +226,7 @@ def test_incremental_summary_equals_a_full_one() -> None:
     every step: new candidates, results arriving out of order, a result replaced, candidates removed."""
     import random
 
-    from evolver.store import Candidate, Snapshot
+    from evolver.candidates import Candidate, Snapshot
 
     rng = random.Random(5)
     snap = Snapshot(run="r")

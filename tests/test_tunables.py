@@ -1,8 +1,8 @@
 import random
 
 from evolver import tunables
+from evolver.candidates import Candidate
 from evolver.operators import tune
-from evolver.store import Candidate
 from tests.conftest import DATA
 
 CU = (DATA / "prompt_source_qr.cu").read_text()

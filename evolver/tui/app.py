@@ -19,8 +19,10 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Footer
 
+from evolver.candidates import Candidate, Snapshot
 from evolver.population import ancestry
-from evolver.store import Candidate, RunReader, Snapshot, Store, StoreError
+from evolver.reader import RunReader
+from evolver.store import Store, StoreError
 from evolver.summary import Header, Summary
 from evolver.tui import model
 from evolver.tui.detail import DetailPane

@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static, TabbedContent, TabPane
 
-from evolver.store import PROVENANCE_KEYS, Candidate
+from evolver.candidates import PROVENANCE_KEYS, Candidate
 
 
 def result_text(c: Candidate, message: str, bad_lines: int) -> Text:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Tree
 
+from evolver.candidates import Candidate
 from evolver.population import Step
-from evolver.store import Candidate
 from evolver.tui.model import status_of
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from evolver.candidates import Candidate, Snapshot
 from evolver.population import ancestors
 from evolver.results import FAILED
-from evolver.store import Candidate, Snapshot
 
 FILTERS = ("all", "ok", "failed", "pending")
 

@@ -2,7 +2,6 @@
 # Patching the clock: every CUDA event interval the harness reads is reported at FACTOR of its true value
 # (the parametrised test rewrites FACTOR to 0.6, 0.9 and 0.97).
 import torch
-
 from base import custom_kernel as honest
 
 FACTOR = 0.6

@@ -1,7 +1,6 @@
 # expect: rejected | was replaced
 # The clock patch installed by the first call rather than at import, so an import-time check misses it.
 import torch
-
 from base import custom_kernel as honest
 
 _true = torch.cuda.Event.elapsed_time

@@ -3,10 +3,10 @@
 # variant without the zero-column guard, which is only valid for full-rank input.
 from pathlib import Path
 
+import base
 import cupy as cp
 import torch
 from base import custom_kernel as honest
-import base
 
 _SOURCE = Path(__file__).with_name("qr.cu").read_text().replace("if (xnorm2 > 0.f) {", "{")
 assert "if (xnorm2 > 0.f)" not in _SOURCE

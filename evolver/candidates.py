@@ -1,0 +1,192 @@
+"""Candidates as git holds them, without running git: the `Candidate` and `Snapshot` the rest of evolve
+reads, commit messages with their provenance trailers (`format_message`, `parse_commit`), result lines
+(`parse_note`), and git's own object hashes computed in Python (`git_tree_hash`)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+TRAILER_PREFIX = "Evolve-"
+PROVENANCE_KEYS = ("Model", "Tokens", "Cost-USD", "Tune", "Edit", "Attempts")  # trailers worth showing a user
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One candidate as the store sees it: its commit, provenance trailers and result lines."""
+
+    run: str
+    id: str
+    commit: str
+    parents: tuple[str, ...]
+    created: int  # committer time, unix seconds
+    subject: str
+    trailers: dict[str, str]
+    results: tuple[dict[str, Any], ...] = ()  # parsed note lines, oldest first
+
+    @property
+    def op(self) -> str:
+        return self.trailers.get("Op", "?")
+
+    @property
+    def kernel_tree(self) -> str:
+        return self.trailers.get("Kernel-Tree", "")
+
+    @property
+    def parent_ids(self) -> tuple[str, ...]:
+        value = self.trailers.get("Parent", "")
+        return tuple(p for p in value.split(",") if p)
+
+    @property
+    def island(self) -> int:
+        try:
+            return int(self.trailers.get("Island", "0"))
+        except ValueError:
+            return 0
+
+    @property
+    def cost_usd(self) -> float:
+        try:
+            return float(self.trailers.get("Cost-USD", "0"))
+        except ValueError:
+            return 0.0
+
+    @property
+    def result(self) -> "dict[str, Any] | None":
+        """The final result: the last well-formed result line, if any."""
+        for line in reversed(self.results):
+            if "status" in line and not line.get("confirm"):
+                return line  # type: ignore[no-any-return]  # (mypy sees the tuple's items as Any)
+        return None
+
+    @property
+    def confirmation(self) -> dict[str, Any] | None:
+        """The last re-measurement in the thorough mode (`confirm` step), if any."""
+        for line in reversed(self.results):
+            if line.get("confirm") and "status" in line:
+                return line  # type: ignore[no-any-return]
+        return None
+
+    @property
+    def score(self) -> float | None:
+        r = self.result
+        if r is None or r.get("status") != "ok":
+            return None
+        score = r.get("score")
+        return float(score) if isinstance(score, (int, float)) else None
+
+
+@dataclass
+class Snapshot:
+    run: str
+    candidates: dict[str, Candidate] = field(default_factory=dict)  # by id
+    best_commit: str | None = None
+    malformed_notes: int = 0
+    bad_lines: dict[str, int] = field(default_factory=dict)  # commit -> malformed lines in its note
+
+    def by_commit(self) -> dict[str, Candidate]:
+        return {c.commit: c for c in self.candidates.values()}
+
+
+# --- pure helpers --------------------------------------------------------------------------------------
+
+def is_text(data: bytes) -> bool:
+    """Whether a file is UTF-8 text (what an LLM may read and edit); anything else is kept as bytes."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return b"\0" not in data
+
+
+def git_blob_hash(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def git_tree_hash(files: dict[str, bytes]) -> str:
+    """The hash git gives the tree of `files` (relative paths -> contents, mode 100644).
+
+    Lets the engine recognise a duplicate kernel before writing anything.
+    """
+    entries: dict[str, tuple[bytes, bytes]] = {}
+    subdirs: dict[str, dict[str, bytes]] = {}
+    for path, data in files.items():
+        head, _, rest = path.partition("/")
+        if rest:
+            subdirs.setdefault(head, {})[rest] = data
+        else:
+            entries[head] = (b"100644", bytes.fromhex(git_blob_hash(data)))
+    for name, sub in subdirs.items():
+        entries[name] = (b"40000", bytes.fromhex(git_tree_hash(sub)))
+    # git sorts tree entries by name, with directories compared as if they ended in "/"
+    ordered = sorted(entries.items(), key=lambda kv: kv[0] + ("/" if kv[1][0] == b"40000" else ""))
+    body = b"".join(mode + b" " + name.encode() + b"\0" + sha for name, (mode, sha) in ordered)
+    return hashlib.sha1(b"tree %d\0" % len(body) + body).hexdigest()
+
+
+def clean_text(text: str) -> str:
+    """Text an LLM wrote, made safe for a commit message: no NUL or other control characters (tabs and
+    newlines kept), no lone surrogates (git and UTF-8 refuse them)."""
+    text = text.encode("utf-8", "replace").decode("utf-8")
+    return "".join(ch for ch in text if ch in "\n\t" or ch >= " " and ch != "\x7f")
+
+
+def format_message(subject: str, body: str, trailers: dict[str, str]) -> str:
+    subject, body = clean_text(subject), clean_text(body)
+    trailers = {k: clean_text(str(v)) for k, v in trailers.items()}
+    clean_body = body.strip().replace("\r", "")
+    lines = [subject.strip().splitlines()[0][:120] if subject.strip() else "evolve candidate", ""]
+    if clean_body:
+        lines += [clean_body, ""]
+    lines += [f"{TRAILER_PREFIX}{k}: {' '.join(str(v).split())}" for k, v in trailers.items()]
+    return "\n".join(lines) + "\n"
+
+
+def parse_note(text: str) -> tuple[list[dict[str, Any]], int]:
+    """JSON lines of a note; blank lines (from `git notes append`) are skipped, bad lines counted."""
+    out: list[dict[str, Any]] = []
+    bad = 0
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError:
+            bad += 1
+            continue
+        if isinstance(value, dict):
+            out.append(value)
+        else:
+            bad += 1
+    return out, bad
+
+
+def now() -> float:
+    return round(time.time(), 3)
+
+
+def parse_commit(raw: bytes) -> tuple[tuple[str, ...], int, str, dict[str, str]]:
+    """(parents, committer time, subject, Evolve- trailers) of a raw commit object."""
+    header, _, message = raw.decode("utf-8", "replace").partition("\n\n")
+    parents: list[str] = []
+    created = 0
+    for line in header.splitlines():
+        if line.startswith("parent "):
+            parents.append(line[7:].strip())
+        elif line.startswith("committer "):
+            try:
+                created = int(line.rsplit(" ", 2)[-2])
+            except (ValueError, IndexError):
+                created = 0
+    paragraphs = message.strip().split("\n\n")
+    subject = paragraphs[0].splitlines()[0] if paragraphs and paragraphs[0] else ""
+    trailers: dict[str, str] = {}
+    for line in paragraphs[-1].splitlines() if len(paragraphs) > 1 else []:
+        key, sep, value = line.partition(": ")
+        if sep and key.startswith(TRAILER_PREFIX):
+            trailers[key[len(TRAILER_PREFIX):]] = value.strip()
+    return tuple(parents), created, subject, trailers
