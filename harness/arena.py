@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+import torch.utils.dlpack
 
 NAMES = ("a", "h", "tau")
 
@@ -21,7 +22,7 @@ def _wrap(ptr: int, count: int, owner: Any) -> torch.Tensor:
 
     memory = cupy.cuda.UnownedMemory(ptr, count * 4, owner)
     array = cupy.ndarray((count,), cupy.float32, cupy.cuda.MemoryPointer(memory, 0))
-    return torch.from_dlpack(array)
+    return torch.utils.dlpack.from_dlpack(array)
 
 
 class Arena:

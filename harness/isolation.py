@@ -23,7 +23,7 @@ def _libc() -> ctypes.CDLL:
 
 
 def protect_memory() -> bool:
-    return _libc().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+    return bool(_libc().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0)
 
 
 def die_with_parent() -> None:

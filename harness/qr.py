@@ -92,11 +92,12 @@ def incomplete(result: dict[str, Any], mode: str) -> str:
     missing: the supervisor believes no `ok` that lacks anything it asked for."""
     from harness.specs import benchmarks_for, tests_for
 
-    tests = result.get("tests") if isinstance(result.get("tests"), dict) else {}
-    if tests.get("labels") != [s.label for s in tests_for(mode)]:
+    tests = result.get("tests")
+    if not isinstance(tests, dict) or tests.get("labels") != [s.label for s in tests_for(mode)]:
         return "the verdict does not list every correctness test of the mode as passed"
-    shapes = result.get("shapes") if isinstance(result.get("shapes"), list) else []
-    if [s.get("shape") if isinstance(s, dict) else None for s in shapes] != [b.label for b in benchmarks_for(mode)]:
+    shapes = result.get("shapes")
+    if not isinstance(shapes, list) or not all(isinstance(s, dict) for s in shapes) or \
+            [s.get("shape") for s in shapes] != [b.label for b in benchmarks_for(mode)]:
         return "the verdict does not time every benchmark shape of the mode"
     for s in shapes:
         means = [s.get(k) for k in ("mean_us", "median_us")]

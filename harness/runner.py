@@ -27,6 +27,7 @@ import os
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -213,7 +214,8 @@ def serve(args: argparse.Namespace, channel: Channel, isolated: str) -> int:
         return 1
     session = Session(args, go)
     channel.send({"ready": True, "isolation": isolated, "nonce": go.get("nonce")})
-    handlers = {"load": lambda m: session.load(), "call": session.call, "verify": lambda m: session.verify()}
+    handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+        "load": lambda m: session.load(), "call": session.call, "verify": lambda m: session.verify()}
     while True:
         message = channel.receive()
         if message is None or message.get("op") == "exit":
