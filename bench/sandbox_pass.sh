@@ -23,10 +23,10 @@ from evolver.store import Store
 repo, out = Path(sys.argv[1]), Path(sys.argv[2])
 store = Store(repo)
 for c in sorted(store.snapshot(store.runs()[-1]).candidates.values(), key=lambda c: c.id):
-    r = c.results[-1] if c.results else {}
-    print(json.dumps({"id": c.id, "status": r.get("status"), "score": r.get("score"), "duration_s": r.get("duration_s"),
-                      "tune": c.trailers.get("Tune")}))
-    if r.get("status") == "ok":  # the kernel exactly as the engine judged it
+    r = c.result
+    print(json.dumps({"id": c.id, "status": c.status, "score": c.score,
+                      "duration_s": r.line.get("duration_s") if r else None, "tune": c.trailers.get("Tune")}))
+    if c.status == "ok":  # the kernel exactly as the engine judged it
         (out / c.id).mkdir()
         archive = subprocess.run(["git", "-C", str(repo), "archive", c.commit, "kernel"], capture_output=True, check=True)
         subprocess.run(["tar", "-x", "--strip-components=1", "-C", str(out / c.id)], input=archive.stdout, check=True)

@@ -54,7 +54,7 @@ def observe(candidates: Iterable[Candidate], eval_usd: float) -> dict[str, Stats
         parent_scores = [score for p in c.parents if (score := _scored_ancestor(p, by_commit))]
         arm = stats.setdefault(arm_of(c), Stats())
         arm.tries += 1
-        arm.cost += c.cost_usd + (0.0 if r.get("status") in NOT_EVALUATED or r.get("cached_from") else eval_usd)
+        arm.cost += c.cost_usd + (0.0 if r.status in NOT_EVALUATED or r.cached_from else eval_usd)
         if c.score is not None and parent_scores and c.score < min(parent_scores):
             arm.improved += 1
             arm.gain += (min(parent_scores) - c.score) / min(parent_scores)

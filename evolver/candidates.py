@@ -15,6 +15,36 @@ PROVENANCE_KEYS = ("Model", "Tokens", "Cost-USD", "Tune", "Edit", "Attempts")  #
 
 
 @dataclass(frozen=True)
+class Result:
+    """One line of a candidate's note, parsed once: what a judge said about it (or why no judge saw it)."""
+
+    line: dict[str, Any] = field(compare=False, repr=False)  # as written: copied by the cache, shown by `show`
+    status: str = ""
+    score: float | None = None  # an `ok` result's score, else None
+    harness: str = ""  # the version of the judge that measured it
+    gpu: str | None = None  # the fingerprint of the device it was measured on
+    error: str = ""
+    confirm: bool = False  # a re-measurement in the thorough mode
+    cached_from: str | None = None  # the candidate whose identical kernel was measured
+    t: float | None = None  # when it was written (unix seconds)
+
+    @classmethod
+    def of(cls, line: dict[str, Any]) -> "Result":
+        status, score, gpu, t = line.get("status"), line.get("score"), line.get("gpu"), line.get("t")
+        ok_score = status == "ok" and isinstance(score, (int, float)) and not isinstance(score, bool)
+        return cls(line=line, status=status if isinstance(status, str) else "",
+                   score=float(score) if ok_score and score is not None else None, harness=str(line.get("harness") or ""),
+                   gpu=gpu if isinstance(gpu, str) else None, error=str(line.get("error") or ""),
+                   confirm=bool(line.get("confirm")), cached_from=line.get("cached_from") or None,
+                   t=float(t) if isinstance(t, (int, float)) else None)
+
+    @property
+    def details(self) -> dict[str, Any]:
+        details = self.line.get("details")
+        return details if isinstance(details, dict) else {}
+
+
+@dataclass(frozen=True)
 class Candidate:
     """One candidate as the store sees it: its commit, provenance trailers and result lines."""
 
@@ -25,7 +55,12 @@ class Candidate:
     created: int  # committer time, unix seconds
     subject: str
     trailers: dict[str, str]
-    results: tuple[dict[str, Any], ...] = ()  # parsed note lines, oldest first
+    results: tuple[Result, ...] = ()  # its note's lines, oldest first (dicts are parsed on the way in)
+
+    def __post_init__(self) -> None:
+        if any(not isinstance(r, Result) for r in self.results):
+            object.__setattr__(self, "results", tuple(r if isinstance(r, Result) else Result.of(r)
+                                                      for r in self.results))
 
     @property
     def op(self) -> str:
@@ -55,28 +90,25 @@ class Candidate:
             return 0.0
 
     @property
-    def result(self) -> "dict[str, Any] | None":
-        """The final result: the last well-formed result line, if any."""
-        for line in reversed(self.results):
-            if "status" in line and not line.get("confirm"):
-                return line  # type: ignore[no-any-return]  # (mypy sees the tuple's items as Any)
-        return None
+    def result(self) -> Result | None:
+        """The final result: the last result line with a status that is not a confirmation."""
+        return next((r for r in reversed(self.results) if r.status and not r.confirm), None)
 
     @property
-    def confirmation(self) -> dict[str, Any] | None:
+    def confirmation(self) -> Result | None:
         """The last re-measurement in the thorough mode (`confirm` step), if any."""
-        for line in reversed(self.results):
-            if line.get("confirm") and "status" in line:
-                return line  # type: ignore[no-any-return]
-        return None
+        return next((r for r in reversed(self.results) if r.status and r.confirm), None)
+
+    @property
+    def status(self) -> str:
+        """The final result's status, or "pending"."""
+        r = self.result
+        return r.status if r is not None else "pending"
 
     @property
     def score(self) -> float | None:
         r = self.result
-        if r is None or r.get("status") != "ok":
-            return None
-        score = r.get("score")
-        return float(score) if isinstance(score, (int, float)) else None
+        return r.score if r is not None else None
 
 
 @dataclass

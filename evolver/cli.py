@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evolver import __version__
+from evolver.candidates import Result
 from evolver.config import CONFIG_NAME, ConfigError
 from evolver.engine import Budget, EngineError, choose_run, run_engine
 from evolver.evaluate import EvaluationError
@@ -133,15 +134,13 @@ def cmd_tui(args: argparse.Namespace) -> int:
     return 0
 
 
-def _verdict(result: dict[str, Any] | None) -> str:
-    if not result:
+def _verdict(result: Result | None) -> str:
+    if result is None:
         return "no result"
-    score = result.get("score")
-    text = f"{result.get('status')}" + (f" {score:.6g}" if isinstance(score, (int, float)) else "")
-    details = result.get("details")
-    version = details.get("judge") if isinstance(details, dict) else None
+    text = result.status + (f" {result.score:.6g}" if result.score is not None else "")
+    version = result.details.get("judge")
     judge = f", anti-cheat version {version}" if isinstance(version, int) else ""
-    return f"{text} (judge {result.get('harness', '?')}{judge})"
+    return f"{text} (judge {result.harness or '?'}{judge})"
 
 
 def cmd_rejudge(args: argparse.Namespace) -> int:
@@ -150,11 +149,11 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
     say = (lambda line: None) if args.quiet else (lambda line: print(line, flush=True))
     done = rejudge(config, store, run, lambda snapshot: resolve(snapshot, store, args.candidate), args.mode, say)
     c = done.candidate
-    before = c.confirmation if done.result.get("confirm") and c.confirmation else c.result
+    before = c.confirmation if done.result.confirm and c.confirmation else c.result
     print(f"{c.id}: judged again in {done.mode} mode: {_verdict(done.result)}")
     print(f"{'':{len(c.id)}}  before: {_verdict(before)}")
-    if done.result.get("status") != "ok" and done.result.get("error"):
-        print(f"{'':{len(c.id)}}  why: {str(done.result['error']).splitlines()[0][:200]}")
+    if done.result.status != "ok" and done.result.error:
+        print(f"{'':{len(c.id)}}  why: {done.result.error.splitlines()[0][:200]}")
     if done.best is None:
         print("best: no candidate of this run has a result from today's judge yet; `best` stays where it is until "
               "one does (`evolve start` judges new candidates with it)")

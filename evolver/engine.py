@@ -303,7 +303,7 @@ class Engine:
             if pool or self._stopping:
                 return pool
             if self._queue.qsize() == 0 and self._evaluating == 0:  # nothing can supply a parent any more
-                failed = ", ".join(f"{c.id} ({(c.result or {}).get('status')})"
+                failed = ", ".join(f"{c.id} ({c.status})"
                                    for c in self.snapshot.candidates.values() if c.op == "seed")
                 self._stop(f"no correct candidate to breed from (seeds: {failed or 'none'}); see "
                            "`evolve show <id>` for why")
@@ -365,23 +365,23 @@ class Engine:
         self._changed.set()
 
     def _progress(self, c: Candidate, best: Candidate | None) -> None:
-        r = c.result or {}
+        r = c.result
         total = self.budget.max_candidates
         done = sum(1 for x in self.snapshot.candidates.values() if x.result is not None)
         count = f"[{done:>4}{'/' + str(total) if total else ''}]"
         score = f"{c.score:10.2f}" if c.score is not None else " " * 10
         best_text = f"best {best.score:.2f} ({best.id})" if best and best.score is not None else "no best yet"
         what = c.trailers.get("Tune") or c.subject.split(": ", 1)[-1]
-        error = f"  {str(r.get('error', '')).splitlines()[0][:60]}" if r.get("error") and c.score is None else ""
-        cached = " (cached)" if r.get("cached_from") else ""
+        error = f"  {r.error.splitlines()[0][:60]}" if r and r.error and c.score is None else ""
+        cached = " (cached)" if r and r.cached_from else ""
         confirmed = c.confirmation
         if confirmed is not None and c.id not in self.recorder.confirming and confirmed is c.results[-1]:
-            value = confirmed.get("score")
-            self.say(f"{'':6} {c.id} confirm {str(confirmed.get('status')):<13}"
+            value = confirmed.score
+            self.say(f"{'':6} {c.id} confirm {confirmed.status:<13}"
                      f"{value if value is not None else '':>10}  ({self.recorder.confirm_mode} mode; first measured "
                      f"{c.score})")
             return
-        self.say(f"{count} {c.id} {c.op:<6} {str(r.get('status')):<13}{score}{cached}  {best_text}  "
+        self.say(f"{count} {c.id} {c.op:<6} {c.status:<13}{score}{cached}  {best_text}  "
                  f"{what[:48]}{error}")
 
 

@@ -16,17 +16,6 @@ from dataclasses import dataclass
 from evolver.candidates import Candidate
 
 
-def comparable(candidates: Iterable[Candidate], harness: str, gpu: str | None) -> list[Candidate]:
-    """Correct candidates whose result was measured by this evaluator version on this device."""
-    out = []
-    for c in candidates:
-        r = c.result
-        if c.score is not None and r is not None and r.get("harness") == harness and \
-                (gpu is None or r.get("gpu") == gpu):
-            out.append(c)
-    return out
-
-
 def best_of(candidates: Iterable[Candidate]) -> Candidate | None:
     scored = [c for c in candidates if c.score is not None]
     return min(scored, key=lambda c: (c.score, c.id)) if scored else None

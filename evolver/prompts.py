@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from evolver.candidates import Candidate
+from evolver.candidates import Candidate, Result
 from evolver.llm import estimate_tokens
 
 SYSTEM = """You improve the speed of a GPU kernel while keeping it correct. Reply with a one-paragraph
@@ -32,18 +32,18 @@ def _fence(path: str, text: str) -> str:
     return f"{path}\n```\n{text.rstrip()}\n```"
 
 
-def summarise_result(result: dict[str, Any] | None, limit: int = 1500) -> str:
+def summarise_result(result: Result | None, limit: int = 1500) -> str:
     """The parent's result as the model should read it: status, score, per-shape timings, residuals,
     the compiler's resource report, and the error if any."""
     if result is None:
         return "not evaluated yet"
-    head = f"status {result.get('status')}"
-    if result.get("score") is not None:
-        head += f", score {result['score']:.6g} (lower is better)"
+    head = f"status {result.status}"
+    if result.score is not None:
+        head += f", score {result.score:.6g} (lower is better)"
     lines = [head]
-    if result.get("error"):
-        lines.append(f"error: {str(result['error'])[:limit]}")
-    details: dict[str, Any] = dict(result.get("details") or {})
+    if result.error:
+        lines.append(f"error: {result.error[:limit]}")
+    details: dict[str, Any] = dict(result.details)
     shapes = details.pop("shapes", None) or []
     if shapes:
         lines.append("per shape (mean time per call):")
@@ -67,11 +67,11 @@ def history(chain: list[Candidate], limit: int) -> list[str]:
     """One line per step of the lineage, newest first."""
     lines = []
     for c in chain[:limit]:
-        r = c.result or {}
+        r = c.result
         score = f"{c.score:.6g}" if c.score is not None else "-"
         what = c.trailers.get("Tune") or c.subject.split(": ", 1)[-1]
-        error = f" ({str(r.get('error', '')).splitlines()[0][:80]})" if r.get("error") else ""
-        lines.append(f"- {c.id} {c.op}: {r.get('status', 'pending')} score {score}: {what[:120]}{error}")
+        error = f" ({r.error.splitlines()[0][:80]})" if r and r.error else ""
+        lines.append(f"- {c.id} {c.op}: {c.status} score {score}: {what[:120]}{error}")
     return lines
 
 
@@ -129,10 +129,10 @@ def build_messages(*, kernel_dir: str, files: dict[str, str], parent: Candidate,
 def build_fix_messages(*, kernel_dir: str, files: dict[str, str], failed: Candidate, parent_diff: str,
                        guidance: str | None, budget_tokens: int) -> list[dict[str, str]]:
     """Ask for a repair of `failed`, showing its source, how it failed, and what changed from its parent."""
-    r = failed.result or {}
+    r = failed.result
     source = "\n\n".join(_fence(f"{kernel_dir}/{p}", files[p]) for p in sorted(files))
-    failure = f"status {r.get('status')}: {str(r.get('error', ''))[:3000]}"
-    log = str(r.get("log", "")).strip()[-3000:]
+    failure = f"status {failed.status}: {(r.error if r else '')[:3000]}"
+    log = str(r.line.get("log", "") if r else "").strip()[-3000:]
     parts = [f"The kernel directory `{kernel_dir}/` holds this version ({failed.id}), which FAILED:\n\n{source}",
              f"How it failed:\n{failure}" + (f"\n\nLog:\n{log}" if log else "")]
     optional = [f"It differs from its parent, which passed, by:\n```diff\n{parent_diff.strip()[:4000]}\n```"]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from evolver.candidates import Candidate, Snapshot, parse_commit, parse_note
+import dataclasses
+
+from evolver.candidates import Candidate, Result, Snapshot, parse_commit, parse_note
 from evolver.store import BEST_REF, NOTES_REF, Store
 
 
@@ -84,14 +86,14 @@ class RunReader:
             self._set_bad(commit, bad)
             cand = by_commit.get(commit)
             if cand is not None:
-                snap.candidates[cand.id] = by_commit[commit] = Candidate(**{**cand.__dict__,
-                                                                           "results": tuple(results)})
+                snap.candidates[cand.id] = by_commit[commit] = dataclasses.replace(
+                    cand, results=tuple(Result.of(r) for r in results))
                 changed.add(cand.id)
         for commit in (c for c, blob in delta.items() if not blob):  # a note was removed
             self._set_bad(commit, 0)
             cand = by_commit.get(commit)
             if cand is not None:
-                snap.candidates[cand.id] = by_commit[commit] = Candidate(**{**cand.__dict__, "results": ()})
+                snap.candidates[cand.id] = by_commit[commit] = dataclasses.replace(cand, results=())
                 changed.add(cand.id)
         snap.best_commit = refs.get(BEST_REF)
         snap.bad_lines = {commit: bad for commit, bad in self._bad.items() if commit in by_commit}

@@ -7,9 +7,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-from evolver.candidates import Candidate, Snapshot
+from evolver.candidates import Candidate, Result, Snapshot
 from evolver.config import Config
 from evolver.engine import OpenRun, open_run
 from evolver.store import Store
@@ -18,7 +17,7 @@ from evolver.store import Store
 @dataclass
 class Rejudged:
     candidate: Candidate  # as it was before
-    result: dict[str, Any]  # today's judge's result, now the last line of its note
+    result: Result  # today's judge's result, now the last line of its note
     mode: str
     best: Candidate | None  # the best candidate afterwards (None: none has a result from today's judge)
     best_before: str | None  # the id `best` pointed at before
@@ -41,7 +40,7 @@ def rejudge(config: Config, store: Store, run: str, pick: Callable[[Snapshot], C
         store.unlock()
 
 
-async def _judge_again(opened: OpenRun, candidate: Candidate, mode: str) -> dict[str, Any]:
+async def _judge_again(opened: OpenRun, candidate: Candidate, mode: str) -> Result:
     try:
         result = await opened.evaluator.evaluate(candidate.commit, opened.slots[0], mode)
     finally:
@@ -51,4 +50,4 @@ async def _judge_again(opened: OpenRun, candidate: Candidate, mode: str) -> dict
         result["confirm"] = True
     opened.recorder.record(candidate, result)
     opened.recorder.update_best()
-    return result
+    return Result.of(result)

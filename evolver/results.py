@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from evolver.candidates import Candidate, Snapshot, now
+from evolver.candidates import Candidate, Result, Snapshot, now
 from evolver.population import best_of
 from evolver.store import Store, StoreError
 
@@ -25,7 +25,7 @@ def measured(c: Candidate, version: str, fingerprints: set[str]) -> bool:
     """Correct, and measured by the judge `version` on one of the devices `fingerprints`: a result that
     compares with this machine's, and so a candidate that may be a parent or `best`."""
     r = c.result
-    return c.score is not None and r is not None and r.get("harness") == version and r.get("gpu") in fingerprints
+    return r is not None and r.score is not None and r.harness == version and r.gpu in fingerprints
 
 
 class Recorder:
@@ -46,13 +46,13 @@ class Recorder:
     def confirmed(self, c: Candidate) -> bool:
         """Correct in the thorough mode too, measured by today's judge on one of this machine's devices."""
         r = c.confirmation
-        return r is not None and r.get("status") == "ok" and r.get("harness") == self.confirm_version and \
-            r.get("gpu") in self.fingerprints and isinstance(r.get("score"), (int, float))
+        return r is not None and r.score is not None and r.harness == self.confirm_version and \
+            r.gpu in self.fingerprints
 
     def failed_here(self, c: Candidate) -> bool:
         """Failed in a way a `fix` may repair, on this run's judge."""
         r = c.result
-        return r is not None and r.get("status") in FIXABLE and r.get("harness") == self.version
+        return r is not None and r.status in FIXABLE and r.harness == self.version
 
     def pool(self) -> list[Candidate]:
         """Every candidate a parent may be chosen from."""
@@ -62,7 +62,7 @@ class Recorder:
         """The best correct candidate; with a confirm mode, only confirmed ones count, by confirmed score."""
         if self.confirm_mode:
             confirmed = [c for c in self.snapshot.candidates.values() if self.confirmed(c)]
-            return min(confirmed, key=lambda c: (float((c.confirmation or {})["score"]), c.id), default=None)
+            return min(confirmed, key=lambda c: (c.confirmation.score if c.confirmation else 0.0, c.id), default=None)
         return best_of(self.pool())
 
     def cached(self, candidate: Candidate) -> dict[str, Any] | None:
@@ -70,9 +70,8 @@ class Recorder:
         for other in self.snapshot.candidates.values():
             r = other.result
             if other.id != candidate.id and other.kernel_tree == candidate.kernel_tree and r is not None and \
-                    r.get("harness") == self.version and r.get("gpu") in self.fingerprints and \
-                    r.get("status") not in NOT_EVALUATED:
-                return {**{k: v for k, v in r.items() if k not in ("t", "cached_from")}, "cached_from": other.id}
+                    r.harness == self.version and r.gpu in self.fingerprints and r.status not in NOT_EVALUATED:
+                return {**{k: v for k, v in r.line.items() if k not in ("t", "cached_from")}, "cached_from": other.id}
         return None
 
     # -- writing them -------------------------------------------------------------------------------------
@@ -89,7 +88,7 @@ class Recorder:
         except StoreError as exc:
             self.say(f"{candidate.id}: could not write its result ({exc}); it is re-evaluated on resume")
             return None
-        updated = dataclasses.replace(candidate, results=candidate.results + (record,))
+        updated = dataclasses.replace(candidate, results=candidate.results + (Result.of(record),))
         self.snapshot.candidates[candidate.id] = updated
         if record.get("confirm"):
             self.confirming.discard(updated.id)

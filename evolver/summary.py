@@ -47,13 +47,9 @@ class _Part:
 
 def _part(c: Candidate) -> _Part:
     r = c.result
-    status = str(r.get("status")) if r is not None else "pending"
-    t = r.get("t") if r is not None else None
-    score = r.get("score") if r is not None and status == "ok" else None
     tokens = sum(int(p) for p in c.trailers.get("Tokens", "").split("+") if p.isdigit())
-    return _Part(status=status, done=r is not None, failed=status in FAILED,
-                 t=float(t) if isinstance(t, (int, float)) else None,
-                 score=float(score) if isinstance(score, (int, float)) else None, tokens=tokens,
+    return _Part(status=c.status, done=r is not None, failed=c.status in FAILED, t=r.t if r else None,
+                 score=c.score, tokens=tokens,
                  cost=c.cost_usd if "Cost-USD" in c.trailers else 0.0, created=c.created,
                  seed=c.trailers.get("Op") == "seed")
 
@@ -138,7 +134,7 @@ class Summary:
         best = (by_commit if by_commit is not None else snapshot.by_commit()).get(snapshot.best_commit or "")
         baseline = None
         if best is not None and best.result:
-            value = (best.result.get("details") or {}).get("baseline_us")
+            value = best.result.details.get("baseline_us")
             baseline = value / best.score if isinstance(value, (int, float)) and best.score else None
         return Header(run=snapshot.run, elapsed_s=max(0.0, now - started), done=self._done,
                       pending=len(self._parts) - self._done, failed=self._failed,

@@ -117,18 +117,18 @@ def _describe(c: Candidate) -> list[str]:
     if r is None:
         lines.append("  result: not evaluated yet")
     else:
-        score = f" score {r['score']:.6g}" if r.get("score") is not None else ""
-        lines.append(f"  result: {r.get('status')}{score}  (evaluator {r.get('harness')}, {r.get('gpu')})")
+        score = f" score {r.score:.6g}" if r.score is not None else ""
+        lines.append(f"  result: {r.status}{score}  (evaluator {r.harness}, {r.gpu})")
         confirmed = c.confirmation
         if confirmed is not None:
-            value = f" score {confirmed['score']:.6g}" if confirmed.get("score") is not None else ""
-            lines.append(f"  confirmed: {confirmed.get('status')}{value}  (evaluator {confirmed.get('harness')})")
-        if r.get("cached_from"):
-            lines.append(f"  result copied from {r['cached_from']} (same kernel, same evaluator and device)")
-        if r.get("error"):
-            lines.append("  error: " + str(r["error"]).replace("\n", "\n    "))
-        if r.get("details"):
-            lines.append("  details: " + json.dumps(r["details"], sort_keys=True)[:1500])
+            value = f" score {confirmed.score:.6g}" if confirmed.score is not None else ""
+            lines.append(f"  confirmed: {confirmed.status}{value}  (evaluator {confirmed.harness})")
+        if r.cached_from:
+            lines.append(f"  result copied from {r.cached_from} (same kernel, same evaluator and device)")
+        if r.error:
+            lines.append("  error: " + r.error.replace("\n", "\n    "))
+        if r.details:
+            lines.append("  details: " + json.dumps(r.details, sort_keys=True)[:1500])
     return lines
 
 
@@ -179,7 +179,7 @@ def cmd_lineage(args: argparse.Namespace) -> int:
     for step in ancestry(c, by_commit, limit=None):
         node = step.candidate
         delta = f"{100 * step.delta:+7.2f}%" if step.delta is not None else ""
-        score = f"{node.score:12.6g}" if node.score is not None else f"{str((node.result or {}).get('status', 'pending')):>12}"
+        score = f"{node.score:12.6g}" if node.score is not None else f"{node.status:>12}"
         others = [by_commit[p].id for p in node.parents[1:] if p in by_commit]
         merge = f"  (merge with {', '.join(others)})" if others else ""
         what = node.trailers.get("Tune") or node.trailers.get("Seed") or node.subject.split(": ", 1)[-1]

@@ -36,15 +36,15 @@ def run_with(tmp_path: Path, check_py: str, timeout: float, n: int = 1) -> tuple
 def test_hanging_evaluator_times_out(tmp_path: Path) -> None:
     repo, out = run_with(tmp_path, "import time\ntime.sleep(120)\n", timeout=2, n=5)
     seed = Store(repo).snapshot("r1").candidates["00001"]
-    assert seed.result is not None and seed.result["status"] == "timeout"
+    assert seed.result is not None and seed.result.status == "timeout"
     assert "no correct candidate to breed from" in out
 
 
 def test_garbage_printing_evaluator_is_a_crash(tmp_path: Path) -> None:
     repo, _ = run_with(tmp_path, "print('hello')\nprint('{not json')\nraise SystemExit(3)\n", timeout=30)
     seed = Store(repo).snapshot("r1").candidates["00001"]
-    assert seed.result is not None and seed.result["status"] == "crash"
-    assert "no JSON result (exit code 3)" in seed.result["error"]
+    assert seed.result is not None and seed.result.status == "crash"
+    assert "no JSON result (exit code 3)" in seed.result.error
 
 
 def test_dirty_work_tree_is_left_alone(repo: Path) -> None:
@@ -53,7 +53,7 @@ def test_dirty_work_tree_is_left_alone(repo: Path) -> None:
     proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "3")
     assert proc.returncode == 0 and "uncommitted changes" in proc.stderr
     # the seed comes from HEAD, so it is the committed (working) one
-    assert Store(repo).snapshot("r1").candidates["00001"].result["status"] == "ok"  # type: ignore[index]
+    assert Store(repo).snapshot("r1").candidates["00001"].status == "ok"
     assert (git(repo, "status", "--porcelain"), (repo / ".git" / "index").read_bytes()) == before
 
 
@@ -120,7 +120,7 @@ def llm_run(tmp_path: Path, steps: list[str], candidates: int, timeout_s: float 
 
 
 def statuses(repo: Path) -> dict[str, str | None]:
-    return {c.id: (c.result or {}).get("status") for c in Store(repo).snapshot("r1").candidates.values()}
+    return {c.id: (c.result.status if c.result else None) for c in Store(repo).snapshot("r1").candidates.values()}
 
 
 def test_replies_the_store_cannot_hold_or_that_carry_nul_and_surrogates(tmp_path: Path) -> None:
@@ -128,9 +128,9 @@ def test_replies_the_store_cannot_hold_or_that_carry_nul_and_surrogates(tmp_path
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
     snap = Store(repo).snapshot("r1")
     long_name, nul = snap.candidates["00002"], snap.candidates["00003"]
-    assert long_name.result is not None and long_name.result["status"] == "patch_failed"
-    assert "longer than 255 bytes" in long_name.result["error"]
-    assert nul.result is not None and nul.result["status"] == "ok"
+    assert long_name.result is not None and long_name.result.status == "patch_failed"
+    assert "longer than 255 bytes" in long_name.result.error
+    assert nul.result is not None and nul.result.status == "ok"
     message = git(repo, "log", "-1", "--format=%B", nul.commit)
     assert "\x00" not in message and "Faster" in message
 
@@ -148,8 +148,8 @@ def test_an_unusable_base_url_is_an_llm_error_that_names_the_cause(tmp_path: Pat
     repo, proc = llm_run(tmp_path, [], 2, base_url="http://127.0.0.1:99999/v1")
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
     failed = Store(repo).snapshot("r1").candidates["00002"].result
-    assert failed is not None and failed["status"] == "llm_error"
-    assert "ExceptionGroup" not in failed["error"], failed["error"]
+    assert failed is not None and failed.status == "llm_error"
+    assert "ExceptionGroup" not in failed.error, failed.error
 
 
 def test_the_engine_lock_holds_across_worktrees(repo: Path, tmp_path: Path) -> None:

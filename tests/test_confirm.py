@@ -28,11 +28,11 @@ def test_best_moves_only_on_confirmed_scores(tmp_path: Path) -> None:
     final = evaluator.version_for("final")
     confirmed = {c.id: c for c in snap.candidates.values() if c.confirmation is not None}
     for c in snap.candidates.values():
-        mains = [r for r in c.results if not r.get("confirm")]
+        mains = [r for r in c.results if not r.confirm]
         assert len(mains) == 1, c.id  # one result each; confirmations are extra lines
     assert "00001" in confirmed  # the first correct candidate is always a would-be best
     assert 0 < len(confirmed) < len(snap.candidates)
-    assert all(c.confirmation["harness"] == final and c.result["harness"] != final for c in confirmed.values())
-    best = min((c for c in confirmed.values() if c.confirmation["status"] == "ok"),
-               key=lambda c: c.confirmation["score"])
+    assert all(c.confirmation.harness == final and c.result.harness != final for c in confirmed.values())
+    best = min((c for c in confirmed.values() if c.confirmation.status == "ok"),
+               key=lambda c: c.confirmation.score)
     assert git(repo, "rev-parse", "best").strip() == best.commit

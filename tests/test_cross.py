@@ -67,7 +67,7 @@ def test_conflicted_crossovers_are_resolved_by_the_llm(tmp_path: Path) -> None:
         a, b = (snap.candidates[p] for p in c.parent_ids)
         assert c.parents == (a.commit, b.commit) and a.island != b.island
         assert git(repo, "rev-list", "--parents", "-n", "1", c.commit).split()[1:] == [a.commit, b.commit]
-        assert c.result is not None and c.result["status"] == "ok"
+        assert c.result is not None and c.result.status == "ok"
         assert c.trailers.get("Model") == "fake-coder" and "Tokens" in c.trailers
         prompt = next(p for p in merge_prompts if f"What {a.id} (island {a.island})" in p
                       and f"What {b.id} (island {b.island})" in p)

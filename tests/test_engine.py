@@ -27,8 +27,8 @@ def test_identical_kernel_reuses_the_result(repo: Path) -> None:
     job = engine._admit(Proposal("mutate", seed, files, "same code by another route"))
     assert job is None  # nothing to evaluate
     twin = engine.snapshot.candidates["00002"]
-    assert twin.result is not None and twin.result["cached_from"] == "00001"
-    assert twin.result["score"] == seed.result["score"]  # type: ignore[index]
+    assert twin.result is not None and twin.result.cached_from == "00001"
+    assert twin.score == seed.score
     engine.store.unlock()
 
 

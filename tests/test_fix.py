@@ -26,9 +26,9 @@ def test_fix_turns_a_compile_error_into_a_passing_child(tmp_path: Path) -> None:
         assert proc.returncode == 0, proc.stdout + proc.stderr
         fix_requests = [body for step, body in llm.log if step == "repair"]
     snap = Store(repo).snapshot("r1")
-    broken = next(c for c in snap.candidates.values() if c.result and c.result["status"] == "compile_error")
+    broken = next(c for c in snap.candidates.values() if c.result and c.result.status == "compile_error")
     fixed = [c for c in snap.candidates.values() if c.op == "fix"]
     assert len(fixed) == 1 and fixed[0].parent_ids == (broken.id,) and fixed[0].parents == (broken.commit,)
-    assert fixed[0].result["status"] == "ok"
+    assert fixed[0].result.status == "ok"
     prompt = fix_requests[0]["messages"][1]["content"]
     assert "FAILED" in prompt and "SyntaxError" in prompt and "def sort_list(values)\n" in prompt

@@ -47,13 +47,13 @@ def test_the_sandbox_stops_every_door(tmp_path: Path) -> None:
     assert proc.stdout.splitlines()[0].startswith("sandbox: on")
     snap = Store(repo).snapshot("r1")
     attack = snap.candidates["00002"]
-    assert attack.result is not None and attack.result["status"] == "crash" and attack.score is None
-    log = attack.result.get("log", "")
+    assert attack.result is not None and attack.result.status == "crash" and attack.score is None
+    log = attack.result.line.get("log", "")
     assert "ATTACK" in log and "STOLEN" not in log and "repository: not found" in log, log
     assert SECRET not in everything_in_git(repo)
     assert not (repo / "PWNED.txt").exists() and git(repo, "status", "--porcelain") == ""
     seed = snap.candidates["00001"]
-    assert len(seed.results) == 1 and not seed.results[0].get("forged")
+    assert len(seed.results) == 1 and not seed.results[0].line.get("forged")
     assert snap.best_commit == seed.commit
 
 
@@ -62,7 +62,7 @@ def test_without_a_sandbox_forged_notes_and_best_never_count(tmp_path: Path) -> 
     assert proc.stdout.splitlines()[0].startswith("WARNING: sandbox off")
     snap = Store(repo).snapshot("r1")
     attack, seed = snap.candidates["00002"], snap.candidates["00001"]
-    assert attack.result is not None and attack.result["status"] == "crash"  # its own forged line is data
-    assert len(seed.results) == 1 and not seed.results[0].get("forged"), seed.results
+    assert attack.result is not None and attack.result.status == "crash"  # its own forged line is data
+    assert len(seed.results) == 1 and not seed.results[0].line.get("forged"), seed.results
     assert snap.best_commit == seed.commit
     assert "put it back" in proc.stdout  # the engine said what it undid

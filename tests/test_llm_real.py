@@ -39,7 +39,7 @@ def test_real_small_model_run_finishes_with_every_attempt_recorded(tmp_path: Pat
     assert len(snap.candidates) == 4
     known = {"ok", "incorrect", "compile_error", "timeout", "crash", "rejected", "patch_failed", "llm_error"}
     for c in snap.candidates.values():
-        assert c.result is not None and c.result["status"] in known, c.id
+        assert c.result is not None and c.result.status in known, c.id
     llm_made = [c for c in snap.candidates.values() if c.op == "mutate"]
     assert llm_made and all(c.trailers.get("Model") == "qwen2.5-coder-0.5b" for c in llm_made)
     prompt, completion = (int(x) for x in llm_made[0].trailers["Tokens"].split("+"))

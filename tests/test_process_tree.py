@@ -77,4 +77,4 @@ def test_kill_9_leaves_no_evaluation_process_and_resumes_once(tmp_path: Path, se
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert processes_with(marker) == [], "a survivor of the killed evaluation outlived the resumed start"
     seed = Store(repo).snapshot("r1").candidates["00001"]
-    assert [r["status"] for r in seed.results] == ["ok"], seed.results
+    assert [r.status for r in seed.results] == ["ok"], seed.results

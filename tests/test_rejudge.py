@@ -35,8 +35,8 @@ def test_rejudge_best_appends_a_confirmation_and_keeps_best(tmp_path: Path) -> N
     after = Store(repo).snapshot("r1")
     again = after.candidates[best.id]
     assert len(again.results) == len(best.results) + 1
-    assert again.results[-1]["rejudged"] is True and again.results[-1]["confirm"] is True
-    assert again.results[-1]["score"] == best.score  # the counting evaluator is deterministic
+    assert again.results[-1].line["rejudged"] is True and again.results[-1].confirm is True
+    assert again.results[-1].score == best.score  # the counting evaluator is deterministic
     assert after.best_commit == before.best_commit
     others = {c.id: c.results for c in after.candidates.values() if c.id != best.id}
     assert others == {c.id: c.results for c in before.candidates.values() if c.id != best.id}
@@ -57,11 +57,11 @@ def test_a_best_the_new_judge_rejects_loses_best(tmp_path: Path, monkeypatch: py
     monkeypatch.setattr(Evaluator, "evaluate", stronger)
     config = load_config(find_config(repo / "examples" / "sort"), repo)
     done = rejudge(config, store, "r1", lambda s: s.candidates[old.id], None, say=lambda line: None)
-    assert done.result["status"] == "rejected" and done.best_before == old.id
+    assert done.result.status == "rejected" and done.best_before == old.id
     assert done.best is not None and done.best.id == runner_up.id
     after = Store(repo).snapshot("r1")
     assert after.best_commit == runner_up.commit
-    assert after.candidates[old.id].result is not None and after.candidates[old.id].result["status"] == "rejected"
+    assert after.candidates[old.id].result is not None and after.candidates[old.id].result.status == "rejected"
 
 
 def test_rejudge_names_a_missing_candidate_in_one_line(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ def run_once(tmp_path: Path, name: str) -> list[tuple[str, str, tuple[str, ...],
         proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "16")
         assert proc.returncode == 0, proc.stdout + proc.stderr
     snap = Store(repo).snapshot("r1")
-    return [(c.id, c.op, c.parent_ids, c.kernel_tree, str((c.result or {}).get("score")))
+    return [(c.id, c.op, c.parent_ids, c.kernel_tree, str(c.result.score if c.result else None))
             for c in sorted(snap.candidates.values(), key=lambda c: c.id)]
 
 

@@ -86,6 +86,6 @@ prestart = true'''
     snap = Store(repo).snapshot("r1")
     assert len(snap.candidates) == 12
     for c in snap.candidates.values():
-        assert c.result is not None and c.result["status"] == "ok", c.result
-        assert c.result["details"]["prestarted"] is True
+        assert c.result is not None and c.result.status == "ok", c.result
+        assert c.result.details["prestarted"] is True
     assert [p.name for p in tmpdir.iterdir() if p.name.startswith("evolve-eval-")] == []

@@ -47,16 +47,16 @@ def test_every_kind_of_reply_ends_in_the_right_status(tmp_path: Path) -> None:
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert not llm.script, f"unused steps: {llm.script}"
     snap = Store(repo).snapshot("r1")
-    got = {c.id: (c.result or {}).get("status") for c in snap.candidates.values()}
+    got = {c.id: (c.result.status if c.result else None) for c in snap.candidates.values()}
     assert got == {"00001": "ok", **{cid: status for cid, _, status in SCRIPT}}
     c = snap.candidates
     assert c["00003"].trailers["Attempts"] == "2" and c["00003"].trailers["Edit"] == "exact"
     assert c["00012"].trailers["Edit"] == "rewrite"
     assert abs(c["00003"].cost_usd - 2 * (1000 * 1.0 + 200 * 2.0) / 1e6) < 1e-9
     assert c["00003"].trailers["Tokens"] == "2000+400" and c["00003"].trailers["Model"] == "fake-coder"
-    assert "qr.cu: no such file in the kernel directory" in c["00010"].result["error"]
-    assert "HTTP 500" in c["00009"].result["error"]
-    assert "SyntaxError" in c["00005"].result["error"]
+    assert "qr.cu: no such file in the kernel directory" in c["00010"].result.error
+    assert "HTTP 500" in c["00009"].result.error
+    assert "SyntaxError" in c["00005"].result.error
     # failed attempts are kept as candidates with their parent's kernel, never evaluated
     assert c["00004"].kernel_tree == snap.by_commit()[c["00004"].parents[0]].kernel_tree
     # the key never reaches git or the evaluator

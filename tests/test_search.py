@@ -93,5 +93,5 @@ def test_a_run_learns_which_model_to_ask(tmp_path: Path) -> None:
     assert all(c.trailers.get("Bandit", "").startswith(f"mutate@{c.trailers['Model']} ") for c in children)
     late = Counter(c.trailers["Model"] for c in children[len(children) // 2:])
     assert late["good-coder"] > 2 * late["bad-coder"], late
-    assert all(c.result and c.result["status"] == "patch_failed" for c in children
+    assert all(c.result and c.result.status == "patch_failed" for c in children
                if c.trailers["Model"] == "bad-coder")

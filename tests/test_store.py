@@ -77,7 +77,7 @@ def test_snapshot_reads_trailers_and_appended_notes(repo: Path) -> None:
     snap = store.snapshot("r")
     cand = snap.candidates["00001"]
     assert cand.op == "tune" and cand.island == 1 and cand.cost_usd == 0.25 and cand.parent_ids == ("00000",)
-    assert [r["status"] for r in cand.results] == ["crash", "ok"] and cand.score == 2.0
+    assert [r.status for r in cand.results] == ["crash", "ok"] and cand.score == 2.0
     assert cand.parents == (head,)
 
 
@@ -133,7 +133,7 @@ def test_run_reader_reads_only_what_changed(repo: Path) -> None:
     store.append_note(c3, {"status": "crash", "score": None})
     assert reader.refresh() == {"00003"}
     assert reader.snapshot.candidates["00003"].parents == (commits[0],)
-    assert reader.snapshot.candidates["00003"].result == {"status": "crash", "score": None}
+    assert reader.snapshot.candidates["00003"].result.line == {"status": "crash", "score": None}
     assert store.move_best(commits[1], None)
     reader.refresh()
     assert reader.snapshot.best_commit == commits[1]

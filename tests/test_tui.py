@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -246,8 +247,8 @@ def test_incremental_summary_equals_a_full_one() -> None:
             status = rng.choice(statuses)
             result = () if status is None else ({"status": status, "t": 2000.0 + step + rng.random(),
                                                   "score": rng.uniform(1, 100) if status == "ok" else None},)
-            snap.candidates[cid] = Candidate(**{**snap.candidates[cid].__dict__, "results": result,
-                                                "trailers": {**snap.candidates[cid].trailers, "Cost-USD": "0.02"}})
+            snap.candidates[cid] = dataclasses.replace(snap.candidates[cid], results=result,
+                                                       trailers={**snap.candidates[cid].trailers, "Cost-USD": "0.02"})
             changed.add(cid)
         if step % 17 == 16:  # a branch deleted by hand
             del snap.candidates[rng.choice(sorted(snap.candidates))]

@@ -16,9 +16,8 @@ from evolver.candidates import PROVENANCE_KEYS, Candidate
 
 
 def result_text(c: Candidate, message: str, bad_lines: int) -> Text:
-    r = c.result or {}
     text = Text()
-    text.append(f"{c.id}  {c.op}  status {r.get('status', 'pending')}", style="bold")
+    text.append(f"{c.id}  {c.op}  status {c.status}", style="bold")
     if c.score is not None:
         text.append(f"  score {c.score:.6g}")
     text.append("\n")
@@ -30,7 +29,7 @@ def result_text(c: Candidate, message: str, bad_lines: int) -> Text:
     body = "\n".join(line for line in message.splitlines()[1:] if not line.startswith("Evolve-")).strip()
     if body:
         text.append("\n" + body + "\n")
-    details: dict[str, Any] = r.get("details") or {}
+    details: dict[str, Any] = c.result.details if c.result else {}
     shapes = details.get("shapes") or []
     if shapes:
         text.append("\nper shape (mean time per call)\n", style="bold")
@@ -47,11 +46,12 @@ def result_text(c: Candidate, message: str, bad_lines: int) -> Text:
 
 
 def log_text(c: Candidate) -> Text:
-    r = c.result or {}
-    if not r.get("error") and not r.get("log"):
+    r = c.result
+    log = str(r.line.get("log", "")) if r else ""
+    if r is None or (not r.error and not log):
         return Text("no error", style="dim")
-    text = Text(str(r.get("error", "")) + "\n", style="red")
-    text.append(str(r.get("log", "")))
+    text = Text(r.error + "\n", style="red")
+    text.append(log)
     return text
 
 

@@ -8,11 +8,10 @@ from textual.widgets import Tree
 
 from evolver.candidates import Candidate
 from evolver.population import Step
-from evolver.tui.model import status_of
 
 
 def _label(c: Candidate, delta: float | None) -> Text:
-    score = f"{c.score:.6g}" if c.score is not None else status_of(c)
+    score = f"{c.score:.6g}" if c.score is not None else c.status
     text = Text(f"{c.id} {c.op:<6} {score}")
     if delta is not None:
         text.append(f" {100 * delta:+.1f}%", style="green" if delta < 0 else "red")

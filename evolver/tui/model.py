@@ -24,11 +24,6 @@ class Row:
     created: int
 
 
-def status_of(c: Candidate) -> str:
-    r = c.result
-    return str(r.get("status")) if r else "pending"
-
-
 def matches(row: Row, status_filter: str) -> bool:
     if status_filter == "all":
         return True
@@ -71,7 +66,7 @@ def rows(snapshot: Snapshot, ids: set[str] | None = None, by_commit: dict[str, C
         parent = by_commit.get(c.parents[0]) if c.parents else None
         seed = seeds.seed_of(c, by_commit)
         out.append(Row(
-            id=c.id, status=status_of(c), score=c.score,
+            id=c.id, status=c.status, score=c.score,
             vs_parent=(parent.score / c.score) if c.score and parent is not None and parent.score else None,
             vs_seed=(seed.score / c.score) if c.score and seed is not None and seed.score else None,
             op=c.op, model=c.trailers.get("Model", ""), island=c.island, created=c.created))
