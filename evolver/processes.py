@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-# what an evaluator may report; the engine adds patch_failed and llm_error for attempts that made no code
-EVALUATOR_STATUSES = ("ok", "incorrect", "compile_error", "timeout", "crash", "rejected")
+from evolver.results import EVALUATOR_STATUSES
+
 LOG_TAIL = 4000
 TAG = "EVOLVE_EVALUATION"  # in every evaluation's environment: how its stray processes are found
 STDOUT_CAP, STDERR_CAP = 1 << 20, 256 << 10  # bytes of an evaluator's output kept (the tail)

@@ -16,9 +16,10 @@ from evolver.candidates import Candidate, Result, Snapshot, now
 from evolver.population import best_of
 from evolver.store import Store, StoreError
 
+EVALUATOR_STATUSES = ("ok", "incorrect", "compile_error", "timeout", "crash", "rejected")  # what a judge reports
 NOT_EVALUATED = ("patch_failed", "llm_error")  # attempts that made no code: no judge saw them
 FIXABLE = ("compile_error", "incorrect", "timeout", "crash")  # failures a `fix` may repair
-FAILED = ("incorrect", "compile_error", "timeout", "crash", "rejected", *NOT_EVALUATED)
+FAILED = (*EVALUATOR_STATUSES[1:], *NOT_EVALUATED)
 
 
 def measured(c: Candidate, version: str, fingerprints: set[str]) -> bool:
