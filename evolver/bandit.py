@@ -21,11 +21,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from evolver.candidates import Candidate
+from evolver.config import LLM_OPERATORS
 from evolver.population import ancestors
 from evolver.results import NOT_EVALUATED
 
 PRIOR_GAIN = 0.05  # relative improvement assumed for an arm's first success
-LLM_OPERATORS = ("mutate", "fix")  # one arm per model; `cross` is one arm (an LLM only resolves conflicts)
+# LLM operators have one arm per model; `cross` is one arm (an LLM only resolves its conflicts)
 
 
 def arm_of(c: Candidate) -> str:
