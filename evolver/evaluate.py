@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib.util
 import os
 import platform
 import secrets
@@ -141,6 +142,9 @@ def sandbox_choice(config: Config) -> bool:
     return override == "on" if override in ("on", "off") else config.evaluation.sandbox
 
 
+JUDGE_MODULES = {"qr": ("torch", "cupy")}  # what a built-in judge imports: missing, it is said once, up front
+
+
 class Evaluator:
     """Runs the configured evaluator on candidates; `version` identifies the judge for the cache."""
 
@@ -173,11 +177,18 @@ class Evaluator:
 
     def check_ready(self, slots: list[Slot]) -> None:
         """Before the first evaluation: what a killed engine left behind is removed (this engine holds the
-        repository's lock, so nothing of this repository is in use), the evaluator exists, and the sandbox
-        can be built; otherwise a one-line error."""
+        repository's lock, so nothing of this repository is in use), the evaluator and what it imports exist,
+        and the sandbox can be built; otherwise a one-line error (never a crash blamed on a candidate)."""
         kill_tagged(self.prefix)
         for leftover in Path(tempfile.gettempdir()).glob(self.prefix + "*"):
             shutil.rmtree(leftover, ignore_errors=True)
+        builtin = self.config.evaluation.builtin or ""
+        missing = [m for m in JUDGE_MODULES.get(builtin, ()) if importlib.util.find_spec(m) is None]
+        if missing:
+            raise EvaluationError(f"the built-in {builtin!r} judge needs {' and '.join(missing)}, which "
+                                  f"{sys.executable} cannot import: install evolve with its gpu extra "
+                                  "(pip install -e '.[gpu]'; with a CUDA 13 driver, cupy-cuda13x in place of "
+                                  "cupy-cuda12x)")
         program = self._command(Path("kernel"), self.config.evaluation.mode)[0]
         if shutil.which(program) is None:
             raise EvaluationError(f"{self.config.path}: evaluation.command: {program!r} is not a program on this "

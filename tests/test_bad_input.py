@@ -234,3 +234,19 @@ def test_a_killed_engines_temporary_directories_are_removed_at_start(repo: Path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert not leftover.exists() and other.exists()
     other.rmdir()
+
+
+def test_the_qr_judge_without_its_libraries_is_one_line_before_any_candidate(tmp_path: Path) -> None:
+    """Without the gpu extra, `evolve start` on the QR problem says what to install, once, and makes
+    nothing (it used to judge the seed and blame it: crash, ModuleNotFoundError)."""
+    import importlib.util
+
+    if importlib.util.find_spec("cupy") is not None:
+        pytest.skip("CuPy is installed here")
+    repo = make_repo(tmp_path / "repo", example_config(
+        evaluation='builtin = "qr"\ngpus = []\nslots = 1\ntimeout_s = 60\nsandbox = "off"'))
+    proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "2")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "needs" in lines[0] and "cupy" in lines[0] and "[gpu]" in lines[0], proc.stderr
+    assert Store(repo).runs() == []
