@@ -16,8 +16,9 @@ from typing import Any
 from evolver import __version__
 from evolver.candidates import Result
 from evolver.config import CONFIG_NAME, ConfigError
-from evolver.engine import Budget, EngineError, choose_run, run_engine
+from evolver.engine import EngineError, choose_run, run_engine
 from evolver.evaluate import EvaluationError
+from evolver.progress import Budget, with_unit
 from evolver.rejudge import rejudge
 from evolver.starter import STARTER
 from evolver.store import Store, StoreError
@@ -96,7 +97,7 @@ def cmd_start(args: argparse.Namespace) -> int:
     print(f"run {run}: {summary.created} new candidate(s), {summary.evaluated} evaluated in {took:.0f} s{spend}"
           f"{'; ' + summary.reason if summary.reason else ''}")
     if best is not None:
-        print(f"best: {best.id} score {best.score:.6g} (`git checkout best` or `evolve show best`)")
+        print(f"best: {best.id} score {with_unit(best.score, best)} (`git checkout best` or `evolve show best`)")
     return 130 if summary.reason == "interrupted" else 0
 
 

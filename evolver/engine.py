@@ -26,6 +26,7 @@ from evolver.evaluate import Evaluator, Slot, make_slots
 from evolver.llm import LLMClient, LLMError, api_key
 from evolver.operators import Proposal
 from evolver.population import next_island
+from evolver.progress import STATUS_EVERY, Budget, budget_line, result_line
 from evolver.results import NOT_EVALUATED, Recorder
 from evolver.sandbox import protect_memory, sandbox_line
 from evolver.store import Store
@@ -36,13 +37,6 @@ INTERRUPTED = "interrupted"
 
 class EngineError(Exception):
     """The run cannot go on; str() is the one-line reason."""
-
-
-@dataclass(frozen=True)
-class Budget:
-    max_candidates: int | None = None
-    max_usd: float | None = None
-    max_hours: float | None = None
 
 
 @dataclass
@@ -164,6 +158,8 @@ class Engine:
         self._abandon = False  # stop evaluating too (a second Ctrl-C, SIGTERM)
         self._changed = asyncio.Event()  # a result arrived or the run is stopping: a waiting proposer looks again
         self._started = time.monotonic()
+        self._spent_at_start = self._spent()
+        self._results_seen = 0  # this session's results (not confirmations): a budget line every STATUS_EVERY
         self._in_progress = 0
         self._evaluating = 0
         store.own_refs()
@@ -203,11 +199,14 @@ class Engine:
         self.summary.best = self.recorder.best()
         self.summary.llm_cost_usd = self._spent()
         self.summary.reason = self._stop_reason
+        if self._results_seen % STATUS_EVERY:
+            self.say(self._budget_line())
         return self.summary
 
     def _resume(self) -> None:
         """Seeds the run lacks, then every candidate without a result first, and the confirmations a kill may
         have come between."""
+        self.say("scores: lower is better")
         unfinished = [c for c in self.snapshot.candidates.values() if c.result is None]
         if unfinished:
             self.say(f"resuming: {len(unfinished)} candidate(s) without a result are evaluated first")
@@ -365,24 +364,17 @@ class Engine:
         self._changed.set()
 
     def _progress(self, c: Candidate, best: Candidate | None) -> None:
-        r = c.result
-        total = self.budget.max_candidates
         done = sum(1 for x in self.snapshot.candidates.values() if x.result is not None)
-        count = f"[{done:>4}{'/' + str(total) if total else ''}]"
-        score = f"{c.score:10.2f}" if c.score is not None else " " * 10
-        best_text = f"best {best.score:.2f} ({best.id})" if best and best.score is not None else "no best yet"
-        what = c.trailers.get("Tune") or c.subject.split(": ", 1)[-1]
-        error = f"  {r.error.splitlines()[0][:60]}" if r and r.error and c.score is None else ""
-        cached = " (cached)" if r and r.cached_from else ""
-        confirmed = c.confirmation
-        if confirmed is not None and c.id not in self.recorder.confirming and confirmed is c.results[-1]:
-            value = confirmed.score
-            self.say(f"{'':6} {c.id} confirm {confirmed.status:<13}"
-                     f"{value if value is not None else '':>10}  ({self.recorder.confirm_mode} mode; first measured "
-                     f"{c.score})")
-            return
-        self.say(f"{count} {c.id} {c.op:<6} {c.status:<13}{score}{cached}  {best_text}  "
-                 f"{what[:48]}{error}")
+        self.say(result_line(c, best, done, self.budget.max_candidates, self.recorder.confirm_mode))
+        if not c.results[-1].confirm:
+            self._results_seen += 1
+            if self._results_seen % STATUS_EVERY == 0:
+                self.say(self._budget_line())
+
+    def _budget_line(self) -> str:
+        done = sum(1 for c in self.snapshot.candidates.values() if c.result is not None)
+        return budget_line(self.budget, time.monotonic() - self._started, self._results_seen, done, self._spent(),
+                           self._spent_at_start)
 
 
 def run_engine(config: Config, store: Store, run: str, budget: Budget, say: Callable[[str], None] = print) -> RunSummary:
