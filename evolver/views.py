@@ -67,7 +67,8 @@ def status_data(snapshot: Snapshot, eval_usd: float) -> dict[str, Any]:
         "candidates": len(snapshot.candidates),
         "statuses": dict(sorted(outcomes.items())),
         "best": None if best is None else {"id": best.id, "score": best.score, "commit": best.commit,
-                                           "op": best.op},
+                                           "op": best.op, "unit": best.result.details.get("unit") if best.result
+                                           else None},
         "speedup_vs_first_seed": header.speedup_vs_seed,
         "llm_tokens": header.tokens,
         "llm_cost_usd": round(header.cost_usd, 6),
@@ -94,14 +95,21 @@ def cmd_status(args: argparse.Namespace) -> int:
     if data["best"]:
         b = data["best"]
         speed = f", {data['speedup_vs_first_seed']:.2f}x the first seed" if data["speedup_vs_first_seed"] else ""
-        print(f"  best {b['id']} ({b['op']}): score {b['score']:.6g}{speed}")
+        unit = f" {b['unit']}" if b.get("unit") else ""
+        print(f"  best {b['id']} ({b['op']}): score {b['score']:.6g}{unit} (lower is better){speed}")
     else:
         print("  no correct candidate yet")
     print(f"  LLM: {data['llm_tokens']} tokens, ${data['llm_cost_usd']:.4f}")
+    eval_usd = config.evolution.eval_usd
+    set_by_user = "eval_usd" in (config.raw.get("evolution") or {})
     for arm, a in data["operators"].items():
         gain = f" by {100 * a['mean_gain']:.1f}% on average" if a["mean_gain"] else ""
-        print(f"  {arm}: {a['tried']} tried, {a['improved']} beat their parent{gain}; ${a['cost_usd']:.4f} with "
-              "evaluations")
+        print(f"  {arm}: {a['tried']} tried, {a['improved']} beat their parent{gain}; ${a['cost_usd']:.4f} "
+              "(LLM and evaluations)")
+    if data["operators"]:
+        print(f"  (each evaluation is valued at ${eval_usd:g}"
+              + (", [evolution] eval_usd)" if set_by_user else ": an assumption, set [evolution] eval_usd to your "
+                 "GPU's cost; it only weighs the operators against each other)"))
     if data["malformed_note_lines"]:
         print(f"  warning: {data['malformed_note_lines']} malformed line(s) in refs/notes/evolve were skipped")
     return 0
