@@ -41,8 +41,11 @@ class Children:
         trailers.update(p.trailers)
         body = p.rationale + (f"\n\nFailed: {p.error}" if p.status else "")
         subject = p.summary if not p.status else f"{p.op} failed ({p.status})"
-        return self._write(subject, body, [parent.commit, second.commit] if second else [parent.commit],
-                           parent.commit, self._files(p), trailers)
+        child = self._write(subject, body, [parent.commit, second.commit] if second else [parent.commit],
+                            parent.commit, self._files(p), trailers)
+        if p.replies:
+            self.store.add_replies(child.commit, p.replies)
+        return child
 
     def _files(self, p: Proposal) -> dict[str, bytes]:
         if p.merged is not None:  # git's merge, byte for byte

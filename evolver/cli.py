@@ -237,6 +237,8 @@ def _verbs_that_read(verb: Verb) -> None:
              "Show a candidate (an id such as 42 or 00042, or `best`): its result, its commit message with the "
              "provenance trailers, and its diff against its parent.")
     p.add_argument("candidate", help="candidate id or `best`")
+    p.add_argument("--reply", action="store_true",
+                   help="what the LLM answered instead, attempt by attempt, and why an answer was not applied")
     p.add_argument("--run", metavar="NAME", type=run_name)
     p.set_defaults(func=cmd_show)
 

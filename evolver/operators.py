@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from evolver import tunables
 from evolver.candidates import Candidate, git_tree_hash, is_text
@@ -36,6 +37,7 @@ class Proposal:
     second_parent: Candidate | None = None  # a crossover's other parent: the child is a merge commit
     island: int = 0  # where the child lives (set by the breeder)
     merged: dict[str, bytes] | None = None  # a clean merge's kernel files, byte for byte as git merged them
+    replies: list[dict[str, Any]] = field(default_factory=list)  # each attempt's reply (trimmed) and its fate
 
 
 def decode(files: dict[str, bytes]) -> dict[str, str]:
@@ -124,6 +126,16 @@ async def resolve(client: LLMClient, llm: LLMConfig, a: Candidate, b: Candidate,
     return result
 
 
+REPLY_KEPT = 32 << 10  # characters of a reply kept in git: its head and its tail
+
+
+def trimmed(text: str) -> str:
+    if len(text) <= REPLY_KEPT:
+        return text
+    half = REPLY_KEPT // 2
+    return f"{text[:half]}\n[... {len(text) - 2 * half} characters left out ...]\n{text[-half:]}"
+
+
 async def _edit_loop(client: LLMClient, llm: LLMConfig, proposal: Proposal, messages: list[dict[str, str]],
                      files: dict[str, str], kernel_dir: str, model: ModelSpec | None = None) -> Proposal:
     """Ask, apply strictly, and feed apply errors back for `llm.edit_retries` more tries."""
@@ -137,10 +149,14 @@ async def _edit_loop(client: LLMClient, llm: LLMConfig, proposal: Proposal, mess
             proposal.status, proposal.error = "llm_error", str(exc)
             return proposal
         proposal.usage.add(reply.usage)
+        kept = {"attempt": attempt + 1, "model": model.name, "reply": trimmed(reply.text),
+                "truncated": reply.truncated}
+        proposal.replies.append(kept)
         try:
             result = apply_reply(reply.text, files, kernel_dir, truncated=reply.truncated,
                                  allow_rewrite=llm.full_rewrite)
         except EditError as exc:
+            kept["error"] = str(exc)[:2000]
             proposal.status, proposal.error = "patch_failed", str(exc)
             proposal.rationale = f"attempt {attempt + 1}: {exc}"[:1500]
             messages = messages + [{"role": "assistant", "content": reply.text}, retry_message(str(exc))]

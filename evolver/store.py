@@ -20,9 +20,10 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
-from evolver.candidates import Snapshot
+from evolver.candidates import Snapshot, parse_note
 
 NOTES_REF = "refs/notes/evolve"
+REPLIES_REF = "refs/notes/evolve-replies"  # what the LLM answered, attempt by attempt (`evolve show --reply`)
 BEST_REF = "refs/heads/best"
 ZERO = "0" * 40
 # evolve authors its commits and notes itself: no git identity needs to be configured, and none leaks
@@ -240,6 +241,17 @@ class Store:
                 return
             self.restore_owned()
         raise StoreError("the notes ref keeps changing under evolve: another process writes to it")
+
+    def add_replies(self, commit: str, replies: list[dict[str, Any]]) -> None:
+        """Keep an attempt's LLM replies next to the child they made, one JSON line each (shown, never used)."""
+        lines = "".join(json.dumps(r, sort_keys=True) + "\n" for r in replies)
+        self._git("notes", "--ref", REPLIES_REF, "add", "-f", "-F", "-", commit, input=lines.encode(), env=IDENTITY)
+
+    def replies(self, commit: str) -> list[dict[str, Any]]:
+        proc = self._git_proc("notes", "--ref", REPLIES_REF, "show", commit)
+        if proc.returncode != 0:
+            return []
+        return parse_note(proc.stdout.decode("utf-8", "replace"))[0]
 
     def move_best(self, new: str, old: str | None) -> bool:
         """Compare-and-swap `best` from `old` to `new`. False when `best` is checked out or moved meanwhile."""

@@ -140,10 +140,28 @@ def _describe(c: Candidate) -> list[str]:
     return lines
 
 
+def replies_text(c: Candidate, replies: list[dict[str, Any]]) -> str:
+    """What the LLM answered for `c`, attempt by attempt, and what became of each answer."""
+    if not replies:
+        made_by = "no LLM made it" if c.op in ("seed", "tune") or c.trailers.get("Merge") == "clean" else \
+            "no reply was kept (an LLM error before any answer, or a run older than kept replies)"
+        return f"{c.id}: {made_by}"
+    out = []
+    for r in replies:
+        fate = f"not applied: {r['error']}" if r.get("error") else "applied"
+        cut = " (cut at max_tokens)" if r.get("truncated") else ""
+        out.append(f"===== {c.id} attempt {r.get('attempt', '?')}, {r.get('model', '?')}{cut}: {fate} =====\n"
+                   f"{r.get('reply', '')}\n")
+    return "\n".join(out)
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     config, store = open_repo(args)
     snapshot = store.snapshot(run_of(args, config, store))
     c = resolve(snapshot, store, args.candidate)
+    if args.reply:
+        print(replies_text(c, store.replies(c.commit)))
+        return 0
     print("\n".join(_describe(c)))
     message = store.message(c.commit)
     print("\n" + "\n".join("    " + line for line in message.splitlines()))

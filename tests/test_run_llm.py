@@ -69,6 +69,14 @@ def test_every_kind_of_reply_ends_in_the_right_status(tmp_path: Path) -> None:
     assert "def sort_list" in bodies[0]["messages"][1]["content"]
     # a retry after a bad edit carries the diagnostic back to the model
     assert "could not be applied" in bodies[2]["messages"][-1]["content"]
+    # what the model said is kept in git, attempt by attempt, with why it was not applied
+    store = Store(repo)
+    noop = store.replies(c["00004"].commit)
+    assert [r["attempt"] for r in noop] == [1, 2] and all(r.get("error") for r in noop)
+    assert [bool(r.get("error")) for r in store.replies(c["00003"].commit)] == [True, False]
+    shown = evolve(repo / "examples" / "sort", "show", "00004", "--reply").stdout
+    assert shown.count("not applied:") == 2 and "attempt 2, fake-coder" in shown
+    assert "no LLM made it" in evolve(repo / "examples" / "sort", "show", "00001", "--reply").stdout
 
 
 def test_no_key_in_environment_runs_tune_alone(tmp_path: Path) -> None:
