@@ -14,7 +14,7 @@ from typing import Any
 from evolver.candidates import Candidate, Result
 from evolver.llm import estimate_tokens
 
-SYSTEM = """You improve the speed of a GPU kernel while keeping it correct. Reply with a one-paragraph
+SYSTEM = """You improve the speed of {what} while keeping it correct. Reply with a one-paragraph
 rationale, then your edits as SEARCH/REPLACE blocks, each headed by the file's path:
 
 path/of/file.ext
@@ -83,6 +83,15 @@ class Inspiration:
     diff: str
 
 
+def system_message(guidance: str | None) -> dict[str, str]:
+    """The instructions, naming the problem as its guidance file's first heading does ("# Guidance for the
+    model: batched FP32 Householder QR"), or the code of the kernel directory when there is none."""
+    heading = next((line.lstrip("#").strip() for line in (guidance or "").splitlines() if line.startswith("#")), "")
+    problem = heading.split(":", 1)[-1].strip() if heading else ""
+    what = f"the code for this problem: {problem}," if problem else "the code in the kernel directory"
+    return {"role": "system", "content": SYSTEM.format(what=what)}
+
+
 def build_messages(*, kernel_dir: str, files: dict[str, str], parent: Candidate, chain: list[Candidate],
                    guidance: str | None, budget_tokens: int,
                    inspirations: list[Inspiration] | None = None) -> list[dict[str, str]]:
@@ -111,7 +120,7 @@ def build_messages(*, kernel_dir: str, files: dict[str, str], parent: Candidate,
 
     while True:
         user = render(optional_guidance, steps, ideas)
-        if estimate_tokens(SYSTEM) + estimate_tokens(user) <= budget_tokens:
+        if estimate_tokens(system_message(guidance)["content"]) + estimate_tokens(user) <= budget_tokens:
             break
         if ideas:
             ideas.pop()
@@ -123,7 +132,7 @@ def build_messages(*, kernel_dir: str, files: dict[str, str], parent: Candidate,
         else:
             raise PromptTooLarge(f"the kernel source alone needs about {estimate_tokens(user)} tokens, more than "
                                  f"the prompt budget of {budget_tokens}; raise llm.context_tokens")
-    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
+    return [system_message(guidance), {"role": "user", "content": user}]
 
 
 def build_fix_messages(*, kernel_dir: str, files: dict[str, str], failed: Candidate, parent_diff: str,
@@ -140,7 +149,8 @@ def build_fix_messages(*, kernel_dir: str, files: dict[str, str], failed: Candid
         optional.append(f"Guidance for this problem:\n{guidance}")
     closing = ("Fix this version so that it is correct again, keeping the change that was meant to make it faster. "
                "Reply with the rationale and the SEARCH/REPLACE blocks.")
-    return _shed_to_fit(lambda kept: [*parts, *kept, closing], optional, budget_tokens, "the failed kernel alone")
+    return _shed_to_fit(lambda kept: [*parts, *kept, closing], optional, budget_tokens, "the failed kernel alone",
+                        system_message(guidance))
 
 
 def build_merge_messages(*, kernel_dir: str, files: dict[str, str], a: Candidate, b: Candidate, diff_a: str,
@@ -160,17 +170,17 @@ def build_merge_messages(*, kernel_dir: str, files: dict[str, str], a: Candidate
                "the two changes really exclude each other, choose per the results above, and say why). Reply "
                f"with the rationale and SEARCH/REPLACE blocks against the files of {a.id} shown above.")
     return _shed_to_fit(lambda kept: [parts[0], *kept, *parts[1:], closing], optional, budget_tokens,
-                        "the two sides of the merge")
+                        "the two sides of the merge", system_message(guidance))
 
 
 def _shed_to_fit(assemble: Callable[[list[str]], list[str]], optional: list[str], budget_tokens: int,
-                 what: str) -> list[dict[str, str]]:
+                 what: str, system: dict[str, str]) -> list[dict[str, str]]:
     """The messages with as many of the `optional` parts (dropped from the end) as fit the budget."""
     kept = list(optional)
     while True:
         user = "\n\n".join(assemble(kept))
-        if estimate_tokens(SYSTEM) + estimate_tokens(user) <= budget_tokens:
-            return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
+        if estimate_tokens(system["content"]) + estimate_tokens(user) <= budget_tokens:
+            return [system, {"role": "user", "content": user}]
         if not kept:
             raise PromptTooLarge(f"{what} needs about {estimate_tokens(user)} tokens, more than the prompt budget "
                                  f"of {budget_tokens}; raise llm.context_tokens")

@@ -108,3 +108,13 @@ def test_evolve_prompt_prints_what_a_mutation_of_that_parent_would_send(tmp_path
     proc = evolve(repo / "examples" / "sort", "prompt", parent.id)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("".join(f"===== {m['role']} =====\n{m['content']}\n\n" for m in messages))
+
+
+def test_the_system_message_names_the_problem_its_guidance_names() -> None:
+    from evolver.prompts import system_message
+    from tests.conftest import ROOT
+
+    qr = system_message((ROOT / "harness" / "GUIDANCE.md").read_text())["content"]
+    assert qr.startswith("You improve the speed of the code for this problem: batched FP32 Householder QR,")
+    plain = system_message(None)["content"]
+    assert plain.startswith("You improve the speed of the code in the kernel directory while") and "GPU" not in plain
