@@ -6,7 +6,7 @@ import pytest
 
 from evolver.cli import main
 from evolver.config import ConfigError, find_config, load_config
-from tests.conftest import ROOT, evolve, example_config, make_repo
+from tests.conftest import ROOT, evolve, example_config, git, make_repo
 
 
 def write(repo: Path, text: str) -> Path:
@@ -93,3 +93,16 @@ def test_init_writes_a_loadable_file(tmp_path: Path) -> None:
 def test_no_config_found(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no evolve.toml"):
         find_config(tmp_path)
+
+
+def test_init_example_sort_makes_a_problem_that_runs_in_an_empty_repository(tmp_path: Path) -> None:
+    repo = tmp_path / "fresh"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    proc = evolve(repo, "init", "--example", "sort")
+    assert proc.returncode == 0 and "evolve start --max-candidates 30" in proc.stdout, proc.stderr
+    assert evolve(repo, "init", "--example", "sort").returncode == 1  # refuses to overwrite
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "the sort example")
+    run = evolve(repo, "start", "--max-candidates", "4")
+    assert run.returncode == 0 and "4 new candidate(s)" in run.stdout, run.stdout + run.stderr
