@@ -11,7 +11,9 @@ seeds = ["seed_kernels/naive"]     # each seed directory is copied into kernel_d
 
 [evaluation]
 builtin = "qr"                     # the QR harness shipped with evolve; or instead:
-# command = "{python} check.py --kernel-dir {kernel_dir}"   # prints one JSON result line last
+# command = "{python} check.py --kernel-dir {kernel_dir}"   # prints one JSON result line last; split like a
+                                   # shell line but not run by a shell (no pipes, no $VARS); {python},
+                                   # {kernel_dir} and {mode} are filled in
 # files = ["check.py"]             # what `command` needs, taken from the run's base commit
 mode = "full"                      # quick | full | final (QR harness)
 confirm_mode = "final"             # a would-be new best is re-measured in this mode before `best` moves
@@ -29,6 +31,10 @@ sandbox = "on"                     # every evaluation in its own namespaces: no 
 # model = "gpt-4.1-mini"
 # input_usd_per_mtok = 0.4
 # output_usd_per_mtok = 1.6
+# models = [                       # or several models, drawn by weight (the bandit learns which pays off)
+#   { name = "gpt-4.1", weight = 1, input_usd_per_mtok = 2.0, output_usd_per_mtok = 8.0 },
+#   { name = "gpt-4.1-mini", weight = 3, input_usd_per_mtok = 0.4, output_usd_per_mtok = 1.6 },
+# ]
 api_key_env = "OPENAI_API_KEY"     # the key is read from this variable; "" for servers without keys
 temperature = 0.7
 max_tokens = 4096
