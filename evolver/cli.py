@@ -19,11 +19,21 @@ from evolver.candidates import Result
 from evolver.config import CONFIG_NAME, ConfigError
 from evolver.engine import EngineError, choose_run, run_engine
 from evolver.evaluate import EvaluationError
-from evolver.progress import Budget, with_unit
+from evolver.progress import Budget
 from evolver.rejudge import rejudge
 from evolver.starter import STARTER
 from evolver.store import Store, StoreError
-from evolver.views import UserError, cmd_lineage, cmd_prompt, cmd_show, cmd_status, open_repo, resolve, run_of
+from evolver.views import (
+    UserError,
+    best_lines,
+    branch_best,
+    cmd_lineage,
+    cmd_prompt,
+    cmd_show,
+    cmd_status,
+    open_repo,
+    target,
+)
 
 EPILOG = """\
 a run, step by step:
@@ -126,8 +136,7 @@ def cmd_start(args: argparse.Namespace) -> int:
     spend = f", LLM spend so far ${summary.llm_cost_usd:.4f}" if summary.llm_cost_usd else ""
     print(f"run {run}: {summary.created} new candidate(s), {summary.evaluated} evaluated in {took:.0f} s{spend}"
           f"{'; ' + summary.reason if summary.reason else ''}")
-    if best is not None:
-        print(f"best: {best.id} score {with_unit(best.score, best)} (`git checkout best` or `evolve show best`)")
+    print("\n".join(best_lines(run, best, branch_best(store))))
     return 130 if summary.reason == "interrupted" else 0
 
 
@@ -176,9 +185,9 @@ def _verdict(result: Result | None) -> str:
 
 def cmd_rejudge(args: argparse.Namespace) -> int:
     config, store = open_repo(args)
-    run = run_of(args, config, store)
+    snapshot, chosen = target(args, config, store)
     say = (lambda line: None) if args.quiet else (lambda line: print(line, flush=True))
-    done = rejudge(config, store, run, lambda snapshot: resolve(snapshot, store, args.candidate), args.mode, say)
+    done = rejudge(config, store, snapshot.run, lambda opened: opened.candidates[chosen.id], args.mode, say)
     c = done.candidate
     before = c.confirmation if done.result.confirm and c.confirmation else c.result
     print(f"{c.id}: judged again in {done.mode} mode: {_verdict(done.result)}")

@@ -59,15 +59,16 @@ class RunSummary:
 
 def choose_run(store: Store, config: Config, requested: str | None, new: bool) -> str:
     """The run to work on: the one asked for, the configured one, the latest, or a new one."""
-    existing = store.runs()
     if requested:
         return requested
     if config.run:
         return config.run
-    if existing and not new:
-        return existing[-1]
-    n = len(existing) + 1
-    while f"r{n}" in existing:
+    mine = store.runs(config.problem.kernel_dir)  # runs are per problem: another problem's are not resumed
+    if mine and not new:
+        return mine[-1]
+    everyone = store.runs()
+    n = len(everyone) + 1
+    while f"r{n}" in everyone:
         n += 1
     return f"r{n}"
 
@@ -91,6 +92,9 @@ def open_run(config: Config, store: Store, run: str, create: bool, say: Callable
     meta = store.get_meta(RUN_REF.format(run=run))
     if meta is None and not create:
         raise EngineError(f"no run {run!r} in this repository")
+    if meta is not None and meta.get("kernel_dir") != config.problem.kernel_dir:
+        raise EngineError(f"run {run!r} evolves {meta.get('kernel_dir')!r}, another problem than {config.path} "
+                          f"(kernel_dir {config.problem.kernel_dir!r}); choose another run name")
     base = meta["base"] if meta else store.head_commit()
     if meta is None:
         for seed in config.problem.seeds:

@@ -100,3 +100,16 @@ class RunReader:
         snap.malformed_notes = sum(snap.bad_lines.values())
         self._refs = refs
         return changed
+
+
+def candidate_at(store: Store, commit: str) -> Candidate | None:
+    """The candidate a commit is, whichever run it belongs to (None: not a candidate, or gone)."""
+    raw = store.cat_blobs([commit]).get(commit)
+    if not raw:
+        return None
+    parents, created, subject, trailers = parse_commit(raw)
+    if "Id" not in trailers:
+        return None
+    return Candidate(run=trailers.get("Run", ""), id=trailers["Id"], commit=commit, parents=parents, created=created,
+                     subject=subject, trailers=trailers,
+                     results=tuple(Result.of(line) for line in store.note_lines(commit)))

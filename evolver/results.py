@@ -14,6 +14,7 @@ from typing import Any
 
 from evolver.candidates import Candidate, Result, Snapshot, now
 from evolver.population import best_of
+from evolver.reader import candidate_at
 from evolver.store import Store, StoreError
 
 EVALUATOR_STATUSES = ("ok", "incorrect", "compile_error", "timeout", "crash", "rejected")  # what a judge reports
@@ -75,6 +76,22 @@ class Recorder:
                 return {**{k: v for k, v in r.line.items() if k not in ("t", "cached_from")}, "cached_from": other.id}
         return None
 
+    def holds_better(self, best: Candidate) -> bool:
+        """Whether `best` points at another run's candidate that beats `best` under the same judge and device
+        (a candidate judged otherwise - another problem, judge or device - does not compare: it yields)."""
+        held_commit = self.snapshot.best_commit
+        if held_commit is None or held_commit in self.snapshot.by_commit():
+            return False
+        held = candidate_at(self.store, held_commit)
+        if held is None:
+            return False
+        if self.confirm_mode:
+            theirs = held.confirmation.score if held.confirmation and self.confirmed(held) else None
+            mine = best.confirmation.score if best.confirmation else None
+        else:
+            theirs, mine = (held.score if self.measured(held) else None), best.score
+        return theirs is not None and mine is not None and theirs <= mine
+
     # -- writing them -------------------------------------------------------------------------------------
     def record(self, candidate: Candidate, result: dict[str, Any]) -> Candidate | None:
         """Append `result` to the candidate's note; returns the candidate with it (None: not written, so it
@@ -109,9 +126,10 @@ class Recorder:
         self.confirms.append(c)
 
     def update_best(self) -> Candidate | None:
-        """Move `best` to the best candidate if it is not there yet; returns that candidate."""
+        """Move `best` to this run's best candidate, unless it holds one at least as good that today's judge
+        measured on one of our devices (another run of this problem); returns this run's best."""
         best = self.best()
-        if best is None or best.commit == self.snapshot.best_commit:
+        if best is None or best.commit == self.snapshot.best_commit or self.holds_better(best):
             return best
         if self.store.move_best(best.commit, self.snapshot.best_commit):
             self.snapshot.best_commit = best.commit

@@ -247,11 +247,10 @@ class Store:
         lines = "".join(json.dumps(r, sort_keys=True) + "\n" for r in replies)
         self._git("notes", "--ref", REPLIES_REF, "add", "-f", "-F", "-", commit, input=lines.encode(), env=IDENTITY)
 
-    def replies(self, commit: str) -> list[dict[str, Any]]:
-        proc = self._git_proc("notes", "--ref", REPLIES_REF, "show", commit)
-        if proc.returncode != 0:
-            return []
-        return parse_note(proc.stdout.decode("utf-8", "replace"))[0]
+    def note_lines(self, commit: str, ref: str = NOTES_REF) -> list[dict[str, Any]]:
+        """The JSON lines of one commit's note in `ref` (none if it has no note)."""
+        proc = self._git_proc("notes", "--ref", ref, "show", commit)
+        return parse_note(proc.stdout.decode("utf-8", "replace"))[0] if proc.returncode == 0 else []
 
     def move_best(self, new: str, old: str | None) -> bool:
         """Compare-and-swap `best` from `old` to `new`. False when `best` is checked out or moved meanwhile."""
@@ -282,9 +281,14 @@ class Store:
             return None
         return value if isinstance(value, dict) else None
 
-    def runs(self) -> list[str]:
+    def runs(self, kernel_dir: str | None = None) -> list[str]:
+        """The runs of this repository, oldest first; with `kernel_dir`, only the runs of that problem (a run
+        belongs to the problem whose kernel directory it evolves)."""
         out = self._git("for-each-ref", "--sort=creatordate", "--format=%(refname)", "refs/evolve/runs/")
-        return [line.rsplit("/", 1)[-1] for line in out.splitlines() if line]
+        runs = [line.rsplit("/", 1)[-1] for line in out.splitlines() if line]
+        if kernel_dir is None:
+            return runs
+        return [r for r in runs if (self.get_meta(f"refs/evolve/runs/{r}") or {}).get("kernel_dir") == kernel_dir]
 
     def archive(self, commit: str, paths: list[str], dest: Path) -> None:
         """Write `paths` of `commit` under `dest` (a temporary directory; never the work tree)."""

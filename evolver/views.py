@@ -13,7 +13,10 @@ from evolver.candidates import PROVENANCE_KEYS, Candidate, Snapshot
 from evolver.config import Config, find_config, load_config
 from evolver.engine import RUN_REF, choose_run
 from evolver.population import ancestry
-from evolver.store import Store
+from evolver.progress import with_unit
+from evolver.reader import candidate_at
+from evolver.results import Recorder
+from evolver.store import BEST_REF, REPLIES_REF, Store
 from evolver.summary import summarise
 
 
@@ -31,21 +34,15 @@ def open_repo(args: argparse.Namespace) -> tuple[Config, Store]:
 
 def run_of(args: argparse.Namespace, config: Config, store: Store) -> str:
     run = choose_run(store, config, getattr(args, "run", None), new=False)
-    if run not in store.runs():
-        raise UserError(f"no run {run!r} in this repository (runs: {', '.join(store.runs()) or 'none yet'}); "
-                        "`evolve start` begins one")
+    mine = store.runs(config.problem.kernel_dir)
+    if run not in mine:
+        raise UserError(f"no run {run!r} of the problem in {config.path} (its runs: {', '.join(mine) or 'none yet'}"
+                        "); `evolve start` begins one")
     return run
 
 
-def resolve(snapshot: Snapshot, store: Store, ref: str) -> Candidate:
-    if ref == "best":
-        if snapshot.best_commit is None:
-            raise UserError("there is no `best` yet (no candidate of this run has passed its evaluation)")
-        match = snapshot.by_commit().get(snapshot.best_commit)
-        if match is None:
-            raise UserError(f"`best` points at {snapshot.best_commit[:10]}, which is not a candidate of run "
-                            f"{snapshot.run!r}; use --run")
-        return match
+def resolve(snapshot: Snapshot, ref: str) -> Candidate:
+    """A candidate of `snapshot` by id (42, 00042, or a branch name ending in it)."""
     key = ref.rsplit("/", 1)[-1]
     if key in snapshot.candidates:
         return snapshot.candidates[key]
@@ -54,21 +51,85 @@ def resolve(snapshot: Snapshot, store: Store, ref: str) -> Candidate:
     raise UserError(f"no candidate {ref!r} in run {snapshot.run!r}")
 
 
-def status_data(snapshot: Snapshot, eval_usd: float) -> dict[str, Any]:
+def target(args: argparse.Namespace, config: Config, store: Store) -> tuple[Snapshot, Candidate]:
+    """The candidate the command line names, with its run: an id (in --run or the latest run), `best` with
+    --run (that run's own best), or `best` (what the branch `best` holds, in whichever run of this problem)."""
+    if args.candidate != "best":
+        snapshot = store.snapshot(run_of(args, config, store))
+        return snapshot, resolve(snapshot, args.candidate)
+    if getattr(args, "run", None):
+        snapshot = store.snapshot(run_of(args, config, store))
+        mine = run_winner(config, store, snapshot)
+        if mine is None:
+            raise UserError(f"run {snapshot.run!r} has no correct candidate yet")
+        return snapshot, mine
+    held = branch_best(store)
+    if held is None:
+        raise UserError("there is no `best` yet (no candidate has passed its evaluation)")
+    if held.run not in store.runs(config.problem.kernel_dir):
+        raise UserError(f"`best` holds {held.run}/{held.id}, a candidate of another problem; name this problem's "
+                        "run with --run")
+    snapshot = store.snapshot(held.run)
+    return snapshot, snapshot.candidates.get(held.id, held)
+
+
+def branch_best(store: Store) -> Candidate | None:
+    commit = store.rev_parse(BEST_REF)
+    return candidate_at(store, commit) if commit else None
+
+
+def run_winner(config: Config, store: Store, snapshot: Snapshot) -> Candidate | None:
+    """A run's best as the engine decides it (today's judge, this machine's devices, confirmed scores with a
+    confirm mode); on a machine without the run's devices, whichever device measured with today's judge."""
+    from evolver.evaluate import EvaluationError, Evaluator, make_slots
+
+    base = (store.get_meta(RUN_REF.format(run=snapshot.run)) or {}).get("base") or store.head_commit()
+    try:
+        evaluator = Evaluator(config, store, base)
+    except EvaluationError:
+        return None
+    try:
+        devices = {s.fingerprint for s in make_slots(config)}
+    except EvaluationError:
+        devices = {r.gpu for c in snapshot.candidates.values() for r in c.results if r.gpu}
+    mode = config.evaluation.confirm_mode
+    return Recorder(store, snapshot, evaluator.version, mode, evaluator.version_for(mode) if mode else "", devices,
+                    lambda line: None).best()
+
+
+def best_lines(run: str, mine: Candidate | None, held: Candidate | None) -> list[str]:
+    """What `evolve start` ends with and `evolve status` shows: the run's best and what the branch holds."""
+    if mine is not None and held is not None and held.commit == mine.commit:
+        return [f"best: {mine.id} score {with_unit(score_of(mine), mine)} (`git checkout best` or "
+                "`evolve show best`)"]
+    lines = [f"best of run {run}: {mine.id} score {with_unit(score_of(mine), mine)} (`git checkout "
+             f"evolve/{run}/{mine.id}`)" if mine is not None else f"no correct candidate in run {run} yet"]
+    if held is not None:
+        lines.append(f"the branch `best` holds {held.run}/{held.id}, score {with_unit(score_of(held), held)}: a "
+                     "better candidate of another run under the same judge, or `best` is checked out")
+    return lines
+
+
+def score_of(c: Candidate) -> float | None:
+    """The score that ranks it: confirmed if it was confirmed."""
+    return c.confirmation.score if c.confirmation and c.confirmation.score is not None else c.score
+
+
+def status_data(snapshot: Snapshot, eval_usd: float, best: Candidate | None = None,
+                held: Candidate | None = None) -> dict[str, Any]:
+    """The run in figures; `best`: the run's best (run_winner), `held`: what the branch `best` holds."""
     from evolver.bandit import observe
 
     header, _, outcomes = summarise(snapshot)
     arms = {arm: {"tried": s.tries, "improved": s.improved, "mean_gain": round(s.gain / s.improved, 4)
                   if s.improved else None, "cost_usd": round(s.cost, 4)}
             for arm, s in sorted(observe(snapshot.candidates.values(), eval_usd).items())}
-    best = snapshot.by_commit().get(snapshot.best_commit or "")
     return {
         "run": snapshot.run,
         "candidates": len(snapshot.candidates),
         "statuses": dict(sorted(outcomes.items())),
-        "best": None if best is None else {"id": best.id, "score": best.score, "commit": best.commit,
-                                           "op": best.op, "unit": best.result.details.get("unit") if best.result
-                                           else None},
+        "best": _brief(best),
+        "best_branch": _brief(held),
         "speedup_vs_first_seed": header.speedup_vs_seed,
         "llm_tokens": header.tokens,
         "llm_cost_usd": round(header.cost_usd, 6),
@@ -78,10 +139,18 @@ def status_data(snapshot: Snapshot, eval_usd: float) -> dict[str, Any]:
     }
 
 
+def _brief(c: Candidate | None) -> dict[str, Any] | None:
+    if c is None:
+        return None
+    return {"run": c.run, "id": c.id, "score": score_of(c), "commit": c.commit, "op": c.op,
+            "unit": c.result.details.get("unit") if c.result else None}
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     config, store = open_repo(args)
-    run = run_of(args, config, store)
-    data = status_data(store.snapshot(run), config.evolution.eval_usd)
+    snapshot = store.snapshot(run_of(args, config, store))
+    best, held = run_winner(config, store, snapshot), branch_best(store)
+    data = status_data(snapshot, config.evolution.eval_usd, best, held)
     from evolver.evaluate import sandbox_choice
     from evolver.sandbox import sandbox_line
 
@@ -92,13 +161,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"run {data['run']}: {data['candidates']} candidates")
     print("  " + sandbox_line(data["sandbox"] == "on", config.evaluation.network))
     print("  " + ", ".join(f"{k} {v}" for k, v in data["statuses"].items()))
-    if data["best"]:
-        b = data["best"]
-        speed = f", {data['speedup_vs_first_seed']:.2f}x the first seed" if data["speedup_vs_first_seed"] else ""
-        unit = f" {b['unit']}" if b.get("unit") else ""
-        print(f"  best {b['id']} ({b['op']}): score {b['score']:.6g}{unit} (lower is better){speed}")
-    else:
-        print("  no correct candidate yet")
+    for line in best_lines(snapshot.run, best, held):
+        print("  " + line)
+    if best is not None and data["speedup_vs_first_seed"]:
+        print(f"  ({best.op}; lower is better: {data['speedup_vs_first_seed']:.2f}x the first seed)")
     print(f"  LLM: {data['llm_tokens']} tokens, ${data['llm_cost_usd']:.4f}")
     eval_usd = config.evolution.eval_usd
     set_by_user = "eval_usd" in (config.raw.get("evolution") or {})
@@ -157,10 +223,9 @@ def replies_text(c: Candidate, replies: list[dict[str, Any]]) -> str:
 
 def cmd_show(args: argparse.Namespace) -> int:
     config, store = open_repo(args)
-    snapshot = store.snapshot(run_of(args, config, store))
-    c = resolve(snapshot, store, args.candidate)
+    _, c = target(args, config, store)
     if args.reply:
-        print(replies_text(c, store.replies(c.commit)))
+        print(replies_text(c, store.note_lines(c.commit, REPLIES_REF)))
         return 0
     print("\n".join(_describe(c)))
     message = store.message(c.commit)
@@ -178,10 +243,8 @@ def cmd_prompt(args: argparse.Namespace) -> int:
     from evolver.results import measured
 
     config, store = open_repo(args)
-    run = run_of(args, config, store)
-    snapshot = store.snapshot(run)
-    parent = resolve(snapshot, store, args.candidate)
-    base = (store.get_meta(RUN_REF.format(run=run)) or {}).get("base") or store.head_commit()
+    snapshot, parent = target(args, config, store)
+    base = (store.get_meta(RUN_REF.format(run=snapshot.run)) or {}).get("base") or store.head_commit()
     # the engine's parent pool: results of today's judge on this machine's devices
     version, fingerprints = Evaluator(config, store, base).version, {s.fingerprint for s in make_slots(config)}
     pool = [c for c in snapshot.candidates.values() if measured(c, version, fingerprints)]
@@ -199,8 +262,7 @@ def cmd_prompt(args: argparse.Namespace) -> int:
 
 def cmd_lineage(args: argparse.Namespace) -> int:
     config, store = open_repo(args)
-    snapshot = store.snapshot(run_of(args, config, store))
-    c = resolve(snapshot, store, args.candidate)
+    snapshot, c = target(args, config, store)
     by_commit = snapshot.by_commit()
     for step in ancestry(c, by_commit, limit=None):
         node = step.candidate

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evolver.store import Store
+from evolver.store import REPLIES_REF, Store
 from tests.conftest import evolve, example_config, git, make_repo
 from tests.fake_llm import FakeLLM
 
@@ -71,9 +71,9 @@ def test_every_kind_of_reply_ends_in_the_right_status(tmp_path: Path) -> None:
     assert "could not be applied" in bodies[2]["messages"][-1]["content"]
     # what the model said is kept in git, attempt by attempt, with why it was not applied
     store = Store(repo)
-    noop = store.replies(c["00004"].commit)
+    noop = store.note_lines(c["00004"].commit, REPLIES_REF)
     assert [r["attempt"] for r in noop] == [1, 2] and all(r.get("error") for r in noop)
-    assert [bool(r.get("error")) for r in store.replies(c["00003"].commit)] == [True, False]
+    assert [bool(r.get("error")) for r in store.note_lines(c["00003"].commit, REPLIES_REF)] == [True, False]
     shown = evolve(repo / "examples" / "sort", "show", "00004", "--reply").stdout
     assert shown.count("not applied:") == 2 and "attempt 2, fake-coder" in shown
     assert "no LLM made it" in evolve(repo / "examples" / "sort", "show", "00001", "--reply").stdout

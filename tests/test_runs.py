@@ -1,0 +1,61 @@
+"""What `best` means (docs/ARCHITECTURE.md, "Runs and `best`"): runs belong to one problem; the branch `best`
+moves to a run's winner unless it holds a better one of another run judged the same way; `evolve start`'s
+last lines and `evolve status` say the same about both."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from evolver.store import Store
+from tests.conftest import COUNTING, counting_repo, evolve, example_config, git
+
+pytestmark = pytest.mark.slow
+TUNE = "operators = { tune = 1.0 }\nislands = 1\npopulation = 4\nseed = 3"
+
+
+def tail(text: str, n: int) -> list[str]:
+    return [line.strip() for line in text.strip().splitlines()[-n:]]
+
+
+def test_a_worse_new_run_leaves_best_and_start_and_status_agree(tmp_path: Path) -> None:
+    repo = counting_repo(tmp_path / "repo", example_config(evaluation=COUNTING, evolution=TUNE))
+    sort = repo / "examples" / "sort"
+    first = evolve(sort, "start", "--max-candidates", "8")
+    assert first.returncode == 0, first.stdout + first.stderr
+    winner = git(repo, "rev-parse", "best").strip()
+    r1 = Store(repo).snapshot("r1")
+    held = r1.by_commit()[winner]
+    assert held.score is not None and held.score < r1.candidates["00001"].score  # tune improved on the seed
+    second = evolve(sort, "start", "--new-run", "--max-candidates", "1")  # the seed alone: worse
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert git(repo, "rev-parse", "best").strip() == winner
+    last = tail(second.stdout, 2)
+    assert last[0].startswith("best of run r2: 00001 score") and "git checkout evolve/r2/00001" in last[0]
+    assert last[1].startswith(f"the branch `best` holds r1/{held.id}, score")
+    status = evolve(sort, "status").stdout  # the latest run of this problem: r2
+    assert all(line in [s.strip() for s in status.splitlines()] for line in last), status
+    shown = evolve(sort, "show", "best").stdout  # the branch's candidate, in its own run
+    assert shown.startswith(f"candidate r1/{held.id}")
+    assert evolve(sort, "show", "best", "--run", "r2").stdout.startswith("candidate r2/00001")
+
+
+def test_a_second_problem_has_its_own_runs(tmp_path: Path) -> None:
+    repo = counting_repo(tmp_path / "repo", example_config(evaluation=COUNTING, evolution=TUNE))
+    sort = repo / "examples" / "sort"
+    assert evolve(sort, "start", "--max-candidates", "3").returncode == 0
+    other = repo / "examples" / "other"
+    shutil.copytree(sort, other, ignore=shutil.ignore_patterns("kernel"))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a second problem")
+    run = evolve(other, "start", "--max-candidates", "3")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "new run 'r2'" in run.stdout  # not a resume of the first problem's r1
+    store = Store(repo)
+    assert store.runs("examples/sort/kernel") == ["r1"] and store.runs("examples/other/kernel") == ["r2"]
+    assert evolve(sort, "status").stdout.startswith("run r1:")
+    assert evolve(other, "status").stdout.startswith("run r2:")
+    refused = evolve(other, "start", "--run", "r1", "--max-candidates", "4")
+    assert refused.returncode == 1 and "another problem" in refused.stderr
