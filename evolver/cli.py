@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from evolver import __version__
-from evolver.candidates import Result
+from evolver.candidates import Candidate, Result, Snapshot
 from evolver.config import CONFIG_NAME, ConfigError
 from evolver.engine import EngineError, choose_run, run_engine
 from evolver.evaluate import EvaluationError
@@ -33,6 +33,7 @@ from evolver.views import (
     cmd_status,
     open_repo,
     target,
+    winner_for,
 )
 
 EPILOG = """\
@@ -128,7 +129,7 @@ def cmd_start(args: argparse.Namespace) -> int:
             print(line, flush=True)
 
     if args.tui:
-        return _start_with_tui(args, store, run)
+        return _start_with_tui(args, store, run, winner_for(config, store, run))
     started = time.monotonic()
     summary = run_engine(config, store, run, budget, say)
     best = summary.best
@@ -140,7 +141,8 @@ def cmd_start(args: argparse.Namespace) -> int:
     return 130 if summary.reason == "interrupted" else 0
 
 
-def _start_with_tui(args: argparse.Namespace, store: Store, run: str) -> int:
+def _start_with_tui(args: argparse.Namespace, store: Store, run: str,
+                    winner: Callable[[Snapshot], Candidate | None]) -> int:
     """The engine in a child process (its progress in .git/evolve/<run>.log), the TUI in front; leaving
     the TUI stops the engine the way Ctrl-C does (graceful, resumable)."""
     import signal
@@ -157,7 +159,7 @@ def _start_with_tui(args: argparse.Namespace, store: Store, run: str) -> int:
         engine = subprocess.Popen(argv, cwd=Path(args.repo).resolve() if args.repo else Path.cwd(), stdout=log,
                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         try:
-            run_tui(store, run)
+            run_tui(store, run, winner=winner)
         finally:
             if engine.poll() is None:
                 engine.send_signal(signal.SIGINT)
@@ -169,8 +171,14 @@ def _start_with_tui(args: argparse.Namespace, store: Store, run: str) -> int:
 def cmd_tui(args: argparse.Namespace) -> int:
     from evolver.tui.app import run_tui
 
-    store = Store.discover(Path(args.repo).resolve() if args.repo else Path.cwd())
-    run_tui(store, args.run, poll_s=args.poll)
+    try:
+        config, store = open_repo(args)
+    except ConfigError:  # no evolve.toml here: git alone (a repository fetched from elsewhere)
+        run_tui(Store.discover(Path(args.repo).resolve() if args.repo else Path.cwd()), args.run, poll_s=args.poll)
+        return 0
+    runs = store.runs(config.problem.kernel_dir)  # the latest run of this problem, as `status` shows
+    run: str | None = args.run or (runs[-1] if runs else None)
+    run_tui(store, run, poll_s=args.poll, winner=winner_for(config, store, run) if run else None)
     return 0
 
 

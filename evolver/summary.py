@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import bisect
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from evolver.candidates import Candidate, Snapshot
@@ -28,6 +29,7 @@ class Header:
     tokens: int
     cost_usd: float
     malformed: int
+    branch_elsewhere: bool = False  # the branch `best` holds another candidate than this run's best
 
 
 @dataclass(slots=True)
@@ -83,8 +85,11 @@ class Summary:
             del self._parts[cid]
 
     def update(self, snapshot: Snapshot, changed: set[str] | None, now: float | None = None,
-               by_commit: dict[str, Candidate] | None = None) -> tuple[Header, list[float], dict[str, int]]:
-        """Apply the candidates in `changed` (None: everything) and return (header, series, outcomes)."""
+               by_commit: dict[str, Candidate] | None = None,
+               winner: Callable[[Snapshot], Candidate | None] | None = None) -> tuple[Header, list[float],
+                                                                                dict[str, int]]:
+        """Apply the candidates in `changed` (None: everything) and return (header, series, outcomes).
+        `winner`: the run's best as the engine decides it (views.run_winner); without it, what `best` holds."""
         cands = snapshot.candidates
         if changed is None:
             self._reset()
@@ -92,7 +97,7 @@ class Summary:
         if len(self._parts) != len(cands):  # candidates went away (a deleted branch): start over
             self._reset()
             self._apply(cands, set(cands))
-        return self._header(snapshot, now if now is not None else time.time(), by_commit), self.series(), \
+        return self._header(snapshot, now if now is not None else time.time(), by_commit, winner), self.series(), \
             dict(sorted(self._counts.items(), key=lambda kv: (-kv[1], kv[0])))  # ties by name: stable
 
     def _apply(self, cands: dict[str, Candidate], changed: set[str]) -> None:
@@ -122,7 +127,8 @@ class Summary:
         start = next((i for i, v in enumerate(self._best) if v is not None), len(self._best))
         return [v for v in self._best[start:] if v is not None]
 
-    def _header(self, snapshot: Snapshot, now: float, by_commit: dict[str, Candidate] | None) -> Header:
+    def _header(self, snapshot: Snapshot, now: float, by_commit: dict[str, Candidate] | None,
+                winner: Callable[[Snapshot], Candidate | None] | None) -> Header:
         parts = self._parts.values()
         started = min((p.created for p in parts), default=now)
         times = [p.t for p in parts if p.t is not None]
@@ -131,7 +137,8 @@ class Summary:
             rate = (len(times) - 1) / ((max(times) - min(times)) / 3600)
         first_seed = next((self._parts[cid] for cid in self._ids
                            if self._parts[cid].seed and self._parts[cid].score), None)
-        best = (by_commit if by_commit is not None else snapshot.by_commit()).get(snapshot.best_commit or "")
+        branch = (by_commit if by_commit is not None else snapshot.by_commit()).get(snapshot.best_commit or "")
+        best = winner(snapshot) if winner is not None else branch
         baseline = None
         if best is not None and best.result:
             value = best.result.details.get("baseline_us")
@@ -142,7 +149,8 @@ class Summary:
                       speedup_vs_seed=(first_seed.score / best.score) if best and best.score and first_seed
                       and first_seed.score else None,
                       speedup_vs_baseline=baseline, evals_per_hour=rate, tokens=self._tokens,
-                      cost_usd=self._cost, malformed=snapshot.malformed_notes)
+                      cost_usd=self._cost, malformed=snapshot.malformed_notes,
+                      branch_elsewhere=best is not None and snapshot.best_commit not in (None, best.commit))
 
 
 def summarise(snapshot: Snapshot, now: float | None = None,

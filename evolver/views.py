@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -81,20 +82,30 @@ def branch_best(store: Store) -> Candidate | None:
 def run_winner(config: Config, store: Store, snapshot: Snapshot) -> Candidate | None:
     """A run's best as the engine decides it (today's judge, this machine's devices, confirmed scores with a
     confirm mode); on a machine without the run's devices, whichever device measured with today's judge."""
+    return winner_for(config, store, snapshot.run)(snapshot)
+
+
+def winner_for(config: Config, store: Store, run: str) -> Callable[[Snapshot], Candidate | None]:
+    """`run_winner` for repeated snapshots of one run (the TUI): the judge and devices are found once."""
     from evolver.evaluate import EvaluationError, Evaluator, make_slots
 
-    base = (store.get_meta(RUN_REF.format(run=snapshot.run)) or {}).get("base") or store.head_commit()
+    base = (store.get_meta(RUN_REF.format(run=run)) or {}).get("base") or store.head_commit()
     try:
         evaluator = Evaluator(config, store, base)
     except EvaluationError:
-        return None
+        return lambda snapshot: None
     try:
-        devices = {s.fingerprint for s in make_slots(config)}
+        devices: set[str] | None = {s.fingerprint for s in make_slots(config)}
     except EvaluationError:
-        devices = {r.gpu for c in snapshot.candidates.values() for r in c.results if r.gpu}
+        devices = None
     mode = config.evaluation.confirm_mode
-    return Recorder(store, snapshot, evaluator.version, mode, evaluator.version_for(mode) if mode else "", devices,
-                    lambda line: None).best()
+    confirm_version = evaluator.version_for(mode) if mode else ""
+
+    def winner(snapshot: Snapshot) -> Candidate | None:
+        seen = devices if devices is not None else {r.gpu for c in snapshot.candidates.values()
+                                                    for r in c.results if r.gpu}
+        return Recorder(store, snapshot, evaluator.version, mode, confirm_version, seen, lambda line: None).best()
+    return winner
 
 
 def best_lines(run: str, mine: Candidate | None, held: Candidate | None) -> list[str]:

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -176,3 +177,27 @@ class Scripted:
 
     def best(self, cid: str) -> None:
         git(self.store.root, "update-ref", "refs/heads/best", self.commits[cid])
+
+
+# --- the TUI under Textual's Pilot -------------------------------------------------------------------------
+
+async def settle(pilot: Any, app: Any, refreshes: int = 1) -> None:
+    """Let the TUI refresh from git `refreshes` times."""
+    for _ in range(100):
+        await pilot.pause(0.05)
+        if app.refreshes >= refreshes and not app._refreshing:
+            break
+    await pilot.pause(0.1)
+
+
+def shown(app: Any, selector: str | type) -> str:
+    """The text a Static widget shows, whatever it was given (markup, Text or Syntax)."""
+    from rich.syntax import Syntax
+    from rich.text import Text
+
+    content = app.query_one(selector).content  # type: ignore[attr-defined]
+    if isinstance(content, Syntax):
+        return content.code
+    if isinstance(content, Text):
+        return content.plain
+    return Text.from_markup(str(content)).plain

@@ -59,3 +59,28 @@ def test_a_second_problem_has_its_own_runs(tmp_path: Path) -> None:
     assert evolve(other, "status").stdout.startswith("run r2:")
     refused = evolve(other, "start", "--run", "r1", "--max-candidates", "4")
     assert refused.returncode == 1 and "another problem" in refused.stderr
+
+
+def test_the_tui_header_names_the_same_best_as_start_and_status(tmp_path: Path) -> None:
+    import asyncio
+
+    from evolver.config import find_config, load_config
+    from evolver.tui.app import EvolveApp
+    from evolver.tui.header import RunHeader
+    from evolver.views import winner_for
+    from tests.conftest import settle, shown
+
+    repo = counting_repo(tmp_path / "repo", example_config(evaluation=COUNTING, evolution=TUNE))
+    sort = repo / "examples" / "sort"
+    assert evolve(sort, "start", "--max-candidates", "8").returncode == 0
+    assert evolve(sort, "start", "--new-run", "--max-candidates", "1").returncode == 0
+    store = Store(repo)
+    config = load_config(find_config(sort), repo)
+
+    async def scenario() -> None:
+        app = EvolveApp(store, "r2", poll_s=60, winner=winner_for(config, store, "r2"))
+        async with app.run_test(size=(160, 40)) as pilot:
+            await settle(pilot, app)
+            assert "(00001; branch best elsewhere)" in shown(app, RunHeader), shown(app, RunHeader)
+
+    asyncio.run(scenario())

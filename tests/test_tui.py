@@ -15,7 +15,7 @@ from evolver.tui.app import EvolveApp
 from evolver.tui.header import RunHeader
 from evolver.tui.lineage import LineageTree
 from evolver.tui.population import PopulationTable
-from tests.conftest import CLOCK, KERNEL, Scripted, git, make_repo
+from tests.conftest import CLOCK, KERNEL, Scripted, git, make_repo, settle, shown
 
 SOURCE = "CUTOFF = 2  # @tune CUTOFF: 1 2 4 8\nBINARY_INSERT = 0  # @tune BINARY_INSERT: 0 1\n"
 
@@ -43,27 +43,6 @@ def app_for(s: Scripted, poll_s: float = 60.0) -> EvolveApp:
     app = EvolveApp(s.store, None, poll_s=poll_s, clock=lambda: CLOCK)
     app.animation_level = "none"  # snapshots must not catch a tab underline or a toast mid-animation
     return app
-
-
-async def settle(pilot, app: EvolveApp, refreshes: int = 1) -> None:  # type: ignore[no-untyped-def]
-    for _ in range(100):
-        await pilot.pause(0.05)
-        if app.refreshes >= refreshes and not app._refreshing:
-            break
-    await pilot.pause(0.1)
-
-
-def shown(app: EvolveApp, selector: str | type) -> str:
-    """The text a Static widget shows, whatever it was given (markup, Text or Syntax)."""
-    from rich.syntax import Syntax
-    from rich.text import Text
-
-    content = app.query_one(selector).content  # type: ignore[attr-defined]
-    if isinstance(content, Syntax):
-        return content.code
-    if isinstance(content, Text):
-        return content.plain
-    return Text.from_markup(str(content)).plain
 
 
 def shown_ids(table: PopulationTable) -> list[str]:

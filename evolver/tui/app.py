@@ -69,9 +69,11 @@ class EvolveApp(App[None]):
     ]
 
     def __init__(self, store: Store, run: str | None = None, poll_s: float = 2.0,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 winner: Callable[[Snapshot], Candidate | None] | None = None) -> None:
         super().__init__()
         self.store = store
+        self.winner = winner  # the run's best as `evolve start` and `evolve status` name it (views.run_winner)
         self.run_name = run
         self.poll_s = poll_s
         self.clock = clock
@@ -133,7 +135,8 @@ class EvolveApp(App[None]):
                 self.post_message(Refreshed(snap, changed))
                 return
             by_commit = self.reader.by_commit()
-            header, series, outcomes = self.summary.update(snap, None if first else changed, self.clock(), by_commit)
+            header, series, outcomes = self.summary.update(snap, None if first else changed, self.clock(), by_commit,
+                                                           self.winner)
             self.post_message(Refreshed(
                 snap, changed, by_commit=by_commit,
                 rows=model.rows(snap, None if first else changed, by_commit, self.seeds),
@@ -258,5 +261,6 @@ class EvolveApp(App[None]):
             self.call_from_thread(self.notify, f"worktree failed: {exc}", severity="error")
 
 
-def run_tui(store: Store, run: str | None = None, poll_s: float = 2.0) -> None:
-    EvolveApp(store, run, poll_s).run()
+def run_tui(store: Store, run: str | None = None, poll_s: float = 2.0,
+            winner: Callable[[Snapshot], Candidate | None] | None = None) -> None:
+    EvolveApp(store, run, poll_s, winner=winner).run()

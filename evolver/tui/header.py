@@ -12,7 +12,8 @@ class RunHeader(Static):
     def show(self, h: Header) -> None:
         best = "no correct candidate yet"
         if h.best_id is not None and h.best_score is not None:
-            best = f"best [b]{h.best_score:.6g}[/b] ({h.best_id})"
+            elsewhere = "; branch best elsewhere" if h.branch_elsewhere else ""
+            best = f"best [b]{h.best_score:.6g}[/b] ({h.best_id}{elsewhere})"
             if h.speedup_vs_seed:
                 best += f" {h.speedup_vs_seed:.2f}x seed"
             if h.speedup_vs_baseline:
