@@ -127,14 +127,22 @@ class Summary:
         start = next((i for i, v in enumerate(self._best) if v is not None), len(self._best))
         return [v for v in self._best[start:] if v is not None]
 
+    @staticmethod
+    def _rate(times: list[float]) -> float | None:
+        """Results per hour over the last hour of results (gaps between sessions do not count); none until
+        they span a minute (two results 0.2 s apart are not a rate of 18,000 an hour)."""
+        if not times:
+            return None
+        last = max(times)
+        recent = [t for t in times if t >= last - 3600]
+        span = last - min(recent)
+        return (len(recent) - 1) / (span / 3600) if span >= 60 else None
+
     def _header(self, snapshot: Snapshot, now: float, by_commit: dict[str, Candidate] | None,
                 winner: Callable[[Snapshot], Candidate | None] | None) -> Header:
         parts = self._parts.values()
         started = min((p.created for p in parts), default=now)
-        times = [p.t for p in parts if p.t is not None]
-        rate = None
-        if len(times) >= 2 and max(times) > min(times):
-            rate = (len(times) - 1) / ((max(times) - min(times)) / 3600)
+        rate = self._rate([p.t for p in parts if p.t is not None])
         first_seed = next((self._parts[cid] for cid in self._ids
                            if self._parts[cid].seed and self._parts[cid].score), None)
         branch = (by_commit if by_commit is not None else snapshot.by_commit()).get(snapshot.best_commit or "")

@@ -264,3 +264,31 @@ def test_lineage_of_a_crossover_shows_both_parents(scripted: Scripted) -> None:
             assert any(cid == "00005" and label.startswith("merged with 00005") for cid, label in leaves), leaves
 
     asyncio.run(scenario())
+
+
+def test_replies_help_and_an_honest_rate(scripted: Scripted) -> None:
+    """The LLM's replies have their own tab (a), `?` lists the keys, and the header's rate is not made of two
+    results a fraction of a second apart."""
+    from evolver.store import REPLIES_REF
+
+    commit = scripted.commits["00002"]
+    git(scripted.store.root, "notes", "--ref", REPLIES_REF, "add", "-m",
+        '{"attempt": 1, "model": "coder", "reply": "Use insertion sort below 4.", "truncated": false}', commit)
+
+    async def scenario() -> None:
+        app = app_for(scripted)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot, app)
+            app.query_one(PopulationTable).move_cursor(row=shown_ids(app.query_one(PopulationTable)).index("00002"))
+            await pilot.pause(0.3)
+            await pilot.press("a")
+            assert "attempt 1, coder: applied" in shown(app, "#reply")
+            assert "Use insertion sort below 4." in shown(app, "#reply")
+            await pilot.press("question_mark")
+            await pilot.pause(0.1)
+            assert any("d / v / l / a" in str(n.message) for n in app._notifications)
+
+    asyncio.run(scenario())
+    assert summary_mod.Summary._rate([100.0, 100.2]) is None
+    assert summary_mod.Summary._rate([0.0, 1800.0, 3600.0]) == 2.0
+    assert summary_mod.Summary._rate([0.0, 90000.0, 90060.0, 90120.0]) == 60.0  # the last hour only

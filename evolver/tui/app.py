@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from textual import on, work
 from textual.app import App, ComposeResult
@@ -22,7 +23,7 @@ from textual.widgets import DataTable, Footer
 from evolver.candidates import Candidate, Snapshot
 from evolver.population import ancestry
 from evolver.reader import RunReader
-from evolver.store import Store, StoreError
+from evolver.store import REPLIES_REF, Store, StoreError
 from evolver.summary import Header, Summary
 from evolver.tui import model
 from evolver.tui.detail import DetailPane
@@ -46,11 +47,17 @@ class Refreshed(Message):
     outcomes: dict[str, int] | None = None
 
 
+HELP = ("arrows or mouse: select a candidate   s: sort   f: filter by status   b: jump to best\n"
+        "d / v / l / a: its diff, result, log, the LLM's replies   w: check it out into a worktree\n"
+        "r: refresh now   q: quit (an engine started with --tui stops gracefully; resume with evolve start)")
+
+
 @dataclass
 class DetailLoaded(Message):
     cid: str
     diff: str
     message: str
+    replies: list[dict[str, Any]]
 
 
 class EvolveApp(App[None]):
@@ -64,6 +71,8 @@ class EvolveApp(App[None]):
         Binding("d", "show_tab('tab-diff')", "Diff"),
         Binding("v", "show_tab('tab-result')", "Result"),
         Binding("l", "show_tab('tab-log')", "Log"),
+        Binding("a", "show_tab('tab-reply')", "Reply"),
+        Binding("question_mark", "help", "Help"),
         Binding("w", "worktree", "Worktree"),
         Binding("r", "refresh_now", "Refresh"),
     ]
@@ -81,7 +90,7 @@ class EvolveApp(App[None]):
         self.snapshot: Snapshot | None = None
         self.kernel_dir = ""
         self.refreshes = 0
-        self._details: dict[str, tuple[str, str]] = {}
+        self._details: dict[str, tuple[str, str, list[dict[str, Any]]]] = {}
         self._loaded = False
         self._loaded_in_worker = False
         self._refreshing = False
@@ -189,9 +198,9 @@ class EvolveApp(App[None]):
             return
         self.query_one(LineageTree).show(ancestry(candidate, self.by_commit))
         if cid in self._details:
-            diff, message = self._details[cid]
+            diff, message, replies = self._details[cid]
             self.query_one(DetailPane).show(candidate, diff, message,
-                                            self.snapshot.bad_lines.get(candidate.commit, 0))
+                                            self.snapshot.bad_lines.get(candidate.commit, 0), replies)
         else:
             self.load_detail(candidate.id, candidate.commit, candidate.parents[0] if candidate.parents else None)
 
@@ -200,17 +209,21 @@ class EvolveApp(App[None]):
         try:
             diff = self.store.diff(parent, commit, self.kernel_dir or ".") if parent else ""
             message = self.store.message(commit)
+            replies = self.store.note_lines(commit, REPLIES_REF)
         except StoreError as exc:
-            diff, message = "", f"(git: {exc})"
-        self.post_message(DetailLoaded(cid, diff, message))
+            diff, message, replies = "", f"(git: {exc})", []
+        self.post_message(DetailLoaded(cid, diff, message, replies))
 
     @on(DetailLoaded)
     def detail_loaded(self, event: DetailLoaded) -> None:
-        self._details[event.cid] = (event.diff, event.message)
+        self._details[event.cid] = (event.diff, event.message, event.replies)
         if self.query_one(PopulationTable).selected_id() == event.cid:
             self.show_selected()
 
     # -- actions ------------------------------------------------------------------------------------------
+    def action_help(self) -> None:
+        self.notify(HELP, title="keys", timeout=12)
+
     def action_cycle_sort(self) -> None:
         table = self.query_one(PopulationTable)
         table.sort_by = SORTS[(SORTS.index(table.sort_by) + 1) % len(SORTS)]

@@ -13,6 +13,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static, TabbedContent, TabPane
 
 from evolver.candidates import PROVENANCE_KEYS, Candidate
+from evolver.views import replies_text
 
 
 def result_text(c: Candidate, message: str, bad_lines: int) -> Text:
@@ -64,13 +65,17 @@ class DetailPane(Vertical):
                 yield VerticalScroll(Static("", id="result"))
             with TabPane("Log", id="tab-log"):
                 yield VerticalScroll(Static("", id="log"))
+            with TabPane("Reply", id="tab-reply"):
+                yield VerticalScroll(Static("", id="reply"))
 
     def activate(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
 
-    def show(self, c: Candidate, diff: str, message: str, bad_lines: int) -> None:
+    def show(self, c: Candidate, diff: str, message: str, bad_lines: int,
+             replies: list[dict[str, Any]] | None = None) -> None:
         self.query_one("#diff", Static).update(
             Syntax(diff, "diff", theme="ansi_dark", word_wrap=False) if diff.strip() else
             Text("no change in the kernel directory (a seed, or an attempt that produced no code)", style="dim"))
         self.query_one("#result", Static).update(result_text(c, message, bad_lines))
         self.query_one("#log", Static).update(log_text(c))
+        self.query_one("#reply", Static).update(Text(replies_text(c, replies or [])))

@@ -19,7 +19,7 @@ class ProgressPane(Vertical):
     def show(self, series: list[float], outcomes: dict[str, int]) -> None:
         # plotted inverted (lower score is better), so the curve climbs as the run improves
         top = max(series) if series else 0.0
-        self.query_one("#best-curve", Sparkline).data = [top - v for v in series] or [0.0]
+        self.query_one("#best-curve", Sparkline).data = [top - v for v in series]  # none: no bars at all
         if series:
             gain = series[0] / series[-1] if series[-1] else 1.0
             self.query_one("#best-range", Static).update(
