@@ -292,3 +292,16 @@ def test_replies_help_and_an_honest_rate(scripted: Scripted) -> None:
     assert summary_mod.Summary._rate([100.0, 100.2]) is None
     assert summary_mod.Summary._rate([0.0, 1800.0, 3600.0]) == 2.0
     assert summary_mod.Summary._rate([0.0, 90000.0, 90060.0, 90120.0]) == 60.0  # the last hour only
+
+
+def test_a_small_terminal_keeps_the_lineage_and_the_header_whole(scripted: Scripted) -> None:
+    async def scenario() -> None:
+        app = app_for(scripted)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(pilot, app)
+            header = shown(app, RunHeader)
+            assert "/h" in header and "$" in header and "best 64 (00004)" in header
+            assert len(header) > 78 and app.query_one(RunHeader).region.height >= 2  # wrapped, not cut
+            assert app.query_one(LineageTree).region.height >= 5, app.query_one(LineageTree).region
+
+    asyncio.run(scenario())
