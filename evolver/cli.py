@@ -144,7 +144,7 @@ def cmd_start(args: argparse.Namespace) -> int:
 def _start_with_tui(args: argparse.Namespace, store: Store, run: str,
                     winner: Callable[[Snapshot], Candidate | None]) -> int:
     """The engine in a child process (its progress in .git/evolve/<run>.log), the TUI in front; leaving
-    the TUI stops the engine the way Ctrl-C does (graceful, resumable)."""
+    the TUI with q stops the engine the way Ctrl-C does (graceful, resumable), with x leaves it running."""
     import signal
     import subprocess
 
@@ -155,16 +155,20 @@ def _start_with_tui(args: argparse.Namespace, store: Store, run: str,
         if getattr(args, flag) is not None:
             argv += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
     log_path = store.git_dir / "evolve" / f"{run}.log"
-    with open(log_path, "ab") as log:
+    with open(log_path, "ab") as log:  # its own session: it may outlive the TUI (`x`)
         engine = subprocess.Popen(argv, cwd=Path(args.repo).resolve() if args.repo else Path.cwd(), stdout=log,
-                                  stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        try:
-            run_tui(store, run, winner=winner)
-        finally:
-            if engine.poll() is None:
-                engine.send_signal(signal.SIGINT)
-                print(f"stopping the engine (finishing evaluations in flight; log: {log_path}) ...", file=sys.stderr)
-                engine.wait()
+                                  stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    app = None
+    try:
+        app = run_tui(store, run, winner=winner, engine=engine, engine_log=log_path)
+    finally:
+        if engine.poll() is None and app is not None and app.detached:
+            print(f"the engine goes on in the background (pid {engine.pid}; log: {log_path}); `evolve tui` "
+                  "watches it again", file=sys.stderr)
+        elif engine.poll() is None:
+            engine.send_signal(signal.SIGINT)
+            print(f"stopping the engine (finishing evaluations in flight; log: {log_path}) ...", file=sys.stderr)
+            engine.wait()
     return 0
 
 

@@ -305,3 +305,37 @@ def test_a_small_terminal_keeps_the_lineage_and_the_header_whole(scripted: Scrip
             assert app.query_one(LineageTree).region.height >= 5, app.query_one(LineageTree).region
 
     asyncio.run(scenario())
+
+
+def test_the_engine_of_start_tui_is_watched_and_can_be_left_running(scripted: Scripted, tmp_path: Path) -> None:
+    """An engine that fails says why in the TUI (not only in its log); `x` quits and leaves one running."""
+    import subprocess
+    import sys
+
+    log = tmp_path / "engine.log"
+    with open(log, "wb") as out:
+        failed = subprocess.Popen([sys.executable, "-c", "print('evolve: error: the repository lock is held'); "
+                                   "raise SystemExit(1)"], stdout=out)
+    failed.wait()
+
+    async def failing() -> None:
+        app = EvolveApp(scripted.store, None, poll_s=0.2, clock=lambda: CLOCK, engine=failed, engine_log=log)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot, app, 2)
+            assert "engine stopped (exit 1)" in shown(app, RunHeader)
+            assert any("the repository lock is held" in str(n.message) for n in app._notifications)
+
+    asyncio.run(failing())
+    running = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        async def leaving() -> None:
+            app = EvolveApp(scripted.store, None, poll_s=0.2, clock=lambda: CLOCK, engine=running, engine_log=log)
+            async with app.run_test(size=(120, 40)) as pilot:
+                await settle(pilot, app)
+                await pilot.press("x")
+            assert app.detached and running.poll() is None  # the TUI left it alone
+
+        asyncio.run(leaving())
+    finally:
+        running.kill()
+        running.wait()

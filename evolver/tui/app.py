@@ -7,6 +7,7 @@ timer that re-arms itself after each finished refresh, so refreshes never overla
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,7 +50,8 @@ class Refreshed(Message):
 
 HELP = ("arrows or mouse: select a candidate   s: sort   f: filter by status   b: jump to best\n"
         "d / v / l / a: its diff, result, log, the LLM's replies   w: check it out into a worktree\n"
-        "r: refresh now   q: quit (an engine started with --tui stops gracefully; resume with evolve start)")
+        "r: refresh now   q: quit (an engine started with --tui stops gracefully; resume with evolve start)\n"
+        "x: quit and leave that engine running")
 
 
 @dataclass
@@ -73,15 +75,20 @@ class EvolveApp(App[None]):
         Binding("l", "show_tab('tab-log')", "Log"),
         Binding("a", "show_tab('tab-reply')", "Reply"),
         Binding("question_mark", "help", "Help"),
+        Binding("x", "detach", "Quit, engine on", show=False),
         Binding("w", "worktree", "Worktree"),
         Binding("r", "refresh_now", "Refresh"),
     ]
 
     def __init__(self, store: Store, run: str | None = None, poll_s: float = 2.0,
                  clock: Callable[[], float] = time.time,
-                 winner: Callable[[Snapshot], Candidate | None] | None = None) -> None:
+                 winner: Callable[[Snapshot], Candidate | None] | None = None,
+                 engine: subprocess.Popen[bytes] | None = None, engine_log: Path | None = None) -> None:
         super().__init__()
         self.store = store
+        self.engine, self.engine_log = engine, engine_log  # `evolve start --tui`: the engine's process
+        self.engine_state = ""  # said in the header once the engine has ended
+        self.detached = False  # quit with `x`: the engine goes on
         self.winner = winner  # the run's best as `evolve start` and `evolve status` name it (views.run_winner)
         self.run_name = run
         self.poll_s = poll_s
@@ -116,6 +123,7 @@ class EvolveApp(App[None]):
 
     # -- polling ------------------------------------------------------------------------------------------
     def poll(self) -> None:
+        self.check_engine()
         if not self._refreshing:
             self._refreshing = True
             self.refresh_worker()
@@ -173,7 +181,7 @@ class EvolveApp(App[None]):
                 else:
                     table.upsert(event.rows)
             if event.header is not None:
-                header.show(event.header)
+                header.show(event.header, self.engine_state)
             elif not snap.candidates:
                 header.message(f"run {snap.run}: no candidates yet; watching ...")
             if event.series is not None and event.outcomes is not None:
@@ -219,6 +227,25 @@ class EvolveApp(App[None]):
         self._details[event.cid] = (event.diff, event.message, event.replies)
         if self.query_one(PopulationTable).selected_id() == event.cid:
             self.show_selected()
+
+    def check_engine(self) -> None:
+        """Once the engine of `evolve start --tui` has ended: how (its last words, from its log) in a
+        notification and in the header."""
+        if self.engine is None or self.engine_state or self.engine.poll() is None:
+            return
+        code = self.engine.returncode
+        last = engine_last_words(self.engine_log)
+        if code in (0, 130):
+            self.engine_state = "engine finished"
+            self.notify(last or "the engine finished", title="engine finished", timeout=30)
+        else:
+            self.engine_state = f"engine stopped (exit {code})"
+            self.notify(last or f"exit code {code}", title=self.engine_state, severity="error", timeout=60)
+
+    def action_detach(self) -> None:
+        """Quit, leaving the engine of `evolve start --tui` running."""
+        self.detached = True
+        self.exit()
 
     # -- actions ------------------------------------------------------------------------------------------
     def action_help(self) -> None:
@@ -274,6 +301,19 @@ class EvolveApp(App[None]):
             self.call_from_thread(self.notify, f"worktree failed: {exc}", severity="error")
 
 
+def engine_last_words(log: Path | None) -> str:
+    """The engine's error line if it printed one, else its last line."""
+    try:
+        lines = [line for line in (log.read_text(errors="replace") if log else "").splitlines() if line.strip()]
+    except OSError:
+        return ""
+    errors = [line for line in lines if line.startswith("evolve: error:") or "Traceback" in line]
+    return (errors or lines or [""])[-1][:300]
+
+
 def run_tui(store: Store, run: str | None = None, poll_s: float = 2.0,
-            winner: Callable[[Snapshot], Candidate | None] | None = None) -> None:
-    EvolveApp(store, run, poll_s, winner=winner).run()
+            winner: Callable[[Snapshot], Candidate | None] | None = None,
+            engine: subprocess.Popen[bytes] | None = None, engine_log: Path | None = None) -> EvolveApp:
+    app = EvolveApp(store, run, poll_s, winner=winner, engine=engine, engine_log=engine_log)
+    app.run()
+    return app
