@@ -154,6 +154,9 @@ def test_only_failures_and_a_malformed_note(tmp_path: Path) -> None:
             await settle(pilot, app)
             header = shown(app, RunHeader)
             assert "no correct candidate yet" in header and "1 malformed note line(s) skipped" in header
+            from textual.widgets import Sparkline
+
+            assert list(app.query_one("#best-curve", Sparkline).data or []) == []  # no bars before a correct one
             table = app.query_one(PopulationTable)
             table.select("00002")
             await pilot.pause(0.3)
