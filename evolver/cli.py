@@ -235,6 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     _verbs_that_run(verb)
+    _verb_try(verb)
     _verbs_that_read(verb)
     return parser
 
@@ -280,6 +281,22 @@ def _verbs_that_run(verb: Verb) -> None:
     p.add_argument("--mode", metavar="MODE", help="the evaluation mode (default: [evaluation] confirm_mode, else mode)")
     p.add_argument("-q", "--quiet", action="store_true", help="only the summary")
     p.set_defaults(func=cmd_rejudge)
+
+
+def _verb_try(verb: Verb) -> None:
+    from evolver.trial import cmd_try
+
+    p = verb("try", "judge a kernel directory as a candidate would be (for agents and people)",
+             "Judge a kernel directory of the working tree exactly as a candidate is judged (the run's evaluator, "
+             "in the sandbox, a fresh secret seed, the same timeout) and print the verdict, the score against "
+             "`best` (or --against ID), the per-shape change, the failing gate and the compiler's report. Writes "
+             "nothing to git. Exit code 0 only for a correct result, so an agent can loop on it.")
+    p.add_argument("dir", nargs="?", help="the kernel directory (default: the problem's kernel_dir)")
+    p.add_argument("--mode", metavar="MODE", help="the evaluation mode (default: [evaluation] mode)")
+    p.add_argument("--against", metavar="ID", default="best", help="the candidate to compare with (default: best)")
+    p.add_argument("--run", metavar="NAME", type=run_name, help="the run whose judge and candidates to use")
+    p.add_argument("--json", action="store_true", help="the result as one JSON object")
+    p.set_defaults(func=cmd_try)
 
 
 def _verbs_that_read(verb: Verb) -> None:

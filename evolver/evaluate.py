@@ -148,7 +148,7 @@ JUDGE_MODULES = {"qr": ("torch", "cupy")}  # what a built-in judge imports: miss
 class Evaluator:
     """Runs the configured evaluator on candidates; `version` identifies the judge for the cache."""
 
-    def __init__(self, config: Config, store: Store, base: str) -> None:
+    def __init__(self, config: Config, store: Store, base: str, purpose: str = "eval") -> None:
         self.config = config
         self.store = store
         self.base = base
@@ -168,7 +168,9 @@ class Evaluator:
         self._parts = parts
         self.version = self.version_for(e.mode)
         self.sandboxed = sandbox_choice(config)
-        self.prefix = f"evolve-eval-{hashlib.sha1(str(store.common_dir).encode()).hexdigest()[:10]}-"
+        # temporary directories and the process tag: `evolve-eval-...` for the engine's evaluations (a starting
+        # engine removes its killed predecessor's), `evolve-try-...` for `evolve try` (never touched by it)
+        self.prefix = f"evolve-{purpose}-{hashlib.sha1(str(store.common_dir).encode()).hexdigest()[:10]}-"
         self._prestarted: dict[int, _Prestarted] = {}  # slot index -> the process its next evaluation uses
 
     def version_for(self, mode: str) -> str:
@@ -182,6 +184,10 @@ class Evaluator:
         kill_tagged(self.prefix)
         for leftover in Path(tempfile.gettempdir()).glob(self.prefix + "*"):
             shutil.rmtree(leftover, ignore_errors=True)
+        self.check_runnable(slots)
+
+    def check_runnable(self, slots: list[Slot]) -> None:
+        """The evaluator and what it imports exist, and the sandbox can be built; else a one-line error."""
         builtin = self.config.evaluation.builtin or ""
         missing = [m for m in JUDGE_MODULES.get(builtin, ()) if importlib.util.find_spec(m) is None]
         if missing:
@@ -239,17 +245,18 @@ class Evaluator:
         workdir.mkdir(parents=True, exist_ok=True)
         return workdir, dest / cfg.problem.kernel_dir
 
-    async def evaluate(self, commit: str, slot: Slot, mode: str | None = None) -> dict[str, Any]:
-        """The result of one evaluation; whatever goes wrong on the way is a result too (never an exception
-        that would end the evaluator's task)."""
+    async def evaluate(self, commit: str | Path, slot: Slot, mode: str | None = None) -> dict[str, Any]:
+        """The result of one evaluation of a candidate (a commit) or of a kernel directory on disk
+        (`evolve try`); whatever goes wrong on the way is a result too (never an exception that would end the
+        evaluator's task)."""
         mode = mode or self.config.evaluation.mode
         started = time.monotonic()
         try:
-            if self.config.evaluation.prestart and mode == self.config.evaluation.mode:
+            if isinstance(commit, str) and self.config.evaluation.prestart and mode == self.config.evaluation.mode:
                 result = await self._evaluate_prestarted(commit, slot, mode)
             else:
                 with tempfile.TemporaryDirectory(prefix=self.prefix) as tmp:
-                    self.store.archive(commit, [self.config.problem.kernel_dir], Path(tmp))
+                    self._materialise(commit, Path(tmp))
                     workdir, kernel_dir = self.prepare_judge(Path(tmp))
                     argv, env = self._contained(self._command(kernel_dir, mode), Path(tmp), workdir, slot)
                     result = await collect(await spawn(argv, workdir, env), self.config.evaluation.timeout_s,
@@ -260,6 +267,14 @@ class Evaluator:
         result.update(harness=self.version_for(mode), gpu=slot.fingerprint,
                       duration_s=round(time.monotonic() - started, 3))
         return result
+
+    def _materialise(self, source: str | Path, dest: Path) -> None:
+        """The kernel directory under `dest`, from a commit (`git archive`) or a directory (a copy)."""
+        kernel_dir = self.config.problem.kernel_dir
+        if isinstance(source, Path):
+            shutil.copytree(source, dest / kernel_dir, ignore=shutil.ignore_patterns("__pycache__", ".git"))
+        else:
+            self.store.archive(source, [kernel_dir], dest)
 
     def sweep(self, env: dict[str, str]) -> str | None:
         """The tag to sweep for once an evaluation ends: none in the sandbox, whose PID namespace ends with its
