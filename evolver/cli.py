@@ -236,6 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _verbs_that_run(verb)
     _verb_try(verb)
+    _verb_add(verb)
     _verbs_that_read(verb)
     return parser
 
@@ -297,6 +298,22 @@ def _verb_try(verb: Verb) -> None:
     p.add_argument("--run", metavar="NAME", type=run_name, help="the run whose judge and candidates to use")
     p.add_argument("--json", action="store_true", help="the result as one JSON object")
     p.set_defaults(func=cmd_try)
+
+
+def _verb_add(verb: Verb) -> None:
+    from evolver.manual import cmd_add
+
+    p = verb("add", "record a kernel made outside the loop as a candidate",
+             "Record a kernel directory made by hand, by an agent in another terminal or on another branch as a "
+             "candidate of the run (Op: manual), a child of --parent (default: the run's best); it is judged at "
+             "once by the run's evaluator with a fresh secret seed and confirmed like any child before `best` "
+             "moves. Not while `evolve start` runs in the repository.")
+    p.add_argument("dir", nargs="?", help="the kernel directory (default: the problem's kernel_dir)")
+    p.add_argument("--ref", metavar="REF", help="take the kernel directory from this git ref instead")
+    p.add_argument("--parent", metavar="ID", default="best", help="its parent (default: the run's best)")
+    p.add_argument("-m", "--message", default="", help="what it changes (the commit message)")
+    p.add_argument("--run", metavar="NAME", type=run_name)
+    p.set_defaults(func=cmd_add)
 
 
 def _verbs_that_read(verb: Verb) -> None:

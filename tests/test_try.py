@@ -1,4 +1,5 @@
-"""`evolve try`: a kernel directory judged as a candidate would be, for agents and people; nothing written."""
+"""Candidates from outside the loop: `evolve try` judges a kernel directory as a candidate would be judged and
+writes nothing; `evolve add` records one (a directory or a ref) as a candidate and judges it."""
 
 from __future__ import annotations
 
@@ -40,3 +41,28 @@ def test_try_without_a_directory_says_which(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     proc = evolve(repo / "examples" / "sort", "try")  # the kernel directory exists only once a run checks out
     assert proc.returncode == 1 and "no such directory" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_add_records_a_hand_made_kernel_and_judges_it(tmp_path: Path) -> None:
+    from evolver.store import Store
+
+    repo = make_repo(tmp_path / "repo")
+    sort = repo / "examples" / "sort"
+    assert evolve(sort, "start", "--max-candidates", "2").returncode == 0
+    made = len(Store(repo).snapshot("r1").candidates)
+    hand = tmp_path / "hand"
+    hand.mkdir()
+    seed = (sort / "seeds" / "mergesort" / "sort.py").read_text()
+    (hand / "sort.py").write_text(seed.replace("CUTOFF = ", "CUTOFF = 12  # was ", 1))
+    added = evolve(sort, "add", str(hand), "--parent", "1", "-m", "a cutoff of 12, by hand")
+    new_id = f"{made + 1:05d}"
+    assert added.returncode == 0, added.stdout + added.stderr
+    assert added.stdout.startswith(f"added r1/{new_id} (manual, a child of 00001): ok"), added.stdout
+    c = Store(repo).snapshot("r1").candidates[new_id]
+    assert c.op == "manual" and c.parent_ids == ("00001",) and c.status == "ok"
+    assert "a cutoff of 12, by hand" in c.subject
+    assert git(repo, "status", "--porcelain") == ""  # the user's tree untouched
+    by_ref = evolve(sort, "add", "--ref", f"evolve/r1/{new_id}", "--parent", new_id)  # a branch's kernel
+    next_id = f"{made + 2:05d}"
+    assert by_ref.returncode == 0 and f"added r1/{next_id}" in by_ref.stdout, by_ref.stdout + by_ref.stderr
+    assert Store(repo).snapshot("r1").candidates[next_id].result.cached_from is None  # judged, not copied
