@@ -31,8 +31,8 @@ PRIOR_GAIN = 0.05  # relative improvement assumed for an arm's first success
 
 def arm_of(c: Candidate) -> str:
     """The arm a candidate is an observation of."""
-    model = c.trailers.get("Model")
-    return f"{c.op}@{model}" if model and c.op in LLM_OPERATORS else c.op
+    model = c.trailers.get("Agent") if c.op == "agent" else c.trailers.get("Model")
+    return f"{c.op}@{model}" if model and (c.op in LLM_OPERATORS or c.op == "agent") else c.op
 
 
 @dataclass
@@ -82,7 +82,7 @@ class Choice:
 
 
 def choose(weights: dict[str, float], models: list[str], candidates: Iterable[Candidate], eval_usd: float,
-           rng: random.Random) -> Choice:
+           rng: random.Random, agents: list[str] | None = None) -> Choice:
     """The arm with the highest sampled improvement per dollar, among the operators with a weight > 0
     (LLM operators once per model; without models they are left out)."""
     stats = observe(candidates, eval_usd)
@@ -94,6 +94,8 @@ def choose(weights: dict[str, float], models: list[str], candidates: Iterable[Ca
             continue
         if op in LLM_OPERATORS:
             arms += [(op, m, weight) for m in models]
+        elif op == "agent":  # one arm per agent, like a model
+            arms += [(op, a, weight) for a in agents or []]
         else:
             arms.append((op, None, weight))
     best: Choice | None = None

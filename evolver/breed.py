@@ -11,13 +11,14 @@ import random
 from dataclasses import dataclass
 
 from evolver import bandit, operators
+from evolver.agents import AgentSpec, run_agent
 from evolver.bandit import Choice
 from evolver.candidates import Candidate, Snapshot
 from evolver.config import LLM_OPERATORS, Config, ModelSpec
 from evolver.llm import LLMClient
 from evolver.operators import Proposal
 from evolver.population import code_signature, island_members, lineage, select_parent
-from evolver.prompts import Inspiration, build_messages
+from evolver.prompts import Inspiration, PromptTooLarge, build_messages
 from evolver.results import Recorder
 
 # What runs when the chosen operator cannot act, in order: `fix` with nothing worth repairing, `cross` with
@@ -27,7 +28,7 @@ from evolver.store import Store
 # no pair of islands to merge, `tune` with every reachable value tried. An operator that needs an LLM is
 # skipped without one.
 FALLBACKS = {"mutate": ("mutate",), "fix": ("fix", "mutate"), "cross": ("cross", "mutate", "tune"),
-             "tune": ("tune", "mutate")}
+             "tune": ("tune", "mutate"), "agent": ("agent", "mutate", "tune")}
 PARENT_TRIES = 12  # parents tried before `tune` counts as exhausted
 CROSS_TRIES = 6  # pairs tried before `cross` gives up
 
@@ -76,10 +77,12 @@ def mutation_messages(config: Config, parent: Candidate, context: PromptContext)
 
 class Breeder:
     def __init__(self, config: Config, store: Store, snapshot: Snapshot, base: str, recorder: Recorder,
-                 client: LLMClient | None, weights: dict[str, float], rng: random.Random) -> None:
+                 client: LLMClient | None, weights: dict[str, float], rng: random.Random,
+                 agents: dict[str, AgentSpec] | None = None) -> None:
         self.config, self.store, self.snapshot, self.base = config, store, snapshot, base
         self.recorder, self.client, self.weights, self.rng = recorder, client, weights, rng
         self.kernel_dir = config.problem.kernel_dir
+        self.agents = agents or {}
         self.tune_exhausted = False
         self._fixing: set[str] = set()  # fix targets with a fix in flight
         self._signatures: dict[str, str] = {}  # kernel tree -> code signature (novelty in parent selection)
@@ -89,14 +92,15 @@ class Breeder:
         ev = self.config.evolution
         models = [m.name for m in self.config.llm.models] if self.client is not None else []
         if ev.bandit:
-            return bandit.choose(self.weights, models, self.snapshot.candidates.values(), ev.eval_usd, self.rng)
+            return bandit.choose(self.weights, models, self.snapshot.candidates.values(), ev.eval_usd, self.rng,
+                                 sorted(self.agents))
         ops = list(self.weights)
         return Choice(self.rng.choices(ops, weights=[self.weights[o] for o in ops])[0], None, 0.0)
 
     def plan(self, op: str) -> list[str]:
         """`op`, then its fallbacks, without those that cannot act now."""
         return [o for o in FALLBACKS[op] if (o not in LLM_OPERATORS or self.client is not None)
-                and not (o == "tune" and self.tune_exhausted)]
+                and not (o == "tune" and self.tune_exhausted) and (o != "agent" or self.agents)]
 
     async def propose(self, choice: Choice, island: int, pool: list[Candidate]) -> Proposal | None:
         """A child proposal by the chosen operator or, if it cannot act, by its fallbacks; None if none can."""
@@ -106,6 +110,8 @@ class Breeder:
                 proposal = await self._fix(model)
             elif op == "cross":
                 proposal = await self._cross(pool, island)
+            elif op == "agent":
+                proposal = await self._agent(choice.model, island, pool)
             else:
                 proposal = await self._from_one_parent(op, model, island, pool)
             if proposal is not None:
@@ -185,6 +191,23 @@ class Breeder:
             self.client, self.config.llm, a, b, operators.decode(self.store.read_files(a.commit, self.kernel_dir)),
             self.store.diff(base, a.commit, self.kernel_dir), self.store.diff(base, b.commit, self.kernel_dir),
             self.kernel_dir, read_guidance(self.store, self.config, self.base))
+
+    async def _agent(self, name: str | None, island: int, pool: list[Candidate]) -> Proposal | None:
+        """A child by a coding agent (the one chosen, or one drawn) from a parent selected on `island`."""
+        parent, migrant = self._select(pool, island)
+        if parent is None:
+            return None
+        spec = self.agents.get(name or "") or self.rng.choice([self.agents[a] for a in sorted(self.agents)])
+        context = prompt_context(self.store, self.config, self.snapshot, self.base, parent, pool)
+        try:
+            messages = mutation_messages(self.config, parent, context)
+        except PromptTooLarge:  # an agent reads files itself: the guidance and the parent's result suffice
+            messages = [{"role": "user", "content": context.guidance or ""}]
+        proposal = await run_agent(spec, parent, self.config, self.store, messages)
+        proposal.island = island
+        if migrant:
+            proposal.trailers["Migrant-From"] = str(parent.island)
+        return proposal
 
     def fix_target(self) -> Candidate | None:
         """The most recent candidate that failed on the current evaluator and has no fix yet."""

@@ -15,7 +15,7 @@ from typing import Any
 
 CONFIG_NAME = "evolve.toml"
 LLM_OPERATORS = ("mutate", "fix")
-BUILTIN_OPERATORS = ("tune", "cross")
+BUILTIN_OPERATORS = ("tune", "cross", "agent")  # no LLM endpoint needed (agents: evolver/agents.py)
 OPERATORS = LLM_OPERATORS + BUILTIN_OPERATORS
 BUILTIN_EVALUATORS = ("qr",)
 
@@ -244,7 +244,7 @@ def load_config(path: Path, root: Path) -> Config:
     text, data = _read_toml(path)
     reader = _Reader(path, text)
     for name in data:
-        if name not in SCHEMA:
+        if name not in SCHEMA and name != "agents":  # [agents.NAME] tables: evolver/agents.py
             line = reader.locate.line_of(name)
             at = f"{path}:{line}" if line else str(path)
             raise ConfigError(f"{at}: [{name}]: unknown section (known: {', '.join(sorted(SCHEMA))})")

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from evolver.agents import agent_specs
 from evolver.breed import Breeder
 from evolver.candidates import Candidate, Snapshot, now
 from evolver.children import Children
@@ -125,7 +126,9 @@ def llm_operators(config: Config, rng: random.Random, say: Callable[[str], None]
     if wants_llm and llm.configured and api_key(llm) is not None:
         client = LLMClient(llm, rng)
     weights = {op: w for op, w in config.evolution.operators.items()
-               if w > 0 and (op not in LLM_OPERATORS or client is not None)}
+               if w > 0 and (op not in LLM_OPERATORS or client is not None) and (op != "agent" or agent_specs(config))}
+    if config.evolution.operators.get("agent", 0) > 0 and "agent" not in weights:
+        say(f"the agent operator is off: {config.path} names no agents ([agents.NAME] tables, docs/AGENTS.md)")
     if wants_llm and client is None:
         why = "no [llm] base_url/model configured" if not llm.configured else f"${llm.api_key_env} is not set"
         alone = " and ".join(f"`{op}`" for op in weights) or "nothing"
@@ -149,7 +152,7 @@ class Engine:
         self.rng = random.Random(config.evolution.seed)
         self.client, weights = llm_operators(config, self.rng, say)
         self.breeder = Breeder(config, store, self.snapshot, opened.base, self.recorder, self.client, weights,
-                               self.rng)
+                               self.rng, agent_specs(config))
         self.summary = RunSummary(self.run)
         self.children = Children(config, store, self.snapshot, opened.base, self._created)
         depth = config.evolution.pipeline_depth or len(self.slots) * (2 if self.client else 1)

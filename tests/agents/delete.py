@@ -1,0 +1,5 @@
+import shutil
+import sys
+
+shutil.rmtree(sys.argv[2])
+print("Removed the kernel")

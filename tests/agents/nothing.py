@@ -1,0 +1,1 @@
+print("I looked and changed nothing")

@@ -1,0 +1,80 @@
+"""The `agent` operator with scripted agents (tests/agents/): each child is taken from the kernel directory
+only, judged by the run's evaluator, and every way an agent fails is a recorded attempt."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from evolver.store import Store
+from tests.conftest import COUNTING, counting_repo, evolve, example_config, git
+
+pytestmark = pytest.mark.slow
+AGENTS = Path(__file__).parent / "agents"
+
+
+def run_with(tmp_path: Path, script: str, timeout_s: float = 60) -> tuple[Path, str]:
+    agent = (f'[agents.scripted]\ncommand = ["{sys.executable}", "{AGENTS / script}", "{{prompt}}", "{{kernel_dir}}"]\n'
+             f'timeout_s = {timeout_s}\nusd_per_call = 0.25\nenv = ["EVOLVE_SANDBOX", "PYTHONPATH"]\n')
+    repo = counting_repo(tmp_path / "repo", example_config(
+        evaluation=COUNTING, evolution="operators = { agent = 1.0 }\nislands = 1\npopulation = 2\nseed = 1\n"
+                                      "pipeline_depth = 1") + "\n" + agent)
+    proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return repo, proc.stdout
+
+
+def child(repo: Path):  # type: ignore[no-untyped-def]
+    return Store(repo).snapshot("r1").candidates["00002"]
+
+
+def test_an_agent_that_tries_its_kernel_makes_a_judged_child(tmp_path: Path) -> None:
+    repo, _ = run_with(tmp_path, "tune_and_try.py")
+    c = child(repo)
+    assert c.op == "agent" and c.trailers["Agent"] == "scripted" and c.trailers["Cost-USD"] == "0.250000"
+    assert c.status == "ok" and c.result is not None and c.result.cached_from is None  # judged by the run
+    assert "evolve try said: ok" in git(repo, "log", "-1", "--format=%B", c.commit)
+    assert git(repo, "status", "--porcelain") == "" and "evolve-agent" not in git(repo, "worktree", "list")
+    lineage = evolve(repo / "examples" / "sort", "lineage", "2").stdout
+    assert "00002  agent" in lineage
+
+
+@pytest.mark.parametrize("script, status, words", [
+    ("hang.py", "llm_error", "still running after 2 s"),
+    ("delete.py", "patch_failed", "deleted the kernel directory"),
+    ("nothing.py", "patch_failed", "changed nothing"),
+])
+def test_an_agent_that_fails_is_a_recorded_attempt(tmp_path: Path, script: str, status: str, words: str) -> None:
+    repo, _ = run_with(tmp_path, script, timeout_s=2)
+    c = child(repo)
+    assert c.op == "agent" and c.status == status and c.result is not None and words in c.result.error
+
+
+def test_what_an_agent_changes_outside_the_kernel_is_dropped_and_named(tmp_path: Path) -> None:
+    repo, _ = run_with(tmp_path, "outside.py")
+    c = child(repo)
+    assert c.status == "ok"
+    message = git(repo, "log", "-1", "--format=%B", c.commit)
+    assert "Changed outside the kernel directory (dropped)" in message and "NOTES.txt" in message
+    assert "NOTES.txt" not in git(repo, "ls-tree", "-r", "--name-only", c.commit)
+
+
+def test_a_run_mixes_tune_mutate_and_an_agent(tmp_path: Path) -> None:
+    from tests.fake_llm import FakeLLM
+
+    agent = (f'[agents.scripted]\ncommand = ["{sys.executable}", "{AGENTS / "outside.py"}", "{{prompt}}", '
+             f'"{{kernel_dir}}"]\ntimeout_s = 60\nusd_per_call = 0.01\n')
+    with FakeLLM(["good"] * 20) as llm:
+        repo = counting_repo(tmp_path / "repo", example_config(
+            evaluation=COUNTING,
+            llm=f'base_url = "{llm.url}"\nmodel = "fake-coder"\napi_key_env = ""\nmax_concurrent = 1\n'
+                "max_tokens = 500\ncontext_tokens = 6000",
+            evolution="operators = { tune = 1.0, mutate = 1.0, agent = 1.0 }\nislands = 1\npopulation = 4\n"
+                      "seed = 5\npipeline_depth = 1") + "\n" + agent)
+        proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "12")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    ops = {c.op for c in Store(repo).snapshot("r1").candidates.values()}
+    assert {"seed", "tune", "mutate", "agent"} <= ops, ops
+    assert git(repo, "status", "--porcelain") == "" and len(git(repo, "worktree", "list").splitlines()) == 1
