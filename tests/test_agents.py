@@ -75,6 +75,11 @@ def test_a_run_mixes_tune_mutate_and_an_agent(tmp_path: Path) -> None:
                       "seed = 5\npipeline_depth = 1") + "\n" + agent)
         proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "12")
         assert proc.returncode == 0, proc.stdout + proc.stderr
-    ops = {c.op for c in Store(repo).snapshot("r1").candidates.values()}
+    snap = Store(repo).snapshot("r1")
+    ops = {c.op for c in snap.candidates.values()}
     assert {"seed", "tune", "mutate", "agent"} <= ops, ops
+    from evolver.tui import model  # the TUI's population rows name each child's operator
+
+    rows = model.rows(snap, None, snap.by_commit(), model.SeedIndex())
+    assert {r.op for r in rows} == ops and any(r.op == "agent" and r.status == "ok" for r in rows)
     assert git(repo, "status", "--porcelain") == "" and len(git(repo, "worktree", "list").splitlines()) == 1
