@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
-import signal
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +29,7 @@ from evolver.candidates import Candidate
 from evolver.config import Config, ConfigError
 from evolver.llm import Usage
 from evolver.operators import Proposal
+from evolver.processes import kill_group
 from evolver.store import Store
 
 OUTPUT_KEPT = 4000  # characters of the agent's last output kept in the child's commit message
@@ -133,20 +133,12 @@ async def _run(argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float
     try:
         out, _ = await asyncio.wait_for(proc.communicate(), timeout_s)
     except asyncio.TimeoutError:
-        _kill(proc.pid)
-        await proc.wait()
         return f"still running after {timeout_s:g} s; killed", ""
     finally:
-        _kill(proc.pid)  # whatever it left running in its session
+        kill_group(proc.pid)  # the agent on a timeout, and whatever it left running in its session
+        await proc.wait()
     text = out.decode("utf-8", "replace")[-64_000:]
     return ("" if proc.returncode == 0 else f"exited with code {proc.returncode}"), text
-
-
-def _kill(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def agent_prompt(messages: list[dict[str, str]], kernel_dir: str, try_command: str) -> str:

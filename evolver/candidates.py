@@ -77,15 +77,16 @@ class Candidate:
 
     @property
     def island(self) -> int:
-        try:
-            return int(self.trailers.get("Island", "0"))
-        except ValueError:
-            return 0
+        return int(self._number("Island"))
 
     @property
     def cost_usd(self) -> float:
+        return self._number("Cost-USD")
+
+    def _number(self, key: str) -> float:
+        """A numeric trailer; 0 where it is absent or not a number (a hand-edited commit)."""
         try:
-            return float(self.trailers.get("Cost-USD", "0"))
+            return float(self.trailers.get(key, "0"))
         except ValueError:
             return 0.0
 

@@ -20,7 +20,7 @@ from evolver.store import Store, StoreError
 EVALUATOR_STATUSES = ("ok", "incorrect", "compile_error", "timeout", "crash", "rejected")  # what a judge reports
 NOT_EVALUATED = ("patch_failed", "llm_error")  # attempts that made no code: no judge saw them
 FIXABLE = ("compile_error", "incorrect", "timeout", "crash")  # failures a `fix` may repair
-FAILED = (*EVALUATOR_STATUSES[1:], *NOT_EVALUATED)
+FAILED = (*(s for s in EVALUATOR_STATUSES if s != "ok"), *NOT_EVALUATED)
 
 
 def measured(c: Candidate, version: str, fingerprints: set[str]) -> bool:
@@ -40,6 +40,7 @@ class Recorder:
         self.confirms: collections.deque[Candidate] = collections.deque()  # to re-measure, before anything new
         self.confirming: set[str] = set()
         self._best_warned = False
+        self._held: tuple[str, Candidate | None] | None = None  # (commit, candidate) `best` held, read once
 
     # -- judging results ----------------------------------------------------------------------------------
     def measured(self, c: Candidate) -> bool:
@@ -82,7 +83,9 @@ class Recorder:
         held_commit = self.snapshot.best_commit
         if held_commit is None or held_commit in self.snapshot.by_commit():
             return False
-        held = candidate_at(self.store, held_commit)
+        if self._held is None or self._held[0] != held_commit:  # this engine holds the lock: its note is fixed
+            self._held = (held_commit, candidate_at(self.store, held_commit))
+        held = self._held[1]
         if held is None:
             return False
         if self.confirm_mode:

@@ -15,7 +15,7 @@ from typing import Any
 from evolver.candidates import Candidate, Result
 from evolver.engine import RUN_REF
 from evolver.evaluate import Evaluator, make_slots
-from evolver.views import UserError, branch_best, open_repo, resolve, score_of
+from evolver.views import UserError, branch_best, brief, open_repo, resolve, score_of
 
 
 def cmd_try(args: argparse.Namespace) -> int:
@@ -34,7 +34,7 @@ def cmd_try(args: argparse.Namespace) -> int:
     result = Result.of(raw)
     reference = _reference(args, config, store, run)
     if args.json:
-        print(json.dumps({**raw, "reference": _brief(reference)}, default=str))
+        print(json.dumps({**raw, "reference": brief(reference)}, default=str))
     else:
         print("\n".join(report(result, reference, mode, raw.get("duration_s"))))
     return 0 if result.status == "ok" else 1
@@ -55,11 +55,6 @@ def _reference(args: argparse.Namespace, config: Any, store: Any, run: str | Non
         return resolve(store.snapshot(run), args.against)
     held = branch_best(store)
     return held if held is not None and held.run in store.runs(config.problem.kernel_dir) else None
-
-
-def _brief(c: Candidate | None) -> dict[str, Any] | None:
-    return None if c is None else {"run": c.run, "id": c.id, "score": score_of(c),
-                                   "harness": c.result.harness if c.result else None}
 
 
 def report(result: Result, reference: Candidate | None, mode: str, duration: Any) -> list[str]:

@@ -139,8 +139,8 @@ def status_data(snapshot: Snapshot, eval_usd: float, best: Candidate | None = No
         "run": snapshot.run,
         "candidates": len(snapshot.candidates),
         "statuses": dict(sorted(outcomes.items())),
-        "best": _brief(best),
-        "best_branch": _brief(held),
+        "best": brief(best),
+        "best_branch": brief(held),
         "speedup_vs_first_seed": header.speedup_vs_seed,
         "llm_tokens": header.tokens,
         "llm_cost_usd": round(header.cost_usd, 6),
@@ -150,11 +150,13 @@ def status_data(snapshot: Snapshot, eval_usd: float, best: Candidate | None = No
     }
 
 
-def _brief(c: Candidate | None) -> dict[str, Any] | None:
+def brief(c: Candidate | None) -> dict[str, Any] | None:
+    """A candidate in a JSON summary (`status --json`, `try --json`)."""
     if c is None:
         return None
     return {"run": c.run, "id": c.id, "score": score_of(c), "commit": c.commit, "op": c.op,
-            "unit": c.result.details.get("unit") if c.result else None}
+            "unit": c.result.details.get("unit") if c.result else None,
+            "harness": c.result.harness if c.result else None}
 
 
 def cmd_status(args: argparse.Namespace) -> int:

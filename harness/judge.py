@@ -42,7 +42,7 @@ ESCAPED = ("the outputs changed after custom_kernel returned: work left running 
 STASH_BYTES = 256 << 20  # cheap checks are batched: inputs and outputs kept until this many bytes
 # What the judge's clock may see per call beyond the calibrated overhead: (µs, fraction of the reported time),
 # compared on the fastest call. The overhead (flush, copies, checks, pipes) is 1-5 ms a call on an H200; on
-# honest kernels the fastest call exceeded the fastest calibration call by -0.8 to +1.3 ms (2026-12-01,
+# honest kernels the fastest call exceeded the fastest calibration call by -1.0 to +2.0 ms (2026-12-01,
 # docs/benchmarks.md). So a runner reporting 0.9 of its time is caught on shapes above ~40 ms (2x4096 for
 # the seeds) and one reporting half of it above ~8 ms; a patched clock in Python (the trick models write)
 # is caught at any factor by the runner's integrity check. docs/QR_CONTRACT.md, "Threat model".
