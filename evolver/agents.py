@@ -33,7 +33,6 @@ from evolver.processes import kill_group
 from evolver.store import Store
 
 OUTPUT_KEPT = 4000  # characters of the agent's last output kept in the child's commit message
-PLACEHOLDERS = ("{workdir}", "{prompt}", "{kernel_dir}")
 
 
 @dataclass(frozen=True)
