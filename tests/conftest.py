@@ -137,6 +137,14 @@ COUNTING = ('command = "{python} count.py --kernel-dir {kernel_dir}"\nfiles = ["
             "slots = 1\ntimeout_s = 60")
 
 
+def fake_llm(url: str, **keys: object) -> str:
+    """An [llm] section for the scripted server at `url` (tests/fake_llm.py), one model, no key, one request at
+    a time and a small context unless `keys` say otherwise."""
+    values = {"max_concurrent": 1, "max_tokens": 500, "context_tokens": 6000, **keys}
+    return f'base_url = "{url}"\nmodel = "fake-coder"\napi_key_env = ""\n' + "".join(
+        f"{k} = {v}\n" for k, v in values.items())
+
+
 def counting_repo(path: Path, config_text: str) -> Path:
     """`make_repo` with the deterministic evaluator committed beside the example (use `COUNTING`)."""
     repo = make_repo(path, config_text)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evolver.store import Store
-from tests.conftest import COUNTING, counting_repo, evolve, example_config, git
+from tests.conftest import COUNTING, counting_repo, evolve, example_config, fake_llm, git
 
 pytestmark = pytest.mark.slow
 AGENTS = Path(__file__).parent / "agents"
@@ -69,8 +69,7 @@ def test_a_run_mixes_tune_mutate_and_an_agent(tmp_path: Path) -> None:
     with FakeLLM(["good"] * 20) as llm:
         repo = counting_repo(tmp_path / "repo", example_config(
             evaluation=COUNTING,
-            llm=f'base_url = "{llm.url}"\nmodel = "fake-coder"\napi_key_env = ""\nmax_concurrent = 1\n'
-                "max_tokens = 500\ncontext_tokens = 6000",
+            llm=fake_llm(llm.url),
             evolution="operators = { tune = 1.0, mutate = 1.0, agent = 1.0 }\nislands = 1\npopulation = 4\n"
                       "seed = 5\npipeline_depth = 1") + "\n" + agent)
         proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "12")

@@ -84,14 +84,13 @@ def test_evolve_prompt_prints_what_a_mutation_of_that_parent_would_send(tmp_path
     from evolver.config import find_config, load_config
     from evolver.engine import open_run
     from evolver.store import Store
-    from tests.conftest import COUNTING, counting_repo
+    from tests.conftest import COUNTING, counting_repo, fake_llm
     from tests.fake_llm import FakeLLM
 
     with FakeLLM(["good"] * 12) as llm:
         repo = counting_repo(tmp_path / "repo", example_config(
             evaluation=COUNTING,
-            llm=f'base_url = "{llm.url}"\nmodel = "fake-coder"\napi_key_env = ""\nmax_concurrent = 1\n'
-                "max_tokens = 500\ncontext_tokens = 6000",
+            llm=fake_llm(llm.url),
             evolution="operators = { mutate = 1.0 }\nislands = 2\npopulation = 3\nseed = 2\npipeline_depth = 1"))
         assert evolve(repo / "examples" / "sort", "start", "--max-candidates", "6").returncode == 0
     store = Store(repo)

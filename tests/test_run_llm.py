@@ -92,13 +92,12 @@ def test_a_budget_of_n_candidates_makes_n_and_asks_for_no_reply_it_cannot_use(tm
                                                                              concurrent: int) -> None:
     """LLM operators only: `--max-candidates 4` makes the seed and three children, and the server is asked
     exactly three times (a reply in flight when the budget is reached is used, never dropped)."""
-    from tests.conftest import COUNTING, counting_repo
+    from tests.conftest import COUNTING, counting_repo, fake_llm
 
     with FakeLLM(["good"] * 10) as llm:
         repo = counting_repo(tmp_path / "repo", example_config(
             evaluation=COUNTING,
-            llm=f'base_url = "{llm.url}"\nmodel = "fake-coder"\napi_key_env = ""\n'
-                f"max_concurrent = {concurrent}\nmax_tokens = 500\ncontext_tokens = 6000",
+            llm=fake_llm(llm.url, max_concurrent=concurrent),
             evolution=f"operators = {{ mutate = 1.0 }}\nislands = 1\npopulation = 4\nseed = 1\n"
                       f"pipeline_depth = {concurrent}"))
         proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "4")

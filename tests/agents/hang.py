@@ -1,2 +1,3 @@
 import time
+
 time.sleep(60)
