@@ -1,9 +1,11 @@
-"""The GPU buffers the judge shares with the runner: the input `A`, and the outputs `H` and `tau`.
+"""The buffers the judge shares with the runner: the input `A`, the outputs `H` and `tau` on the GPU, and
+`stage`, host memory through which the judge hands over a primed call's input (harness/judge.py).
 
-The judge allocates them (CUDA IPC through CuPy: a base allocation per buffer, exported as a 64-byte handle)
-and sends the handles to the runner, which opens them. Each call uses a view of the leading elements shaped
-for its spec. The runner can read and write these three buffers and nothing else of the judge's memory.
-On the CPU self-test (`--device cpu`) they are shared files mapped by both processes instead.
+The judge allocates the GPU buffers (CUDA IPC through CuPy: a base allocation per buffer, exported as a
+64-byte handle) and sends the handles to the runner, which opens them. `stage` is a file both processes map.
+Each call uses a view of the leading elements shaped for its spec. The runner can read and write these four
+buffers and nothing else of the judge's memory. On the CPU self-test (`--device cpu`) all four are shared
+files.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 import torch
 import torch.utils.dlpack
 
-NAMES = ("a", "h", "tau")
+NAMES = ("a", "h", "tau")  # on the device; "stage" is always host memory
 
 
 def _wrap(ptr: int, count: int, owner: Any) -> torch.Tensor:
@@ -33,20 +35,23 @@ class Arena:
         self._keep = keep  # the CuPy allocations (or opened handles) behind the tensors
 
     @classmethod
-    def allocate(cls, max_matrix: int, max_tau: int, device: str) -> tuple["Arena", dict[str, Any]]:
-        """In the judge: new buffers for up to `max_matrix` elements of A and H; (arena, what the runner needs)."""
-        counts = {"a": max_matrix, "h": max_matrix, "tau": max_tau}
+    def allocate(cls, max_matrix: int, max_tau: int, max_stage: int, device: str) -> tuple["Arena", dict[str, Any]]:
+        """In the judge: new buffers for up to `max_matrix` elements of A and H and `max_stage` of the stage;
+        (arena, what the runner needs)."""
+        counts = {"a": max_matrix, "h": max_matrix, "tau": max_tau, "stage": max_stage}
+        files = {name: {"path": str(Path(f"arena-{name}").resolve()), "count": counts[name]}
+                 for name in (*NAMES, "stage")}
         if device == "cpu":
-            handles = {name: {"path": str(Path(f"arena-{name}").resolve()), "count": counts[name]} for name in NAMES}
-            return cls.open(handles), handles
+            return cls.open(files), files
         import cupy
 
-        buffers, keep, handles = {}, [], {}
+        buffers, keep, handles = {}, [], {"stage": files["stage"]}
         for name in NAMES:
             memory = cupy.cuda.Memory(max(4, counts[name] * 4))
             keep.append(memory)
             buffers[name] = _wrap(memory.ptr, counts[name], memory)
             handles[name] = {"handle": cupy.cuda.runtime.ipcGetMemHandle(memory.ptr).hex(), "count": counts[name]}
+        buffers["stage"] = _map(files["stage"])
         return cls(buffers, keep), handles
 
     @classmethod
@@ -54,11 +59,10 @@ class Arena:
         """In the runner: the judge's buffers, opened from their handles."""
         buffers: dict[str, torch.Tensor] = {}
         keep: list[Any] = []
-        for name in NAMES:
+        for name in (*NAMES, "stage"):
             entry = handles[name]
-            if "path" in entry:  # the CPU self-test
-                buffers[name] = torch.from_file(entry["path"], shared=True, size=int(entry["count"]),
-                                                dtype=torch.float32)
+            if "path" in entry:  # the stage, or any buffer of the CPU self-test
+                buffers[name] = _map(entry)
                 continue
             import cupy
 
@@ -74,3 +78,15 @@ class Arena:
             raise ValueError(f"a {batch}x{n} call does not fit the shared buffers")
         return (self.buffers["a"][:size].view(batch, n, n), self.buffers["h"][:size].view(batch, n, n),
                 self.buffers["tau"][:batch * n].view(batch, n))
+
+    def stage(self, batch: int, n: int) -> torch.Tensor:
+        """The host view through which a primed (batch, n, n) call's input is handed over."""
+        size = batch * n * n
+        if size > self.buffers["stage"].numel():
+            raise ValueError(f"a {batch}x{n} input does not fit the stage")
+        return self.buffers["stage"][:size].view(batch, n, n)
+
+
+def _map(entry: dict[str, Any]) -> torch.Tensor:
+    """A float32 buffer in a file both processes map."""
+    return torch.from_file(entry["path"], shared=True, size=max(1, int(entry["count"])), dtype=torch.float32)

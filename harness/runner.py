@@ -6,13 +6,15 @@ Started by the judge (harness/judge.py), which it talks to in JSON lines over tw
 moves into a user namespace of its own and arranges to die with the judge (harness/isolation.py). It imports
 torch and CuPy, then waits for the judge's first message (so a prestarted runner touches no GPU early).
 
-Messages, in order: `warm` (create the CUDA context), `go` (the shared buffers, the device), `call`s with `reference` (the judge calibrates its clock on a
-function of ours while this process is still trusted), `load` (the candidate is imported: from here on this
-process is the candidate's), then `call`s: the judge has written a fresh input into the shared A; flush L2,
-time `custom_kernel` with CUDA events on the current stream, copy the outputs into the shared H and tau,
+Messages, in order: `warm` (create the CUDA context), `go` (the shared buffers, the device), `call`s with
+`reference` (the judge calibrates its clock on a function of ours while this process is still trusted), `load`
+(the candidate is imported: from here on this process is the candidate's), then `call`s: the judge has written
+a fresh input into the shared A (or, `staged`, into the host stage, to be copied into A here); flush L2, time
+`custom_kernel` with CUDA events on the current stream, copy the outputs into the shared H and tau,
 synchronise the device, and answer with the times and what was seen (form problems, work that escaped the
-timed stream, replaced machinery). The judge checks the outputs itself, against its own copy of the input,
-and compares the times with its own clock.
+timed stream, replaced machinery). A `prime` is an untimed call on whatever A holds, before a staged call
+(harness/judge.py, Context.call). The judge checks the outputs itself, against its own copy of the input, and
+compares the times with its own clock.
 """
 
 from __future__ import annotations
@@ -161,6 +163,8 @@ class Session:
 
         spec = Spec.from_list(message["spec"])
         a, h, tau = self.arena.views(spec.batch, spec.n)  # the judge has written this call's input into A
+        if message.get("staged"):  # ... or into the stage
+            a.copy_(self.arena.stage(spec.batch, spec.n))
         reference = bool(message.get("reference")) and self.fn is None
         fn, timer = (_reference if reference else self.fn), self.timer
         (gc.disable if message.get("timed") else gc.enable)()
@@ -189,6 +193,23 @@ class Session:
         return {"event_us": timer.elapsed_us() * self.misreport, "wall_us": wall_us * self.misreport, "problem": problem,
                 "escaped": escaped, "tamper": self.critical.changed()}
 
+    def prime(self, message: dict[str, Any]) -> dict[str, Any]:
+        """An untimed call on the input A still holds (the judge has not written the next one yet), ended by
+        a device-wide synchronisation, so nothing the candidate starts here outlives it."""
+        from harness.specs import Spec
+
+        spec = Spec.from_list(message["spec"])
+        a, _, _ = self.arena.views(spec.batch, spec.n)
+        reference = bool(message.get("reference")) and self.fn is None
+        try:
+            with (contextlib.nullcontext() if reference else self.scope()):
+                out = (_reference if reference else self.fn)(a)
+            del out
+            self.timer.settle()
+        except BaseException as exc:
+            return {"error": classify(exc)}
+        return {"tamper": self.critical.changed()}
+
     def verify(self) -> dict[str, Any]:
         return {"tamper": self.critical.changed() or self.broad.changed()}
 
@@ -215,7 +236,8 @@ def serve(args: argparse.Namespace, channel: Channel, isolated: str) -> int:
     session = Session(args, go)
     channel.send({"ready": True, "isolation": isolated, "nonce": go.get("nonce")})
     handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
-        "load": lambda m: session.load(), "call": session.call, "verify": lambda m: session.verify()}
+        "load": lambda m: session.load(), "call": session.call, "prime": session.prime,
+        "verify": lambda m: session.verify()}
     while True:
         message = channel.receive()
         if message is None or message.get("op") == "exit":
