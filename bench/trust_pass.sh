@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One GPU pass for the judge (issue "the judge cannot be gamed"): GPU tests (seeds, every planted cheat), the
 # seed timed in-process as the contest's evaluator times it (bench/probe_timing.py), baseline and seeds in
-# full mode from one run, noise, the prestarted harness's overhead, final mode; UNPRIMED=N adds N full
-# evaluations with priming off (EVOLVE_PRIME_BELOW_US=0). About 7 minutes on an H200.
+# full mode from one run, noise, the prestarted harness's overhead, final mode. VARIANTS="NAME=VALUE ..."
+# adds VARIANT_REPEATS (2) full evaluations under each setting (e.g. EVOLVE_PRIME_BELOW_US=0), interleaved
+# with the noise repeats. About 7 minutes on an H200.
 # Results: ${OUT:-bench/out}/results.jsonl (one JSON line per evaluation, {"name": ..., "result": ...});
 # logs beside it. The sandbox's pass is bench/sandbox_pass.sh.
 source "$(dirname "$0")/lib.sh"
@@ -33,9 +34,11 @@ log "the seed timed in one process, as the old harness and the contest time it"
 $py bench/probe_timing.py --gaps > "$OUT/probe_timing.jsonl" 2>>"$OUT/harness.log"
 qr baseline --baseline --mode full --seed 7
 qr blocked_wy --kernel-dir seed_kernels/blocked_wy --mode full --seed 7
-for i in 1 2 3 4 5; do qr "noise$i" --kernel-dir seed_kernels/blocked_wy --mode full; done
-for i in $(seq 1 ${UNPRIMED:-0}); do  # what priming changes, in the same run
-  EVOLVE_PRIME_BELOW_US=0 qr "unprimed$i" --kernel-dir seed_kernels/blocked_wy --mode full
+for i in 1 2 3 4 5; do
+  qr "noise$i" --kernel-dir seed_kernels/blocked_wy --mode full
+  for v in ${VARIANTS:-}; do  # A/B in the same run, interleaved with the noise repeats
+    if (( i <= ${VARIANT_REPEATS:-2} )); then (export "$v"; qr "$v#$i" --kernel-dir seed_kernels/blocked_wy --mode full); fi
+  done
 done
 prestarted warm_full --kernel-dir seed_kernels/blocked_wy --mode full
 prestarted warm_quick --kernel-dir seed_kernels/blocked_wy --mode quick

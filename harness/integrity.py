@@ -15,43 +15,51 @@ clock (docs/QR_CONTRACT.md, "Threat model").
 from __future__ import annotations
 
 import types
-from typing import Any
+from typing import Any, NamedTuple
 
-Fingerprint = tuple[int, int, int, int, int]
+_MISSING = object()
 
 
-def _fingerprint(value: Any) -> Fingerprint:
+class _Entry(NamedTuple):
+    label: str
+    mapping: Any  # the namespace's live __dict__ (a mappingproxy for a class)
+    name: str
+    value: Any  # held, not its id: a replacement can never be mistaken for a freed original
+    func: Any  # the plain function behind the value (None for anything else), whose parts are watched too
+    parts: tuple[Any, ...]  # that function's code, defaults, kwdefaults and closure
+
+
+def _function(value: Any) -> Any:
     func = value.__func__ if isinstance(value, (classmethod, staticmethod)) else value
-    if isinstance(func, types.FunctionType):
-        return (id(value), id(func.__code__), id(func.__defaults__), id(func.__kwdefaults__), id(func.__closure__))
-    return (id(value), 0, 0, 0, 0)
+    return func if isinstance(func, types.FunctionType) else None
+
+
+def _parts(func: Any) -> tuple[Any, ...]:
+    return () if func is None else (func.__code__, func.__defaults__, func.__kwdefaults__, func.__closure__)
 
 
 def _watched(value: Any) -> bool:
     return callable(value) or isinstance(value, (type, types.ModuleType, classmethod, staticmethod, property))
 
 
-def _state(namespace: Any) -> dict[str, Fingerprint]:
-    entries = dict(vars(namespace))  # a copy: a module's dict may grow while we read it
-    return {name: _fingerprint(value) for name, value in entries.items() if _watched(value)}
-
-
 class Snapshot:
     """The watched entries of some namespaces, as they are now."""
 
     def __init__(self, namespaces: dict[str, Any]) -> None:
-        self.namespaces = dict(namespaces)
-        self.before = {label: _state(obj) for label, obj in self.namespaces.items()}
+        self.entries = [_Entry(label, vars(obj), name, value, _function(value), _parts(_function(value)))
+                        for label, obj in namespaces.items()
+                        for name, value in dict(vars(obj)).items() if _watched(value)]
 
     def changed(self) -> str:
-        """'' if every watched entry is as it was, else which one changed and how."""
-        for label, obj in self.namespaces.items():
-            now = _state(obj)
-            for name, fingerprint in self.before[label].items():
-                if name not in now:
-                    return f"{label}.{name} was removed"
-                if now[name] != fingerprint:
-                    return f"{label}.{name} was replaced"
+        """'' if every watched entry is as it was, else which one changed and how. Cheap (identity checks
+        on live dictionaries, ~600 entries in well under 100 us on a server), because the runner runs it
+        between a call's L2 flush and its timed region."""
+        for entry in self.entries:
+            now = entry.mapping.get(entry.name, _MISSING)
+            if now is entry.value and (entry.func is None or _parts(entry.func) == entry.parts):
+                continue
+            how = "removed" if now is _MISSING else "replaced"
+            return f"{entry.label}.{entry.name} was {how}"
         return ""
 
 
