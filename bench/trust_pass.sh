@@ -2,7 +2,7 @@
 # One GPU pass for the judge (issue "the judge cannot be gamed"): GPU tests (seeds, every planted cheat), the
 # seed timed in-process as the contest's evaluator times it (bench/probe_timing.py), baseline and seeds in
 # full mode from one run, noise, the prestarted harness's overhead, final mode. VARIANTS="NAME=VALUE ..."
-# adds VARIANT_REPEATS (2) full evaluations under each setting (e.g. EVOLVE_PRIME_BELOW_US=0), interleaved
+# adds VARIANT_REPEATS (2) full evaluations under each setting (e.g. EVOLVE_PRIME_BYTES=0), interleaved
 # with the noise repeats. About 7 minutes on an H200.
 # Results: ${OUT:-bench/out}/results.jsonl (one JSON line per evaluation, {"name": ..., "result": ...});
 # logs beside it. The sandbox's pass is bench/sandbox_pass.sh.

@@ -47,13 +47,13 @@ STASH_BYTES = 256 << 20  # cheap checks are batched: inputs and outputs kept unt
 # the seeds) and one reporting half of it above ~8 ms; a patched clock in Python (the trick models write)
 # is caught at any factor by the runner's integrity check. docs/QR_CONTRACT.md, "Threat model".
 WALL_SLACK = {"cuda": (3000.0, 0.05), "cpu": (5000.0, 0.5)}
-# Timed calls shorter than this (the warm-up call's time) are primed (Context.call). Each call is a round trip
-# between two processes, with the judge's GPU work (input, checks) in the gap; a short call timed after such
-# a gap took up to twice as long on an H200 as in a loop of calls in one process, the way the contest times
-# it (20x32: 55 us in a loop, 110-180 us in the judge; docs/benchmarks.md). EVOLVE_PRIME_BELOW_US=0 turns
-# priming off (for measuring what it changes).
-PRIME_BELOW_US = float(os.environ.get("EVOLVE_PRIME_BELOW_US", "2000"))
-STAGE_BYTES = 64 << 20  # inputs up to this size can be primed (the host stage is this large at most)
+# Timed calls on inputs up to this size are primed (Context.call). Each call is a round trip between two
+# processes, with the judge's GPU work (input, checks) in the gap; a call on a small input, which mostly times
+# how fast the host launches its kernels, took up to twice as long after such a gap on an H200 as in a loop of
+# calls in one process, the way the contest times it (20x32: 55-70 us in a loop, 90-180 us unprimed). Larger
+# inputs cost more to hand over through the host than priming saves (40x176, 5 MB: +2-3%; docs/benchmarks.md).
+# EVOLVE_PRIME_BYTES=0 turns priming off (for measuring what it changes).
+PRIME_BYTES = int(os.environ.get("EVOLVE_PRIME_BYTES", str(1 << 20)))
 
 
 class Verdict(Exception):
@@ -97,7 +97,9 @@ class Runner:
         os.close(self._theirs_in)
         os.close(self._theirs_out)
         self.to_runner = to_runner
-        self.reader = wire.LineReader(from_runner, wire.SPIN_S if args.device == "cuda" else 0.0)
+        # Blocking, never polling: the judge waits while the candidate is timed, and a judge spinning on the
+        # CPU core (or the hyperthread) the runner's launches come from slows them.
+        self.reader = wire.LineReader(from_runner)
         self.nonces = random.SystemRandom()
         self.tail: list[bytes] = []
         self.forwarders = [threading.Thread(target=wire.forward, args=(stream, self.tail, 40), daemon=True)
@@ -186,8 +188,7 @@ class Context:
     device: Any
     arena: Any
     timings: dict[str, float] = field(default_factory=dict)
-    # calibrated judge-clock overhead per (shape, primed)
-    overhead_us: dict[tuple[str, bool], float] = field(default_factory=dict)
+    overhead_us: dict[str, float] = field(default_factory=dict)  # calibrated judge-clock overhead per shape
 
     def call(self, spec: Any, where: str, primed: bool = False, **options: Any) -> "Call":
         """One call of the candidate on a fresh input, generated here from a secret seed and written into the
@@ -197,7 +198,7 @@ class Context:
         A primed call is preceded by an untimed call on the previous input, and its input reaches the runner
         through host memory, so that between that call and the timed one the judge does no GPU work: a
         short timed call then finds the GPU, the runner's CPU and its caches as a loop of calls in one
-        process leaves them (PRIME_BELOW_US)."""
+        process leaves them (PRIME_BYTES)."""
         from harness.cases import make_batch
 
         seed = self.rng.getrandbits(48)
@@ -245,21 +246,20 @@ def start(ctx: Context) -> str:
 
 
 def primeable(spec: Any) -> bool:
-    return bool(spec.batch * spec.n * spec.n * 4 <= STAGE_BYTES)
+    return bool(spec.batch * spec.n * spec.n * 4 <= PRIME_BYTES)
 
 
 def calibrate(ctx: Context) -> None:
-    """The judge-clock overhead of a call (flush, copies, pipes) per benchmark shape, primed and not where it
-    can be, measured on a reference function while the runner is still ours."""
+    """The judge-clock overhead of a call (flush, copies, pipes) per benchmark shape, primed where its timed
+    calls will be, measured on a reference function while the runner is still ours."""
     from harness.specs import benchmarks_for
 
     for spec in benchmarks_for(ctx.args.mode):
-        for primed in {False, primeable(spec)}:
-            gaps = []
-            for _ in range(5):
-                call = ctx.call(spec, "calibrating", primed, reference=True, timed=True, flush=True)
-                gaps.append(call.wall_us - call.reply["event_us"])
-            ctx.overhead_us[spec.label, primed] = min(gaps)
+        gaps = []
+        for _ in range(5):
+            call = ctx.call(spec, "calibrating", primeable(spec), reference=True, timed=True, flush=True)
+            gaps.append(call.wall_us - call.reply["event_us"])
+        ctx.overhead_us[spec.label] = min(gaps)
 
 
 def scan(args: argparse.Namespace) -> None:
@@ -360,8 +360,8 @@ def time_shape(ctx: Context, spec: Any) -> dict[str, Any]:
 
     plan, where = PLANS[ctx.args.mode], f"benchmark {spec.label}"
     ctx.report.emit(stage="bench", label=spec.label)
-    warm_up = ctx.call(spec, where)  # compilation, workspaces, graph capture stay out of the timing
-    primed = primeable(spec) and warm_up.reply["event_us"] < PRIME_BELOW_US
+    ctx.call(spec, where)  # warm-up: compilation, workspaces, graph capture stay out of the timing
+    primed = primeable(spec)
     fraction, stash = check_fraction(plan, spec.batch, spec.n), Stash(ctx, spec)
     events: list[float] = []
     walls: list[float] = []
@@ -380,7 +380,7 @@ def time_shape(ctx: Context, spec: Any) -> dict[str, Any]:
     median = statistics.median(events)
     # The fastest call against the fastest calibration call: a runner that misreports shifts every call,
     # while the noise (wake-ups, clock changes) only ever adds, so minima separate the two best.
-    unexplained = min(gaps) - ctx.overhead_us.get((spec.label, primed), 0.0)
+    unexplained = min(gaps) - ctx.overhead_us.get(spec.label, 0.0)
     slack_us, slack_rel = WALL_SLACK[ctx.args.device]
     if unexplained > max(slack_us, slack_rel * median):
         raise Verdict("rejected", f"{where}: the judge's clock saw {unexplained:.0f} us per call more than the "

@@ -15,10 +15,11 @@ import time
 from typing import IO, Any
 
 MAX_LINE = 1 << 20
-# How long a reader on the GPU polls before it blocks. Both processes wait for each other between timed
-# calls; one that sleeps there wakes on a cold core, and a small shape's launches (host-bound) then time up
-# to twice slower on an H200 (bench/probe_timing.py: 20x32 57 us, 135 us after a 3 ms sleep, 63 us after
-# 3 ms of polling). On the CPU self-test polling would only take cores from the processes it waits for.
+# How long the runner polls for the judge's next message before it blocks (on the GPU only). It waits there
+# between timed calls; one that sleeps wakes on a cold core, and a small shape's launches (host-bound) then
+# time up to twice slower on an H200 (bench/probe_timing.py: 20x32 57 us, 135 us after a 3 ms sleep, 63 us
+# after 3 ms of polling). The judge never polls: it waits while the candidate runs. On the CPU self-test
+# polling would only take cores from the processes it waits for.
 SPIN_S = 0.25
 
 
