@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One GPU pass for the judge (issue "the judge cannot be gamed"): GPU tests (seeds, every planted cheat), the
 # seed timed in-process as the contest's evaluator times it (bench/probe_timing.py), baseline and seeds in
-# full mode from one run, noise, the prestarted harness's overhead, final mode. VARIANTS="NAME=VALUE ..."
+# full mode from one run, noise (each repeat followed by the seed timed in one process, bench/loop_timing.py),
+# the prestarted harness's overhead, final mode. VARIANTS="NAME=VALUE ..."
 # adds VARIANT_REPEATS (2) full evaluations under each setting (e.g. EVOLVE_PRIME_BYTES=0), interleaved
 # with the noise repeats. About 7 minutes on an H200.
 # Results: ${OUT:-bench/out}/results.jsonl (one JSON line per evaluation, {"name": ..., "result": ...});
@@ -36,6 +37,8 @@ qr baseline --baseline --mode full --seed 7
 qr blocked_wy --kernel-dir seed_kernels/blocked_wy --mode full --seed 7
 for i in 1 2 3 4 5; do
   qr "noise$i" --kernel-dir seed_kernels/blocked_wy --mode full
+  log "the seed in one process, back to back (bench/loop_timing.py), repeat $i"
+  $py bench/loop_timing.py >> "$OUT/loop_timing.jsonl" 2>>"$OUT/harness.log"
   for v in ${VARIANTS:-}; do  # A/B in the same run, interleaved with the noise repeats
     if (( i <= ${VARIANT_REPEATS:-2} )); then (export "$v"; qr "$v#$i" --kernel-dir seed_kernels/blocked_wy --mode full); fi
   done

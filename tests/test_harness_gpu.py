@@ -71,14 +71,6 @@ def full_score(kernel_dir: Path, env: dict[str, str] | None = None) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-@pytest.fixture(scope="module")
-def honest_full() -> dict:
-    """blocked_wy in full mode: what the honest cheats are compared with."""
-    result = full_score(SEEDS / "blocked_wy")
-    assert result["status"] == "ok", result.get("error")
-    return result
-
-
 @pytest.mark.parametrize("factor", ["0.9", "0.97"])
 def test_cheat_clock_wrapper_at_more_factors(tmp_path: Path, factor: str) -> None:
     d = cheat_dir(tmp_path, "clock_wrapper")
@@ -89,14 +81,21 @@ def test_cheat_clock_wrapper_at_more_factors(tmp_path: Path, factor: str) -> Non
 
 
 @pytest.mark.parametrize("name, limit", [("honest_prose", 0.02), ("content_cache", 0.05)])
-def test_cheat_honest_ones_score_like_the_honest_kernel(tmp_path: Path, honest_full: dict, name: str,
-                                                        limit: float) -> None:
+def test_cheat_honest_ones_score_like_the_honest_kernel(tmp_path: Path, name: str, limit: float) -> None:
     """The honest kernel with docstrings naming geqrf scores as it does without them; the content cache never
-    hits on independent inputs, so it is no faster than the kernel it wraps."""
-    result = full_score(cheat_dir(tmp_path, name))
-    assert result["status"] == "ok", result.get("error")
-    ratio = result["score"] / honest_full["score"]
-    print(f"{name}: {result['score']:.1f} us vs honest {honest_full['score']:.1f} us (ratio {ratio:.4f})")
+    hits on independent inputs, so it is no faster than the kernel it wraps. Three evaluations of each, in
+    turn, compared by their best: a host-bound small shape makes whole evaluations on one machine differ by a
+    few percent (docs/benchmarks.md), and the fastest of a few is what the kernel itself can do."""
+    honest: list[float] = []
+    other: list[float] = []
+    cheat = cheat_dir(tmp_path, name)
+    for _ in range(3):
+        for scores, kernel_dir in ((honest, SEEDS / "blocked_wy"), (other, cheat)):
+            result = full_score(kernel_dir)
+            assert result["status"] == "ok", f"{kernel_dir.name}: {result.get('error')}"
+            scores.append(result["score"])
+    ratio = min(other) / min(honest)
+    print(f"{name}: {other} us vs honest {honest} us (ratio of the best {ratio:.4f})")
     assert abs(ratio - 1) < limit if name == "honest_prose" else ratio > 1 - limit
 
 
