@@ -30,8 +30,8 @@ class Plan:
 
 PLANS = {
     "quick": Plan(3, 10, 0.5, 0.03, 0.5, 3),
-    "full": Plan(3, 60, 2.0, 0.01, 0.5, 16),
-    "final": Plan(10, 300, 6.0, 0.005, 1.0, 16),
+    "full": Plan(3, 60, 2.0, 0.01, 0.5, 12),
+    "final": Plan(10, 300, 6.0, 0.005, 1.0, 12),
     "tiny": Plan(3, 12, 0.5, 0.05, 1.0, 3),  # the CPU self-test (harness/specs.py)
 }
 WRONG_SHARE = 0.1  # catch_probability is stated for a kernel wrong on this share of its calls
