@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -171,6 +172,7 @@ class Evaluator:
         # temporary directories and the process tag: `evolve-eval-...` for the engine's evaluations (a starting
         # engine removes its killed predecessor's), `evolve-try-...` for `evolve try` (never touched by it)
         self.prefix = f"evolve-{purpose}-{hashlib.sha1(str(store.common_dir).encode()).hexdigest()[:10]}-"
+        self.echo: Callable[[bytes], None] | None = None  # sees a directory's evaluation's stderr as it comes
         self._prestarted: dict[int, _Prestarted] = {}  # slot index -> the process its next evaluation uses
 
     def version_for(self, mode: str) -> str:
@@ -260,7 +262,7 @@ class Evaluator:
                     workdir, kernel_dir = self.prepare_judge(Path(tmp))
                     argv, env = self._contained(self._command(kernel_dir, mode), Path(tmp), workdir, slot)
                     result = await collect(await spawn(argv, workdir, env), self.config.evaluation.timeout_s,
-                                           self.sweep(env))
+                                           self.sweep(env), echo=self.echo)
         except (OSError, ValueError, EvaluatorStartError) as exc:
             result = {"status": "crash", "score": None, "error": f"the evaluation could not run: {exc}"}
         result = self._promised(result, mode)

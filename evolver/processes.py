@@ -10,6 +10,7 @@ import os
 import secrets
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -62,24 +63,27 @@ async def spawn(argv: list[str], cwd: Path, env: dict[str, str], with_stdin: boo
         raise EvaluatorStartError(f"cannot start evaluator {argv[0]!r}: {exc.strerror}") from None
 
 
-async def _tail(stream: asyncio.StreamReader | None, cap: int) -> bytes:
-    """Everything a pipe delivers until it closes, keeping only the last `cap` bytes."""
+async def _tail(stream: asyncio.StreamReader | None, cap: int, echo: Callable[[bytes], None] | None = None) -> bytes:
+    """Everything a pipe delivers until it closes, keeping only the last `cap` bytes (and handing each chunk to
+    `echo` as it comes, when given)."""
     kept = b""
     while stream is not None:
         chunk = await stream.read(65536)
         if not chunk:
             break
+        if echo is not None:
+            echo(chunk)
         kept = (kept + chunk)[-cap:]
     return kept
 
 
 async def collect(proc: asyncio.subprocess.Process, timeout_s: float, tag: str | None,
-                  go: bytes | None = None) -> dict[str, Any]:
+                  go: bytes | None = None, echo: Callable[[bytes], None] | None = None) -> dict[str, Any]:
     """Wait for the evaluator (after sending `go` to a prestarted one), end every process it left (its group,
     and those carrying `tag`), and map what happened to a result. A process that keeps the output pipes open
-    after the evaluator exited is killed, not waited for."""
+    after the evaluator exited is killed, not waited for. `echo` sees its stderr as it comes."""
     readers = [asyncio.ensure_future(_tail(proc.stdout, STDOUT_CAP)),
-               asyncio.ensure_future(_tail(proc.stderr, STDERR_CAP))]
+               asyncio.ensure_future(_tail(proc.stderr, STDERR_CAP, echo))]
     timed_out = False
     try:
         if go is not None and proc.stdin is not None:

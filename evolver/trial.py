@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,10 @@ def cmd_try(args: argparse.Namespace) -> int:
     slots = make_slots(config)
     evaluator.check_runnable(slots)
     mode = args.mode or config.evaluation.mode
+    where = "in the sandbox" if evaluator.sandboxed else "outside a sandbox"
+    print(f"judging {directory} in {mode} mode, {where} (timeout {config.evaluation.timeout_s:g} s); the "
+          "evaluator's own output follows on stderr", file=sys.stderr, flush=True)
+    evaluator.echo = _echo
     raw = asyncio.run(_judge(evaluator, directory, slots[0], mode))
     result = Result.of(raw)
     reference = _reference(args, config, store, run)
@@ -38,6 +43,11 @@ def cmd_try(args: argparse.Namespace) -> int:
     else:
         print("\n".join(report(result, reference, mode, raw.get("duration_s"))))
     return 0 if result.status == "ok" else 1
+
+
+def _echo(chunk: bytes) -> None:
+    sys.stderr.buffer.write(chunk)
+    sys.stderr.flush()
 
 
 async def _judge(evaluator: Evaluator, directory: Path, slot: Any, mode: str) -> dict[str, Any]:

@@ -27,6 +27,9 @@ def test_try_judges_a_directory_and_compares_it_with_best(tmp_path: Path) -> Non
     first = good.stdout.splitlines()[0]
     assert first.startswith("ok ") and " us (full mode, " in first
     assert good.stdout.splitlines()[1].startswith("against r1/")  # what `best` holds
+    # at once on stderr: what is being judged and how, then the evaluator's own output as it comes
+    assert good.stderr.startswith("judging ") and "in full mode" in good.stderr.splitlines()[0]
+    assert "mean " in good.stderr and " us per list" in good.stderr  # examples/sort/check.py's progress
     data = json.loads(evolve(sort, "try", "seeds/mergesort", "--against", "1", "--json").stdout)
     assert data["status"] == "ok" and data["reference"]["id"] == "00001" and data["harness"]
     broken = tmp_path / "broken"
