@@ -7,18 +7,20 @@ command line is exit code 2 (argparse). Nothing here imports textual, torch or c
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from evolver import __version__
 from evolver.candidates import Candidate, Result, Snapshot
 from evolver.config import CONFIG_NAME, ConfigError
-from evolver.engine import EngineError, choose_run, run_engine
+from evolver.engine import run_engine
 from evolver.evaluate import EvaluationError
+from evolver.opening import EngineError, choose_run
 from evolver.progress import Budget
 from evolver.rejudge import rejudge
 from evolver.starter import STARTER
@@ -131,7 +133,8 @@ def cmd_start(args: argparse.Namespace) -> int:
     if args.tui:
         return _start_with_tui(args, store, run, winner_for(config, store, run))
     started = time.monotonic()
-    summary = run_engine(config, store, run, budget, say)
+    with _live_line(sys.stdout.isatty() and not args.quiet) as status:
+        summary = run_engine(config, store, run, budget, say, status)
     best = summary.best
     took = time.monotonic() - started
     spend = f", LLM spend so far ${summary.llm_cost_usd:.4f}" if summary.llm_cost_usd else ""
@@ -139,6 +142,20 @@ def cmd_start(args: argparse.Namespace) -> int:
           f"{'; ' + summary.reason if summary.reason else ''}")
     print("\n".join(best_lines(run, best, branch_best(store))))
     return 130 if summary.reason == "interrupted" else 0
+
+
+@contextlib.contextmanager
+def _live_line(on: bool) -> Iterator[Callable[[str], None] | None]:
+    """On a terminal, the budget line kept at the bottom and redrawn each second (rich.live); the result lines
+    scroll above it. Elsewhere (a pipe, a log, -q) nothing: the budget line every ten results is in the log."""
+    if not on:
+        yield None
+        return
+    from rich.live import Live
+    from rich.text import Text
+
+    with Live(Text(""), auto_refresh=False, transient=True) as live:
+        yield lambda line: live.update(Text(line, style="dim", no_wrap=True, overflow="ellipsis"), refresh=True)
 
 
 def _start_with_tui(args: argparse.Namespace, store: Store, run: str,

@@ -20,24 +20,19 @@ from typing import Any
 
 from evolver.agents import agent_specs
 from evolver.breed import Breeder
-from evolver.candidates import Candidate, Snapshot, now
+from evolver.candidates import Candidate
 from evolver.children import Children
 from evolver.config import LLM_OPERATORS, Config
-from evolver.evaluate import Evaluator, Slot, make_slots
+from evolver.evaluate import Slot
 from evolver.llm import LLMClient, LLMError, api_key
+from evolver.opening import EngineError, OpenRun, open_run
 from evolver.operators import Proposal
 from evolver.population import next_island
 from evolver.progress import STATUS_EVERY, Budget, budget_line, result_line
-from evolver.results import NOT_EVALUATED, Recorder
-from evolver.sandbox import protect_memory, sandbox_line
+from evolver.results import NOT_EVALUATED
 from evolver.store import Store
 
-RUN_REF = "refs/evolve/runs/{run}"
 INTERRUPTED = "interrupted"
-
-
-class EngineError(Exception):
-    """The run cannot go on; str() is the one-line reason."""
 
 
 @dataclass
@@ -56,66 +51,6 @@ class RunSummary:
     reason: str = ""
     llm_cost_usd: float = 0.0
     statuses: dict[str, int] = field(default_factory=dict)
-
-
-def choose_run(store: Store, config: Config, requested: str | None, new: bool) -> str:
-    """The run to work on: the one asked for, the configured one, the latest, or a new one."""
-    if requested:
-        return requested
-    if config.run:
-        return config.run
-    mine = store.runs(config.problem.kernel_dir)  # runs are per problem: another problem's are not resumed
-    if mine and not new:
-        return mine[-1]
-    everyone = store.runs()
-    n = len(everyone) + 1
-    while f"r{n}" in everyone:
-        n += 1
-    return f"r{n}"
-
-
-@dataclass
-class OpenRun:
-    """A run opened for work: the repository locked, the evaluator ready, the run read from git."""
-
-    base: str
-    evaluator: Evaluator
-    slots: list[Slot]
-    snapshot: Snapshot
-    recorder: Recorder
-
-
-def open_run(config: Config, store: Store, run: str, create: bool, say: Callable[[str], None]) -> OpenRun:
-    """Lock the repository, make the evaluator ready and read the run from git (creating it if asked).
-    Everything that can refuse to run is checked before the run is written to git."""
-    protect_memory()
-    store.lock()
-    meta = store.get_meta(RUN_REF.format(run=run))
-    if meta is None and not create:
-        raise EngineError(f"no run {run!r} in this repository")
-    if meta is not None and meta.get("kernel_dir") != config.problem.kernel_dir:
-        raise EngineError(f"run {run!r} evolves {meta.get('kernel_dir')!r}, another problem than {config.path} "
-                          f"(kernel_dir {config.problem.kernel_dir!r}); choose another run name")
-    base = meta["base"] if meta else store.head_commit()
-    if meta is None:
-        for seed in config.problem.seeds:
-            if store.tree_entry(base, seed) is None:
-                raise EngineError(f"seed directory {seed!r} is not in the commit HEAD ({base[:10]}); commit "
-                                  "it first (evolve reads seeds from git, not from the work tree)")
-    evaluator = Evaluator(config, store, base)
-    slots = make_slots(config)
-    evaluator.check_ready(slots)
-    say(sandbox_line(evaluator.sandboxed, config.evaluation.network))
-    confirm_mode = config.evaluation.confirm_mode
-    if meta is None:
-        store.set_meta(RUN_REF.format(run=run), {"run": run, "base": base, "created": now(),
-                                                  "kernel_dir": config.problem.kernel_dir})
-        say(f"new run {run!r} from {base[:10]}")
-    snapshot = store.snapshot(run)
-    recorder = Recorder(store, snapshot, evaluator.version, confirm_mode,
-                        evaluator.version_for(confirm_mode) if confirm_mode else "", {s.fingerprint for s in slots},
-                        say)
-    return OpenRun(base, evaluator, slots, snapshot, recorder)
 
 
 def llm_operators(config: Config, rng: random.Random, say: Callable[[str], None]) -> tuple[LLMClient | None,
@@ -144,8 +79,8 @@ class Engine:
     spent or the user stops it."""
 
     def __init__(self, config: Config, store: Store, opened: OpenRun, budget: Budget,
-                 say: Callable[[str], None] = print) -> None:
-        self.config, self.store, self.budget, self.say = config, store, budget, say
+                 say: Callable[[str], None] = print, status: Callable[[str], None] | None = None) -> None:
+        self.config, self.store, self.budget, self.say, self.status = config, store, budget, say, status
         self.run = opened.snapshot.run
         self.evaluator, self.slots, self.snapshot, self.recorder = (opened.evaluator, opened.slots, opened.snapshot,
                                                                     opened.recorder)
@@ -185,6 +120,7 @@ class Engine:
             loop.add_signal_handler(signal.SIGTERM, self._terminate)
         except (RuntimeError, ValueError):  # not the main thread (embedded use): no signal handling
             pass
+        ticker = asyncio.create_task(self._tick())
         try:
             self._resume()
             self._evaluators = [asyncio.create_task(self._evaluator(slot)) for slot in self.slots]
@@ -198,6 +134,7 @@ class Engine:
                 if isinstance(outcome, Exception):
                     raise outcome
         finally:
+            ticker.cancel()
             loop.remove_signal_handler(signal.SIGINT)
             loop.remove_signal_handler(signal.SIGTERM)
             await self.evaluator.close()
@@ -378,15 +315,22 @@ class Engine:
             if self._results_seen % STATUS_EVERY == 0:
                 self.say(self._budget_line())
 
+    async def _tick(self) -> None:
+        """The live status line, once a second (where the CLI shows one: a terminal)."""
+        while self.status is not None:
+            self.status(f"{self._budget_line()}; now {self._evaluating} evaluating, {self._in_progress} proposing")
+            await asyncio.sleep(1.0)
+
     def _budget_line(self) -> str:
         done = sum(1 for c in self.snapshot.candidates.values() if c.result is not None)
         return budget_line(self.budget, time.monotonic() - self._started, self._results_seen, done, self._spent(),
                            self._spent_at_start)
 
 
-def run_engine(config: Config, store: Store, run: str, budget: Budget, say: Callable[[str], None] = print) -> RunSummary:
+def run_engine(config: Config, store: Store, run: str, budget: Budget, say: Callable[[str], None] = print,
+               status: Callable[[str], None] | None = None) -> RunSummary:
     try:
-        engine = Engine(config, store, open_run(config, store, run, create=True, say=say), budget, say)
+        engine = Engine(config, store, open_run(config, store, run, create=True, say=say), budget, say, status)
         return asyncio.run(engine.run_async())
     except LLMError as exc:
         raise EngineError(str(exc)) from None

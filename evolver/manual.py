@@ -14,7 +14,7 @@ from pathlib import Path
 from evolver.candidates import Candidate, Result, Snapshot
 from evolver.children import Children
 from evolver.config import Config
-from evolver.engine import OpenRun, open_run
+from evolver.opening import OpenRun, open_run
 from evolver.operators import Proposal
 from evolver.store import Store
 

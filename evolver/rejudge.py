@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from evolver.candidates import Candidate, Result, Snapshot
 from evolver.config import Config
-from evolver.engine import OpenRun, open_run
+from evolver.opening import OpenRun, open_run
 from evolver.store import Store
 
 

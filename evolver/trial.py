@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from evolver.candidates import Candidate, Result
-from evolver.engine import RUN_REF
 from evolver.evaluate import Evaluator, make_slots
+from evolver.opening import RUN_REF
 from evolver.views import UserError, branch_best, brief, open_repo, resolve, score_of
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from evolver.breed import mutation_messages, prompt_context
 from evolver.candidates import PROVENANCE_KEYS, Candidate, Snapshot
 from evolver.config import Config, find_config, load_config
-from evolver.engine import RUN_REF, choose_run
+from evolver.opening import RUN_REF, choose_run
 from evolver.population import ancestry
 from evolver.progress import with_unit
 from evolver.reader import candidate_at

@@ -6,7 +6,8 @@ import asyncio
 from pathlib import Path
 
 from evolver.config import load_config
-from evolver.engine import Engine, open_run
+from evolver.engine import Engine
+from evolver.opening import open_run
 from evolver.operators import Proposal, decode
 from evolver.progress import Budget
 from evolver.store import Store

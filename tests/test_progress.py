@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from evolver.progress import Budget, budget_line, duration
+from tests.conftest import evolve
 
 
 def test_the_limit_reached_first_is_the_eta() -> None:
@@ -20,3 +25,40 @@ def test_no_budget_says_so_and_nothing_is_divided_by_zero() -> None:
     assert budget_line(Budget(), 0.0, 0, 0, 0.0, 0.0).endswith("no budget: until Ctrl-C")
     assert "ETA" not in budget_line(Budget(max_candidates=5), 0.0, 0, 0, 0.0, 0.0)
     assert duration(59) == "59s" and duration(3599) == "59m59s" and duration(7260) == "2h01m"
+
+
+def on_a_terminal(cwd: Path, *args: str, timeout: float = 120) -> str:
+    """The real CLI with its stdout on a pseudo-terminal (as in a shell), everything it wrote."""
+    import os
+    import pty
+    import subprocess
+    import sys
+    import time
+
+    main, secondary = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "evolver", *args], cwd=cwd, stdout=secondary,
+                            stderr=secondary, stdin=subprocess.DEVNULL, env={**os.environ, "COLUMNS": "200"})
+    os.close(secondary)
+    out = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # the other end closed: the process is gone
+            break
+        if not chunk:
+            break
+        out += chunk
+    proc.wait(timeout=10)
+    os.close(main)
+    return out.decode("utf-8", "replace")
+
+
+@pytest.mark.slow
+def test_a_terminal_gets_a_live_budget_line_and_a_pipe_does_not(repo: Path) -> None:
+    sort = repo / "examples" / "sort"
+    shown = on_a_terminal(sort, "start", "--max-candidates", "4")
+    assert "[   1/4] 00001 seed" in shown and "00004 tune" in shown  # the result lines, brackets intact
+    assert "now 1 evaluating" in shown or "now 0 evaluating" in shown  # the live line (redrawn each second)
+    piped = evolve(sort, "start", "--max-candidates", "6")
+    assert piped.returncode == 0 and "evaluating, " not in piped.stdout  # a log gets no live line

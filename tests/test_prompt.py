@@ -82,7 +82,7 @@ def test_evolve_prompt_prints_what_a_mutation_of_that_parent_would_send(tmp_path
     (the engine's own parent pool, base and guidance): byte for byte the same text."""
     from evolver.breed import mutation_messages, prompt_context
     from evolver.config import find_config, load_config
-    from evolver.engine import open_run
+    from evolver.opening import open_run
     from evolver.store import Store
     from tests.conftest import COUNTING, counting_repo, fake_llm
     from tests.fake_llm import FakeLLM

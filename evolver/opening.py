@@ -1,0 +1,80 @@
+"""Opening a run: which run `evolve start` works on, and the checks and set-up before the loop (the lock, the
+evaluator, the run record in git). Shared by `start`, `add` and `rejudge`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from evolver.candidates import Snapshot, now
+from evolver.config import Config
+from evolver.evaluate import Evaluator, Slot, make_slots
+from evolver.results import Recorder
+from evolver.sandbox import protect_memory, sandbox_line
+from evolver.store import Store
+
+RUN_REF = "refs/evolve/runs/{run}"
+
+
+class EngineError(Exception):
+    """The run cannot go on; str() is the one-line reason."""
+
+
+def choose_run(store: Store, config: Config, requested: str | None, new: bool) -> str:
+    """The run to work on: the one asked for, the configured one, the latest, or a new one."""
+    if requested:
+        return requested
+    if config.run:
+        return config.run
+    mine = store.runs(config.problem.kernel_dir)  # runs are per problem: another problem's are not resumed
+    if mine and not new:
+        return mine[-1]
+    everyone = store.runs()
+    n = len(everyone) + 1
+    while f"r{n}" in everyone:
+        n += 1
+    return f"r{n}"
+
+
+@dataclass
+class OpenRun:
+    """A run opened for work: the repository locked, the evaluator ready, the run read from git."""
+
+    base: str
+    evaluator: Evaluator
+    slots: list[Slot]
+    snapshot: Snapshot
+    recorder: Recorder
+
+
+def open_run(config: Config, store: Store, run: str, create: bool, say: Callable[[str], None]) -> OpenRun:
+    """Lock the repository, make the evaluator ready and read the run from git (creating it if asked).
+    Everything that can refuse to run is checked before the run is written to git."""
+    protect_memory()
+    store.lock()
+    meta = store.get_meta(RUN_REF.format(run=run))
+    if meta is None and not create:
+        raise EngineError(f"no run {run!r} in this repository")
+    if meta is not None and meta.get("kernel_dir") != config.problem.kernel_dir:
+        raise EngineError(f"run {run!r} evolves {meta.get('kernel_dir')!r}, another problem than {config.path} "
+                          f"(kernel_dir {config.problem.kernel_dir!r}); choose another run name")
+    base = meta["base"] if meta else store.head_commit()
+    if meta is None:
+        for seed in config.problem.seeds:
+            if store.tree_entry(base, seed) is None:
+                raise EngineError(f"seed directory {seed!r} is not in the commit HEAD ({base[:10]}); commit "
+                                  "it first (evolve reads seeds from git, not from the work tree)")
+    evaluator = Evaluator(config, store, base)
+    slots = make_slots(config)
+    evaluator.check_ready(slots)
+    say(sandbox_line(evaluator.sandboxed, config.evaluation.network))
+    confirm_mode = config.evaluation.confirm_mode
+    if meta is None:
+        store.set_meta(RUN_REF.format(run=run), {"run": run, "base": base, "created": now(),
+                                                  "kernel_dir": config.problem.kernel_dir})
+        say(f"new run {run!r} from {base[:10]}")
+    snapshot = store.snapshot(run)
+    recorder = Recorder(store, snapshot, evaluator.version, confirm_mode,
+                        evaluator.version_for(confirm_mode) if confirm_mode else "", {s.fingerprint for s in slots},
+                        say)
+    return OpenRun(base, evaluator, slots, snapshot, recorder)
