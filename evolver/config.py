@@ -13,15 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evolver.tomlread import ConfigError as ConfigError  # raised by config readers everywhere
+from evolver.tomlread import TomlReader
+
 CONFIG_NAME = "evolve.toml"
 LLM_OPERATORS = ("mutate", "fix")
 BUILTIN_OPERATORS = ("tune", "cross", "agent")  # no LLM endpoint needed (agents: evolver/agents.py)
 OPERATORS = LLM_OPERATORS + BUILTIN_OPERATORS
 BUILTIN_EVALUATORS = ("qr",)
-
-
-class ConfigError(Exception):
-    """A configuration problem a user can fix; str() is the one-line message the CLI prints."""
 
 
 @dataclass(frozen=True)
@@ -166,70 +165,6 @@ SCHEMA: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
 MODEL_KEYS = {"name": (str,), "weight": _NUM, "input_usd_per_mtok": _NUM, "output_usd_per_mtok": _NUM}
 
 
-class _Locator:
-    """Finds the line of `section.key` in the TOML text (tomllib keeps no positions)."""
-
-    _header = re.compile(r"^\s*\[\s*([A-Za-z0-9_.\-\" ]+?)\s*\]\s*(#.*)?$")
-    _key = re.compile(r"^\s*([A-Za-z0-9_\-\"]+)\s*=")
-
-    def __init__(self, text: str) -> None:
-        self.lines = text.splitlines()
-
-    def line_of(self, section: str, key: str | None = None) -> int | None:
-        current = ""
-        for number, line in enumerate(self.lines, start=1):
-            header = self._header.match(line)
-            if header:
-                current = header.group(1).replace('"', "").replace(" ", "")
-                if key is None and current == section:
-                    return number
-                continue
-            match = self._key.match(line)
-            if match and key is not None and current == section and match.group(1).strip('"') == key:
-                return number
-        return None
-
-
-class _Reader:
-    def __init__(self, path: Path, text: str) -> None:
-        self.path = path
-        self.locate = _Locator(text)
-
-    def error(self, section: str, key: str | None, message: str) -> ConfigError:
-        where = f"{section}.{key}" if key else f"[{section}]"
-        line = self.locate.line_of(section, key) or self.locate.line_of(section)
-        at = f"{self.path}:{line}" if line else str(self.path)
-        return ConfigError(f"{at}: {where}: {message}")
-
-    def section(self, data: dict[str, Any], name: str) -> dict[str, Any]:
-        schema = SCHEMA[name]
-        raw = data.get(name, {})
-        if not isinstance(raw, dict):
-            raise self.error(name, None, "must be a table")
-        out: dict[str, Any] = {}
-        for key, value in raw.items():
-            if key not in schema:
-                known = ", ".join(sorted(schema))
-                raise self.error(name, key, f"unknown key (known keys: {known})")
-            types, _ = schema[key]
-            # bool is an int in Python; a flag written where a number belongs is still a type error
-            if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
-                names = " or ".join(_type_name(t) for t in types)
-                raise self.error(name, key, f"must be {names}, not {_type_name(type(value))} ({value!r})")
-            out[key] = value
-        for key, (_, default) in schema.items():
-            if key not in out:
-                if default is ...:
-                    raise self.error(name, key, "is required")
-                out[key] = default
-        return out
-
-
-def _type_name(t: type) -> str:
-    return {str: "a string", int: "an integer", float: "a number", bool: "true/false", list: "an array",
-            dict: "a table"}.get(t, t.__name__)
-
-
 def find_config(start: Path) -> Path:
     """The nearest evolve.toml at or above `start`, as git finds its repository."""
     for directory in [start, *start.parents]:
@@ -242,7 +177,7 @@ def find_config(start: Path) -> Path:
 def load_config(path: Path, root: Path) -> Config:
     """Parse and validate `path`; `root` is the repository top level that paths must stay inside."""
     text, data = _read_toml(path)
-    reader = _Reader(path, text)
+    reader = TomlReader(path, text, SCHEMA)
     for name in data:
         if name not in SCHEMA and name != "agents":  # [agents.NAME] tables: evolver/agents.py
             line = reader.locate.line_of(name)
@@ -287,7 +222,7 @@ def _read_toml(path: Path) -> tuple[str, dict[str, Any]]:
 class _Paths:
     """Paths in evolve.toml: relative to its directory, never outside the repository."""
 
-    def __init__(self, reader: _Reader, base: Path, root: Path) -> None:
+    def __init__(self, reader: TomlReader, base: Path, root: Path) -> None:
         self.reader, self.base, self.root = reader, base, root
 
     def __call__(self, section: str, key: str, value: Any, must_exist: bool = True, kind: str = "any") -> str:
@@ -305,7 +240,7 @@ class _Paths:
         return "" if rel == "." else rel
 
 
-def _problem_config(reader: _Reader, p: dict[str, Any], repo_path: _Paths) -> ProblemConfig:
+def _problem_config(reader: TomlReader, p: dict[str, Any], repo_path: _Paths) -> ProblemConfig:
     kernel_dir = repo_path("problem", "kernel_dir", p["kernel_dir"], must_exist=False)
     if not kernel_dir:
         raise reader.error("problem", "kernel_dir", "must be a subdirectory, not the repository root")
@@ -316,7 +251,7 @@ def _problem_config(reader: _Reader, p: dict[str, Any], repo_path: _Paths) -> Pr
     return ProblemConfig(kernel_dir=kernel_dir, seeds=seeds, guidance=guidance)
 
 
-def _evaluation_config(reader: _Reader, e: dict[str, Any], repo_path: _Paths) -> EvaluationConfig:
+def _evaluation_config(reader: TomlReader, e: dict[str, Any], repo_path: _Paths) -> EvaluationConfig:
     if bool(e["builtin"]) == bool(e["command"]):
         raise reader.error("evaluation", "command", "set exactly one of `builtin` (\"qr\") and `command`")
     if e["builtin"] and e["builtin"] not in BUILTIN_EVALUATORS:
@@ -344,7 +279,7 @@ def _evaluation_config(reader: _Reader, e: dict[str, Any], repo_path: _Paths) ->
                             sandbox=e["sandbox"] == "on", network=e["network"])
 
 
-def _llm_config(reader: _Reader, s: dict[str, Any]) -> LLMConfig:
+def _llm_config(reader: TomlReader, s: dict[str, Any]) -> LLMConfig:
     if s["model"] and s["models"]:
         raise reader.error("llm", "models", "set either `model` or `models`, not both")
     models: list[ModelSpec] = []
@@ -376,7 +311,7 @@ def _llm_config(reader: _Reader, s: dict[str, Any]) -> LLMConfig:
                      edit_retries=max(0, s["edit_retries"]), full_rewrite=s["full_rewrite"])
 
 
-def _evolution_config(reader: _Reader, s: dict[str, Any]) -> EvolutionConfig:
+def _evolution_config(reader: TomlReader, s: dict[str, Any]) -> EvolutionConfig:
     operators: dict[str, float] = {}
     for name, weight in s["operators"].items():
         if name not in OPERATORS:
