@@ -51,6 +51,8 @@ class EvaluationConfig:
     prestart: bool = False  # start the next evaluator process while one runs; it waits for a line on stdin
     sandbox: bool = True  # every evaluation in a namespace sandbox (evolver/sandbox.py); off only if asked for
     network: bool = False  # inside the sandbox: the network (off: only a private loopback)
+    backend: str = "local"  # "ray": each evaluation a task on a Ray cluster (evolver/cluster.py)
+    address: str = "auto"  # the Ray cluster's address (ray.init)
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,8 @@ SCHEMA: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "prestart": ((bool,), None),  # default: on for the built-in harness, off for commands
         "sandbox": ((str,), "on"),
         "network": ((bool,), False),
+        "backend": ((str,), "local"),
+        "address": ((str,), "auto"),
     },
     "llm": {
         "base_url": ((str,), None),
@@ -272,11 +276,15 @@ def _evaluation_config(reader: TomlReader, e: dict[str, Any], repo_path: _Paths)
         raise reader.error("evaluation", "slots" if e["slots"] < 0 else "timeout_s", "must be positive")
     if e["sandbox"] not in ("on", "off"):
         raise reader.error("evaluation", "sandbox", f'must be "on" or "off", not {e["sandbox"]!r}')
+    if e["backend"] not in ("local", "ray"):
+        raise reader.error("evaluation", "backend", f'must be "local" or "ray", not {e["backend"]!r}')
+    local = e["backend"] == "local"  # prestarted processes are local only
     return EvaluationConfig(builtin=e["builtin"], command=e["command"], files=files, mode=e["mode"],
                             confirm_mode=e["confirm_mode"], slots=e["slots"], gpus=gpus,
                             timeout_s=float(e["timeout_s"]),
-                            prestart=bool(e["builtin"]) if e["prestart"] is None else e["prestart"],
-                            sandbox=e["sandbox"] == "on", network=e["network"])
+                            prestart=local and (bool(e["builtin"]) if e["prestart"] is None else e["prestart"]),
+                            sandbox=e["sandbox"] == "on", network=e["network"], backend=e["backend"],
+                            address=e["address"])
 
 
 def _llm_config(reader: TomlReader, s: dict[str, Any]) -> LLMConfig:

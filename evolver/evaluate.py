@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from evolver import sandbox
-from evolver.config import Config
+from evolver.config import Config, EvaluationConfig
 from evolver.processes import TAG, EvaluatorStartError, collect, kill_group, kill_tagged, spawn
 from evolver.store import Store
 
@@ -90,6 +90,10 @@ def cpu_fingerprint() -> str:
 
 def make_slots(config: Config) -> list[Slot]:
     e = config.evaluation
+    if e.backend == "ray":
+        from evolver.cluster import slots as cluster_slots
+
+        return cluster_slots(config)
     found = dict(detect_gpus())
     if e.builtin and not found and e.gpus != ():
         raise EvaluationError(f"the built-in {e.builtin!r} evaluator needs a CUDA GPU, and nvidia-smi sees none "
@@ -146,6 +150,36 @@ def sandbox_choice(config: Config) -> bool:
 JUDGE_MODULES = {"qr": ("torch", "cupy")}  # what a built-in judge imports: missing, it is said once, up front
 
 
+def command_for(e: EvaluationConfig, kernel_dir: Path, mode: str) -> list[str]:
+    """The evaluator's command line for a kernel directory, with this machine's Python."""
+    if e.builtin:
+        return [sys.executable, "-m", f"harness.{e.builtin}", "--kernel-dir", str(kernel_dir), "--mode", mode]
+    values = {"{python}": sys.executable, "{kernel_dir}": str(kernel_dir), "{mode}": mode}
+    out = []
+    for token in shlex.split(e.command or ""):
+        for key, value in values.items():
+            token = token.replace(key, value)
+        out.append(token)
+    return out
+
+
+def contain(argv: list[str], scratch: Path, workdir: Path, gpu: int | None, sandboxed: bool, network: bool,
+            exclude: list[Path], prefix: str) -> tuple[list[str], dict[str, str]]:
+    """`argv` wrapped in the sandbox (or only tied to the caller's life, sandbox off), and its environment:
+    no secrets, a home and a temporary directory of its own, the tag (`Evaluator.sweep` says when to look
+    for it). Also what a Ray worker does on its own machine (evolver/cluster.py)."""
+    env = scrubbed_env(gpu)
+    env[TAG] = prefix + secrets.token_hex(8)
+    for name, var in ((".home", "HOME"), (".tmp", "TMPDIR")):
+        (scratch / name).mkdir(exist_ok=True)
+        env[var] = str(scratch / name)
+    spec: dict[str, Any] = {"isolate": False}
+    if sandboxed:
+        spec = sandbox.spec_for(scratch, gpu=gpu is not None, network=network, exclude=exclude)
+        spec["workdir"] = str(workdir)
+    return sandbox.command(argv, spec), env
+
+
 class Evaluator:
     """Runs the configured evaluator on candidates; `version` identifies the judge for the cache."""
 
@@ -174,6 +208,7 @@ class Evaluator:
         self.prefix = f"evolve-{purpose}-{hashlib.sha1(str(store.common_dir).encode()).hexdigest()[:10]}-"
         self.echo: Callable[[bytes], None] | None = None  # sees a directory's evaluation's stderr as it comes
         self._prestarted: dict[int, _Prestarted] = {}  # slot index -> the process its next evaluation uses
+        self._remote: Any = None  # the Ray backend, once an evaluation needs it
 
     def version_for(self, mode: str) -> str:
         """The judge's identity in `mode`: scores of different versions are never compared."""
@@ -189,7 +224,10 @@ class Evaluator:
         self.check_runnable(slots)
 
     def check_runnable(self, slots: list[Slot]) -> None:
-        """The evaluator and what it imports exist, and the sandbox can be built; else a one-line error."""
+        """The evaluator and what it imports exist, and the sandbox can be built; else a one-line error. (On
+        a Ray cluster the workers are what counts: what one of them lacks comes back as a result.)"""
+        if self.config.evaluation.backend == "ray":
+            return
         builtin = self.config.evaluation.builtin or ""
         missing = [m for m in JUDGE_MODULES.get(builtin, ()) if importlib.util.find_spec(m) is None]
         if missing:
@@ -209,31 +247,11 @@ class Evaluator:
                                       "(docs/SECURITY.md says what that exposes)")
 
     def _command(self, kernel_dir: Path, mode: str) -> list[str]:
-        e = self.config.evaluation
-        if e.builtin:
-            return [sys.executable, "-m", f"harness.{e.builtin}", "--kernel-dir", str(kernel_dir), "--mode", mode]
-        values = {"{python}": sys.executable, "{kernel_dir}": str(kernel_dir), "{mode}": mode}
-        out = []
-        for token in shlex.split(e.command or ""):
-            for key, value in values.items():
-                token = token.replace(key, value)
-            out.append(token)
-        return out
+        return command_for(self.config.evaluation, kernel_dir, mode)
 
     def _contained(self, argv: list[str], scratch: Path, workdir: Path, slot: Slot) -> tuple[list[str], dict[str, str]]:
-        """`argv` wrapped in the sandbox (or only tied to the engine's life, sandbox off), and its environment:
-        no secrets, a home and a temporary directory of its own, the tag (`sweep` says when to look for it)."""
-        env = scrubbed_env(slot.gpu)
-        env[TAG] = self.prefix + secrets.token_hex(8)
-        for name, var in ((".home", "HOME"), (".tmp", "TMPDIR")):
-            (scratch / name).mkdir(exist_ok=True)
-            env[var] = str(scratch / name)
-        spec: dict[str, Any] = {"isolate": False}
-        if self.sandboxed:
-            spec = sandbox.spec_for(scratch, gpu=slot.gpu is not None, network=self.config.evaluation.network,
-                                    exclude=[self.store.root, self.store.common_dir])
-            spec["workdir"] = str(workdir)
-        return sandbox.command(argv, spec), env
+        return contain(argv, scratch, workdir, slot.gpu, self.sandboxed, self.config.evaluation.network,
+                       [self.store.root, self.store.common_dir], self.prefix)
 
     def prepare_judge(self, dest: Path) -> tuple[Path, Path]:
         """The evaluator's own files under `dest`; (working directory, where the kernel directory goes)."""
@@ -256,9 +274,11 @@ class Evaluator:
         try:
             if isinstance(commit, str) and self.config.evaluation.prestart and mode == self.config.evaluation.mode:
                 result = await self._evaluate_prestarted(commit, slot, mode)
+            elif self.config.evaluation.backend == "ray":
+                result = await self._ray().evaluate(commit, mode)
             else:
                 with tempfile.TemporaryDirectory(prefix=self.prefix) as tmp:
-                    self._materialise(commit, Path(tmp))
+                    self.materialise(commit, Path(tmp))
                     workdir, kernel_dir = self.prepare_judge(Path(tmp))
                     argv, env = self._contained(self._command(kernel_dir, mode), Path(tmp), workdir, slot)
                     result = await collect(await spawn(argv, workdir, env), self.config.evaluation.timeout_s,
@@ -266,17 +286,24 @@ class Evaluator:
         except (OSError, ValueError, EvaluatorStartError) as exc:
             result = {"status": "crash", "score": None, "error": f"the evaluation could not run: {exc}"}
         result = self._promised(result, mode)
-        result.update(harness=self.version_for(mode), gpu=slot.fingerprint,
+        result.update(harness=self.version_for(mode), gpu=result.pop("device", None) or slot.fingerprint,
                       duration_s=round(time.monotonic() - started, 3))
         return result
 
-    def _materialise(self, source: str | Path, dest: Path) -> None:
+    def materialise(self, source: str | Path, dest: Path) -> None:
         """The kernel directory under `dest`, from a commit (`git archive`) or a directory (a copy)."""
         kernel_dir = self.config.problem.kernel_dir
         if isinstance(source, Path):
             shutil.copytree(source, dest / kernel_dir, ignore=shutil.ignore_patterns("__pycache__", ".git"))
         else:
             self.store.archive(source, [kernel_dir], dest)
+
+    def _ray(self) -> Any:
+        if self._remote is None:
+            from evolver.cluster import RayBackend
+
+            self._remote = RayBackend(self)
+        return self._remote
 
     def sweep(self, env: dict[str, str]) -> str | None:
         """The tag to sweep for once an evaluation ends: none in the sandbox, whose PID namespace ends with its

@@ -68,6 +68,9 @@ def open_run(config: Config, store: Store, run: str, create: bool, say: Callable
     slots = make_slots(config)
     evaluator.check_ready(slots)
     say(sandbox_line(evaluator.sandboxed, config.evaluation.network))
+    if config.evaluation.backend == "ray":
+        devices = sorted({s.fingerprint for s in slots})
+        say(f"evaluations: a Ray cluster at {config.evaluation.address}, {len(slots)} at once, on {', '.join(devices)}")
     confirm_mode = config.evaluation.confirm_mode
     if meta is None:
         store.set_meta(RUN_REF.format(run=run), {"run": run, "base": base, "created": now(),

@@ -25,6 +25,8 @@ timeout_s = 600                    # a candidate still running then is killed (s
 sandbox = "on"                     # every evaluation in its own namespaces: no view of your files, keys,
                                    # processes or network (docs/SECURITY.md); "off" only where none is possible
 # network = false                  # inside the sandbox
+# backend = "ray"                  # evaluations as tasks on a Ray cluster (pip install -e '.[ray]')
+# address = "auto"                 # ... at this address (ray.init)
 
 [llm]
 # base_url = "http://127.0.0.1:8000/v1"   # any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama)

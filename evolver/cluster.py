@@ -1,0 +1,137 @@
+"""Evaluations on a Ray cluster (`[evaluation] backend = "ray"`, `address`).
+
+Each evaluation is a Ray task. The engine sends the candidate and the evaluator's files as content (a tar
+archive of what a local slot would lay out, never a path on the engine's machine); the worker judges it on
+its own machine exactly as a local slot does - the same command, sandbox, scrubbed environment, timeout and
+statuses (`evaluate.command_for`, `evaluate.contain`, `processes.collect`) - and returns the result with the
+fingerprint of the device that judged it. The engine stays the only writer of the run's git state. A worker
+or a node that dies takes only the evaluation in flight with it: Ray runs that task again on another worker
+(`RETRIES`), so the kernel is never blamed for it. Ray is imported here only, and only when the backend is
+chosen (`pip install -e '.[ray]'`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+import tarfile
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evolver.config import Config
+from evolver.processes import TAG, collect, spawn
+
+if TYPE_CHECKING:
+    from evolver.evaluate import Evaluator, Slot
+
+RETRIES = 3  # runs of a task whose worker died, on other workers, before the evaluation counts as lost
+
+
+def connect(config: Config) -> Any:
+    """The `ray` module, connected to the configured cluster; else a one-line error."""
+    from evolver.evaluate import EvaluationError
+
+    try:
+        import ray
+    except ImportError:
+        raise EvaluationError(f"{config.path}: evaluation.backend = \"ray\" needs ray: pip install -e "
+                              "'.[ray]'") from None
+    if not ray.is_initialized():
+        try:
+            ray.init(address=config.evaluation.address, log_to_driver=False, logging_level=logging.ERROR)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise EvaluationError(f"{config.path}: evaluation.address: no Ray cluster at "
+                                  f"{config.evaluation.address!r} ({str(exc).splitlines()[0][:200]})") from None
+    return ray
+
+
+def _needs_gpu(config: Config) -> bool:
+    return bool(config.evaluation.builtin)  # the QR judge times on a GPU of its own
+
+
+def _resources(config: Config) -> dict[str, float]:
+    return {"num_gpus": 1, "num_cpus": 1} if _needs_gpu(config) else {"num_cpus": 1}
+
+
+def slots(config: Config) -> list[Slot]:
+    """As many slots as the cluster has GPUs (CPUs for a CPU problem), or `[evaluation] slots`; each with the
+    fingerprint a worker reported, which is what results measured there carry."""
+    from evolver.evaluate import EvaluationError, Slot
+
+    ray = connect(config)
+    kind = "GPU" if _needs_gpu(config) else "CPU"
+    count = config.evaluation.slots or int(ray.cluster_resources().get(kind, 0))
+    if count < 1:
+        raise EvaluationError(f"the Ray cluster at {config.evaluation.address!r} offers no {kind}")
+    probe = ray.remote(device_fingerprint).options(**_resources(config))
+    found = ray.get([probe.remote() for _ in range(count)])
+    return [Slot(i, None, str(fingerprint)) for i, fingerprint in enumerate(found)]
+
+
+class RayBackend:
+    """The engine's side: lay the evaluation out, send it as content, await the worker's result."""
+
+    def __init__(self, evaluator: Evaluator) -> None:
+        self.evaluator = evaluator
+        self.ray = connect(evaluator.config)
+        self.task = self.ray.remote(judge_on_worker).options(max_retries=RETRIES, **_resources(evaluator.config))
+
+    async def evaluate(self, source: str | Path, mode: str) -> dict[str, Any]:
+        ev = self.evaluator
+        with tempfile.TemporaryDirectory(prefix=ev.prefix) as tmp:
+            root = Path(tmp)
+            ev.materialise(source, root)
+            workdir, kernel_dir = ev.prepare_judge(root)
+            buffer = io.BytesIO()
+            with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+                tar.add(root, arcname=".")
+        job = {"evaluation": ev.config.evaluation, "mode": mode, "prefix": ev.prefix, "sandboxed": ev.sandboxed,
+               "workdir": workdir.relative_to(root).as_posix(), "kernel": kernel_dir.relative_to(root).as_posix()}
+        ref = self.task.remote(buffer.getvalue(), job)
+        try:
+            return dict(await ref)
+        except asyncio.CancelledError:
+            self.ray.cancel(ref, force=True)
+            raise
+        except self.ray.exceptions.RayError as exc:
+            return {"status": "crash", "score": None, "error": f"the Ray cluster lost this evaluation {RETRIES + 1} "
+                    f"times, not the kernel's doing: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"}
+
+
+def judge_on_worker(payload: bytes, job: dict[str, Any]) -> dict[str, Any]:
+    """In a Ray worker: unpack the evaluation and judge it as a local slot would; the result and the device."""
+    import ray
+
+    from evolver.evaluate import command_for, contain
+
+    ids = ray.get_gpu_ids()
+    gpu = int(ids[0]) if ids else None
+    evaluation = job["evaluation"]
+    with tempfile.TemporaryDirectory(prefix=job["prefix"]) as tmp:
+        root = Path(tmp)
+        with tarfile.open(fileobj=io.BytesIO(payload)) as tar:
+            tar.extractall(root, filter="data")
+        workdir = root / job["workdir"]
+        argv, env = contain(command_for(evaluation, root / job["kernel"], job["mode"]), root, workdir, gpu,
+                            job["sandboxed"], evaluation.network, [], job["prefix"])
+        result = asyncio.run(_judge(argv, workdir, env, evaluation.timeout_s, None if job["sandboxed"] else env[TAG]))
+    result["device"] = device_fingerprint(gpu)
+    return result
+
+
+async def _judge(argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float, tag: str | None) -> dict[str, Any]:
+    return await collect(await spawn(argv, cwd, env), timeout_s, tag)
+
+
+def device_fingerprint(gpu: int | None = None) -> str:
+    """What a worker judges on: its GPU (the one Ray gave the task) or its CPU."""
+    import ray
+
+    from evolver.evaluate import cpu_fingerprint, detect_gpus
+
+    if gpu is None and ray.is_initialized():
+        ids = ray.get_gpu_ids()
+        gpu = int(ids[0]) if ids else None
+    return dict(detect_gpus()).get(gpu, cpu_fingerprint()) if gpu is not None else cpu_fingerprint()

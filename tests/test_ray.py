@@ -1,0 +1,95 @@
+"""`[evaluation] backend = "ray"`: the CPU example on a Ray cluster started by the test (a head with two
+logical CPUs, so two worker processes judge at once), one worker killed in the middle of an evaluation.
+Needs the `ray` extra; skipped without it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import example_config, git, make_repo
+
+pytest.importorskip("ray")
+pytestmark = pytest.mark.slow
+RAY = str(Path(sys.executable).parent / "ray")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def cluster() -> Iterator[str]:
+    port = free_port()
+    temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # Ray's sockets need a short path
+    started = subprocess.run([RAY, "start", "--head", f"--port={port}", "--num-cpus=2", "--disable-usage-stats",
+                              "--include-dashboard=false", f"--temp-dir={temp}"], capture_output=True, text=True,
+                             timeout=120)
+    assert started.returncode == 0, started.stdout + started.stderr
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        subprocess.run([RAY, "stop", "--force"], capture_output=True, timeout=120)
+
+
+def ray_workers_judging() -> list[int]:
+    """PIDs of Ray workers running an evaluation now (Ray names a busy worker after its task)."""
+    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return [int(line.split()[0]) for line in out.splitlines() if "ray::judge_on_worker" in line]
+
+
+def test_the_cpu_example_on_a_ray_cluster_survives_a_killed_worker(tmp_path: Path, cluster: str) -> None:
+    config = example_config(evaluation=f'command = "{{python}} check.py --kernel-dir {{kernel_dir}} --mode {{mode}}"\n'
+                            f'files = ["check.py"]\ngpus = []\ntimeout_s = 60\nbackend = "ray"\n'
+                            f'address = "{cluster}"', evolution="operators = { tune = 1.0 }\nseed = 3")
+    repo = make_repo(tmp_path / "repo", config)
+    sort = repo / "examples" / "sort"
+    head, tree = git(repo, "rev-parse", "HEAD"), git(repo, "status", "--porcelain")
+    engine = subprocess.Popen([sys.executable, "-m", "evolver", "start", "--max-candidates", "40"], cwd=sort,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    killed: list[int] = []
+
+    def watch() -> None:
+        assert engine.stdout is not None
+        for line in engine.stdout:
+            lines.append(line)
+            if not killed and sum(1 for x in lines if x.startswith("[")) >= 8:
+                deadline = time.monotonic() + 20
+                while not killed and time.monotonic() < deadline:  # one in the middle of its evaluation
+                    busy = ray_workers_judging()
+                    if busy:
+                        os.kill(busy[0], signal.SIGKILL)
+                        killed.append(busy[0])
+                    time.sleep(0.01)
+
+    reader = threading.Thread(target=watch, daemon=True)
+    reader.start()
+    assert engine.wait(timeout=600) == 0, "".join(lines)
+    reader.join(timeout=10)
+    assert killed, "no Ray worker was caught judging: the kill did not happen"
+    from evolver.store import Store
+
+    snapshot = Store(repo).snapshot("r1")
+    assert len(snapshot.candidates) == 40
+    results = [c.result for c in snapshot.candidates.values()]
+    assert all(r is not None and r.status == "ok" for r in results), [c.status for c in snapshot.candidates.values()]
+    for r in results:  # the same kinds of notes as a local run: the judge, the device that judged, the details
+        assert r is not None and r.harness and r.gpu.startswith("cpu: ") and r.line.get("duration_s") is not None
+        assert r.details.get("unit") == "us" and r.details.get("size") == 1500
+    assert git(repo, "rev-parse", "HEAD") == head and git(repo, "status", "--porcelain") == tree
+    assert "Ray cluster" in "".join(lines)
+    json.dumps([r.line for r in results if r is not None])  # notes are plain JSON
