@@ -195,6 +195,9 @@ def parse_note(text: str) -> tuple[list[dict[str, Any]], int]:
             out.append(value)
         else:
             bad += 1
+    # in the order they were written: a note merged from two clones (`evolve pull`, git's cat_sort_uniq)
+    # has its lines sorted as text
+    out.sort(key=lambda v: v["t"] if isinstance(v.get("t"), (int, float)) else 0.0)
     return out, bad
 
 

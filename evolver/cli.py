@@ -254,6 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
     _verbs_that_run(verb)
     _verb_try(verb)
     _verb_add(verb)
+    _verbs_that_share(verb)
     _verbs_that_read(verb)
     return parser
 
@@ -331,6 +332,18 @@ def _verb_add(verb: Verb) -> None:
     p.add_argument("-m", "--message", default="", help="what it changes (the commit message)")
     p.add_argument("--run", metavar="NAME", type=run_name)
     p.set_defaults(func=cmd_add)
+
+
+def _verbs_that_share(verb: Verb) -> None:
+    from evolver.sharing import cmd_share
+
+    for name, what in (("pull", "take in the runs, results and `best` of a git remote"),
+                       ("push", "send this clone's runs and results to a git remote (pulls first)")):
+        p = verb(name, what, f"{what[0].upper() + what[1:]}: each run's record, its candidates' branches and the "
+                 "notes (merged, never overwritten); `best` is then the best of every run of the problem. A clone "
+                 "resumes only its own runs. Not while `evolve start` runs in the repository.")
+        p.add_argument("remote", nargs="?", default="origin", help="the git remote (default: origin)")
+        p.set_defaults(func=cmd_share)
 
 
 def _verbs_that_read(verb: Verb) -> None:

@@ -11,6 +11,7 @@ from evolver.config import Config
 from evolver.evaluate import Evaluator, Slot, make_slots
 from evolver.results import Recorder
 from evolver.sandbox import protect_memory, sandbox_line
+from evolver.sharing import clone_id, is_mine
 from evolver.store import Store
 
 RUN_REF = "refs/evolve/runs/{run}"
@@ -26,7 +27,8 @@ def choose_run(store: Store, config: Config, requested: str | None, new: bool) -
         return requested
     if config.run:
         return config.run
-    mine = store.runs(config.problem.kernel_dir)  # runs are per problem: another problem's are not resumed
+    # runs are per problem (another problem's are not resumed) and per clone (a pulled run has its writer)
+    mine = [r for r in store.runs(config.problem.kernel_dir) if is_mine(store, store.get_meta(RUN_REF.format(run=r)))]
     if mine and not new:
         return mine[-1]
     everyone = store.runs()
@@ -74,7 +76,7 @@ def open_run(config: Config, store: Store, run: str, create: bool, say: Callable
     confirm_mode = config.evaluation.confirm_mode
     if meta is None:
         store.set_meta(RUN_REF.format(run=run), {"run": run, "base": base, "created": now(),
-                                                  "kernel_dir": config.problem.kernel_dir})
+                                                  "kernel_dir": config.problem.kernel_dir, "clone": clone_id(store)})
         say(f"new run {run!r} from {base[:10]}")
     snapshot = store.snapshot(run)
     recorder = Recorder(store, snapshot, evaluator.version, confirm_mode,

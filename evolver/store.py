@@ -68,6 +68,10 @@ class Store:
              check: bool = True) -> str:
         return self._git_bytes(*args, input=input, env=env, check=check).decode("utf-8", "replace")
 
+    def git(self, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
+        """A git command in this repository, for what moves refs between clones (sharing.py)."""
+        return self._git(*args, env=env, check=check)
+
     def _git_proc(self, *args: str, input: bytes | None = None,
                   env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
         """Every git process of the program starts here."""

@@ -168,6 +168,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     from evolver.sandbox import sandbox_line
 
     data["sandbox"] = "on" if sandbox_choice(config) else "off"
+    data["other_runs"] = other_runs(config, store, snapshot.run)
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
@@ -191,7 +192,20 @@ def cmd_status(args: argparse.Namespace) -> int:
                  "GPU's cost; it only weighs the operators against each other)"))
     if data["malformed_note_lines"]:
         print(f"  warning: {data['malformed_note_lines']} malformed line(s) in refs/notes/evolve were skipped")
+    for other in data["other_runs"]:
+        print(f"  also run {other['run']}: {other['candidates']} candidates (clone {other['clone']}; --run to see it)")
     return 0
+
+
+def other_runs(config: Config, store: Store, run: str) -> list[dict[str, Any]]:
+    """The problem's other runs (this clone's earlier ones, and those pulled from others: `evolve pull`)."""
+    out = []
+    for other in store.runs(config.problem.kernel_dir):
+        if other != run:
+            count = sum(1 for ref in store.ref_listing(other) if ref.startswith(f"refs/heads/evolve/{other}/"))
+            clone = (store.get_meta(RUN_REF.format(run=other)) or {}).get("clone") or "this one"
+            out.append({"run": other, "candidates": count, "clone": clone})
+    return out
 
 
 def _describe(c: Candidate) -> list[str]:
