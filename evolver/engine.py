@@ -14,16 +14,18 @@ import asyncio
 import random
 import signal
 import time
+from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evolver.agents import agent_specs
 from evolver.breed import Breeder
-from evolver.candidates import Candidate
+from evolver.candidates import Candidate, now
 from evolver.children import Children
 from evolver.config import LLM_OPERATORS, Config
 from evolver.evaluate import Slot
+from evolver.health import RETIRE_AFTER, Health
 from evolver.llm import LLMClient, LLMError, api_key
 from evolver.opening import EngineError, OpenRun, open_run
 from evolver.operators import Proposal
@@ -33,6 +35,8 @@ from evolver.results import NOT_EVALUATED
 from evolver.store import Store
 
 INTERRUPTED = "interrupted"
+HEALTH_REF = "refs/evolve/health/{run}"  # the devices a run took out of rotation (`evolve status` shows them)
+_WAKE = Candidate(run="", id="", commit="", parents=(), created=0, subject="", trailers={})  # queued: see the retries
 
 
 @dataclass
@@ -40,6 +44,7 @@ class _Job:
     candidate: Candidate
     holds_room: bool  # took a pipeline place (fresh proposals do; resumed candidates do not)
     confirm: bool = False  # a re-measurement of a would-be best in the thorough mode
+    retried_from: int | None = None  # the slot whose device failed it (evolver/health.py)
 
 
 @dataclass
@@ -92,6 +97,8 @@ class Engine:
         self.children = Children(config, store, self.snapshot, opened.base, self._created)
         depth = config.evolution.pipeline_depth or len(self.slots) * (2 if self.client else 1)
         self._queue: asyncio.Queue[_Job | None] = asyncio.Queue()
+        self.health = Health(len(self.slots))
+        self._retries: deque[_Job] = deque()  # candidates a failing device returned, for another slot
         self._room = asyncio.Semaphore(depth)  # proposals in flight plus queued children
         self._proposers: list[asyncio.Task[None]] = []
         self._evaluators: list[asyncio.Task[None]] = []
@@ -214,14 +221,19 @@ class Engine:
     async def _evaluator(self, slot: Slot) -> None:
         finished = False
         while True:
+            retry = self._retry_for(slot, finished)
             if self.recorder.confirms:  # confirmations first: they decide `best`
                 job = _Job(self.recorder.confirms.popleft(), holds_room=False, confirm=True)
+            elif retry is not None:
+                job = retry
             elif finished:
                 return
             else:
                 queued = await self._queue.get()
                 if queued is None:
                     finished = True  # but a confirmation this slot queues itself is still served
+                    continue
+                if queued.candidate is _WAKE:
                     continue
                 job = queued
             if job.holds_room:
@@ -234,9 +246,32 @@ class Engine:
                                                        self.recorder.confirm_mode if job.confirm else None)
             finally:
                 self._evaluating -= 1
+            if self.health.judge_elsewhere(slot.index, result, job.retried_from):
+                self._retries.append(replace(job, holds_room=False, retried_from=slot.index))
+                self._queue.put_nowait(_Job(_WAKE, holds_room=False))  # an idle slot takes it
+                if self.health.retire(slot.index, result):
+                    self._retire(slot)
+                    return
+                continue
             if job.confirm:
                 result["confirm"] = True
             self._record(self.snapshot.candidates.get(job.candidate.id, job.candidate), result)
+
+    def _retry_for(self, slot: Slot, finished: bool) -> _Job | None:
+        """A candidate another slot's device failed (never given back to that slot while another serves)."""
+        for job in self._retries:
+            if job.retried_from != slot.index or finished or self.health.in_service < 2:
+                self._retries.remove(job)
+                return job
+        return None
+
+    def _retire(self, slot: Slot) -> None:
+        error = self.health.retired[slot.index]
+        self.say(f"GPU {slot.gpu} ({slot.fingerprint}) is out of rotation after {RETIRE_AFTER} device errors in a "
+                 f"row ({error}); its candidates go to the other {self.health.in_service} slot(s)")
+        retired = (self.store.get_meta(HEALTH_REF.format(run=self.run)) or {}).get("retired", [])
+        self.store.set_meta(HEALTH_REF.format(run=self.run), {"retired": [*retired, {
+            "gpu": slot.gpu, "device": slot.fingerprint, "error": error, "t": now()}]})
 
     # -- proposing --------------------------------------------------------------------------------------
     async def _parent_pool(self) -> list[Candidate]:

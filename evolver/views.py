@@ -169,6 +169,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
     data["sandbox"] = "on" if sandbox_choice(config) else "off"
     data["other_runs"] = other_runs(config, store, snapshot.run)
+    data["out_of_rotation"] = (store.get_meta(f"refs/evolve/health/{snapshot.run}") or {}).get("retired", [])
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
@@ -192,6 +193,8 @@ def cmd_status(args: argparse.Namespace) -> int:
                  "GPU's cost; it only weighs the operators against each other)"))
     if data["malformed_note_lines"]:
         print(f"  warning: {data['malformed_note_lines']} malformed line(s) in refs/notes/evolve were skipped")
+    for gone in data["out_of_rotation"]:
+        print(f"  GPU {gone.get('gpu')} ({gone.get('device')}) out of rotation: {gone.get('error')}")
     for other in data["other_runs"]:
         print(f"  also run {other['run']}: {other['candidates']} candidates (clone {other['clone']}; --run to see it)")
     return 0

@@ -1,0 +1,63 @@
+"""A GPU that fails every evaluation with a device error is taken out of rotation; the candidates it failed
+are judged on the other GPU, so none is blamed. On the CPU: a fake `nvidia-smi` shows two GPUs, and the
+evaluator fails the way a broken device does whenever it is given GPU 1."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from evolver.health import RETIRE_AFTER, Health, device_error
+from evolver.store import Store
+from tests.conftest import evolve, example_config, git, make_repo
+
+SMI = "#!/bin/sh\necho '0, Fake GPU, 999.1'\necho '1, Fake GPU, 999.1'\n"
+BROKEN = '''import json, os, runpy, sys
+if os.environ.get("CUDA_VISIBLE_DEVICES") == "1":
+    print(json.dumps({"status": "crash", "error": "CUDA error: unspecified launch failure (the context is lost)"}))
+    sys.exit(0)
+sys.argv = ["check.py", *sys.argv[1:]]
+runpy.run_path("check.py", run_name="__main__")
+'''
+
+
+def test_a_crash_elsewhere_too_is_the_kernels_and_the_strike_is_taken_back() -> None:
+    health = Health(2)
+    crash = {"status": "crash", "error": "CUDA error: an illegal memory access was encountered"}
+    assert device_error(crash) and not device_error({"status": "crash", "error": "NameError: x"})
+    assert health.judge_elsewhere(1, crash, None)  # first: another slot's opinion
+    assert not health.judge_elsewhere(0, crash, 1) and health.strikes[1] == 0  # crashed there too: the kernel
+    for _ in range(RETIRE_AFTER):
+        assert health.judge_elsewhere(1, crash, None) and not health.judge_elsewhere(0, {"status": "ok"}, 1)
+    assert health.retire(1, crash) and health.in_service == 1
+    assert not health.judge_elsewhere(0, crash, None)  # the last slot in service: recorded as it is
+
+
+@pytest.mark.slow
+def test_a_failing_gpu_leaves_the_rotation_and_no_candidate_is_blamed(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "nvidia-smi").write_text(SMI)
+    (bin_dir / "nvidia-smi").chmod(0o755)
+    config = example_config(evaluation='command = "{python} broken_gpu.py --kernel-dir {kernel_dir} --mode {mode}"\n'
+                            'files = ["check.py", "broken_gpu.py"]\ngpus = "auto"\ntimeout_s = 60\nsandbox = "off"',
+                            evolution="operators = { tune = 1.0 }\nseed = 2")
+    repo = tmp_path / "repo"
+    make_repo(repo, config)
+    (repo / "examples" / "sort" / "broken_gpu.py").write_text(BROKEN)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "an evaluator that fails on GPU 1")
+    sort = repo / "examples" / "sort"
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    started = evolve(sort, "start", "--max-candidates", "12", env=env)
+    assert started.returncode == 0, started.stdout + started.stderr
+    assert "GPU 1 (Fake GPU / driver 999.1) is out of rotation after 3 device errors" in started.stdout
+    candidates = Store(repo).snapshot("r1").candidates.values()
+    assert len(candidates) == 12 and all(c.status == "ok" for c in candidates), [c.status for c in candidates]
+    assert all(r.gpu.startswith("Fake GPU") and "CUDA_VISIBLE" not in str(r.line) for c in candidates for r in c.results)
+    status = json.loads(evolve(sort, "status", "--json", env=env).stdout)
+    assert [g["gpu"] for g in status["out_of_rotation"]] == [1]
+    assert "GPU 1 (Fake GPU / driver 999.1) out of rotation: CUDA error" in evolve(sort, "status", env=env).stdout
