@@ -58,10 +58,14 @@ class RunSummary:
     statuses: dict[str, int] = field(default_factory=dict)
 
 
-def llm_operators(config: Config, rng: random.Random, say: Callable[[str], None]) -> tuple[LLMClient | None,
-                                                                                         dict[str, float]]:
-    """The LLM client (None without one) and the operators that can run, by weight."""
+def llm_operators(config: Config, rng: random.Random, say: Callable[[str], None],
+                  slots: int = 1) -> tuple[LLMClient | None, dict[str, float]]:
+    """The LLM client (None without one) and the operators that can run, by weight. Unless the user set
+    `max_concurrent`, the client may have two requests in flight per evaluation slot (at least 4), so that
+    proposals keep every GPU busy."""
     llm, client = config.llm, None
+    if "max_concurrent" not in (config.raw.get("llm") or {}):
+        llm = replace(llm, max_concurrent=max(llm.max_concurrent, 2 * slots))
     wants_llm = any(w > 0 for op, w in config.evolution.operators.items() if op in LLM_OPERATORS)
     if wants_llm and llm.configured and api_key(llm) is not None:
         client = LLMClient(llm, rng)
@@ -90,7 +94,7 @@ class Engine:
         self.evaluator, self.slots, self.snapshot, self.recorder = (opened.evaluator, opened.slots, opened.snapshot,
                                                                     opened.recorder)
         self.rng = random.Random(config.evolution.seed)
-        self.client, weights = llm_operators(config, self.rng, say)
+        self.client, weights = llm_operators(config, self.rng, say, len(self.slots))
         self.breeder = Breeder(config, store, self.snapshot, opened.base, self.recorder, self.client, weights,
                                self.rng, agent_specs(config))
         self.summary = RunSummary(self.run)

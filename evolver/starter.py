@@ -41,7 +41,7 @@ api_key_env = "OPENAI_API_KEY"     # the key is read from this variable; "" for 
 temperature = 0.7
 max_tokens = 4096
 timeout_s = 120
-max_concurrent = 4
+# max_concurrent = 4              # requests in flight (default: 2 per evaluation slot, at least 4)
 context_tokens = 16000             # prompt + reply must fit here
 
 [evolution]

@@ -43,3 +43,24 @@ def test_best_is_put_right_after_a_crash_before_it_moved(repo: Path) -> None:
     git(repo, "update-ref", "refs/heads/best", seed)  # as if killed between a note and the move of best
     engine_for(repo, 6).store.unlock()
     assert git(repo, "rev-parse", "best").strip() == right
+
+
+def test_llm_concurrency_follows_the_slots_unless_set(tmp_path: Path) -> None:
+    import random
+
+    from evolver.engine import llm_operators
+    from tests.conftest import example_config
+
+    (tmp_path / "seeds" / "mergesort").mkdir(parents=True)
+    (tmp_path / "check.py").write_text("")
+
+    def client_limit(llm_section: str, slots: int) -> int:
+        path = tmp_path / "evolve.toml"
+        path.write_text(example_config(llm=llm_section))
+        client, _ = llm_operators(load_config(path, tmp_path), random.Random(0), lambda line: None, slots)
+        assert client is not None
+        return client.config.max_concurrent
+
+    server = 'base_url = "http://127.0.0.1:9/v1"\nmodel = "m"\napi_key_env = ""'
+    assert client_limit(server, 1) == 4 and client_limit(server, 8) == 16  # two per evaluation slot
+    assert client_limit(server + "\nmax_concurrent = 3", 8) == 3  # what the user set stands
