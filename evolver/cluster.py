@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
+import socket
 import tarfile
 import tempfile
 from pathlib import Path
@@ -39,12 +40,27 @@ def connect(config: Config) -> Any:
         raise EvaluationError(f"{config.path}: evaluation.backend = \"ray\" needs ray: pip install -e "
                               "'.[ray]'") from None
     if not ray.is_initialized():
+        _reachable(config)
         try:
             ray.init(address=config.evaluation.address, log_to_driver=False, logging_level=logging.ERROR)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise EvaluationError(f"{config.path}: evaluation.address: no Ray cluster at "
                                   f"{config.evaluation.address!r} ({str(exc).splitlines()[0][:200]})") from None
     return ray
+
+
+def _reachable(config: Config) -> None:
+    """A `host:port` address must answer within seconds (Ray itself retries for minutes before it gives up)."""
+    from evolver.evaluate import EvaluationError
+
+    host, _, port = config.evaluation.address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return  # "auto", or a form Ray resolves itself
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as exc:
+        raise EvaluationError(f"{config.path}: evaluation.address: no Ray cluster answers at "
+                              f"{config.evaluation.address!r} ({exc.strerror or exc})") from None
 
 
 def _needs_gpu(config: Config) -> bool:

@@ -84,7 +84,8 @@ class Store:
         proc = self._git_proc(*args, input=input, env=env)
         if check and proc.returncode != 0:
             err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise StoreError(f"git {args[0]} failed: {err[-1] if err else 'exit ' + str(proc.returncode)}")
+            said = [line for line in err if line.startswith(("fatal:", "error:"))] or err[-1:]  # git's own reason
+            raise StoreError(f"git {args[0]} failed: {said[0] if said else 'exit ' + str(proc.returncode)}")
         return proc.stdout
 
     def rev_parse(self, rev: str) -> str | None:

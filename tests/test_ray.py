@@ -93,3 +93,15 @@ def test_the_cpu_example_on_a_ray_cluster_survives_a_killed_worker(tmp_path: Pat
     assert git(repo, "rev-parse", "HEAD") == head and git(repo, "status", "--porcelain") == tree
     assert "Ray cluster" in "".join(lines)
     json.dumps([r.line for r in results if r is not None])  # notes are plain JSON
+
+
+def test_an_address_where_no_cluster_answers_is_one_line(tmp_path: Path) -> None:
+    port = free_port()  # nothing listens there
+    config = example_config(evaluation=f'command = "{{python}} check.py --kernel-dir {{kernel_dir}}"\n'
+                            f'files = ["check.py"]\ngpus = []\nbackend = "ray"\naddress = "127.0.0.1:{port}"')
+    repo = make_repo(tmp_path / "repo", config)
+    proc = subprocess.run([sys.executable, "-m", "evolver", "start", "--max-candidates", "2"], cwd=repo / "examples" / "sort",
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.strip().endswith(f"evaluation.address: no Ray cluster answers at '127.0.0.1:{port}' "
+                                        "(Connection refused)"), proc.stderr

@@ -66,3 +66,10 @@ def test_two_clones_merge_their_runs_through_a_remote(tmp_path: Path) -> None:
     # each goes on with its own run, never the one it pulled
     ok(evolve(sort_a, "start", "--max-candidates", "22", "-q"))
     assert len(Store(a).snapshot("r1").candidates) == 22 and notes(a) == 42
+
+
+def test_pull_without_a_remote_says_so_in_one_line(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", CONFIG)
+    proc = evolve(repo / "examples" / "sort", "pull")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == "evolve: error: git fetch failed: fatal: 'origin' does not appear to be a git repository"
