@@ -284,7 +284,8 @@ def _verbs_that_run(verb: Verb) -> None:
     p = verb("tui", "watch a run live", "The population, the lineage of the selected candidate (default `best`), "
              "its diff and result, and progress, read from git: works on a run in progress, a finished run, or a "
              "repository fetched from elsewhere. Keys: arrows/mouse select, s sort, f filter by status, b best, "
-             "d/v/l/a diff/result/log/LLM replies, w check the candidate out into a separate worktree, r refresh, "
+             "d/v/l/a diff/result/log/LLM replies, w check the candidate out into a separate worktree, r refresh, n the "
+             "problem's next run (pulled ones too), "
              "? help, q quit.")
     p.add_argument("--run", metavar="NAME", type=run_name, help="the run to show (default: the latest)")
     p.add_argument("--poll", type=float, default=2.0, metavar="S", help="seconds between looks at git (default 2)")

@@ -342,3 +342,25 @@ def test_the_engine_of_start_tui_is_watched_and_can_be_left_running(scripted: Sc
     finally:
         running.kill()
         running.wait()
+
+
+def test_n_moves_to_the_problems_next_run(scripted: Scripted) -> None:
+    other = Scripted(scripted.store.root, run="r1-ab12cd")  # a run `evolve pull` brought from another clone
+    other.add("00001", "seed", None, SOURCE, ok(90.0), Seed="examples/sort/seeds/mergesort")
+    other.add("00002", "tune", "00001", SOURCE.replace("CUTOFF = 2", "CUTOFF = 4"), ok(70.0), Tune="CUTOFF=4 (was 2)")
+
+    async def scenario() -> None:
+        app = EvolveApp(scripted.store, "r1", poll_s=60.0, clock=lambda: CLOCK)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot, app)
+            assert len(shown_ids(app.query_one(PopulationTable))) == 6
+            await pilot.press("n")
+            await settle(pilot, app, refreshes=2)
+            assert app.snapshot is not None and app.snapshot.run == "r1-ab12cd"
+            assert sorted(shown_ids(app.query_one(PopulationTable))) == ["00001", "00002"]
+            assert "r1-ab12cd" in shown(app, RunHeader)
+            await pilot.press("n")  # and round again
+            await settle(pilot, app, refreshes=3)
+            assert app.snapshot is not None and app.snapshot.run == "r1"
+
+    asyncio.run(scenario())

@@ -50,7 +50,8 @@ class Refreshed(Message):
 
 HELP = ("arrows or mouse: select a candidate   s: sort   f: filter by status   b: jump to best\n"
         "d / v / l / a: its diff, result, log, the LLM's replies   w: check it out into a worktree\n"
-        "r: refresh now   q: quit (an engine started with --tui stops gracefully; resume with evolve start)\n"
+        "r: refresh now   n: the problem's next run (yours and those `evolve pull` brought)\n"
+        "q: quit (an engine started with --tui stops gracefully; resume with evolve start)\n"
         "x: quit and leave that engine running")
 
 
@@ -78,6 +79,7 @@ class EvolveApp(App[None]):
         Binding("x", "detach", "Quit, engine on", show=False),
         Binding("w", "worktree", "Worktree"),
         Binding("r", "refresh_now", "Refresh"),
+        Binding("n", "next_run", "Next run", show=False),  # in the `?` help
     ]
 
     def __init__(self, store: Store, run: str | None = None, poll_s: float = 2.0,
@@ -280,6 +282,23 @@ class EvolveApp(App[None]):
 
     def action_show_tab(self, tab: str) -> None:
         self.query_one(DetailPane).activate(tab)
+
+    def action_next_run(self) -> None:
+        """The problem's next run: this clone's earlier ones and those pulled from others (`evolve pull`)."""
+        if self.reader is None or self._refreshing:
+            return  # (a refresh reads the run in a worker: switch between refreshes)
+        runs = self.store.runs(self.kernel_dir or None)
+        if len(runs) < 2:
+            self.notify("this problem has no other run")
+            return
+        self.run_name = runs[(runs.index(self.reader.snapshot.run) + 1) % len(runs)] \
+            if self.reader.snapshot.run in runs else runs[-1]
+        self.reader, self.snapshot, self.by_commit = None, None, {}
+        self._loaded = self._loaded_in_worker = False
+        self._details.clear()
+        self.seeds, self.summary = model.SeedIndex(), Summary()
+        self.notify(f"run {self.run_name}", timeout=3)
+        self.poll()
 
     def action_refresh_now(self) -> None:
         self.poll()
