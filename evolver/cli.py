@@ -197,8 +197,12 @@ def cmd_tui(args: argparse.Namespace) -> int:
     except ConfigError:  # no evolve.toml here: git alone (a repository fetched from elsewhere)
         run_tui(Store.discover(Path(args.repo).resolve() if args.repo else Path.cwd()), args.run, poll_s=args.poll)
         return 0
-    runs = store.runs(config.problem.kernel_dir)  # the latest run of this problem, as `status` shows
-    run: str | None = args.run or (runs[-1] if runs else None)
+    from evolver.sharing import is_mine
+
+    runs = store.runs(config.problem.kernel_dir)
+    mine = [r for r in runs if is_mine(store, store.get_meta(f"refs/evolve/runs/{r}"))]
+    # the run `status` shows: this clone's latest of this problem (n in the TUI moves to the others)
+    run: str | None = args.run or config.run or (mine or runs or [None])[-1]
     run_tui(store, run, poll_s=args.poll, winner=winner_for(config, store, run) if run else None)
     return 0
 
