@@ -202,7 +202,7 @@ def cmd_tui(args: argparse.Namespace) -> int:
     runs = store.runs(config.problem.kernel_dir)
     mine = [r for r in runs if is_mine(store, store.get_meta(f"refs/evolve/runs/{r}"))]
     # the run `status` shows: this clone's latest of this problem (n in the TUI moves to the others)
-    run: str | None = args.run or config.run or (mine or runs or [None])[-1]
+    run: str | None = args.run or config.run or ((mine or runs)[-1] if runs else None)
     run_tui(store, run, poll_s=args.poll, winner=winner_for(config, store, run) if run else None)
     return 0
 
