@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from evolver import __version__
+from evolver import __version__, export
 from evolver.candidates import Candidate, Result, Snapshot
 from evolver.config import CONFIG_NAME, ConfigError
 from evolver.engine import run_engine
@@ -259,6 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     _verb_try(verb)
     _verb_add(verb)
     _verbs_that_share(verb)
+    export.add_verb(verb)
     _verbs_that_read(verb)
     return parser
 
