@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from evolver import sandbox
+from evolver.builtin import BuiltinMissing, builtin_harness_dir, harness_specs
 from evolver.config import Config, EvaluationConfig
 from evolver.processes import TAG, EvaluatorStartError, collect, kill_group, kill_tagged, spawn
 from evolver.store import Store
@@ -124,33 +125,6 @@ class EvaluationError(Exception):
     """The evaluator cannot run at all (configuration); str() is the message."""
 
 
-def builtin_harness_dir(name: str) -> Path:
-    """The QR judge's directory: inside the installed package (`evolver/_harness`, from a wheel), else the
-    source checkout's `harness/` (an editable install). Evaluations copy it and run it as `harness`."""
-    shipped = Path(__file__).resolve().parent / "_harness"
-    if (shipped / "qr.py").is_file():
-        return shipped
-    spec = importlib.util.find_spec("harness")
-    if spec is None or not spec.submodule_search_locations:
-        raise EvaluationError(f"the built-in evaluator {name!r} needs its judge (evolver/_harness or the "
-                              "checkout's harness/), which is not installed next to evolver")
-    return Path(list(spec.submodule_search_locations)[0])
-
-
-def harness_specs(harness_dir: Path) -> Any:
-    """The judge's own statement of what it runs (`specs.py`, which imports nothing of the harness), read
-    from the judge's directory: the engine never imports the harness as a package."""
-    if harness_dir not in _SPECS:
-        name = f"evolve_judge_specs_{len(_SPECS)}"
-        spec = importlib.util.spec_from_file_location(name, harness_dir / "specs.py")
-        assert spec is not None and spec.loader is not None
-        module = sys.modules[name] = importlib.util.module_from_spec(spec)  # (dataclasses look it up there)
-        spec.loader.exec_module(module)
-        _SPECS[harness_dir] = module
-    return _SPECS[harness_dir]
-
-
-_SPECS: dict[Path, Any] = {}
 
 
 def _hash_dir(path: Path) -> str:
@@ -209,7 +183,10 @@ class Evaluator:
         e = config.evaluation
         parts = [e.builtin or "", e.command or ""]
         if e.builtin:
-            self.harness_dir: Path | None = builtin_harness_dir(e.builtin)
+            try:
+                self.harness_dir: Path | None = builtin_harness_dir(e.builtin)
+            except BuiltinMissing as exc:
+                raise EvaluationError(str(exc)) from None
             parts.append(_hash_dir(self.harness_dir))
         else:
             self.harness_dir = None
