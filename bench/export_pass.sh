@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# One GPU pass for issue "contest-ready", export half: a run whose seeds are ${SEEDS:-seed_kernels/blocked_wy}
+# (space-separated) on the QR problem, each seed candidate exported with `evolve export --format gpumode`, and
+# each exported file judged by the harness as a one-file kernel directory against the directory form,
+# alternating, ${REPEATS:-2} times, in full mode. The first use of an exported file compiles its CUDA with nvcc
+# through torch's load_inline (tens of seconds, cached afterwards). Results: ${OUT:-bench/out}/export.jsonl
+# ({"name", "result"} per evaluation), the exported files beside it.
+source "$(dirname "$0")/lib.sh"
+seeds=(${SEEDS:-seed_kernels/blocked_wy})
+demo=$(mktemp -d)
+cp -r seed_kernels harness "$demo/"
+list=$(printf '"%s", ' "${seeds[@]}")
+sed -e 's/^confirm_mode = .*/confirm_mode = ""/' -e "s/^operators = .*/operators = { tune = 1.0 }/" \
+    -e "s|^seeds = .*|seeds = [${list%, }]|" evolve.toml > "$demo/evolve.toml"
+git -C "$demo" init -q && git -C "$demo" add -A && git -C "$demo" -c user.name=ci -c user.email=ci@x commit -qm qr
+log "the seeds judged by a run"
+$py -m evolver start --repo "$demo" --max-candidates "${#seeds[@]}" >>"$OUT/evolve.log" 2>&1
+qr() {  # name, kernel dir
+  line=$($py -m harness.qr --kernel-dir "$2" --mode full 2>>"$OUT/harness.log" | tail -1)
+  echo "{\"name\": \"$1\", \"result\": $line}" >> "$OUT/export.jsonl"
+  echo "$1: $(echo "$line" | cut -c1-120)" | tee -a "$OUT/pass.log"
+}
+for i in "${!seeds[@]}"; do
+  id=$((i + 1))
+  $py -m evolver export --repo "$demo" "$id" --format gpumode -o "$OUT/export_$id.py" | tee -a "$OUT/pass.log"
+  mkdir -p "$demo/one_$id" && cp "$OUT/export_$id.py" "$demo/one_$id/kernel.py"
+  for r in $(seq 1 "${REPEATS:-2}"); do
+    qr "${seeds[$i]} directory #$r" "${seeds[$i]}"
+    qr "${seeds[$i]} exported #$r" "$demo/one_$id"
+  done
+done
