@@ -6,8 +6,9 @@ its own machine exactly as a local slot does - the same command, sandbox, scrubb
 statuses (`evaluate.command_for`, `evaluate.contain`, `processes.collect`) - and returns the result with the
 fingerprint of the device that judged it. The engine stays the only writer of the run's git state. A worker
 or a node that dies takes only the evaluation in flight with it: Ray runs that task again on another worker
-(`RETRIES`), so the kernel is never blamed for it. Ray is imported here only, and only when the backend is
-chosen (`pip install -e '.[ray]'`).
+(`RETRIES`), so the kernel is never blamed for it. With `prestart`, a slot is a `WarmJudge` actor that keeps
+the next evaluation's process started and receives only the kernel directory. Ray is imported here only, and
+only when the backend is chosen (`pip install -e '.[ray]'`).
 """
 
 from __future__ import annotations
@@ -87,25 +88,27 @@ def slots(config: Config) -> list[Slot]:
 
 
 class RayBackend:
-    """The engine's side: lay the evaluation out, send it as content, await the worker's result."""
+    """The engine's side: lay the evaluation out, send it as content, await the worker's result. With
+    `prestart`, each slot has a `WarmJudge` actor on a GPU of its own that keeps the next evaluation's process
+    started; then only the candidate's kernel directory travels."""
 
     def __init__(self, evaluator: Evaluator) -> None:
         self.evaluator = evaluator
         self.ray = connect(evaluator.config)
         self.task = self.ray.remote(judge_on_worker).options(max_retries=RETRIES, **_resources(evaluator.config))
+        self.judges: dict[int, Any] = {}  # slot index -> its WarmJudge, made on first use
 
-    async def evaluate(self, source: str | Path, mode: str) -> dict[str, Any]:
+    async def evaluate(self, source: str | Path, mode: str, slot: Slot) -> dict[str, Any]:
         ev = self.evaluator
+        warm = ev.config.evaluation.prestart and mode == ev.config.evaluation.mode and isinstance(source, str)
         with tempfile.TemporaryDirectory(prefix=ev.prefix) as tmp:
             root = Path(tmp)
             ev.materialise(source, root)
-            workdir, kernel_dir = ev.prepare_judge(root)
-            buffer = io.BytesIO()
-            with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-                tar.add(root, arcname=".")
-        job = {"evaluation": ev.config.evaluation, "mode": mode, "prefix": ev.prefix, "sandboxed": ev.sandboxed,
-               "workdir": workdir.relative_to(root).as_posix(), "kernel": kernel_dir.relative_to(root).as_posix()}
-        ref = self.task.remote(buffer.getvalue(), job)
+            if warm:
+                ref = self._judge(slot).evaluate.remote(_packed(root / ev.config.problem.kernel_dir))
+            else:
+                workdir, kernel_dir = ev.prepare_judge(root)
+                ref = self.task.remote(_packed(root), self._job(root, workdir, kernel_dir, mode))
         try:
             return dict(await ref)
         except asyncio.CancelledError:
@@ -114,6 +117,78 @@ class RayBackend:
         except self.ray.exceptions.RayError as exc:
             return {"status": "crash", "score": None, "error": f"the Ray cluster lost this evaluation {RETRIES + 1} "
                     f"times, not the kernel's doing: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"}
+
+    def _job(self, root: Path, workdir: Path, kernel_dir: Path, mode: str) -> dict[str, Any]:
+        ev = self.evaluator
+        return {"evaluation": ev.config.evaluation, "mode": mode, "prefix": ev.prefix, "sandboxed": ev.sandboxed,
+                "workdir": workdir.relative_to(root).as_posix(), "kernel": kernel_dir.relative_to(root).as_posix()}
+
+    def _judge(self, slot: Slot) -> Any:
+        if slot.index not in self.judges:
+            ev = self.evaluator
+            with tempfile.TemporaryDirectory(prefix=ev.prefix) as tmp:  # the judge's files: the same every time
+                root = Path(tmp)
+                workdir, kernel_dir = ev.prepare_judge(root)
+                layout, job = _packed(root), self._job(root, workdir, kernel_dir, ev.config.evaluation.mode)
+            actor = self.ray.remote(WarmJudge).options(max_restarts=-1, max_task_retries=RETRIES,
+                                                       **_resources(ev.config))
+            self.judges[slot.index] = actor.remote(layout, job)
+        return self.judges[slot.index]
+
+
+def _packed(root: Path) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        tar.add(root, arcname=".")
+    return buffer.getvalue()
+
+
+def _unpack(payload: bytes, dest: Path) -> None:
+    dest.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(payload)) as tar:
+        tar.extractall(dest, filter="data")
+
+
+class WarmJudge:
+    """A Ray actor on a worker: the next evaluation's process started ahead (imports, start-up), as a local
+    slot keeps one (`evaluate._Prestarted`); an evaluation writes the candidate's kernel directory into it
+    and says go. Restarted by Ray on another worker if its own dies."""
+
+    def __init__(self, layout: bytes, job: dict[str, Any]) -> None:
+        import ray
+
+        ids = ray.get_gpu_ids()
+        self.gpu = int(ids[0]) if ids else None
+        self.layout, self.job = layout, job
+        self.next: tuple[tempfile.TemporaryDirectory[str], asyncio.subprocess.Process, str | None] | None = None
+
+    async def _start(self) -> tuple[tempfile.TemporaryDirectory[str], asyncio.subprocess.Process, str | None]:
+        from evolver.evaluate import command_for, contain
+
+        evaluation, job = self.job["evaluation"], self.job
+        tmp = tempfile.TemporaryDirectory(prefix=job["prefix"])
+        root = Path(tmp.name)
+        _unpack(self.layout, root)
+        argv = command_for(evaluation, root / job["kernel"], job["mode"]) + (["--prestart"] if evaluation.builtin else [])
+        argv, env = contain(argv, root, root / job["workdir"], self.gpu, job["sandboxed"], evaluation.network, [],
+                            job["prefix"])
+        return tmp, await spawn(argv, root / job["workdir"], env, with_stdin=True), None if job["sandboxed"] else env[TAG]
+
+    async def evaluate(self, kernel: bytes) -> dict[str, Any]:
+        ready = self.next
+        if ready is None or ready[1].returncode is not None:
+            if ready is not None:
+                ready[0].cleanup()
+            ready = await self._start()
+        self.next = await self._start()  # warms up while this one runs
+        tmp, proc, tag = ready
+        try:
+            _unpack(kernel, Path(tmp.name) / self.job["kernel"])
+            result = await collect(proc, self.job["evaluation"].timeout_s, tag, go=b"go\n")
+        finally:
+            tmp.cleanup()
+        result["device"] = device_fingerprint(self.gpu)
+        return result
 
 
 def judge_on_worker(payload: bytes, job: dict[str, Any]) -> dict[str, Any]:
@@ -127,8 +202,7 @@ def judge_on_worker(payload: bytes, job: dict[str, Any]) -> dict[str, Any]:
     evaluation = job["evaluation"]
     with tempfile.TemporaryDirectory(prefix=job["prefix"]) as tmp:
         root = Path(tmp)
-        with tarfile.open(fileobj=io.BytesIO(payload)) as tar:
-            tar.extractall(root, filter="data")
+        _unpack(payload, root)
         workdir = root / job["workdir"]
         argv, env = contain(command_for(evaluation, root / job["kernel"], job["mode"]), root, workdir, gpu,
                             job["sandboxed"], evaluation.network, [], job["prefix"])

@@ -278,11 +278,10 @@ def _evaluation_config(reader: TomlReader, e: dict[str, Any], repo_path: _Paths)
         raise reader.error("evaluation", "sandbox", f'must be "on" or "off", not {e["sandbox"]!r}')
     if e["backend"] not in ("local", "ray"):
         raise reader.error("evaluation", "backend", f'must be "local" or "ray", not {e["backend"]!r}')
-    local = e["backend"] == "local"  # prestarted processes are local only
     return EvaluationConfig(builtin=e["builtin"], command=e["command"], files=files, mode=e["mode"],
                             confirm_mode=e["confirm_mode"], slots=e["slots"], gpus=gpus,
                             timeout_s=float(e["timeout_s"]),
-                            prestart=local and (bool(e["builtin"]) if e["prestart"] is None else e["prestart"]),
+                            prestart=bool(e["builtin"]) if e["prestart"] is None else e["prestart"],
                             sandbox=e["sandbox"] == "on", network=e["network"], backend=e["backend"],
                             address=e["address"])
 

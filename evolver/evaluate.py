@@ -268,10 +268,10 @@ class Evaluator:
         mode = mode or self.config.evaluation.mode
         started = time.monotonic()
         try:
-            if isinstance(commit, str) and self.config.evaluation.prestart and mode == self.config.evaluation.mode:
+            if self.config.evaluation.backend == "ray":
+                result = await self._ray().evaluate(commit, mode, slot)
+            elif isinstance(commit, str) and self.config.evaluation.prestart and mode == self.config.evaluation.mode:
                 result = await self._evaluate_prestarted(commit, slot, mode)
-            elif self.config.evaluation.backend == "ray":
-                result = await self._ray().evaluate(commit, mode)
             else:
                 with tempfile.TemporaryDirectory(prefix=self.prefix) as tmp:
                     self.materialise(commit, Path(tmp))

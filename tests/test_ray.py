@@ -45,16 +45,22 @@ def cluster() -> Iterator[str]:
         subprocess.run([RAY, "stop", "--force"], capture_output=True, timeout=120)
 
 
-def ray_workers_judging() -> list[int]:
-    """PIDs of Ray workers running an evaluation now (Ray names a busy worker after its task)."""
+def ray_workers_judging(name: str) -> list[int]:
+    """PIDs of Ray workers running an evaluation now (Ray names a worker after its task or actor)."""
     out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
-    return [int(line.split()[0]) for line in out.splitlines() if "ray::judge_on_worker" in line]
+    return [int(line.split()[0]) for line in out.splitlines() if f"ray::{name}" in line]
 
 
-def test_the_cpu_example_on_a_ray_cluster_survives_a_killed_worker(tmp_path: Path, cluster: str) -> None:
-    config = example_config(evaluation=f'command = "{{python}} check.py --kernel-dir {{kernel_dir}} --mode {{mode}}"\n'
+@pytest.mark.parametrize("prestart", [False, True])
+def test_the_cpu_example_on_a_ray_cluster_survives_a_killed_worker(tmp_path: Path, cluster: str, prestart: bool) -> None:
+    """Tasks (each evaluation laid out and sent whole), or with prestart a warm judge per slot (an actor that
+    keeps the next evaluation's process started; only the kernel travels). A worker killed in the middle of
+    an evaluation: Ray runs it again (the actor restarted), nothing is lost or blamed."""
+    wait = " --wait-for-go" if prestart else ""
+    config = example_config(evaluation=f'command = "{{python}} check.py --kernel-dir {{kernel_dir}} --mode {{mode}}{wait}"\n'
                             f'files = ["check.py"]\ngpus = []\ntimeout_s = 60\nbackend = "ray"\n'
-                            f'address = "{cluster}"', evolution="operators = { tune = 1.0 }\nseed = 3")
+                            f'address = "{cluster}"\nprestart = {str(prestart).lower()}',
+                            evolution="operators = { tune = 1.0 }\nseed = 3")
     repo = make_repo(tmp_path / "repo", config)
     sort = repo / "examples" / "sort"
     head, tree = git(repo, "rev-parse", "HEAD"), git(repo, "status", "--porcelain")
@@ -70,7 +76,7 @@ def test_the_cpu_example_on_a_ray_cluster_survives_a_killed_worker(tmp_path: Pat
             if not killed and sum(1 for x in lines if x.startswith("[")) >= 8:
                 deadline = time.monotonic() + 20
                 while not killed and time.monotonic() < deadline:  # one in the middle of its evaluation
-                    busy = ray_workers_judging()
+                    busy = ray_workers_judging("WarmJudge" if prestart else "judge_on_worker")
                     if busy:
                         os.kill(busy[0], signal.SIGKILL)
                         killed.append(busy[0])
@@ -90,6 +96,7 @@ def test_the_cpu_example_on_a_ray_cluster_survives_a_killed_worker(tmp_path: Pat
     for r in results:  # the same kinds of notes as a local run: the judge, the device that judged, the details
         assert r is not None and r.harness and r.gpu.startswith("cpu: ") and r.line.get("duration_s") is not None
         assert r.details.get("unit") == "us" and r.details.get("size") == 1500
+        assert r.details.get("prestarted") is prestart  # (check.py says whether it was started ahead)
     assert git(repo, "rev-parse", "HEAD") == head and git(repo, "status", "--porcelain") == tree
     assert "Ray cluster" in "".join(lines)
     json.dumps([r.line for r in results if r is not None])  # notes are plain JSON
