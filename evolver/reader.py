@@ -113,3 +113,34 @@ def candidate_at(store: Store, commit: str) -> Candidate | None:
     return Candidate(run=trailers.get("Run", ""), id=trailers["Id"], commit=commit, parents=parents, created=created,
                      subject=subject, trailers=trailers,
                      results=tuple(Result.of(line) for line in store.note_lines(commit)))
+
+
+ALL_RUNS = "(all runs)"  # the TUI's name for the merged view
+
+
+class MergedReader:
+    """Several runs of one problem read as one population (the TUI's view of all runs, where `evolve pull`
+    brought other clones'): a candidate's id is its run's letter and its id (`b00003`: the second run's
+    00003), so ids stay six characters; `legend` says which letter is which run."""
+
+    def __init__(self, store: Store, runs: list[str]) -> None:
+        self.readers = [RunReader(store, run) for run in runs[-26:]]
+        self.letters = {reader.snapshot.run: chr(ord("a") + i) for i, reader in enumerate(self.readers)}
+        self.legend = ", ".join(f"{letter} {run}" for run, letter in self.letters.items())
+        self.snapshot = Snapshot(run=ALL_RUNS)
+        self._by_commit: dict[str, Candidate] = {}
+
+    def refresh(self) -> set[str]:
+        changed = {self.letters[r.snapshot.run] + cid for r in self.readers for cid in r.refresh()}
+        if changed:
+            candidates = {self.letters[r.snapshot.run] + cid: dataclasses.replace(c, id=self.letters[r.snapshot.run] + cid)
+                          for r in self.readers for cid, c in r.snapshot.candidates.items()}
+            self.snapshot = Snapshot(run=ALL_RUNS, candidates=candidates,
+                                     best_commit=self.readers[0].snapshot.best_commit if self.readers else None,
+                                     malformed_notes=sum(r.snapshot.malformed_notes for r in self.readers),
+                                     bad_lines={k: v for r in self.readers for k, v in r.snapshot.bad_lines.items()})
+            self._by_commit = {c.commit: c for c in reversed(list(candidates.values()))}
+        return changed
+
+    def by_commit(self) -> dict[str, Candidate]:
+        return dict(self._by_commit)

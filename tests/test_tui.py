@@ -344,7 +344,7 @@ def test_the_engine_of_start_tui_is_watched_and_can_be_left_running(scripted: Sc
         running.wait()
 
 
-def test_n_moves_to_the_problems_next_run(scripted: Scripted) -> None:
+def test_n_moves_to_the_problems_next_run_then_all_of_them(scripted: Scripted) -> None:
     other = Scripted(scripted.store.root, run="r1-ab12cd")  # a run `evolve pull` brought from another clone
     other.add("00001", "seed", None, SOURCE, ok(90.0), Seed="examples/sort/seeds/mergesort")
     other.add("00002", "tune", "00001", SOURCE.replace("CUTOFF = 2", "CUTOFF = 4"), ok(70.0), Tune="CUTOFF=4 (was 2)")
@@ -359,8 +359,14 @@ def test_n_moves_to_the_problems_next_run(scripted: Scripted) -> None:
             assert app.snapshot is not None and app.snapshot.run == "r1-ab12cd"
             assert sorted(shown_ids(app.query_one(PopulationTable))) == ["00001", "00002"]
             assert "r1-ab12cd" in shown(app, RunHeader)
-            await pilot.press("n")  # and round again
+            await pilot.press("n")  # then both as one population: a letter per run
             await settle(pilot, app, refreshes=3)
+            assert app.snapshot is not None and app.snapshot.run == "(all runs)"
+            assert "(all runs)" in shown(app, RunHeader) and "best 64" in shown(app, RunHeader), shown(app, RunHeader)
+            assert sorted(shown_ids(app.query_one(PopulationTable))) == [
+                "a00001", "a00002", "a00003", "a00004", "a00005", "a00006", "b00001", "b00002"]
+            await pilot.press("n")  # and round again
+            await settle(pilot, app, refreshes=4)
             assert app.snapshot is not None and app.snapshot.run == "r1"
 
     asyncio.run(scenario())

@@ -23,7 +23,7 @@ from textual.widgets import DataTable, Footer
 
 from evolver.candidates import Candidate, Snapshot
 from evolver.population import ancestry
-from evolver.reader import RunReader
+from evolver.reader import ALL_RUNS, MergedReader, RunReader
 from evolver.store import REPLIES_REF, Store, StoreError
 from evolver.summary import Header, Summary
 from evolver.tui import model
@@ -50,7 +50,7 @@ class Refreshed(Message):
 
 HELP = ("arrows or mouse: select a candidate   s: sort   f: filter by status   b: jump to best\n"
         "d / v / l / a: its diff, result, log, the LLM's replies   w: check it out into a worktree\n"
-        "r: refresh now   n: the problem's next run (yours and those `evolve pull` brought)\n"
+        "r: refresh now   n: the problem's next run (yours and those `evolve pull` brought), then all as one\n"
         "q: quit (an engine started with --tui stops gracefully; resume with evolve start)\n"
         "x: quit and leave that engine running")
 
@@ -95,7 +95,7 @@ class EvolveApp(App[None]):
         self.run_name = run
         self.poll_s = poll_s
         self.clock = clock
-        self.reader: RunReader | None = None
+        self.reader: RunReader | MergedReader | None = None
         self.snapshot: Snapshot | None = None
         self.kernel_dir = ""
         self.refreshes = 0
@@ -133,6 +133,8 @@ class EvolveApp(App[None]):
     @work(thread=True, exclusive=True, group="refresh")
     def refresh_worker(self) -> None:
         try:
+            if self.reader is None and self.run_name == ALL_RUNS:
+                self.reader = MergedReader(self.store, self.store.runs(self.kernel_dir or None))
             if self.reader is None:
                 runs = self.store.runs()
                 run = self.run_name or (runs[-1] if runs else None)
@@ -291,13 +293,18 @@ class EvolveApp(App[None]):
         if len(runs) < 2:
             self.notify("this problem has no other run")
             return
-        self.run_name = runs[(runs.index(self.reader.snapshot.run) + 1) % len(runs)] \
-            if self.reader.snapshot.run in runs else runs[-1]
+        views = [*runs, ALL_RUNS]  # each run, then all of them as one population
+        here = self.reader.snapshot.run
+        self.run_name = views[(views.index(here) + 1) % len(views)] if here in views else runs[-1]
         self.reader, self.snapshot, self.by_commit = None, None, {}
         self._loaded = self._loaded_in_worker = False
         self._details.clear()
         self.seeds, self.summary = model.SeedIndex(), Summary()
-        self.notify(f"run {self.run_name}", timeout=3)
+        if self.run_name == ALL_RUNS:
+            self.notify("all runs of the problem as one population; ids are a letter per run and the id: "
+                        + ", ".join(f"{chr(ord('a') + i)} {run}" for i, run in enumerate(runs[-26:])), timeout=8)
+        else:
+            self.notify(f"run {self.run_name}", timeout=3)
         self.poll()
 
     def action_refresh_now(self) -> None:
