@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # One GPU pass for the sandbox (issue "candidates are hostile code"): the QR harness inside and outside it,
 # alternating on the blocked_wy seed; then `evolve start` with the sandbox on for ${DEMO_CANDIDATES:-20}
-# candidates (tune only, full mode), and every candidate it judged `ok` judged again outside the sandbox.
-# About 7 minutes on an H200. Results: ${OUT:-bench/out}/sandbox_cost.jsonl (the alternation),
-# evolve_in.jsonl (the run's own results), evolve_out.jsonl (the same kernels outside); logs beside them.
+# candidates (tune only, full mode), and every candidate it judged `ok` judged again inside and outside the
+# sandbox, alternating, PAIR_REPEATS (2) times each, compared by the best of each side.
+# About 10 minutes on an H200 with DEMO_CANDIDATES=12. Results: ${OUT:-bench/out}/sandbox_cost.jsonl (the alternation),
+# evolve_in.jsonl (the run's own results), pairs.jsonl (the same kernels both sides); logs beside them.
 source "$(dirname "$0")/lib.sh"
 log "the harness inside and outside the sandbox, alternating"
 $py bench/sandbox_cost.py --repeats ${SANDBOX_REPEATS:-2} 2>&1 | tee "$OUT/sandbox_cost.jsonl" | tail -1 | tee -a "$OUT/pass.log"
@@ -31,19 +32,30 @@ for c in sorted(store.snapshot(store.runs()[-1]).candidates.values(), key=lambda
         archive = subprocess.run(["git", "-C", str(repo), "archive", c.commit, "kernel"], capture_output=True, check=True)
         subprocess.run(["tar", "-x", "--strip-components=1", "-C", str(out / c.id)], input=archive.stdout, check=True)
 PY
-log "the same kernels outside the sandbox"
-$py bench/sandbox_cost.py "$kernels"/* --repeats 1 --sides out > "$OUT/evolve_out.jsonl" 2>>"$OUT/harness.log"
+log "the same kernels inside and outside the sandbox, alternating, ${PAIR_REPEATS:-2} times each"
+$py bench/sandbox_cost.py "$kernels"/* --repeats ${PAIR_REPEATS:-2} --sides both > "$OUT/pairs.jsonl" 2>>"$OUT/harness.log"
 $py - "$OUT" <<'PY' | tee -a "$OUT/pass.log"
+# One evaluation of a kernel can land in the machine's slow mode (docs/benchmarks.md, third pass), so each side
+# is compared by its best of the repeats, next to the engine's own single evaluation inside.
 import json, statistics, sys
 from pathlib import Path
 out = Path(sys.argv[1])
-inside = {r["id"]: r for r in map(json.loads, (out / "evolve_in.jsonl").read_text().splitlines())}
-ratios, extra = [], []
-for r in map(json.loads, (out / "evolve_out.jsonl").read_text().splitlines()):
-    if "kernel" not in r or r["status"] != "ok":
-        continue
-    ratios.append(inside[r["kernel"]]["score"] / r["score"])
-    print(f'{r["kernel"]}: in {inside[r["kernel"]]["score"]:.1f} us, out {r["score"]:.1f} us, ratio {ratios[-1]:.4f}')
-if ratios:
-    print(f"{len(ratios)} kernels: in/out median {statistics.median(ratios):.4f}, range {min(ratios):.4f}-{max(ratios):.4f}")
+engine = {r["id"]: r for r in map(json.loads, (out / "evolve_in.jsonl").read_text().splitlines())}
+best = {}
+for r in map(json.loads, (out / "pairs.jsonl").read_text().splitlines()):
+    if "kernel" in r and r["status"] == "ok":
+        side = best.setdefault(r["kernel"], {})
+        side[r["sandbox"]] = min(side.get(r["sandbox"], float("inf")), r["score"])
+pairs, singles = [], []
+for kernel, side in sorted(best.items()):
+    if True in side and False in side:
+        pairs.append(side[True] / side[False])
+        singles.append(engine[kernel]["score"] / side[False])
+        print(f"{kernel}: best in {side[True]:.1f} us, best out {side[False]:.1f} us, ratio {pairs[-1]:.4f}; "
+              f"the run's own evaluation / best out {singles[-1]:.4f}")
+for name, ratios in (("best in / best out", pairs), ("the run's evaluation / best out", singles)):
+    if ratios:
+        within = sum(abs(x - 1) <= 0.02 for x in ratios)
+        print(f"{len(ratios)} kernels, {name}: median {statistics.median(ratios):.4f}, range "
+              f"{min(ratios):.4f}-{max(ratios):.4f}, {within} within 2%")
 PY
