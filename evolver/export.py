@@ -26,6 +26,7 @@ from evolver.tunables import find_tunables
 
 SHIM = Path(__file__).with_name("export_shim.txt")
 IMPORTABLE = {"torch", "math", "functools", "pathlib", "os", "typing", "dataclasses", "__future__", "cupy"}
+CHECK_TOLERANCE = 0.05  # `--check`: the exported file's score against the candidate's
 CUPY_FEATURES = {"RawModule", "uint64", "uint32", "int64", "int32", "float32", "float64", "cuda", "cuda.Device",
                  "cuda.ExternalStream"}
 
@@ -137,7 +138,31 @@ def cmd_export(args: argparse.Namespace) -> int:
     out = Path(args.output or f"{candidate.run}-{candidate.id}-gpumode.py")
     out.write_text(text, encoding="utf-8")
     print(f"wrote {out} ({len(text.splitlines())} lines): {candidate.run}/{candidate.id} as one file for GPU MODE")
-    return 0
+    return check(config, store, candidate, text) if args.check else 0
+
+
+def check(config: Any, store: Any, candidate: Candidate, text: str) -> int:
+    """The exported file judged by the run's judge as a kernel directory of one file, in the mode of the
+    candidate's own score: correct, and within CHECK_TOLERANCE of that score."""
+    from evolver.candidates import Result
+    from evolver.trial import judge_directory
+
+    mine = candidate.confirmation or candidate.result
+    mode = str(mine.details.get("mode") or config.evaluation.mode) if mine is not None else config.evaluation.mode
+    with tempfile.TemporaryDirectory(prefix="evolve-export-check-") as tmp:
+        (Path(tmp) / "kernel.py").write_text(text, encoding="utf-8")
+        result = Result.of(judge_directory(config, store, candidate.run, Path(tmp), mode))
+    if result.status != "ok" or result.score is None:
+        print(f"check: the exported file is {result.status}: {(result.error or '').splitlines()[0][:300] if result.error else ''}")
+        return 1
+    if mine is None or mine.score is None:
+        print(f"check: the exported file is ok, {result.score:.6g}; the candidate has no score to compare with")
+        return 0
+    ratio = result.score / mine.score
+    verdict = "faithful" if abs(ratio - 1) <= CHECK_TOLERANCE else f"not within {CHECK_TOLERANCE:.0%}"
+    print(f"check: the exported file is ok, {result.score:.6g} against the candidate's {mine.score:.6g} in {mode} "
+          f"mode (ratio {ratio:.3f}): {verdict}")
+    return 0 if verdict == "faithful" else 1
 
 
 def add_verb(verb: Any) -> None:
@@ -150,4 +175,6 @@ def add_verb(verb: Any) -> None:
     p.add_argument("--format", choices=("gpumode",), default="gpumode", help="the submission format (gpumode)")
     p.add_argument("-o", "--output", metavar="FILE", help="where to write it (default: RUN-ID-gpumode.py)")
     p.add_argument("--run", metavar="NAME")
+    p.add_argument("--check", action="store_true", help="judge the written file with the run's judge as a kernel "
+                   "directory of one file: correct, and within 5%% of the candidate's score (exit 1 otherwise)")
     p.set_defaults(func=cmd_export)

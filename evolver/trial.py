@@ -26,16 +26,8 @@ def cmd_try(args: argparse.Namespace) -> int:
         raise UserError(f"{directory}: no such directory (the kernel to judge)")
     runs = store.runs(config.problem.kernel_dir)
     run = args.run or (runs[-1] if runs else None)
-    base = ((store.get_meta(RUN_REF.format(run=run)) or {}).get("base") if run else None) or store.head_commit()
-    evaluator = Evaluator(config, store, base, purpose="try")
-    slots = make_slots(config)
-    evaluator.check_runnable(slots)
     mode = args.mode or config.evaluation.mode
-    where = "in the sandbox" if evaluator.sandboxed else "outside a sandbox"
-    print(f"judging {directory} in {mode} mode, {where} (timeout {config.evaluation.timeout_s:g} s); the "
-          "evaluator's own output follows on stderr", file=sys.stderr, flush=True)
-    evaluator.echo = _echo
-    raw = asyncio.run(_judge(evaluator, directory, slots[0], mode))
+    raw = judge_directory(config, store, run, directory, mode)
     result = Result.of(raw)
     reference = _reference(args, config, store, run)
     if args.json:
@@ -43,6 +35,20 @@ def cmd_try(args: argparse.Namespace) -> int:
     else:
         print("\n".join(report(result, reference, mode, raw.get("duration_s"))))
     return 0 if result.status == "ok" else 1
+
+
+def judge_directory(config: Any, store: Any, run: str | None, directory: Path, mode: str) -> dict[str, Any]:
+    """One evaluation of a kernel directory by `run`'s judge, as a candidate's (nothing written to git); what
+    is judged is said at once on stderr, and the evaluator's own output follows there as it comes."""
+    base = ((store.get_meta(RUN_REF.format(run=run)) or {}).get("base") if run else None) or store.head_commit()
+    evaluator = Evaluator(config, store, base, purpose="try")
+    slots = make_slots(config)
+    evaluator.check_runnable(slots)
+    where = "in the sandbox" if evaluator.sandboxed else "outside a sandbox"
+    print(f"judging {directory} in {mode} mode, {where} (timeout {config.evaluation.timeout_s:g} s); the "
+          "evaluator's own output follows on stderr", file=sys.stderr, flush=True)
+    evaluator.echo = _echo
+    return asyncio.run(_judge(evaluator, directory, slots[0], mode))
 
 
 def _echo(chunk: bytes) -> None:

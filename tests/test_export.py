@@ -114,3 +114,28 @@ def test_evolve_export_writes_the_candidate_with_its_score_and_judge(tmp_path: P
     assert text.startswith(f"# evolve candidate r1/00001 (commit {commit[:12]})\n"
                            "# score 5830 us (full mode; judge abc123, anti-cheat version 3; on NVIDIA H200)\n")
     assert "wrote sub.py" in out.stdout and git(repo, "status", "--porcelain") == "?? sub.py\n"
+
+
+@pytest.mark.slow
+def test_check_judges_the_exported_file_as_a_one_file_kernel(tmp_path: Path) -> None:
+    """`--check` on the CPU: a problem judged by the QR harness's CPU self-test (`--device cpu --mode tiny`),
+    whose seed is a plain-torch kernel.py; the exported file is judged as a kernel directory of one file
+    and compared with the candidate's own score (CPU timings mean nothing: only the path is checked here)."""
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "harness", repo / "harness", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "tests" / "cpu_kernel", repo / "seeds" / "householder")
+    (repo / "evolve.toml").write_text(
+        '[problem]\nkernel_dir = "kernel"\nseeds = ["seeds/householder"]\n[evaluation]\n'
+        'command = "{python} -m harness.qr --kernel-dir {kernel_dir} --device cpu --mode tiny --stall 60"\n'
+        'files = ["harness"]\ngpus = []\ntimeout_s = 120\n[evolution]\noperators = { tune = 1.0 }\n')
+    git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the QR judge's CPU self-test as a problem")
+    started = subprocess.run([sys.executable, "-m", "evolver", "start", "--max-candidates", "1"], cwd=repo,
+                             capture_output=True, text=True, timeout=300)
+    assert started.returncode == 0 and " ok " in started.stdout, started.stdout + started.stderr
+    out = subprocess.run([sys.executable, "-m", "evolver", "export", "1", "-o", "one.py", "--check"], cwd=repo,
+                         capture_output=True, text=True, timeout=300)
+    assert "check: the exported file is ok, " in out.stdout and "against the candidate's " in out.stdout, \
+        out.stdout + out.stderr
+    assert out.returncode in (0, 1) and "Traceback" not in out.stderr
