@@ -141,7 +141,7 @@ def cmd_start(args: argparse.Namespace) -> int:
     print(f"run {run}: {summary.created} new candidate(s), {summary.evaluated} evaluated in {took:.0f} s{spend}"
           f"{'; ' + summary.reason if summary.reason else ''}")
     print("\n".join(best_lines(run, best, branch_best(store))))
-    return 130 if summary.reason == "interrupted" else 0
+    return 130 if summary.reason == "interrupted" else 1 if summary.failed else 0
 
 
 @contextlib.contextmanager

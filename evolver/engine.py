@@ -56,6 +56,7 @@ class RunSummary:
     reason: str = ""
     llm_cost_usd: float = 0.0
     statuses: dict[str, int] = field(default_factory=dict)
+    failed: bool = False  # stopped because no device was left to judge on
 
 
 def llm_operators(config: Config, rng: random.Random, say: Callable[[str], None],
@@ -257,6 +258,12 @@ class Engine:
                     self._retire(slot)
                     return
                 continue
+            if self.health.device_gone(slot.index, result):  # the last device in service: never the kernel's
+                if self.health.exhausted(slot.index):
+                    self._no_device_left(slot, result)
+                    return
+                self._retries.append(replace(job, holds_room=False))
+                continue
             if job.confirm:
                 result["confirm"] = True
             self._record(self.snapshot.candidates.get(job.candidate.id, job.candidate), result)
@@ -268,6 +275,14 @@ class Engine:
                 self._retries.remove(job)
                 return job
         return None
+
+    def _no_device_left(self, slot: Slot, result: dict[str, Any]) -> None:
+        error = str(result.get("error") or "").splitlines()[0][:200]
+        self._stop(f"no device left to judge on: GPU {slot.gpu} failed {RETIRE_AFTER} times in a row ({error}); "
+                   "the candidates in flight keep no result and are judged when `evolve start` resumes")
+        self._abandon = self.summary.failed = True
+        for task in self._proposers:
+            task.cancel()
 
     def _retire(self, slot: Slot) -> None:
         error = self.health.retired[slot.index]

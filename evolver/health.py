@@ -4,8 +4,10 @@ failed are judged again on another device instead of being blamed.
 A crash whose message names the device (a CUDA error, a lost context, no device, ECC, Xid) on a slot while
 other slots are in service is not recorded at once: the candidate goes to another slot, and the slot gets a
 strike. If the candidate crashes there too, the kernel was at fault: its crash is recorded and the strike
-is taken back. A slot with `RETIRE_AFTER` strikes in a row (an `ok` clears them) leaves the rotation. Pure
-bookkeeping: the engine asks, and moves the jobs (evolver/engine.py).
+is taken back. A slot with `RETIRE_AFTER` strikes in a row (an `ok` clears them) leaves the rotation. The
+last slot in service has no second opinion: only what a broken device alone says (no device, ECC, Xid)
+counts there (the candidate is judged again, never blamed), and `RETIRE_AFTER` of those in a row stop the
+run, leaving the candidates unjudged for the next `evolve start`. Pure bookkeeping: the engine asks, and moves the jobs (evolver/engine.py).
 """
 
 from __future__ import annotations
@@ -19,8 +21,14 @@ DEVICE_ERROR = re.compile(r"CUDA error|cudaError|CUDA_ERROR|context is lost|no C
                           r"fallen off the bus|device not ready|NVML", re.I)
 
 
-def device_error(result: dict[str, Any]) -> bool:
-    return result.get("status") == "crash" and bool(DEVICE_ERROR.search(str(result.get("error") or "")))
+# What only a broken device or driver says (never a kernel's bug, unlike an illegal address): on the last
+# device in service these stop the run instead of being recorded against kernel after kernel.
+DEVICE_GONE = re.compile(r"no CUDA device|ECC|\bXid\b|fallen off the bus|device not ready|NVML|"
+                         r"CUDA driver version is insufficient|CUDA_ERROR_NOT_INITIALIZED|cudaErrorNoDevice", re.I)
+
+
+def device_error(result: dict[str, Any], pattern: re.Pattern[str] = DEVICE_ERROR) -> bool:
+    return result.get("status") == "crash" and bool(pattern.search(str(result.get("error") or "")))
 
 
 @dataclass
@@ -55,3 +63,15 @@ class Health:
             return False
         self.retired[slot] = str(result.get("error") or "").splitlines()[0][:200] if result.get("error") else ""
         return True
+
+    def device_gone(self, slot: int, result: dict[str, Any]) -> bool:
+        """Whether the last slot in service returned what only a broken device says (DEVICE_GONE): then the
+        result is not the kernel's (judge the candidate again) and the slot gets a strike; `exhausted` says
+        when there have been enough in a row to stop the run."""
+        if self.in_service >= 2 or not device_error(result, DEVICE_GONE):
+            return False
+        self.strikes[slot] = self.strikes.get(slot, 0) + 1
+        return True
+
+    def exhausted(self, slot: int) -> bool:
+        return self.strikes.get(slot, 0) >= RETIRE_AFTER

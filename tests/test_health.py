@@ -61,3 +61,34 @@ def test_a_failing_gpu_leaves_the_rotation_and_no_candidate_is_blamed(tmp_path: 
     status = json.loads(evolve(sort, "status", "--json", env=env).stdout)
     assert [g["gpu"] for g in status["out_of_rotation"]] == [1]
     assert "GPU 1 (Fake GPU / driver 999.1) out of rotation: CUDA error" in evolve(sort, "status", env=env).stdout
+
+
+def test_the_last_device_saying_it_is_gone_is_never_blamed_and_stops_the_run(tmp_path: Path) -> None:
+    health = Health(1)
+    gone = {"status": "crash", "error": "no CUDA device is visible to the harness"}
+    kernel_bug = {"status": "crash", "error": "CUDA error: an illegal memory access was encountered"}
+    assert not health.device_gone(0, kernel_bug)  # one device, no second opinion: a kernel's bug is recorded
+    assert health.device_gone(0, gone) and health.device_gone(0, gone) and not health.exhausted(0)
+    assert health.device_gone(0, gone) and health.exhausted(0)
+
+
+@pytest.mark.slow
+def test_a_run_whose_only_gpu_is_gone_stops_with_nothing_blamed(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "nvidia-smi").write_text("#!/bin/sh\necho '0, Fake GPU, 999.1'\n")
+    (bin_dir / "nvidia-smi").chmod(0o755)
+    gone = 'import json\nprint(json.dumps({"status": "crash", "error": "no CUDA device is visible to the harness"}))\n'
+    config = example_config(evaluation='command = "{python} gone.py --kernel-dir {kernel_dir}"\n'
+                            'files = ["gone.py"]\ngpus = "auto"\ntimeout_s = 60\nsandbox = "off"',
+                            evolution="operators = { tune = 1.0 }")
+    repo = tmp_path / "repo"
+    make_repo(repo, config)
+    (repo / "examples" / "sort" / "gone.py").write_text(gone)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a GPU that is gone")
+    started = evolve(repo / "examples" / "sort", "start", "--max-candidates", "6",
+                     env={"PATH": f"{bin_dir}:{os.environ['PATH']}"})
+    assert started.returncode == 1, started.stdout + started.stderr
+    assert "no device left to judge on: GPU 0 failed 3 times in a row (no CUDA device" in started.stdout
+    assert all(c.result is None for c in Store(repo).snapshot("r1").candidates.values())  # nobody blamed
