@@ -6,6 +6,8 @@
 - `own_user_namespace()`: the runner moves into a new user namespace first thing, while it has one thread;
   it keeps its files and the GPU but holds no capability over anything outside, the judge included.
 - `die_with_parent()`: the runner is killed when the judge dies, so no candidate code outlives its judge.
+- `pin_to_fastest_cpu()`: an experiment (EVOLVE_RUNNER_PIN=fastest, off by default until measured): the
+  runner's launching thread on the allowed CPU where a short loop ran fastest.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
+import time
 
 CLONE_NEWUSER = 0x10000000
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE = 1, 4
@@ -43,3 +46,23 @@ def own_user_namespace() -> str:
     except OSError as exc:  # unmapped ids still leave the process without capabilities outside
         return f"user namespace (ids unmapped: {exc.strerror})"
     return "user namespace"
+
+
+def pin_to_fastest_cpu(loops: int = 20000) -> int | None:
+    """Pin the calling thread to the allowed CPU on which `loops` iterations of a Python loop ran fastest;
+    the CPU, or None where affinity cannot be set. On a VM, vCPUs share their host's cores unevenly, and a
+    small shape's host-bound launches timed 57-95 us depending on the vCPU (docs/benchmarks.md, third pass)."""
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return None
+    timings = []
+    for cpu in cpus:
+        os.sched_setaffinity(0, {cpu})
+        began, n = time.perf_counter(), 0
+        while n < loops:
+            n += 1
+        timings.append((time.perf_counter() - began, cpu))
+    fastest = min(timings)[1]
+    os.sched_setaffinity(0, {fastest})
+    return fastest

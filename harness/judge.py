@@ -243,6 +243,8 @@ def start(ctx: Context) -> str:
     reply = ctx.runner.ask({"op": "go", "arenas": handles, "device": ctx.args.device}, "at start-up")
     if not reply.get("ready"):
         judge_reply(reply, "at start-up")
+    if isinstance(reply.get("cpu"), int):  # EVOLVE_RUNNER_PIN=fastest (an experiment, harness/isolation.py)
+        ctx.timings["runner_cpu"] = float(reply["cpu"])
     return str(reply.get("isolation", "unknown"))
 
 
