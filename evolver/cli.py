@@ -197,10 +197,10 @@ def cmd_tui(args: argparse.Namespace) -> int:
     except ConfigError:  # no evolve.toml here: git alone (a repository fetched from elsewhere)
         run_tui(Store.discover(Path(args.repo).resolve() if args.repo else Path.cwd()), args.run, poll_s=args.poll)
         return 0
-    from evolver.sharing import is_mine
+    from evolver.sharing import own_runs
 
     runs = store.runs(config.problem.kernel_dir)
-    mine = [r for r in runs if is_mine(store, store.get_meta(f"refs/evolve/runs/{r}"))]
+    mine = own_runs(store, config.problem.kernel_dir)
     # the run `status` shows: this clone's latest of this problem (n in the TUI moves to the others)
     run: str | None = args.run or config.run or ((mine or runs)[-1] if runs else None)
     run_tui(store, run, poll_s=args.poll, winner=winner_for(config, store, run) if run else None)

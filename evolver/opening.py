@@ -11,7 +11,7 @@ from evolver.config import Config
 from evolver.evaluate import Evaluator, Slot, make_slots
 from evolver.results import Recorder
 from evolver.sandbox import protect_memory, sandbox_line
-from evolver.sharing import clone_id, is_mine
+from evolver.sharing import clone_id, own_runs
 from evolver.store import Store
 
 RUN_REF = "refs/evolve/runs/{run}"
@@ -28,7 +28,7 @@ def choose_run(store: Store, config: Config, requested: str | None, new: bool) -
     if config.run:
         return config.run
     # runs are per problem (another problem's are not resumed) and per clone (a pulled run has its writer)
-    mine = [r for r in store.runs(config.problem.kernel_dir) if is_mine(store, store.get_meta(RUN_REF.format(run=r)))]
+    mine = own_runs(store, config.problem.kernel_dir)
     if mine and not new:
         return mine[-1]
     everyone = store.runs()

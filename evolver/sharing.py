@@ -27,18 +27,30 @@ INCOMING = "refs/evolve/incoming"
 RUNS = "refs/evolve/runs"
 
 
+def own_clone(store: Store) -> str | None:
+    """This clone's name, if it has created a run yet (read only: status and the TUI must not write)."""
+    return store.git("config", "--get", "evolve.clone", check=False).strip() or None
+
+
 def clone_id(store: Store) -> str:
-    """This clone's name for the runs it creates (made once, kept in the repository's git config)."""
-    name = store.git("config", "--get", "evolve.clone", check=False).strip()
-    if not name:
+    """This clone's name for the runs it creates (made once, when the first run is, in the git config)."""
+    name = own_clone(store)
+    if name is None:
         name = secrets.token_hex(3)
         store.git("config", "evolve.clone", name)
     return name
 
 
-def is_mine(store: Store, record: dict[str, Any] | None) -> bool:
-    """Whether this clone created the run (records from before clones were named count as this clone's)."""
-    return record is not None and record.get("clone") in (None, clone_id(store))
+def is_mine(record: dict[str, Any] | None, me: str | None) -> bool:
+    """Whether clone `me` (`own_clone`) created the run; records from before clones were named count as
+    this clone's."""
+    return record is not None and record.get("clone") in (None, me)
+
+
+def own_runs(store: Store, kernel_dir: str | None = None) -> list[str]:
+    """This clone's runs (of the problem whose kernel directory is `kernel_dir`), oldest first."""
+    me = own_clone(store)
+    return [run for run in store.runs(kernel_dir) if is_mine(store.get_meta(f"{RUNS}/{run}"), me)]
 
 
 def _identity(record: dict[str, Any] | None) -> tuple[Any, ...]:
@@ -83,7 +95,7 @@ def _local_name(store: Store, name: str, theirs: dict[str, Any] | None, say: Cal
     mine = store.get_meta(f"{RUNS}/{name}")
     if mine is None or _identity(mine) == _identity(theirs):
         return name
-    if is_mine(store, mine):
+    if is_mine(mine, own_clone(store)):
         moved = rename_run(store, name, f"{name}-{clone_id(store)}")
         say(f"the remote has another run named {name}: this clone's is {moved} from now on")
         return name
@@ -115,7 +127,7 @@ def push(config: Config, store: Store, remote: str, say: Callable[[str], None]) 
     """Pull (which also moves aside a run of this clone whose name the remote gives to another), then push
     this clone's runs and the notes; returns the runs pushed."""
     pull(config, store, remote, say)
-    pushed = [run for run in store.runs() if is_mine(store, store.get_meta(f"{RUNS}/{run}"))]
+    pushed = own_runs(store)
     refspecs = [spec for run in pushed for spec in (f"{RUNS}/{run}:{RUNS}/{run}",
                                                     f"refs/heads/evolve/{run}/*:refs/heads/evolve/{run}/*")]
     refspecs += [f"{notes}:{notes}" for notes in (NOTES_REF, REPLIES_REF) if store.rev_parse(notes)]
@@ -138,18 +150,19 @@ def rename_run(store: Store, old: str, new: str) -> str:
 
 
 def reconcile_best(config: Config, store: Store, say: Callable[[str], None]) -> None:
-    """`best` is the best of every run of the problem, each judged as the engine would judge it."""
-    from evolver.views import run_winner
+    """`best` decided again over every run of the problem by the engine's own rule, run after run
+    (`Recorder.update_best`: it moves only past a candidate that today's judge on these devices measured
+    as better; a result of another judge or device yields)."""
+    from evolver.views import recorder_for
 
-    winners = [w for w in (run_winner(config, store, store.snapshot(run)) for run in store.runs(config.problem.kernel_dir))
-               if w is not None and w.score is not None]
-    if not winners:
-        return
-    top = min(winners, key=lambda c: c.confirmation.score if c.confirmation and c.confirmation.score is not None
-              else c.score or 0.0)
     held = store.rev_parse(BEST_REF)
-    if held != top.commit and store.move_best(top.commit, held):
-        say(f"best: {top.run}/{top.id} score {top.score:.6g}")
+    for run in store.runs(config.problem.kernel_dir):
+        recorder = recorder_for(config, store, run)
+        if recorder is not None:
+            recorder(store.snapshot(run)).update_best()
+    now = store.rev_parse(BEST_REF)
+    if now != held and now is not None:
+        say(f"best: {now[:12]} (the best of every run of this problem)")
 
 
 def cmd_share(args: argparse.Namespace) -> int:

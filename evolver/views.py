@@ -87,13 +87,20 @@ def run_winner(config: Config, store: Store, snapshot: Snapshot) -> Candidate | 
 
 def winner_for(config: Config, store: Store, run: str) -> Callable[[Snapshot], Candidate | None]:
     """`run_winner` for repeated snapshots of one run (the TUI): the judge and devices are found once."""
+    recorder = recorder_for(config, store, run)
+    return lambda snapshot: recorder(snapshot).best() if recorder is not None else None
+
+
+def recorder_for(config: Config, store: Store, run: str) -> Callable[[Snapshot], Recorder] | None:
+    """The engine's judgement of a run's snapshots (`results.Recorder`: today's judge, this machine's devices,
+    confirmed scores with a confirm mode), made without running the engine; None without a usable judge."""
     from evolver.evaluate import EvaluationError, Evaluator, make_slots
 
     base = (store.get_meta(RUN_REF.format(run=run)) or {}).get("base") or store.head_commit()
     try:
         evaluator = Evaluator(config, store, base)
     except EvaluationError:
-        return lambda snapshot: None
+        return None
     try:
         devices: set[str] | None = {s.fingerprint for s in make_slots(config)}
     except EvaluationError:
@@ -101,11 +108,11 @@ def winner_for(config: Config, store: Store, run: str) -> Callable[[Snapshot], C
     mode = config.evaluation.confirm_mode
     confirm_version = evaluator.version_for(mode) if mode else ""
 
-    def winner(snapshot: Snapshot) -> Candidate | None:
+    def recorder(snapshot: Snapshot) -> Recorder:
         seen = devices if devices is not None else {r.gpu for c in snapshot.candidates.values()
                                                     for r in c.results if r.gpu}
-        return Recorder(store, snapshot, evaluator.version, mode, confirm_version, seen, lambda line: None).best()
-    return winner
+        return Recorder(store, snapshot, evaluator.version, mode, confirm_version, seen, lambda line: None)
+    return recorder
 
 
 def best_lines(run: str, mine: Candidate | None, held: Candidate | None) -> list[str]:
