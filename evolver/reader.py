@@ -131,15 +131,25 @@ class MergedReader:
         self._by_commit: dict[str, Candidate] = {}
 
     def refresh(self) -> set[str]:
-        changed = {self.letters[r.snapshot.run] + cid for r in self.readers for cid in r.refresh()}
+        """Each run's reader refreshed; only the candidates they report changed are copied under new ids."""
+        changed = set()
+        candidates = self.snapshot.candidates
+        for reader in self.readers:
+            letter = self.letters[reader.snapshot.run]
+            for cid in reader.refresh():
+                new = reader.snapshot.candidates.get(cid)
+                old = candidates.pop(letter + cid, None)
+                if old is not None and self._by_commit.get(old.commit) is old:
+                    del self._by_commit[old.commit]
+                if new is not None:
+                    candidates[letter + cid] = merged = dataclasses.replace(new, id=letter + cid)
+                    self._by_commit.setdefault(new.commit, merged)  # a kernel two runs made: shown by one of them
+                changed.add(letter + cid)
         if changed:
-            candidates = {self.letters[r.snapshot.run] + cid: dataclasses.replace(c, id=self.letters[r.snapshot.run] + cid)
-                          for r in self.readers for cid, c in r.snapshot.candidates.items()}
             self.snapshot = Snapshot(run=ALL_RUNS, candidates=candidates,
                                      best_commit=self.readers[0].snapshot.best_commit if self.readers else None,
                                      malformed_notes=sum(r.snapshot.malformed_notes for r in self.readers),
                                      bad_lines={k: v for r in self.readers for k, v in r.snapshot.bad_lines.items()})
-            self._by_commit = {c.commit: c for c in reversed(list(candidates.values()))}
         return changed
 
     def by_commit(self) -> dict[str, Candidate]:
