@@ -190,6 +190,7 @@ class Context:
     arena: Any
     timings: dict[str, float] = field(default_factory=dict)
     overhead_us: dict[str, float] = field(default_factory=dict)  # calibrated judge-clock overhead per shape
+    runner_cpu: int | None = None  # where the runner pinned its launching thread (EVOLVE_RUNNER_PIN)
 
     def call(self, spec: Any, where: str, primed: bool = False, **options: Any) -> "Call":
         """One call of the candidate on a fresh input, generated here from a secret seed and written into the
@@ -244,7 +245,7 @@ def start(ctx: Context) -> str:
     if not reply.get("ready"):
         judge_reply(reply, "at start-up")
     if isinstance(reply.get("cpu"), int):  # EVOLVE_RUNNER_PIN=fastest (an experiment, harness/isolation.py)
-        ctx.timings["runner_cpu"] = float(reply["cpu"])
+        ctx.runner_cpu = reply["cpu"]
     return str(reply.get("isolation", "unknown"))
 
 
@@ -437,7 +438,7 @@ def evaluate(ctx: Context, t0: float) -> Verdict:
                    shapes=shapes, tests={"passed": len(labels), "total": len(labels), "labels": labels},
                    worst=worst, compile=compile_info, flags=flags,
                    gpu=gpu_fingerprint(ctx.torch) if ctx.args.device == "cuda" else {"name": "cpu self-test"},
-                   catch_probability=round(catch, 6), runner_isolation=isolated,
+                   catch_probability=round(catch, 6), runner_isolation=isolated, runner_cpu=ctx.runner_cpu,
                    timings={k: round(v, 3) for k, v in ctx.timings.items()}, baseline=bool(ctx.args.baseline))
 
 

@@ -165,8 +165,7 @@ class Session:
         a, h, tau = self.arena.views(spec.batch, spec.n)  # the judge has written this call's input into A
         if message.get("staged"):  # ... or into the stage
             a.copy_(self.arena.stage(spec.batch, spec.n))
-        reference = bool(message.get("reference")) and self.fn is None
-        fn, timer = (_reference if reference else self.fn), self.timer
+        fn, scope, timer = *self._chosen(message), self.timer
         (gc.disable if message.get("timed") else gc.enable)()
         if message.get("flush"):
             timer.flush()
@@ -177,7 +176,7 @@ class Session:
         try:
             began = time.perf_counter()
             timer.start()
-            with (contextlib.nullcontext() if reference else self.scope()):
+            with scope():
                 out = fn(a)
             timer.stop()
             problem = self.sanity(a, out)
@@ -193,6 +192,13 @@ class Session:
         return {"event_us": timer.elapsed_us() * self.misreport, "wall_us": wall_us * self.misreport, "problem": problem,
                 "escaped": escaped, "tamper": self.critical.changed()}
 
+    def _chosen(self, message: dict[str, Any]) -> tuple[Callable[[Any], Any], Callable[[], Any]]:
+        """(the function a call runs, the scope it runs in): the judge's reference before the candidate is
+        loaded (calibration), else the candidate under the runtime guard."""
+        if message.get("reference") and self.fn is None:
+            return _reference, contextlib.nullcontext
+        return self.fn, self.scope
+
     def prime(self, message: dict[str, Any]) -> dict[str, Any]:
         """An untimed call on the input A still holds (the judge has not written the next one yet), ended by
         a device-wide synchronisation, so nothing the candidate starts here outlives it."""
@@ -200,10 +206,10 @@ class Session:
 
         spec = Spec.from_list(message["spec"])
         a, _, _ = self.arena.views(spec.batch, spec.n)
-        reference = bool(message.get("reference")) and self.fn is None
+        fn, scope = self._chosen(message)
         try:
-            with (contextlib.nullcontext() if reference else self.scope()):
-                out = (_reference if reference else self.fn)(a)
+            with scope():
+                out = fn(a)
             del out
             tamper = self.critical.changed()  # while the GPU finishes: the timed call follows this closely
             self.timer.settle()
