@@ -100,7 +100,7 @@ class RayBackend:
 
     async def evaluate(self, source: str | Path, mode: str, slot: Slot) -> dict[str, Any]:
         ev = self.evaluator
-        warm = ev.config.evaluation.prestart and mode == ev.config.evaluation.mode and isinstance(source, str)
+        warm = ev.warm(source, mode)
         with tempfile.TemporaryDirectory(prefix=ev.prefix) as tmp:
             root = Path(tmp)
             ev.materialise(source, root)
@@ -155,24 +155,15 @@ class WarmJudge:
     and says go. Restarted by Ray on another worker if its own dies."""
 
     def __init__(self, layout: bytes, job: dict[str, Any]) -> None:
-        import ray
-
-        ids = ray.get_gpu_ids()
-        self.gpu = int(ids[0]) if ids else None
+        self.gpu = _assigned_gpu()
         self.layout, self.job = layout, job
         self.next: tuple[tempfile.TemporaryDirectory[str], asyncio.subprocess.Process, str | None] | None = None
 
     async def _start(self) -> tuple[tempfile.TemporaryDirectory[str], asyncio.subprocess.Process, str | None]:
-        from evolver.evaluate import command_for, contain
-
-        evaluation, job = self.job["evaluation"], self.job
-        tmp = tempfile.TemporaryDirectory(prefix=job["prefix"])
-        root = Path(tmp.name)
-        _unpack(self.layout, root)
-        argv = command_for(evaluation, root / job["kernel"], job["mode"]) + (["--prestart"] if evaluation.builtin else [])
-        argv, env = contain(argv, root, root / job["workdir"], self.gpu, job["sandboxed"], evaluation.network, [],
-                            job["prefix"])
-        return tmp, await spawn(argv, root / job["workdir"], env, with_stdin=True), None if job["sandboxed"] else env[TAG]
+        tmp = tempfile.TemporaryDirectory(prefix=self.job["prefix"])
+        _unpack(self.layout, Path(tmp.name))
+        argv, workdir, env, tag = _command(self.job, Path(tmp.name), self.gpu, prestart=True)
+        return tmp, await spawn(argv, workdir, env, with_stdin=True), tag
 
     async def evaluate(self, kernel: bytes) -> dict[str, Any]:
         ready = self.next
@@ -187,41 +178,47 @@ class WarmJudge:
             result = await collect(proc, self.job["evaluation"].timeout_s, tag, go=b"go\n")
         finally:
             tmp.cleanup()
-        result["device"] = device_fingerprint(self.gpu)
+        result["device"] = device_fingerprint()
         return result
 
 
 def judge_on_worker(payload: bytes, job: dict[str, Any]) -> dict[str, Any]:
     """In a Ray worker: unpack the evaluation and judge it as a local slot would; the result and the device."""
-    import ray
+    with tempfile.TemporaryDirectory(prefix=job["prefix"]) as tmp:
+        _unpack(payload, Path(tmp))
+        argv, workdir, env, tag = _command(job, Path(tmp), _assigned_gpu(), prestart=False)
+        result = asyncio.run(_judge(argv, workdir, env, job["evaluation"].timeout_s, tag))
+    result["device"] = device_fingerprint()
+    return result
 
+
+def _command(job: dict[str, Any], root: Path, gpu: int | None,
+             prestart: bool) -> tuple[list[str], Path, dict[str, str], str | None]:
+    """(argv, working directory, environment, tag to sweep for) of an evaluation laid out under `root` on
+    this worker, built as a local slot builds it (`evaluate.command_for`, `evaluate.contain`)."""
     from evolver.evaluate import command_for, contain
 
-    ids = ray.get_gpu_ids()
-    gpu = int(ids[0]) if ids else None
-    evaluation = job["evaluation"]
-    with tempfile.TemporaryDirectory(prefix=job["prefix"]) as tmp:
-        root = Path(tmp)
-        _unpack(payload, root)
-        workdir = root / job["workdir"]
-        argv, env = contain(command_for(evaluation, root / job["kernel"], job["mode"]), root, workdir, gpu,
-                            job["sandboxed"], evaluation.network, [], job["prefix"])
-        result = asyncio.run(_judge(argv, workdir, env, evaluation.timeout_s, None if job["sandboxed"] else env[TAG]))
-    result["device"] = device_fingerprint(gpu)
-    return result
+    evaluation, workdir = job["evaluation"], root / job["workdir"]
+    argv, env = contain(command_for(evaluation, root / job["kernel"], job["mode"], prestart), root, workdir, gpu,
+                        job["sandboxed"], evaluation.network, [], job["prefix"])
+    return argv, workdir, env, None if job["sandboxed"] else env[TAG]
 
 
 async def _judge(argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float, tag: str | None) -> dict[str, Any]:
     return await collect(await spawn(argv, cwd, env), timeout_s, tag)
 
 
-def device_fingerprint(gpu: int | None = None) -> str:
-    """What a worker judges on: its GPU (the one Ray gave the task) or its CPU."""
+def _assigned_gpu() -> int | None:
+    """The GPU Ray gave this task or actor (None for a CPU problem)."""
     import ray
 
+    ids = ray.get_gpu_ids()
+    return int(ids[0]) if ids else None
+
+
+def device_fingerprint() -> str:
+    """What a worker judges on: the GPU Ray gave it, or its CPU."""
     from evolver.evaluate import cpu_fingerprint, detect_gpus
 
-    if gpu is None and ray.is_initialized():
-        ids = ray.get_gpu_ids()
-        gpu = int(ids[0]) if ids else None
+    gpu = _assigned_gpu()
     return dict(detect_gpus()).get(gpu, cpu_fingerprint()) if gpu is not None else cpu_fingerprint()

@@ -143,10 +143,12 @@ def sandbox_choice(config: Config) -> bool:
 JUDGE_MODULES = {"qr": ("torch", "cupy")}  # what a built-in judge imports: missing, it is said once, up front
 
 
-def command_for(e: EvaluationConfig, kernel_dir: Path, mode: str) -> list[str]:
-    """The evaluator's command line for a kernel directory, with this machine's Python."""
+def command_for(e: EvaluationConfig, kernel_dir: Path, mode: str, prestart: bool = False) -> list[str]:
+    """The evaluator's command line for a kernel directory, with this machine's Python (`prestart`: the
+    built-in judge waits for a go line; a command configured for prestart waits on its own)."""
     if e.builtin:
-        return [sys.executable, "-m", f"harness.{e.builtin}", "--kernel-dir", str(kernel_dir), "--mode", mode]
+        return [sys.executable, "-m", f"harness.{e.builtin}", "--kernel-dir", str(kernel_dir), "--mode", mode] + \
+            (["--prestart"] if prestart else [])
     values = {"{python}": sys.executable, "{kernel_dir}": str(kernel_dir), "{mode}": mode}
     out = []
     for token in shlex.split(e.command or ""):
@@ -270,7 +272,7 @@ class Evaluator:
         try:
             if self.config.evaluation.backend == "ray":
                 result = await self._ray().evaluate(commit, mode, slot)
-            elif isinstance(commit, str) and self.config.evaluation.prestart and mode == self.config.evaluation.mode:
+            elif self.warm(commit, mode):
                 result = await self._evaluate_prestarted(commit, slot, mode)
             else:
                 with tempfile.TemporaryDirectory(prefix=self.prefix) as tmp:
@@ -285,6 +287,11 @@ class Evaluator:
         result.update(harness=self.version_for(mode), gpu=result.pop("device", None) or slot.fingerprint,
                       duration_s=round(time.monotonic() - started, 3))
         return result
+
+    def warm(self, source: str | Path, mode: str) -> bool:
+        """Whether an evaluation uses a prestarted process: a candidate (a commit, not `evolve try`'s
+        directory) in the run's own mode, with `prestart` on."""
+        return isinstance(source, str) and self.config.evaluation.prestart and mode == self.config.evaluation.mode
 
     def materialise(self, source: str | Path, dest: Path) -> None:
         """The kernel directory under `dest`, from a commit (`git archive`) or a directory (a copy)."""
@@ -329,7 +336,7 @@ class Evaluator:
     async def _prestart(self, slot: Slot, mode: str) -> _Prestarted:
         tmp = tempfile.TemporaryDirectory(prefix=self.prefix)
         workdir, kernel_dir = self.prepare_judge(Path(tmp.name))
-        argv = self._command(kernel_dir, mode) + (["--prestart"] if self.harness_dir is not None else [])
+        argv = command_for(self.config.evaluation, kernel_dir, mode, prestart=True)
         argv, env = self._contained(argv, Path(tmp.name), workdir, slot)
         try:
             proc: asyncio.subprocess.Process | None = await spawn(argv, workdir, env, with_stdin=True)
