@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from evolver import sandbox
 from evolver.builtin import BuiltinMissing, builtin_harness_dir, harness_specs
@@ -288,7 +288,7 @@ class Evaluator:
                       duration_s=round(time.monotonic() - started, 3))
         return result
 
-    def warm(self, source: str | Path, mode: str) -> bool:
+    def warm(self, source: str | Path, mode: str) -> TypeGuard[str]:
         """Whether an evaluation uses a prestarted process: a candidate (a commit, not `evolve try`'s
         directory) in the run's own mode, with `prestart` on."""
         return isinstance(source, str) and self.config.evaluation.prestart and mode == self.config.evaluation.mode
