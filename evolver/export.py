@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from evolver.candidates import Candidate
+from evolver.config import Config
+from evolver.store import Store
 from evolver.tunables import find_tunables
 
 SHIM = Path(__file__).with_name("export_shim.txt")
@@ -99,17 +101,13 @@ def _carried_over(source: str) -> tuple[str, str]:
 
 
 def _dotted(node: ast.AST, alias: str) -> str | None:
-    """`a.b` for the outermost attribute chain `alias.a.b` (None for anything else)."""
-    if not isinstance(node, ast.Attribute):
-        return None
-    parts, inner = [], node
-    while isinstance(inner, ast.Attribute):
-        parts.append(inner.attr)
-        inner = inner.value  # type: ignore[assignment]
-    if not (isinstance(inner, ast.Name) and inner.id == alias):
-        return None
-    path = ".".join(reversed(parts))
-    return path if len(parts) <= 2 else ".".join(reversed(parts[-2:]))
+    """`a.b` for an attribute chain `alias.a.b` (None for anything else). `ast.walk` also visits the chain's
+    inner links (`alias.a`), which must be features too."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join(reversed(parts)) if parts and isinstance(node, ast.Name) and node.id == alias else None
 
 
 def header_for(candidate: Candidate) -> list[str]:
@@ -141,7 +139,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     return check(config, store, candidate, text) if args.check else 0
 
 
-def check(config: Any, store: Any, candidate: Candidate, text: str) -> int:
+def check(config: Config, store: Store, candidate: Candidate, text: str) -> int:
     """The exported file judged by the run's judge as a kernel directory of one file, in the mode of the
     candidate's own score: correct, and within CHECK_TOLERANCE of that score."""
     from evolver.candidates import Result

@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from evolver.candidates import Candidate, Result
+from evolver.config import Config
 from evolver.evaluate import Evaluator, make_slots
 from evolver.opening import RUN_REF
+from evolver.store import Store
 from evolver.views import UserError, branch_best, brief, open_repo, resolve, score_of
 
 
@@ -37,7 +39,7 @@ def cmd_try(args: argparse.Namespace) -> int:
     return 0 if result.status == "ok" else 1
 
 
-def judge_directory(config: Any, store: Any, run: str | None, directory: Path, mode: str) -> dict[str, Any]:
+def judge_directory(config: Config, store: Store, run: str | None, directory: Path, mode: str) -> dict[str, Any]:
     """One evaluation of a kernel directory by `run`'s judge, as a candidate's (nothing written to git); what
     is judged is said at once on stderr, and the evaluator's own output follows there as it comes."""
     base = ((store.get_meta(RUN_REF.format(run=run)) or {}).get("base") if run else None) or store.head_commit()
