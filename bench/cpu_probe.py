@@ -21,21 +21,11 @@ from harness.specs import BENCHMARK
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from loop_timing import load  # noqa: E402
+from loop_timing import load, timed_call  # noqa: E402
 
 
 def median_us(fn, inputs, flush, calls: int = 40) -> float:
-    times = []
-    for i in range(calls):
-        flush.zero_()
-        torch.cuda.synchronize()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn(inputs[i % len(inputs)])
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) * 1e3)
-    return statistics.median(times)
+    return statistics.median(timed_call(fn, inputs[i % len(inputs)], flush) for i in range(calls))
 
 
 def main() -> None:

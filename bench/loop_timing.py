@@ -41,16 +41,20 @@ def time_shape(fn, spec, flush: torch.Tensor) -> float:
     times: list[float] = []
     began = time.monotonic()
     while len(times) < 3 or (len(times) < MAX_CALLS and time.monotonic() - began < CAP_S):
-        a = inputs[len(times) % POOL].clone()
-        flush.zero_()
-        torch.cuda.synchronize()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn(a)
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) * 1e3)
+        times.append(timed_call(fn, inputs[len(times) % POOL].clone(), flush))
     return statistics.fmean(times)
+
+
+def timed_call(fn, a: torch.Tensor, flush: torch.Tensor) -> float:
+    """One call as the contest times it: L2 flushed, device idle, CUDA events around the call (us)."""
+    flush.zero_()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn(a)
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) * 1e3
 
 
 def main() -> None:

@@ -14,7 +14,6 @@ from evolver.health import RETIRE_AFTER, Health, device_error
 from evolver.store import Store
 from tests.conftest import evolve, example_config, git, make_repo
 
-SMI = "#!/bin/sh\necho '0, Fake GPU, 999.1'\necho '1, Fake GPU, 999.1'\n"
 BROKEN = '''import json, os, runpy, sys
 if os.environ.get("CUDA_VISIBLE_DEVICES") == "1":
     print(json.dumps({"status": "crash", "error": "CUDA error: unspecified launch failure (the context is lost)"}))
@@ -36,26 +35,30 @@ def test_a_crash_elsewhere_too_is_the_kernels_and_the_strike_is_taken_back() -> 
     assert not health.judge_elsewhere(0, crash, None)  # the last slot in service: recorded as it is
 
 
-@pytest.mark.slow
-def test_a_failing_gpu_leaves_the_rotation_and_no_candidate_is_blamed(tmp_path: Path) -> None:
+def on_fake_gpus(tmp_path: Path, gpus: int, name: str, evaluator: str, files: str, seed: int = 1) -> tuple[Path, dict[str, str]]:
+    """The CPU example judged by `evaluator` (examples/sort/NAME, committed) on a machine whose fake nvidia-smi
+    shows `gpus` GPUs; (the example's directory, the environment to run evolve in)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    (bin_dir / "nvidia-smi").write_text(SMI)
+    (bin_dir / "nvidia-smi").write_text("#!/bin/sh\n" + "".join(f"echo '{i}, Fake GPU, 999.1'\n" for i in range(gpus)))
     (bin_dir / "nvidia-smi").chmod(0o755)
-    config = example_config(evaluation='command = "{python} broken_gpu.py --kernel-dir {kernel_dir} --mode {mode}"\n'
-                            'files = ["check.py", "broken_gpu.py"]\ngpus = "auto"\ntimeout_s = 60\nsandbox = "off"',
-                            evolution="operators = { tune = 1.0 }\nseed = 2")
-    repo = tmp_path / "repo"
-    make_repo(repo, config)
-    (repo / "examples" / "sort" / "broken_gpu.py").write_text(BROKEN)
+    config = example_config(evaluation=f'command = "{{python}} {name} --kernel-dir {{kernel_dir}} --mode {{mode}}"\n'
+                            f'files = [{files}]\ngpus = "auto"\ntimeout_s = 60\nsandbox = "off"',
+                            evolution=f"operators = {{ tune = 1.0 }}\nseed = {seed}")
+    repo = make_repo(tmp_path / "repo", config)
+    (repo / "examples" / "sort" / name).write_text(evaluator)
     git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "an evaluator that fails on GPU 1")
-    sort = repo / "examples" / "sort"
-    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    git(repo, "commit", "-q", "-m", f"the evaluator {name}")
+    return repo / "examples" / "sort", {"PATH": f"{bin_dir}:{os.environ['PATH']}"}
+
+
+@pytest.mark.slow
+def test_a_failing_gpu_leaves_the_rotation_and_no_candidate_is_blamed(tmp_path: Path) -> None:
+    sort, env = on_fake_gpus(tmp_path, 2, "broken_gpu.py", BROKEN, '"check.py", "broken_gpu.py"', seed=2)
     started = evolve(sort, "start", "--max-candidates", "12", env=env)
     assert started.returncode == 0, started.stdout + started.stderr
     assert "GPU 1 (Fake GPU / driver 999.1) is out of rotation after 3 device errors" in started.stdout
-    candidates = Store(repo).snapshot("r1").candidates.values()
+    candidates = Store(sort.parent.parent).snapshot("r1").candidates.values()
     assert len(candidates) == 12 and all(c.status == "ok" for c in candidates), [c.status for c in candidates]
     assert all(r.gpu.startswith("Fake GPU") and "CUDA_VISIBLE" not in str(r.line) for c in candidates for r in c.results)
     status = json.loads(evolve(sort, "status", "--json", env=env).stdout)
@@ -63,7 +66,7 @@ def test_a_failing_gpu_leaves_the_rotation_and_no_candidate_is_blamed(tmp_path: 
     assert "GPU 1 (Fake GPU / driver 999.1) out of rotation: CUDA error" in evolve(sort, "status", env=env).stdout
 
 
-def test_the_last_device_saying_it_is_gone_is_never_blamed_and_stops_the_run(tmp_path: Path) -> None:
+def test_on_the_last_device_only_a_gone_device_counts_towards_a_stop() -> None:
     health = Health(1)
     gone = {"status": "crash", "error": "no CUDA device is visible to the harness"}
     kernel_bug = {"status": "crash", "error": "CUDA error: an illegal memory access was encountered"}
@@ -74,21 +77,9 @@ def test_the_last_device_saying_it_is_gone_is_never_blamed_and_stops_the_run(tmp
 
 @pytest.mark.slow
 def test_a_run_whose_only_gpu_is_gone_stops_with_nothing_blamed(tmp_path: Path) -> None:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "nvidia-smi").write_text("#!/bin/sh\necho '0, Fake GPU, 999.1'\n")
-    (bin_dir / "nvidia-smi").chmod(0o755)
     gone = 'import json\nprint(json.dumps({"status": "crash", "error": "no CUDA device is visible to the harness"}))\n'
-    config = example_config(evaluation='command = "{python} gone.py --kernel-dir {kernel_dir}"\n'
-                            'files = ["gone.py"]\ngpus = "auto"\ntimeout_s = 60\nsandbox = "off"',
-                            evolution="operators = { tune = 1.0 }")
-    repo = tmp_path / "repo"
-    make_repo(repo, config)
-    (repo / "examples" / "sort" / "gone.py").write_text(gone)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "a GPU that is gone")
-    started = evolve(repo / "examples" / "sort", "start", "--max-candidates", "6",
-                     env={"PATH": f"{bin_dir}:{os.environ['PATH']}"})
+    sort, env = on_fake_gpus(tmp_path, 1, "gone.py", gone, '"gone.py"')
+    started = evolve(sort, "start", "--max-candidates", "6", env=env)
     assert started.returncode == 1, started.stdout + started.stderr
     assert "no device left to judge on: GPU 0 failed 3 times in a row (no CUDA device" in started.stdout
-    assert all(c.result is None for c in Store(repo).snapshot("r1").candidates.values())  # nobody blamed
+    assert all(c.result is None for c in Store(sort.parent.parent).snapshot("r1").candidates.values())  # nobody blamed
