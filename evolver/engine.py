@@ -36,7 +36,6 @@ from evolver.store import Store
 
 INTERRUPTED = "interrupted"
 HEALTH_REF = "refs/evolve/health/{run}"  # the devices a run took out of rotation (`evolve status` shows them)
-_WAKE = Candidate(run="", id="", commit="", parents=(), created=0, subject="", trailers={})  # queued: see the retries
 
 
 @dataclass
@@ -45,6 +44,11 @@ class _Job:
     holds_room: bool  # took a pipeline place (fresh proposals do; resumed candidates do not)
     confirm: bool = False  # a re-measurement of a would-be best in the thorough mode
     retried_from: int | None = None  # the slot whose device failed it (evolver/health.py)
+
+
+# Queued after a candidate went back for another slot (evolver/health.py): a slot waiting on the queue wakes
+# and looks at the retries first.
+_WAKE = _Job(Candidate(run="", id="", commit="", parents=(), created=0, subject="", trailers={}), holds_room=False)
 
 
 @dataclass
@@ -238,7 +242,7 @@ class Engine:
                 if queued is None:
                     finished = True  # but a confirmation this slot queues itself is still served
                     continue
-                if queued.candidate is _WAKE:
+                if queued is _WAKE:
                     continue
                 job = queued
             if job.holds_room:
@@ -253,7 +257,7 @@ class Engine:
                 self._evaluating -= 1
             if self.health.judge_elsewhere(slot.index, result, job.retried_from):
                 self._retries.append(replace(job, holds_room=False, retried_from=slot.index))
-                self._queue.put_nowait(_Job(_WAKE, holds_room=False))  # an idle slot takes it
+                self._queue.put_nowait(_WAKE)  # an idle slot takes it
                 if self.health.retire(slot.index, result):
                     self._retire(slot)
                     return
