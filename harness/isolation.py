@@ -6,8 +6,8 @@
 - `own_user_namespace()`: the runner moves into a new user namespace first thing, while it has one thread;
   it keeps its files and the GPU but holds no capability over anything outside, the judge included.
 - `die_with_parent()`: the runner is killed when the judge dies, so no candidate code outlives its judge.
-- `pin_to_fastest_cpu()`: an experiment (EVOLVE_RUNNER_PIN=fastest, off by default until measured): the
-  runner's launching thread on the allowed CPU where a short loop ran fastest.
+- `pin_to_fastest_cpu()`: the runner's launching thread on the fastest CPU of its share (`cpu_share`), where
+  a short loop ran fastest; EVOLVE_RUNNER_PIN=off leaves it to the scheduler.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import ctypes
 import os
 import signal
 import time
+import zlib
 
 CLONE_NEWUSER = 0x10000000
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE = 1, 4
@@ -48,12 +49,35 @@ def own_user_namespace() -> str:
     return "user namespace"
 
 
-def pin_to_fastest_cpu(loops: int = 20000) -> int | None:
-    """Pin the calling thread to the allowed CPU on which `loops` iterations of a Python loop ran fastest;
-    the CPU, or None where affinity cannot be set. On a VM, vCPUs share their host's cores unevenly, and a
-    small shape's host-bound launches timed 57-95 us depending on the vCPU (docs/benchmarks.md, third pass)."""
+def cpu_share(allowed: list[int], visible: str, gpus_on_host: int) -> list[int]:
+    """The CPUs a runner may pin to: where evaluations share a host, one per GPU, each takes every
+    `gpus_on_host`-th allowed CPU, starting at its GPU's index (the first of CUDA_VISIBLE_DEVICES, `visible`),
+    so two runners never pick the same fastest CPU. A GPU named by UUID gets a share by hash."""
+    first = visible.split(",")[0].strip()
+    if gpus_on_host <= 1 or not first or len(allowed) < gpus_on_host:
+        return allowed
+    index = int(first) if first.isdigit() else zlib.crc32(first.encode())
+    return allowed[index % gpus_on_host::gpus_on_host]
+
+
+def gpus_on_host() -> int:
+    """How many NVIDIA GPUs the host has (the driver's /proc entries, which a fresh /proc in a sandbox shows
+    too); 1 where it cannot tell."""
     try:
-        cpus = sorted(os.sched_getaffinity(0))
+        return max(1, len(os.listdir("/proc/driver/nvidia/gpus")))
+    except OSError:
+        return 1
+
+
+def pin_to_fastest_cpu(loops: int = 20000) -> int | None:
+    """Pin the calling thread to the CPU of its share on which `loops` iterations of a Python loop ran
+    fastest; the CPU, or None where affinity cannot be set. On a VM, vCPUs share their host's cores unevenly:
+    a small shape's host-bound launches timed 57-95 us depending on the vCPU, and the seed's `full` score had
+    a CV of 2.8% over five evaluations unpinned against 0.9% pinned, interleaved in one run
+    (docs/benchmarks.md, fourth pass)."""
+    try:
+        cpus = cpu_share(sorted(os.sched_getaffinity(0)), os.environ.get("CUDA_VISIBLE_DEVICES", ""),
+                         gpus_on_host())
     except (AttributeError, OSError):
         return None
     timings = []

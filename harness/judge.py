@@ -190,7 +190,7 @@ class Context:
     arena: Any
     timings: dict[str, float] = field(default_factory=dict)
     overhead_us: dict[str, float] = field(default_factory=dict)  # calibrated judge-clock overhead per shape
-    runner_cpu: int | None = None  # where the runner pinned its launching thread (EVOLVE_RUNNER_PIN)
+    runner_cpu: int | None = None  # where the runner pinned its launching thread (None: EVOLVE_RUNNER_PIN=off)
 
     def call(self, spec: Any, where: str, primed: bool = False, **options: Any) -> "Call":
         """One call of the candidate on a fresh input, generated here from a secret seed and written into the
@@ -244,7 +244,7 @@ def start(ctx: Context) -> str:
     reply = ctx.runner.ask({"op": "go", "arenas": handles, "device": ctx.args.device}, "at start-up")
     if not reply.get("ready"):
         judge_reply(reply, "at start-up")
-    if isinstance(reply.get("cpu"), int):  # EVOLVE_RUNNER_PIN=fastest (an experiment, harness/isolation.py)
+    if isinstance(reply.get("cpu"), int):  # the CPU the runner pinned itself to (harness/isolation.py)
         ctx.runner_cpu = reply["cpu"]
     return str(reply.get("isolation", "unknown"))
 
@@ -255,15 +255,20 @@ def primeable(spec: Any) -> bool:
 
 def calibrate(ctx: Context) -> None:
     """The judge-clock overhead of a call (flush, copies, pipes) per benchmark shape, primed where its timed
-    calls will be, measured on a reference function while the runner is still ours."""
+    calls will be, measured on a reference function while the runner is still ours. The overhead depends on
+    the input's size, not its case, so shapes of one size (the four 640x512 cases, the three 60x1024) share
+    one measurement."""
     from harness.specs import benchmarks_for
 
+    by_size: dict[tuple[int, int], float] = {}
     for spec in benchmarks_for(ctx.args.mode):
-        gaps = []
-        for _ in range(CALIBRATION_CALLS):
-            call = ctx.call(spec, "calibrating", primeable(spec), reference=True, timed=True, flush=True)
-            gaps.append(call.wall_us - call.reply["event_us"])
-        ctx.overhead_us[spec.label] = min(gaps)
+        if (spec.batch, spec.n) not in by_size:
+            gaps = []
+            for _ in range(CALIBRATION_CALLS):
+                call = ctx.call(spec, "calibrating", primeable(spec), reference=True, timed=True, flush=True)
+                gaps.append(call.wall_us - call.reply["event_us"])
+            by_size[spec.batch, spec.n] = min(gaps)
+        ctx.overhead_us[spec.label] = by_size[spec.batch, spec.n]
 
 
 def scan(args: argparse.Namespace) -> None:

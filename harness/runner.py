@@ -240,7 +240,7 @@ def serve(args: argparse.Namespace, channel: Channel, isolated: str) -> int:
         go = channel.receive()
     if not go or go.get("op") != "go":
         return 1
-    cpu = isolation.pin_to_fastest_cpu() if os.environ.get("EVOLVE_RUNNER_PIN") == "fastest" else None
+    cpu = None if os.environ.get("EVOLVE_RUNNER_PIN") == "off" else isolation.pin_to_fastest_cpu()
     session = Session(args, go)
     channel.send({"ready": True, "isolation": isolated, "cpu": cpu, "nonce": go.get("nonce")})
     handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {

@@ -126,3 +126,15 @@ def test_the_shortest_evaluation_still_catches_a_kernel_wrong_on_one_call_in_ten
         fewest.append((min_runs(plan, fraction), fraction))
     assert catch_probability(fewest) >= 0.99
     assert catch_probability([(3, 1.0)] * 3 + [(3, 0.5)] * 9) < 0.99  # what three calls a shape gave
+
+
+def test_runners_of_different_gpus_pin_to_different_cpus() -> None:
+    from harness.isolation import cpu_share
+
+    cpus = list(range(16))
+    shares = [cpu_share(cpus, str(gpu), 4) for gpu in range(4)]
+    assert shares[1] == [1, 5, 9, 13] and sorted(sum(shares, [])) == cpus  # disjoint, and every CPU used
+    assert cpu_share(cpus, "2,3", 4) == shares[2]  # the first visible GPU decides
+    assert cpu_share(cpus, "", 4) == cpu_share(cpus, "0", 1) == cpus  # one evaluation per host: every CPU
+    assert len(cpu_share(cpus, "GPU-3f1c9a", 4)) == 4  # a UUID: a share by hash
+    assert cpu_share([0, 1], "3", 4) == [0, 1]  # fewer CPUs than GPUs: no split

@@ -99,6 +99,18 @@ def test_cheat_honest_ones_score_like_the_honest_kernel(tmp_path: Path, name: st
     assert abs(ratio - 1) < limit if name == "honest_prose" else ratio > 1 - limit
 
 
+def test_cheat_flush_overlap_gains_nothing(tmp_path: Path) -> None:
+    """Side-stream work launched while L2 is still being flushed gets no head start: the smallest shape, where
+    the flush (about 85 us) would hide most of the kernel, times as the wrapped kernel does (fastest calls)."""
+    def fastest_small(kernel_dir: Path) -> float:
+        result = run_harness(kernel_dir, "--mode", "quick")
+        assert result["status"] == "ok", f"{kernel_dir.name}: {result.get('error')}"
+        return float(result["shapes"][0]["min_us"])
+    honest, overlapping = fastest_small(SEEDS / "blocked_wy"), fastest_small(cheat_dir(tmp_path, "flush_overlap"))
+    print(f"flush_overlap: fastest 20x32 call {overlapping} us vs honest {honest} us")
+    assert overlapping > 0.8 * honest
+
+
 @pytest.mark.parametrize("factor", ["0.5", "0.9"])
 def test_cheat_a_runner_misreporting_its_time_is_caught_by_the_judges_clock(tmp_path: Path, factor: str) -> None:
     """A runner subverted below the Python level (fault injection: every time reported at FACTOR of the truth)
