@@ -4,7 +4,8 @@
 # full mode from one run, noise (each repeat followed by the seed timed in one process, bench/loop_timing.py),
 # the prestarted harness's overhead, final mode. VARIANTS="NAME=VALUE ..."
 # adds VARIANT_REPEATS (2) full evaluations under each setting (e.g. EVOLVE_PRIME_BYTES=0), interleaved
-# with the noise repeats. About 7 minutes on an H200.
+# with the noise repeats. SKIP_TESTS=1 and SKIP_PROBE=1 leave out the GPU tests and the probe. About 7 minutes
+# on an H200.
 # Results: ${OUT:-bench/out}/results.jsonl (one JSON line per evaluation, {"name": ..., "result": ...});
 # logs beside it. The sandbox's pass is bench/sandbox_pass.sh.
 source "$(dirname "$0")/lib.sh"
@@ -31,8 +32,10 @@ if [[ ${SKIP_TESTS:-} == "" ]]; then
   $py -m pytest -q -m gpu -p no:cacheprovider -s ${PYTEST_ARGS:-} tests/test_harness_gpu.py >"$OUT/pytest.log" 2>&1
   tail -30 "$OUT/pytest.log" | tee -a "$OUT/pass.log"
 fi
-log "the seed timed in one process, as the old harness and the contest time it"
-$py bench/probe_timing.py --gaps > "$OUT/probe_timing.jsonl" 2>>"$OUT/harness.log"
+if [[ ${SKIP_PROBE:-} == "" ]]; then
+  log "the seed timed in one process, as the old harness and the contest time it"
+  $py bench/probe_timing.py --gaps > "$OUT/probe_timing.jsonl" 2>>"$OUT/harness.log"
+fi
 qr baseline --baseline --mode full --seed 7
 qr blocked_wy --kernel-dir seed_kernels/blocked_wy --mode full --seed 7
 for i in 1 2 3 4 5; do

@@ -36,7 +36,7 @@ from typing import IO, Any, NamedTuple
 
 from harness import isolation, wire
 
-ANTI_CHEAT_VERSION = 3  # raised whenever a check is added or tightened; every result records it
+ANTI_CHEAT_VERSION = 4  # raised whenever a check or the timing changes; every result records it
 ESCAPED = ("the outputs changed after custom_kernel returned: work left running on another stream was not "
            "joined to the current stream")
 STASH_BYTES = 256 << 20  # cheap checks are batched: inputs and outputs kept until this many bytes
@@ -190,7 +190,7 @@ class Context:
     arena: Any
     timings: dict[str, float] = field(default_factory=dict)
     overhead_us: dict[str, float] = field(default_factory=dict)  # calibrated judge-clock overhead per shape
-    runner_cpu: int | None = None  # where the runner pinned its launching thread (None: EVOLVE_RUNNER_PIN=off)
+    runner_cpu: int | None = None  # where the runner pinned its launching thread (EVOLVE_RUNNER_PIN=fastest)
 
     def call(self, spec: Any, where: str, primed: bool = False, **options: Any) -> "Call":
         """One call of the candidate on a fresh input, generated here from a secret seed and written into the

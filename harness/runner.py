@@ -119,8 +119,8 @@ class Session:
         if not args.baseline:
             guard.install()
         cuda_classes = [torch.cuda.Event, torch._C._CudaEventBase] if cuda else []
-        watched = [*cuda_classes, type(self.timer), torch.cuda, time, gc, json, os, sys.modules[__name__],
-                   checker, timing, integrity, guard, arena, wire]
+        watched = [*cuda_classes, type(self.timer), timing.Hold, torch.cuda, time, gc, json, os,
+                   sys.modules[__name__], checker, timing, integrity, guard, arena, wire]
         self.critical = integrity.Snapshot(integrity.namespaces(*watched))  # checked around every call
         self.broad = integrity.Snapshot(integrity.namespaces(torch, torch.Tensor, torch._C.TensorBase, builtins))
 
@@ -240,7 +240,7 @@ def serve(args: argparse.Namespace, channel: Channel, isolated: str) -> int:
         go = channel.receive()
     if not go or go.get("op") != "go":
         return 1
-    cpu = None if os.environ.get("EVOLVE_RUNNER_PIN") == "off" else isolation.pin_to_fastest_cpu()
+    cpu = isolation.pin_to_fastest_cpu() if os.environ.get("EVOLVE_RUNNER_PIN") == "fastest" else None
     session = Session(args, go)
     channel.send({"ready": True, "isolation": isolated, "cpu": cpu, "nonce": go.get("nonce")})
     handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {

@@ -133,7 +133,7 @@ def test_runners_of_different_gpus_pin_to_different_cpus() -> None:
 
     cpus = list(range(16))
     shares = [cpu_share(cpus, str(gpu), 4) for gpu in range(4)]
-    assert shares[1] == [1, 5, 9, 13] and sorted(sum(shares, [])) == cpus  # disjoint, and every CPU used
+    assert shares[1] == [1, 5, 9, 13] and sorted(c for share in shares for c in share) == cpus  # disjoint, and every CPU used
     assert cpu_share(cpus, "2,3", 4) == shares[2]  # the first visible GPU decides
     assert cpu_share(cpus, "", 4) == cpu_share(cpus, "0", 1) == cpus  # one evaluation per host: every CPU
     assert len(cpu_share(cpus, "GPU-3f1c9a", 4)) == 4  # a UUID: a share by hash

@@ -66,8 +66,9 @@ def _append(kernel: Path, text: str) -> None:
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
 def test_the_generated_launchers_compile_with_nvcc(tmp_path: Path) -> None:
-    """What `RawModule` hands to torch's load_inline for the seed, compiled by nvcc against torch's headers
-    (as load_inline would on a GPU machine; only the link and the run need one)."""
+    """What `RawModule` hands to torch's load_inline for the seed: the CUDA side (the kernels, their launchers,
+    no torch header, so nvcc takes seconds) compiled by nvcc; the C++ bindings compiled against torch's
+    headers (as load_inline would on a GPU machine; only the link and the run need one)."""
     import torch
 
     shim: dict[str, object] = {}
@@ -78,12 +79,18 @@ def test_the_generated_launchers_compile_with_nvcc(tmp_path: Path) -> None:
     source = shim["HEADER"] + code + "\n" + "".join(shim["_launcher"](n, p) for n, p in kernels) \
         + shim["_dispatch"](kernels)  # type: ignore[operator]
     (tmp_path / "gen.cu").write_text(source)
+    (tmp_path / "bindings.cpp").write_text(shim["BINDINGS"])  # type: ignore[arg-type]
     include = Path(torch.__file__).parent / "include"
-    built = subprocess.run(["nvcc", "-c", "-std=c++17", "-DNB=32", "-DNWARPS=8", "-DGRAM_ROWS=128", f"-I{include}",
-                            f"-I{include / 'torch/csrc/api/include'}", f"-I{sysconfig.get_paths()['include']}",
-                            str(tmp_path / "gen.cu"), "-o", str(tmp_path / "gen.o")],
-                           capture_output=True, text=True, timeout=900)
-    assert built.returncode == 0, built.stderr[-3000:]
+    cuda = subprocess.run(["nvcc", "-c", "-std=c++17", "-DNB=32", "-DNWARPS=8", "-DGRAM_ROWS=128",
+                           str(tmp_path / "gen.cu"), "-o", str(tmp_path / "gen.o")],
+                          capture_output=True, text=True, timeout=300)
+    assert cuda.returncode == 0, cuda.stderr[-3000:]
+    if shutil.which("g++") is None:
+        pytest.skip("no g++ for the bindings")
+    cpp = subprocess.run(["g++", "-c", "-std=c++17", f"-I{include}", f"-I{include / 'torch/csrc/api/include'}",
+                          f"-I{sysconfig.get_paths()['include']}", str(tmp_path / "bindings.cpp"), "-o",
+                          str(tmp_path / "bindings.o")], capture_output=True, text=True, timeout=600)
+    assert cpp.returncode == 0, cpp.stderr[-3000:]
 
 
 @pytest.mark.slow

@@ -99,6 +99,26 @@ def test_cheat_honest_ones_score_like_the_honest_kernel(tmp_path: Path, name: st
     assert abs(ratio - 1) < limit if name == "honest_prose" else ratio > 1 - limit
 
 
+def test_cheat_nothing_runs_beside_the_hold() -> None:
+    """The hold before a timed call fills every SM: a kernel launched on another stream during it starts only
+    once it ends (a one-thread sleep of the same length would let it through at once)."""
+    import torch
+
+    from harness.timing import Hold
+
+    hold, side = Hold(torch, 2000), torch.cuda.Stream()
+    x = torch.zeros(1 << 20, device="cuda")
+    torch.cuda.synchronize()
+    began, side_done = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    began.record()
+    hold()
+    with torch.cuda.stream(side):
+        x.add_(1)
+        side_done.record()
+    torch.cuda.synchronize()
+    assert began.elapsed_time(side_done) > 1.8, began.elapsed_time(side_done)  # ms
+
+
 def test_cheat_flush_overlap_gains_nothing(tmp_path: Path) -> None:
     """Side-stream work launched while L2 is still being flushed gets no head start: the smallest shape, where
     the flush (about 85 us) would hide most of the kernel, times as the wrapped kernel does (fastest calls)."""
