@@ -60,7 +60,7 @@ def export_dir(kernel_dir: Path, header: list[str]) -> str:
     body, future = _carried_over(source)
     comment = [f"# {line}" for line in header + [f"tunables (frozen): {', '.join(frozen) or 'none'}",
                                                   "exported by `evolve export --format gpumode`"]]
-    embedded = "_FILES = {\n" + "".join(f"    {name!r}: {text!r},\n" for name, text in files.items()) + "}\n"
+    embedded = "_EVOLVE_FILES = {\n" + "".join(f"    {name!r}: {text!r},\n" for name, text in files.items()) + "}\n"
     return "\n".join(comment) + "\n" + future + SHIM.read_text() + embedded + body
 
 
@@ -71,6 +71,9 @@ def _carried_over(source: str) -> tuple[str, str]:
         tree = ast.parse(source)
     except SyntaxError as exc:
         raise ExportError(f"kernel.py:{exc.lineno}: {exc.msg}") from None
+    taken = _top_level_names(tree) & (_top_level_names(ast.parse(SHIM.read_text())) | {"_EVOLVE_FILES"})
+    if taken:  # the file is one module: a name of the stand-in's, redefined, would break it
+        raise ExportError(f"kernel.py defines {', '.join(sorted(taken))}, a name the exported file's CuPy stand-in uses")
     lines = source.splitlines()
     future, alias = "", None
     for node in ast.walk(tree):
@@ -89,15 +92,27 @@ def _carried_over(source: str) -> tuple[str, str]:
                     raise ExportError(f"kernel.py:{node.lineno}: `import {name.name}` cannot be exported")
                 if root == "cupy":
                     alias = name.asname or "cupy"
-                    lines[node.lineno - 1] = f"{alias} = _CUPY"
+                    lines[node.lineno - 1] = f"{alias} = _EVOLVE_CUPY"
     if alias is not None:
         for node in ast.walk(tree):
             path = _dotted(node, alias)
             if path is not None and path not in CUPY_FEATURES:
                 raise ExportError(f"kernel.py:{node.lineno}: {alias}.{path}: export's CuPy stand-in has "  # type: ignore[attr-defined]
                                   f"{', '.join(sorted(CUPY_FEATURES))} only")
-    body = "\n".join(lines).replace("Path(__file__)", "_Embedded()") + "\n"
+    body = "\n".join(lines).replace("Path(__file__)", "_EvolveEmbedded()") + "\n"
     return body, future
+
+
+def _top_level_names(tree: ast.Module) -> set[str]:
+    """The names a module binds at its top level (assignments, functions, classes)."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return names
 
 
 def _dotted(node: ast.AST, alias: str) -> str | None:

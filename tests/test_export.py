@@ -25,7 +25,7 @@ def test_a_seed_becomes_one_file_the_judge_would_accept(tmp_path: Path, seed: st
     text = export_dir(SEEDS / seed, ["evolve candidate r1/00001"])
     assert text.startswith("# evolve candidate r1/00001\n# tunables (frozen): ")
     assert not find_tunables({"kernel.py": text})  # the values stay, the annotations go
-    assert "import cupy" not in text and "_FILES = {\n    'qr.cu': " in text
+    assert "import cupy" not in text and "_EVOLVE_FILES = {\n    'qr.cu': " in text
     compile(text, "kernel.py", "exec")
     (tmp_path / "kernel.py").write_text(text)  # a kernel directory of one file: what `evolve try` judges
     assert guard.scan(tmp_path) == []
@@ -45,6 +45,7 @@ def test_the_frozen_values_are_the_candidates(tmp_path: Path) -> None:
     (lambda k: _prepend(k, "from base import custom_kernel\n"), "kernel.py:1: `from base import ...` cannot be exported"),
     (lambda k: _append(k, "\nFUSED = cp.ElementwiseKernel('float32 x', 'float32 y', 'y = x')\n"),
      "cp.ElementwiseKernel: export's CuPy stand-in has"),
+    (lambda k: _append(k, "\n_EVOLVE_STREAMS = {}\n"), "kernel.py defines _EVOLVE_STREAMS, a name the exported"),
 ])
 def test_what_cannot_be_carried_over_is_one_line(tmp_path: Path, change: object, reason: str) -> None:
     kernel = tmp_path / "k"
@@ -74,12 +75,12 @@ def test_the_generated_launchers_compile_with_nvcc(tmp_path: Path) -> None:
     shim: dict[str, object] = {}
     exec((ROOT / "evolver" / "export_shim.txt").read_text(), shim)  # the stand-in's helpers, as the file has them
     code = (SEEDS / "blocked_wy" / "qr.cu").read_text()
-    kernels = shim["_kernels"](code)  # type: ignore[operator]
+    kernels = shim["_evolve_kernels"](code)  # type: ignore[operator]
     assert [name for name, _ in kernels] == ["panel_qr", "build_t", "small_qr", "gram"]
-    source = shim["HEADER"] + code + "\n" + "".join(shim["_launcher"](n, p) for n, p in kernels) \
-        + shim["_dispatch"](kernels)  # type: ignore[operator]
+    source = shim["_EVOLVE_HEADER"] + code + "\n" + "".join(shim["_evolve_launcher"](n, p) for n, p in kernels) \
+        + shim["_evolve_dispatch"](kernels)  # type: ignore[operator]
     (tmp_path / "gen.cu").write_text(source)
-    (tmp_path / "bindings.cpp").write_text(shim["BINDINGS"])  # type: ignore[arg-type]
+    (tmp_path / "bindings.cpp").write_text(shim["_EVOLVE_BINDINGS"])  # type: ignore[arg-type]
     include = Path(torch.__file__).parent / "include"
     cuda = subprocess.run(["nvcc", "-c", "-std=c++17", "-DNB=32", "-DNWARPS=8", "-DGRAM_ROWS=128",
                            str(tmp_path / "gen.cu"), "-o", str(tmp_path / "gen.o")],
