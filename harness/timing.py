@@ -114,15 +114,23 @@ class Hold:
         import cupy
 
         props = torch.cuda.get_device_properties(0)
-        per_sm = getattr(props, "max_threads_per_multi_processor", 2048) // 1024
+        per_sm = int(getattr(props, "max_threads_per_multi_processor", 2048))
+        self.threads = hold_block(per_sm)
         self.torch, self.cupy = torch, cupy
-        self.blocks, self.ns = props.multi_processor_count * max(1, per_sm), int(us * 1000)
+        self.blocks, self.ns = props.multi_processor_count * (per_sm // self.threads), int(us * 1000)
         self.kernel = cupy.RawKernel(HOLD_SOURCE, "hold")
         self()  # compiled and loaded now, not in a timed call
 
     def __call__(self) -> None:
         with self.cupy.cuda.ExternalStream(self.torch.cuda.current_stream().cuda_stream):
-            self.kernel((self.blocks,), (1024,), (self.cupy.uint64(self.ns),))
+            self.kernel((self.blocks,), (self.threads,), (self.cupy.uint64(self.ns),))
+
+
+def hold_block(threads_per_sm: int) -> int:
+    """Threads per block of the hold: the largest of 1024, 512, 256 that divides an SM's thread slots, so
+    whole blocks fill every slot (2048 on an H200: two blocks of 1024; 1536 on some consumer parts: three of
+    512)."""
+    return next((t for t in (1024, 512, 256) if threads_per_sm % t == 0), 256)
 
 
 class CudaTimer:

@@ -138,3 +138,11 @@ def test_runners_of_different_gpus_pin_to_different_cpus() -> None:
     assert cpu_share(cpus, "", 4) == cpu_share(cpus, "0", 1) == cpus  # one evaluation per host: every CPU
     assert len(cpu_share(cpus, "GPU-3f1c9a", 4)) == 4  # a UUID: a share by hash
     assert cpu_share([0, 1], "3", 4) == [0, 1]  # fewer CPUs than GPUs: no split
+
+
+def test_the_hold_fills_every_thread_slot_of_an_sm() -> None:
+    from harness.timing import hold_block
+
+    for slots in (2048, 1536, 1024, 768):
+        assert slots % hold_block(slots) == 0
+    assert hold_block(2048) == 1024 and hold_block(1536) == 512 and hold_block(768) == 256
