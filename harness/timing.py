@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 L2_FLUSH_BYTES = 256 << 20
-# How long the GPU is held before a timed call's start event (`Hold`), so the candidate's first launches queue
-# up as they do behind the L2 flush in a contest-style loop (the flush takes 70-85 us on an H200).
-# EVOLVE_HOLD_US=0 turns the hold off (for measuring what it changes).
-HOLD_US = float(os.environ.get("EVOLVE_HOLD_US", "100"))
+# How long the GPU is held before a timed call's start event (`Hold`): by default as long as the L2 flush takes
+# on this GPU (`CudaTimer.flush_us`), because GPU MODE's eval.py launches its timed call right behind its flush
+# without waiting for it, so that much of the host's launch time is hidden there (70-85 us on an H200, the
+# 2026-12-01 runs used 100). EVOLVE_HOLD_US=N holds N us; 0 turns the hold off (for measuring what it changes).
+HOLD_US = os.environ.get("EVOLVE_HOLD_US", "")
 HOLD_SOURCE = r"""
 extern "C" __global__ void __launch_bounds__(1024) hold(unsigned long long ns) {
     unsigned long long began, now;
@@ -103,7 +104,7 @@ class Flusher:
 
 
 class Hold:
-    """A kernel that fills every thread slot of every SM for HOLD_US, launched on an idle device just before a
+    """A kernel that fills every thread slot of every SM for a while, launched on an idle device just before a
     timed call's start event: the candidate's first launches queue behind it, as they queue behind the L2
     flush in a loop of calls in one process (the contest's way), so a call is timed from the GPU's first
     instruction of it rather than from the host's first launch. Nothing of the candidate's can run during
@@ -142,7 +143,21 @@ class CudaTimer:
 
         self.torch = torch
         self.flush = Flusher(torch.device("cuda:0"))
-        self.hold = Hold(torch, HOLD_US) if HOLD_US > 0 else None
+        self.hold_us = float(HOLD_US) if HOLD_US else self.flush_us()
+        self.hold = Hold(torch, self.hold_us) if self.hold_us > 0 else None
+
+    def flush_us(self) -> float:
+        """How long one L2 flush takes on this GPU: the median of five, timed with events on an idle device."""
+        times = []
+        for _ in range(5):
+            self.torch.cuda.synchronize()
+            began, ended = self.torch.cuda.Event(enable_timing=True), self.torch.cuda.Event(enable_timing=True)
+            began.record()
+            self.flush()
+            ended.record()
+            self.torch.cuda.synchronize()
+            times.append(float(began.elapsed_time(ended)) * 1e3)
+        return statistics.median(times)
 
     def start(self) -> None:
         self.begin = self.torch.cuda.Event(enable_timing=True)
