@@ -191,7 +191,7 @@ class Context:
     timings: dict[str, float] = field(default_factory=dict)
     overhead_us: dict[str, float] = field(default_factory=dict)  # calibrated judge-clock overhead per shape
     runner_cpu: int | None = None  # where the runner pinned its launching thread (EVOLVE_RUNNER_PIN=fastest)
-    hold_us: float | None = None
+    hold_us: float | None = None  # how long the runner holds the GPU before each timed call (timing.Hold)
 
     def call(self, spec: Any, where: str, primed: bool = False, **options: Any) -> "Call":
         """One call of the candidate on a fresh input, generated here from a secret seed and written into the
@@ -446,7 +446,8 @@ def evaluate(ctx: Context, t0: float) -> Verdict:
                    shapes=shapes, tests={"passed": len(labels), "total": len(labels), "labels": labels},
                    worst=worst, compile=compile_info, flags=flags,
                    gpu=gpu_fingerprint(ctx.torch) if ctx.args.device == "cuda" else {"name": "cpu self-test"},
-                   catch_probability=round(catch, 6), runner_isolation=isolated, runner_cpu=ctx.runner_cpu, hold_us=ctx.hold_us,
+                   catch_probability=round(catch, 6), runner_isolation=isolated, runner_cpu=ctx.runner_cpu,
+                   hold_us=ctx.hold_us,
                    timings={k: round(v, 3) for k, v in ctx.timings.items()}, baseline=bool(ctx.args.baseline))
 
 
