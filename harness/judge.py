@@ -30,6 +30,7 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, NamedTuple
@@ -55,6 +56,10 @@ WALL_SLACK = {"cuda": (3000.0, 0.05), "cpu": (5000.0, 0.5)}
 # EVOLVE_PRIME_BYTES=0 turns priming off (for measuring what it changes).
 PRIME_BYTES = int(os.environ.get("EVOLVE_PRIME_BYTES", str(1 << 20)))
 CALIBRATION_CALLS = 3  # per shape, the fastest counts: five took 0.42-0.58 s of the 3 s budget on an H200
+# An import may compile (torch's load_inline of an exported file took about 55 s on an H200): while it runs, the
+# judge says so every HEARTBEAT_S, for at most IMPORT_S, so the supervisor's stall watchdog (90 s without a
+# line, meant for hung kernels) does not kill a compilation; after IMPORT_S the watchdog decides.
+HEARTBEAT_S, IMPORT_S = 20.0, 240.0
 
 
 class Verdict(Exception):
@@ -70,16 +75,36 @@ class Report:
 
     def __init__(self, stream: IO[str]) -> None:
         self.stream = stream
+        self.lock = threading.Lock()  # `heartbeat` emits from a thread of its own
 
     def emit(self, **record: Any) -> None:
-        self.stream.write(json.dumps(record, default=str) + "\n")
-        self.stream.flush()
-        if "stage" in record:
-            print(f"[harness] {record['stage']}: {record.get('label', '')}", file=sys.stderr, flush=True)
+        with self.lock:
+            self.stream.write(json.dumps(record, default=str) + "\n")
+            self.stream.flush()
+            if "stage" in record:
+                print(f"[harness] {record['stage']}: {record.get('label', '')}", file=sys.stderr, flush=True)
 
     def final(self, verdict: Verdict) -> None:
         fields = {k: v for k, v in verdict.fields.items() if v is not None}
         self.emit(final={"status": verdict.status, "error": verdict.error, **fields, "judge": ANTI_CHEAT_VERSION})
+
+
+@contextlib.contextmanager
+def heartbeat(report: Report, stage: str, label: str, every: float = HEARTBEAT_S,
+              limit: float = IMPORT_S) -> Iterator[None]:
+    """While the block runs, a progress line every `every` seconds, for at most `limit` seconds."""
+    done, began = threading.Event(), time.monotonic()
+
+    def beat() -> None:
+        while not done.wait(every) and time.monotonic() - began < limit:
+            report.emit(stage=stage, label=f"{label} (still running after {time.monotonic() - began:.0f} s)")
+    thread = threading.Thread(target=beat, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
 
 
 class Runner:
@@ -289,7 +314,8 @@ def load(ctx: Context) -> dict[str, Any]:
         ctx.runner.ask({"op": "load"}, "loading torch.geqrf")
         return {}
     ctx.report.emit(stage="import", label=str(ctx.args.kernel_dir))
-    reply = ctx.runner.ask({"op": "load"}, "importing kernel.py")
+    with heartbeat(ctx.report, "import", str(ctx.args.kernel_dir)):
+        reply = ctx.runner.ask({"op": "load"}, "importing kernel.py")
     if isinstance(reply.get("error"), dict):
         error = reply["error"]
         status = "rejected" if error.get("status") == "rejected" else "compile_error"

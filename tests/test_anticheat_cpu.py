@@ -146,3 +146,17 @@ def test_the_hold_fills_every_thread_slot_of_an_sm() -> None:
     for slots in (2048, 1536, 1024, 768):
         assert slots % hold_block(slots) == 0
     assert hold_block(2048) == 1024 and hold_block(1536) == 512 and hold_block(768) == 256
+
+
+def test_a_long_import_shows_progress_for_a_while_then_falls_silent() -> None:
+    """A compiling import keeps the supervisor's stall watchdog at bay, but only up to the judge's limit."""
+    import io
+    import json
+
+    from harness.judge import Report, heartbeat
+
+    out = io.StringIO()
+    with heartbeat(Report(out), "import", "k", every=0.05, limit=0.3):
+        time.sleep(0.6)
+    beats = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert 3 <= len(beats) <= 7 and all(b["stage"] == "import" and "still running" in b["label"] for b in beats)
