@@ -2,8 +2,9 @@
 # One GPU pass for the sandbox (issue "candidates are hostile code"): the QR harness inside and outside it,
 # alternating on the blocked_wy seed; then `evolve start` with the sandbox on for ${DEMO_CANDIDATES:-20}
 # candidates (tune only, full mode), and every candidate it judged `ok` judged again inside and outside the
-# sandbox, alternating, PAIR_REPEATS (2) times each, compared by the best of each side.
-# About 10 minutes on an H200 with DEMO_CANDIDATES=12. Results: ${OUT:-bench/out}/sandbox_cost.jsonl (the alternation),
+# sandbox, alternating, PAIR_REPEATS (2) times each, compared by the best of each side; those evaluations are
+# prestarted two ahead, as the engine pipelines its own (cold, 12 candidates took about 10 minutes on an H200;
+# prestarted, 20 should take about 7: not yet measured). Results: ${OUT:-bench/out}/sandbox_cost.jsonl (the alternation),
 # evolve_in.jsonl (the run's own results), pairs.jsonl (the same kernels both sides); logs beside them.
 source "$(dirname "$0")/lib.sh"
 log "the harness inside and outside the sandbox, alternating"
@@ -33,7 +34,8 @@ for c in sorted(store.snapshot(store.runs()[-1]).candidates.values(), key=lambda
         subprocess.run(["tar", "-x", "--strip-components=1", "-C", str(out / c.id)], input=archive.stdout, check=True)
 PY
 log "the same kernels inside and outside the sandbox, alternating, ${PAIR_REPEATS:-2} times each"
-$py bench/sandbox_cost.py "$kernels"/* --repeats ${PAIR_REPEATS:-2} --sides both > "$OUT/pairs.jsonl" 2>>"$OUT/harness.log"
+$py bench/sandbox_cost.py "$kernels"/* --repeats ${PAIR_REPEATS:-2} --sides both --prestart > "$OUT/pairs.jsonl" \
+  2>>"$OUT/harness.log"
 $py - "$OUT" <<'PY' | tee -a "$OUT/pass.log"
 # One evaluation of a kernel can land in the machine's slow mode (docs/benchmarks.md, third pass), so each side
 # is compared by its best of the repeats, next to the engine's own single evaluation inside.
