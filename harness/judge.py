@@ -217,6 +217,7 @@ class Context:
     overhead_us: dict[str, float] = field(default_factory=dict)  # calibrated judge-clock overhead per shape
     runner_cpu: int | None = None  # where the runner pinned its launching thread (EVOLVE_RUNNER_PIN=fastest)
     hold_us: float | None = None  # how long the runner holds the GPU before each timed call (timing.Hold)
+    hold_error: str | None = None
 
     def call(self, spec: Any, where: str, primed: bool = False, **options: Any) -> "Call":
         """One call of the candidate on a fresh input, generated here from a secret seed and written into the
@@ -274,6 +275,7 @@ def start(ctx: Context) -> str:
         ctx.runner_cpu = reply["cpu"]
     if isinstance(reply.get("hold_us"), float):  # how long the GPU is held before each timed call (timing.Hold)
         ctx.hold_us = round(reply["hold_us"], 1)
+        ctx.hold_error = str(reply.get("hold_error") or "")[:300] or None  # the hold could not be built
     return str(reply.get("isolation", "unknown"))
 
 
@@ -473,7 +475,7 @@ def evaluate(ctx: Context, t0: float) -> Verdict:
                    worst=worst, compile=compile_info, flags=flags,
                    gpu=gpu_fingerprint(ctx.torch) if ctx.args.device == "cuda" else {"name": "cpu self-test"},
                    catch_probability=round(catch, 6), runner_isolation=isolated, runner_cpu=ctx.runner_cpu,
-                   hold_us=ctx.hold_us,
+                   hold_us=ctx.hold_us, hold_error=ctx.hold_error,
                    timings={k: round(v, 3) for k, v in ctx.timings.items()}, baseline=bool(ctx.args.baseline))
 
 
