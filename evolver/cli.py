@@ -29,11 +29,13 @@ from evolver.views import (
     UserError,
     best_lines,
     branch_best,
+    candidate_args,
     cmd_lineage,
     cmd_prompt,
     cmd_show,
     cmd_status,
     open_repo,
+    run_name,
     target,
     winner_for,
 )
@@ -62,15 +64,6 @@ def positive(kind: type) -> Any:
         return value
     parse.__name__ = kind.__name__
     return parse
-
-
-def run_name(text: str) -> str:
-    """An argparse type: a run name that is one ref component (letters, digits, '.', '_', '-')."""
-    import re
-
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", text) or text.endswith((".", ".lock")):
-        raise argparse.ArgumentTypeError(f"{text!r}: a run name is letters, digits, '.', '_' and '-' (no '/')")
-    return text
 
 
 # --- verbs ---------------------------------------------------------------------------------------------
@@ -301,8 +294,7 @@ def _verbs_that_run(verb: Verb) -> None:
              "evolve's QR harness, say, whose anti-cheat checks a result judged earlier never faced - in the mode "
              "that confirms `best` (or --mode). The new result joins the candidate's note; `best` moves if the "
              "candidate no longer wins. Not while `evolve start` runs in the repository.")
-    p.add_argument("candidate", nargs="?", default="best", help="candidate id or `best` (default)")
-    p.add_argument("--run", metavar="NAME", type=run_name)
+    candidate_args(p, optional=True)
     p.add_argument("--mode", metavar="MODE", help="the evaluation mode (default: [evaluation] confirm_mode, else mode)")
     p.add_argument("-q", "--quiet", action="store_true", help="only the summary")
     p.set_defaults(func=cmd_rejudge)
@@ -361,25 +353,22 @@ def _verbs_that_read(verb: Verb) -> None:
     p = verb("show", "one candidate: result, provenance, diff",
              "Show a candidate (an id such as 42 or 00042, or `best`): its result, its commit message with the "
              "provenance trailers, and its diff against its parent.")
-    p.add_argument("candidate", help="candidate id or `best`")
+    candidate_args(p)
     p.add_argument("--reply", action="store_true",
                    help="what the LLM answered instead, attempt by attempt, and why an answer was not applied")
-    p.add_argument("--run", metavar="NAME", type=run_name)
     p.set_defaults(func=cmd_show)
 
     p = verb("prompt", "the prompt a mutation of a candidate would send",
              "Print the messages that `mutate` would send to the LLM with this candidate as the parent (guidance, "
              "its source and result, its lineage, ideas from other islands), shortened to fit the configured "
              "context budget, and their estimated size.")
-    p.add_argument("candidate", help="candidate id or `best`")
-    p.add_argument("--run", metavar="NAME", type=run_name)
+    candidate_args(p)
     p.set_defaults(func=cmd_prompt)
 
     p = verb("lineage", "ancestry with score changes",
              "The first-parent ancestry of a candidate back to its seed, with each step's operator and score "
              "change against its parent (negative is faster).")
-    p.add_argument("candidate", help="candidate id or `best`")
-    p.add_argument("--run", metavar="NAME", type=run_name)
+    candidate_args(p)
     p.set_defaults(func=cmd_lineage)
 
 

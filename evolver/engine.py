@@ -25,7 +25,7 @@ from evolver.candidates import Candidate, now
 from evolver.children import Children
 from evolver.config import LLM_OPERATORS, Config
 from evolver.evaluate import Slot
-from evolver.health import RETIRE_AFTER, Health
+from evolver.health import HEALTH_REF, RETIRE_AFTER, Health, first_line
 from evolver.llm import LLMClient, LLMError, api_key
 from evolver.opening import EngineError, OpenRun, open_run
 from evolver.operators import Proposal
@@ -35,7 +35,6 @@ from evolver.results import NOT_EVALUATED
 from evolver.store import Store
 
 INTERRUPTED = "interrupted"
-HEALTH_REF = "refs/evolve/health/{run}"  # the devices a run took out of rotation (`evolve status` shows them)
 
 
 @dataclass
@@ -281,7 +280,7 @@ class Engine:
         return None
 
     def _no_device_left(self, slot: Slot, result: dict[str, Any]) -> None:
-        error = str(result.get("error") or "").splitlines()[0][:200]
+        error = first_line(result)
         self._stop(f"no device left to judge on: GPU {slot.gpu} failed {RETIRE_AFTER} times in a row ({error}); "
                    "the candidates in flight keep no result and are judged when `evolve start` resumes")
         self._abandon = self.summary.failed = True

@@ -125,8 +125,6 @@ class EvaluationError(Exception):
     """The evaluator cannot run at all (configuration); str() is the message."""
 
 
-
-
 def _hash_dir(path: Path) -> str:
     digest = hashlib.sha1()
     for file in sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts):

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 RETIRE_AFTER = 3
+HEALTH_REF = "refs/evolve/health/{run}"  # the devices a run took out of rotation (`evolve status` shows them)
 DEVICE_ERROR = re.compile(r"CUDA error|cudaError|CUDA_ERROR|context is lost|no CUDA device|CUDA device|ECC|\bXid\b|"
                           r"fallen off the bus|device not ready|NVML", re.I)
 
@@ -25,6 +26,11 @@ DEVICE_ERROR = re.compile(r"CUDA error|cudaError|CUDA_ERROR|context is lost|no C
 # device in service these stop the run instead of being recorded against kernel after kernel.
 DEVICE_GONE = re.compile(r"no CUDA device|ECC|\bXid\b|fallen off the bus|device not ready|NVML|"
                          r"CUDA driver version is insufficient|CUDA_ERROR_NOT_INITIALIZED|cudaErrorNoDevice", re.I)
+
+
+def first_line(result: dict[str, Any]) -> str:
+    """The first line of a result's error, shortened: what a device's failure is reported by."""
+    return (str(result.get("error") or "").splitlines() or [""])[0][:200]
 
 
 def device_error(result: dict[str, Any], pattern: re.Pattern[str] = DEVICE_ERROR) -> bool:
@@ -61,7 +67,7 @@ class Health:
         """Whether `slot` leaves the rotation now (its strikes in a row reached RETIRE_AFTER)."""
         if self.strikes.get(slot, 0) < RETIRE_AFTER or self.in_service < 2:
             return False
-        self.retired[slot] = str(result.get("error") or "").splitlines()[0][:200] if result.get("error") else ""
+        self.retired[slot] = first_line(result)
         return True
 
     def device_gone(self, slot: int, result: dict[str, Any]) -> bool:

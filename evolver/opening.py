@@ -12,9 +12,8 @@ from evolver.evaluate import Evaluator, Slot, make_slots
 from evolver.results import Recorder
 from evolver.sandbox import protect_memory, sandbox_line
 from evolver.sharing import clone_id, own_runs
-from evolver.store import Store
+from evolver.store import RUN_REF, Store
 
-RUN_REF = "refs/evolve/runs/{run}"
 
 
 class EngineError(Exception):
@@ -36,6 +35,12 @@ def choose_run(store: Store, config: Config, requested: str | None, new: bool) -
     while f"r{n}" in everyone:
         n += 1
     return f"r{n}"
+
+
+def run_base(store: Store, run: str | None) -> str:
+    """The commit a run evolves from (its record's base); HEAD where there is no such run yet."""
+    record = store.get_meta(RUN_REF.format(run=run)) if run else None
+    return str((record or {}).get("base") or store.head_commit())
 
 
 @dataclass

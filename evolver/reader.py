@@ -118,15 +118,24 @@ def candidate_at(store: Store, commit: str) -> Candidate | None:
 ALL_RUNS = "(all runs)"  # the TUI's name for the merged view
 
 
+def run_letters(runs: list[str]) -> dict[str, str]:
+    """The letter of each run in the merged view (the latest 26): a candidate there is `b00003`."""
+    return {run: chr(ord("a") + i) for i, run in enumerate(runs[-26:])}
+
+
+def legend(letters: dict[str, str]) -> str:
+    """Which letter is which run: `a r1, b r2`."""
+    return ", ".join(f"{letter} {run}" for run, letter in letters.items())
+
+
 class MergedReader:
     """Several runs of one problem read as one population (the TUI's view of all runs, where `evolve pull`
     brought other clones'): a candidate's id is its run's letter and its id (`b00003`: the second run's
-    00003), so ids stay six characters; `legend` says which letter is which run."""
+    00003), so ids stay six characters (`legend` says which letter is which run)."""
 
     def __init__(self, store: Store, runs: list[str]) -> None:
-        self.readers = [RunReader(store, run) for run in runs[-26:]]
-        self.letters = {reader.snapshot.run: chr(ord("a") + i) for i, reader in enumerate(self.readers)}
-        self.legend = ", ".join(f"{letter} {run}" for run, letter in self.letters.items())
+        self.letters = run_letters(runs)
+        self.readers = [RunReader(store, run) for run in self.letters]
         self.snapshot = Snapshot(run=ALL_RUNS)
         self._by_commit: dict[str, Candidate] = {}
 

@@ -21,10 +21,9 @@ from collections.abc import Callable
 from typing import Any
 
 from evolver.config import Config
-from evolver.store import BEST_REF, IDENTITY, NOTES_REF, REPLIES_REF, Store, StoreError
+from evolver.store import BEST_REF, IDENTITY, NOTES_REF, REPLIES_REF, RUN_REF, Store, StoreError
 
 INCOMING = "refs/evolve/incoming"
-RUNS = "refs/evolve/runs"
 
 
 def own_clone(store: Store) -> str | None:
@@ -50,7 +49,7 @@ def is_mine(record: dict[str, Any] | None, me: str | None) -> bool:
 def own_runs(store: Store, kernel_dir: str | None = None) -> list[str]:
     """This clone's runs (of the problem whose kernel directory is `kernel_dir`), oldest first."""
     me = own_clone(store)
-    return [run for run in store.runs(kernel_dir) if is_mine(store.get_meta(f"{RUNS}/{run}"), me)]
+    return [run for run in store.runs(kernel_dir) if is_mine(store.get_meta(RUN_REF.format(run=run)), me)]
 
 
 def _identity(record: dict[str, Any] | None) -> tuple[Any, ...]:
@@ -65,7 +64,7 @@ def _refs(store: Store, prefix: str) -> dict[str, str]:
 
 def pull(config: Config, store: Store, remote: str, say: Callable[[str], None]) -> list[str]:
     """Fetch the remote's runs and notes and take them in; returns the local names of the runs that changed."""
-    store.git("fetch", "--no-tags", "--quiet", remote, f"+{RUNS}/*:{INCOMING}/runs/*",
+    store.git("fetch", "--no-tags", "--quiet", remote, f"+{RUN_REF.format(run='*')}:{INCOMING}/runs/*",
               f"+refs/heads/evolve/*:{INCOMING}/heads/*", f"+refs/notes/evolve*:{INCOMING}/notes/evolve*")
     changed = []
     for ref in sorted(_refs(store, f"{INCOMING}/runs/")):
@@ -92,7 +91,7 @@ def _local_name(store: Store, name: str, theirs: dict[str, Any] | None, say: Cal
     """The name this clone knows their run by: its own. Where a run of this clone holds it, the remote's
     came first, so this clone's run moves aside to `<name>-<clone>` (names then agree in every clone);
     where another clone's run holds it here, theirs comes in as `<name>-<their clone>`."""
-    mine = store.get_meta(f"{RUNS}/{name}")
+    mine = store.get_meta(RUN_REF.format(run=name))
     if mine is None or _identity(mine) == _identity(theirs):
         return name
     if is_mine(mine, own_clone(store)):
@@ -100,7 +99,7 @@ def _local_name(store: Store, name: str, theirs: dict[str, Any] | None, say: Cal
         say(f"the remote has another run named {name}: this clone's is {moved} from now on")
         return name
     other = f"{name}-{(theirs or {}).get('clone', 'remote')}"
-    held = store.get_meta(f"{RUNS}/{other}")
+    held = store.get_meta(RUN_REF.format(run=other))
     if held is not None and _identity(held) != _identity(theirs):
         raise StoreError(f"run {name!r} from the remote clashes with runs {name!r} and {other!r} here")
     return other
@@ -109,8 +108,8 @@ def _local_name(store: Store, name: str, theirs: dict[str, Any] | None, say: Cal
 def _take_run(store: Store, name: str, local: str, theirs: dict[str, Any] | None,
               say: Callable[[str], None]) -> int:
     """Their run's record and candidate branches under `local`; returns how many candidates were new."""
-    if store.get_meta(f"{RUNS}/{local}") is None and theirs is not None:
-        store.set_meta(f"{RUNS}/{local}", {**theirs, "run": local})
+    if store.get_meta(RUN_REF.format(run=local)) is None and theirs is not None:
+        store.set_meta(RUN_REF.format(run=local), {**theirs, "run": local})
     mine = _refs(store, f"refs/heads/evolve/{local}/")
     added = 0
     for ref, commit in _refs(store, f"{INCOMING}/heads/{name}/").items():
@@ -128,7 +127,7 @@ def push(config: Config, store: Store, remote: str, say: Callable[[str], None]) 
     this clone's runs and the notes; returns the runs pushed."""
     pull(config, store, remote, say)
     pushed = own_runs(store)
-    refspecs = [spec for run in pushed for spec in (f"{RUNS}/{run}:{RUNS}/{run}",
+    refspecs = [spec for run in pushed for spec in (f"{RUN_REF.format(run=run)}:{RUN_REF.format(run=run)}",
                                                     f"refs/heads/evolve/{run}/*:refs/heads/evolve/{run}/*")]
     refspecs += [f"{notes}:{notes}" for notes in (NOTES_REF, REPLIES_REF) if store.rev_parse(notes)]
     if refspecs:
@@ -138,14 +137,14 @@ def push(config: Config, store: Store, remote: str, say: Callable[[str], None]) 
 
 def rename_run(store: Store, old: str, new: str) -> str:
     """Move a run's record and branches to a new name (notes and `best` follow commits: untouched)."""
-    if store.get_meta(f"{RUNS}/{new}") is not None:
+    if store.get_meta(RUN_REF.format(run=new)) is not None:
         raise StoreError(f"cannot rename run {old!r}: {new!r} exists")
-    record = store.get_meta(f"{RUNS}/{old}") or {}
-    store.set_meta(f"{RUNS}/{new}", {**record, "run": new})
+    record = store.get_meta(RUN_REF.format(run=old)) or {}
+    store.set_meta(RUN_REF.format(run=new), {**record, "run": new})
     for ref, commit in _refs(store, f"refs/heads/evolve/{old}/").items():
         store.git("update-ref", f"refs/heads/evolve/{new}/{ref.rsplit('/', 1)[-1]}", commit, "0" * 40)
         store.git("update-ref", "-d", ref, commit)
-    store.git("update-ref", "-d", f"{RUNS}/{old}")
+    store.git("update-ref", "-d", RUN_REF.format(run=old))
     return new
 
 

@@ -25,6 +25,7 @@ from evolver.candidates import Snapshot, parse_note
 NOTES_REF = "refs/notes/evolve"
 REPLIES_REF = "refs/notes/evolve-replies"  # what the LLM answered, attempt by attempt (`evolve show --reply`)
 BEST_REF = "refs/heads/best"
+RUN_REF = "refs/evolve/runs/{run}"  # a run's record: its base commit, problem, creating clone
 ZERO = "0" * 40
 # evolve authors its commits and notes itself: no git identity needs to be configured, and none leaks
 IDENTITY = {"GIT_AUTHOR_NAME": "evolve", "GIT_AUTHOR_EMAIL": "evolve@localhost",
@@ -289,11 +290,11 @@ class Store:
     def runs(self, kernel_dir: str | None = None) -> list[str]:
         """The runs of this repository, oldest first; with `kernel_dir`, only the runs of that problem (a run
         belongs to the problem whose kernel directory it evolves)."""
-        out = self._git("for-each-ref", "--sort=creatordate", "--format=%(refname)", "refs/evolve/runs/")
+        out = self._git("for-each-ref", "--sort=creatordate", "--format=%(refname)", RUN_REF.format(run=""))
         runs = [line.rsplit("/", 1)[-1] for line in out.splitlines() if line]
         if kernel_dir is None:
             return runs
-        return [r for r in runs if (self.get_meta(f"refs/evolve/runs/{r}") or {}).get("kernel_dir") == kernel_dir]
+        return [r for r in runs if (self.get_meta(RUN_REF.format(run=r)) or {}).get("kernel_dir") == kernel_dir]
 
     def archive(self, commit: str, paths: list[str], dest: Path) -> None:
         """Write `paths` of `commit` under `dest` (a temporary directory; never the work tree)."""

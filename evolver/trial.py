@@ -16,7 +16,7 @@ from typing import Any
 from evolver.candidates import Candidate, Result
 from evolver.config import Config
 from evolver.evaluate import Evaluator, make_slots
-from evolver.opening import RUN_REF
+from evolver.opening import run_base
 from evolver.store import Store
 from evolver.views import UserError, branch_best, brief, open_repo, resolve, score_of
 
@@ -42,8 +42,7 @@ def cmd_try(args: argparse.Namespace) -> int:
 def judge_directory(config: Config, store: Store, run: str | None, directory: Path, mode: str) -> dict[str, Any]:
     """One evaluation of a kernel directory by `run`'s judge, as a candidate's (nothing written to git); what
     is judged is said at once on stderr, and the evaluator's own output follows there as it comes."""
-    base = ((store.get_meta(RUN_REF.format(run=run)) or {}).get("base") if run else None) or store.head_commit()
-    evaluator = Evaluator(config, store, base, purpose="try")
+    evaluator = Evaluator(config, store, run_base(store, run), purpose="try")
     slots = make_slots(config)
     evaluator.check_runnable(slots)
     where = "in the sandbox" if evaluator.sandboxed else "outside a sandbox"

@@ -12,13 +12,33 @@ from typing import Any
 from evolver.breed import mutation_messages, prompt_context
 from evolver.candidates import PROVENANCE_KEYS, Candidate, Snapshot
 from evolver.config import Config, find_config, load_config
-from evolver.opening import RUN_REF, choose_run
+from evolver.health import HEALTH_REF
+from evolver.opening import choose_run, run_base
 from evolver.population import ancestry
 from evolver.progress import with_unit
 from evolver.reader import candidate_at
 from evolver.results import Recorder
-from evolver.store import BEST_REF, REPLIES_REF, Store
+from evolver.store import BEST_REF, REPLIES_REF, RUN_REF, Store
 from evolver.summary import summarise
+
+
+
+def run_name(text: str) -> str:
+    """An argparse type: a run name that is one ref component (letters, digits, '.', '_', '-')."""
+    import re
+
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", text) or text.endswith((".", ".lock")):
+        raise argparse.ArgumentTypeError(f"{text!r}: a run name is letters, digits, '.', '_' and '-' (no '/')")
+    return text
+
+
+def candidate_args(p: argparse.ArgumentParser, optional: bool = False) -> None:
+    """The candidate a verb works on (`best` if left out, where `optional`) and `--run`, its run."""
+    if optional:
+        p.add_argument("candidate", nargs="?", default="best", help="candidate id or `best` (default)")
+    else:
+        p.add_argument("candidate", help="candidate id or `best`")
+    p.add_argument("--run", metavar="NAME", type=run_name)
 
 
 class UserError(Exception):
@@ -96,7 +116,7 @@ def recorder_for(config: Config, store: Store, run: str) -> Callable[[Snapshot],
     confirmed scores with a confirm mode), made without running the engine; None without a usable judge."""
     from evolver.evaluate import EvaluationError, Evaluator, make_slots
 
-    base = (store.get_meta(RUN_REF.format(run=run)) or {}).get("base") or store.head_commit()
+    base = run_base(store, run)
     try:
         evaluator = Evaluator(config, store, base)
     except EvaluationError:
@@ -176,7 +196,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
     data["sandbox"] = "on" if sandbox_choice(config) else "off"
     data["other_runs"] = other_runs(config, store, snapshot.run)
-    data["out_of_rotation"] = (store.get_meta(f"refs/evolve/health/{snapshot.run}") or {}).get("retired", [])
+    data["out_of_rotation"] = (store.get_meta(HEALTH_REF.format(run=snapshot.run)) or {}).get("retired", [])
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
@@ -281,7 +301,7 @@ def cmd_prompt(args: argparse.Namespace) -> int:
 
     config, store = open_repo(args)
     snapshot, parent = target(args, config, store)
-    base = (store.get_meta(RUN_REF.format(run=snapshot.run)) or {}).get("base") or store.head_commit()
+    base = run_base(store, snapshot.run)
     # the engine's parent pool: results of today's judge on this machine's devices
     version, fingerprints = Evaluator(config, store, base).version, {s.fingerprint for s in make_slots(config)}
     pool = [c for c in snapshot.candidates.values() if measured(c, version, fingerprints)]

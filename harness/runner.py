@@ -242,8 +242,8 @@ def serve(args: argparse.Namespace, channel: Channel, isolated: str) -> int:
         return 1
     cpu = isolation.pin_to_fastest_cpu() if os.environ.get("EVOLVE_RUNNER_PIN") == "fastest" else None
     session = Session(args, go)
-    hold = {"hold_us": getattr(session.timer, "hold_us", None), "hold_error": getattr(session.timer, "hold_error", "")}
-    channel.send({"ready": True, "isolation": isolated, "cpu": cpu, **hold, "nonce": go.get("nonce")})
+    channel.send({"ready": True, "isolation": isolated, "cpu": cpu, "hold_us": session.timer.hold_us,
+                  "hold_error": session.timer.hold_error, "nonce": go.get("nonce")})
     handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
         "load": lambda m: session.load(), "call": session.call, "prime": session.prime,
         "verify": lambda m: session.verify()}

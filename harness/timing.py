@@ -17,8 +17,8 @@ from typing import Any
 L2_FLUSH_BYTES = 256 << 20
 # How long the GPU is held before a timed call's start event (`Hold`): by default as long as the L2 flush takes
 # on this GPU (`CudaTimer.flush_us`), because GPU MODE's eval.py launches its timed call right behind its flush
-# without waiting for it, so that much of the host's launch time is hidden there (70-85 us on an H200, the
-# 2026-12-01 runs used 100). EVOLVE_HOLD_US=N holds N us; 0 turns the hold off (for measuring what it changes).
+# without waiting for it, so that much of the host's launch time is hidden there (about 70 us on an H200:
+# 70-73 us timed from the host, bench/probe_timing.py; the 2026-12-01 runs used 100). EVOLVE_HOLD_US=N holds N us; 0 turns the hold off (for measuring what it changes).
 HOLD_US = os.environ.get("EVOLVE_HOLD_US", "")
 HOLD_SOURCE = r"""
 extern "C" __global__ void __launch_bounds__(1024) hold(unsigned long long ns) {
@@ -120,10 +120,14 @@ class Hold:
         self.torch, self.cupy = torch, cupy
         self.blocks, self.ns = props.multi_processor_count * (per_sm // self.threads), int(us * 1000)
         self.kernel = cupy.RawKernel(HOLD_SOURCE, "hold")
+        self.streams: dict[int, Any] = {}  # CuPy's view of each torch stream it ran on (making one costs us)
         self()  # compiled and loaded now, not in a timed call
 
     def __call__(self) -> None:
-        with self.cupy.cuda.ExternalStream(self.torch.cuda.current_stream().cuda_stream):
+        handle = self.torch.cuda.current_stream().cuda_stream
+        if handle not in self.streams:
+            self.streams[handle] = self.cupy.cuda.ExternalStream(handle)
+        with self.streams[handle]:
             self.kernel((self.blocks,), (self.threads,), (self.cupy.uint64(self.ns),))
 
 
@@ -181,7 +185,10 @@ class CudaTimer:
 
 
 class HostTimer:
-    """The CPU self-test's stand-in: the host clock, nothing to flush or synchronise."""
+    """The CPU self-test's stand-in: the host clock, nothing to flush, hold or synchronise."""
+
+    hold_us: float | None = None
+    hold_error = ""
 
     def flush(self) -> None:
         pass

@@ -23,8 +23,8 @@ from textual.widgets import DataTable, Footer
 
 from evolver.candidates import Candidate, Snapshot
 from evolver.population import ancestry
-from evolver.reader import ALL_RUNS, MergedReader, RunReader
-from evolver.store import REPLIES_REF, Store, StoreError
+from evolver.reader import ALL_RUNS, MergedReader, RunReader, legend, run_letters
+from evolver.store import REPLIES_REF, RUN_REF, Store, StoreError
 from evolver.summary import Header, Summary
 from evolver.tui import model
 from evolver.tui.detail import DetailPane
@@ -143,7 +143,7 @@ class EvolveApp(App[None]):
                         + " (`evolve start` begins one); watching for it ..."
                     self.post_message(Refreshed(None, set(), note))
                     return
-                meta = self.store.get_meta(f"refs/evolve/runs/{run}") or {}
+                meta = self.store.get_meta(RUN_REF.format(run=run)) or {}
                 self.kernel_dir = str(meta.get("kernel_dir", ""))
                 self.reader = RunReader(self.store, run)
             changed = self.reader.refresh()
@@ -302,7 +302,7 @@ class EvolveApp(App[None]):
         self.seeds, self.summary = model.SeedIndex(), Summary()
         if self.run_name == ALL_RUNS:
             self.notify("all runs of the problem as one population; ids are a letter per run and the id: "
-                        + ", ".join(f"{chr(ord('a') + i)} {run}" for i, run in enumerate(runs[-26:])), timeout=8)
+                        + legend(run_letters(runs)), timeout=8)
         else:
             self.notify(f"run {self.run_name}", timeout=3)
         self.poll()
