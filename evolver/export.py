@@ -179,15 +179,16 @@ def check(config: Config, store: Store, candidate: Candidate, text: str) -> int:
 
 
 def add_verb(verb: Any) -> None:
+    from evolver.views import candidate_args
+
     p = verb("export", "write a candidate as one file for a contest submission",
              "Write a candidate (default `best`) as one self-contained Python file for GPU MODE's runner: its CUDA "
              "sources embedded and compiled with torch's extension build (no CuPy needed), its tunable values "
              "frozen, a header naming the candidate, its score and the judge that measured it. The file is also "
              "a kernel directory of one file: `evolve try DIR` with it as DIR/kernel.py judges it.")
-    p.add_argument("candidate", nargs="?", default="best", help="candidate id or `best` (default)")
+    candidate_args(p, optional=True)
     p.add_argument("--format", choices=("gpumode",), default="gpumode", help="the submission format (gpumode)")
     p.add_argument("-o", "--output", metavar="FILE", help="where to write it (default: RUN-ID-gpumode.py)")
-    p.add_argument("--run", metavar="NAME")
     p.add_argument("--check", action="store_true", help="judge the written file with the run's judge as a kernel "
                    "directory of one file: correct, and within 5%% of the candidate's score (exit 1 otherwise)")
     p.set_defaults(func=cmd_export)

@@ -183,8 +183,9 @@ def test_output_is_read_with_a_cap(tmp_path: Path) -> None:
 
 
 def test_cli_rejects_bad_budgets_and_run_names(repo: Path) -> None:
-    for args in (["--max-candidates", "-3"], ["--max-hours", "0"], ["--run", "a/b"]):
-        proc = evolve(repo / "examples" / "sort", "start", *args)
+    for args in (["start", "--max-candidates", "-3"], ["start", "--max-hours", "0"], ["start", "--run", "a/b"],
+                 ["export", "--run", "a/b"]):
+        proc = evolve(repo / "examples" / "sort", *args)
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, (args, proc.stderr)
 
 
