@@ -3,7 +3,7 @@
     python bench/sandbox_cost.py [KERNEL_DIR ...] [--repeats N] [--mode full] [--device cuda|cpu]
                                 [--sides both|in|out] [--prestart]
 
-Prints one JSON line per evaluation ({"kernel", "sandbox": bool, "score", "wall_s", "overhead_s"}) and a
+Prints one JSON line per evaluation ({"kernel", "sandbox": bool, "score", "wall_s", "overhead_s", "shapes_us"}) and a
 summary line. The harness and the kernel are copied into a temporary directory, as the engine does;
 `--prestart` overlaps each evaluation's start-up with the one before (about 7 s an evaluation becomes about 3).
 """
@@ -62,7 +62,10 @@ class Evaluation:
         return {"kernel": self.kernel.name, "sandbox": self.contained, "status": result["status"],
                 "score": result.get("score"), "wall_s": round(wall, 3), "prestarted": self.prestart,
                 "overhead_s": result.get("timings", {}).get("overhead_s"), "error": result.get("error"),
-                "isolation": result.get("runner_isolation")}
+                "isolation": result.get("runner_isolation"),
+                # per shape, so that a pair that differs can be traced to the shapes that moved (the host-bound
+                # small ones, when one evaluation lands in the machine's slow mode: docs/benchmarks.md)
+                "shapes_us": {s["shape"]: s.get("mean_us") for s in result.get("shapes", [])}}
 
 
 def main() -> None:

@@ -7,7 +7,8 @@ statuses (`evaluate.command_for`, `evaluate.contain`, `processes.collect`) - and
 fingerprint of the device that judged it. The engine stays the only writer of the run's git state. A worker
 or a node that dies takes only the evaluation in flight with it: Ray runs that task again on another worker
 (`RETRIES`), so the kernel is never blamed for it. With `prestart`, a slot is a `WarmJudge` actor that keeps
-the next evaluation's process started and receives only the kernel directory. Ray is imported here only, and
+the next evaluation's process started and receives only the kernel directory; it also runs the slot's
+evaluations in other modes (confirmations), since it holds the slot's GPU. Ray is imported here only, and
 only when the backend is chosen (`pip install -e '.[ray]'`).
 """
 
@@ -105,10 +106,13 @@ class RayBackend:
             root = Path(tmp)
             ev.materialise(source, root)
             if warm:
-                ref = self._judge(slot).evaluate.remote(_packed(root / ev.config.problem.kernel_dir))
+                ref = self._warm_judge(slot).evaluate.remote(_packed(root / ev.config.problem.kernel_dir))
             else:
                 workdir, kernel_dir = ev.prepare_judge(root)
-                ref = self.task.remote(_packed(root), self._job(root, workdir, kernel_dir, mode))
+                payload, job = _packed(root), self._job(root, workdir, kernel_dir, mode)
+                # A slot's warm judge holds its GPU: a task asking Ray for one would wait for it forever.
+                cold = self._warm_judge(slot).judge if ev.config.evaluation.prestart else self.task
+                ref = cold.remote(payload, job)
         try:
             return dict(await ref)
         except asyncio.CancelledError:
@@ -123,7 +127,7 @@ class RayBackend:
         return {"evaluation": ev.config.evaluation, "mode": mode, "prefix": ev.prefix, "sandboxed": ev.sandboxed,
                 "workdir": workdir.relative_to(root).as_posix(), "kernel": kernel_dir.relative_to(root).as_posix()}
 
-    def _judge(self, slot: Slot) -> Any:
+    def _warm_judge(self, slot: Slot) -> Any:
         if slot.index not in self.judges:
             ev = self.evaluator
             with tempfile.TemporaryDirectory(prefix=ev.prefix) as tmp:  # the judge's files: the same every time
@@ -181,13 +185,26 @@ class WarmJudge:
         result["device"] = device_fingerprint()
         return result
 
+    async def judge(self, payload: bytes, job: dict[str, Any]) -> dict[str, Any]:
+        """An evaluation in another mode (a confirmation), started cold on this actor's own GPU."""
+        return await judge_unpacked(payload, job, self.gpu)
+
 
 def judge_on_worker(payload: bytes, job: dict[str, Any]) -> dict[str, Any]:
-    """In a Ray worker: unpack the evaluation and judge it as a local slot would; the result and the device."""
+    """A Ray task: the evaluation judged as a local slot would, on the GPU Ray gave it."""
+    return asyncio.run(judge_unpacked(payload, job, _assigned_gpu()))
+
+
+async def judge_unpacked(payload: bytes, job: dict[str, Any], gpu: int | None) -> dict[str, Any]:
+    """Unpack the evaluation on this worker and judge it, started cold; the result and the device."""
+    from evolver.evaluate import go_line
+
     with tempfile.TemporaryDirectory(prefix=job["prefix"]) as tmp:
         _unpack(payload, Path(tmp))
-        argv, workdir, env, tag = _command(job, Path(tmp), _assigned_gpu(), prestart=False)
-        result = asyncio.run(_judge(argv, workdir, env, job["evaluation"].timeout_s, tag))
+        argv, workdir, env, tag = _command(job, Path(tmp), gpu, prestart=False)
+        go = go_line(job["evaluation"], prestarted=False)
+        result = await collect(await spawn(argv, workdir, env, with_stdin=go is not None),
+                               job["evaluation"].timeout_s, tag, go=go)
     result["device"] = device_fingerprint()
     return result
 
@@ -202,10 +219,6 @@ def _command(job: dict[str, Any], root: Path, gpu: int | None,
     argv, env = contain(command_for(evaluation, root / job["kernel"], job["mode"], prestart), root, workdir, gpu,
                         job["sandboxed"], evaluation.network, [], job["prefix"])
     return argv, workdir, env, None if job["sandboxed"] else env[TAG]
-
-
-async def _judge(argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float, tag: str | None) -> dict[str, Any]:
-    return await collect(await spawn(argv, cwd, env), timeout_s, tag)
 
 
 def _assigned_gpu() -> int | None:

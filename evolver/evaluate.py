@@ -156,6 +156,12 @@ def command_for(e: EvaluationConfig, kernel_dir: Path, mode: str, prestart: bool
     return out
 
 
+def go_line(e: EvaluationConfig, prestarted: bool) -> bytes | None:
+    """The line an evaluator waits for on stdin: a prestarted one's, and every evaluation's of a `command`
+    that opted in to prestart (its command line waits in every mode: a confirmation, `evolve try`)."""
+    return b"go\n" if prestarted or (e.prestart and not e.builtin) else None
+
+
 def contain(argv: list[str], scratch: Path, workdir: Path, gpu: int | None, sandboxed: bool, network: bool,
             exclude: list[Path], prefix: str) -> tuple[list[str], dict[str, str]]:
     """`argv` wrapped in the sandbox (or only tied to the caller's life, sandbox off), and its environment:
@@ -277,8 +283,9 @@ class Evaluator:
                     self.materialise(commit, Path(tmp))
                     workdir, kernel_dir = self.prepare_judge(Path(tmp))
                     argv, env = self._contained(self._command(kernel_dir, mode), Path(tmp), workdir, slot)
-                    result = await collect(await spawn(argv, workdir, env), self.config.evaluation.timeout_s,
-                                           self.sweep(env), echo=self.echo)
+                    go = go_line(self.config.evaluation, prestarted=False)
+                    result = await collect(await spawn(argv, workdir, env, with_stdin=go is not None),
+                                           self.config.evaluation.timeout_s, self.sweep(env), go=go, echo=self.echo)
         except (OSError, ValueError, EvaluatorStartError) as exc:
             result = {"status": "crash", "score": None, "error": f"the evaluation could not run: {exc}"}
         result = self._promised(result, mode)

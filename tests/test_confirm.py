@@ -36,3 +36,17 @@ def test_best_moves_only_on_confirmed_scores(tmp_path: Path) -> None:
     best = min((c for c in confirmed.values() if c.confirmation.status == "ok"),
                key=lambda c: c.confirmation.score)
     assert git(repo, "rev-parse", "best").strip() == best.commit
+
+
+def test_a_command_that_waits_for_go_is_sent_it_in_every_mode(tmp_path: Path) -> None:
+    """A `command` evaluator opts in to prestart by waiting for a line on stdin; its command line waits in every
+    mode, so a confirmation (another mode, started cold) must be sent the line too, not crash on an empty stdin."""
+    repo = make_repo(tmp_path / "repo", example_config(evaluation=(
+        'command = "{python} check.py --kernel-dir {kernel_dir} --mode {mode} --wait-for-go"\nfiles = ["check.py"]\n'
+        'gpus = []\nslots = 2\ntimeout_s = 60\nmode = "quick"\nconfirm_mode = "final"\nprestart = true')))
+    proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "6")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    snap = Store(repo).snapshot("r1")
+    confirmed = [c for c in snap.candidates.values() if c.confirmation is not None]
+    assert "00001" in {c.id for c in confirmed}, proc.stdout
+    assert all(c.confirmation is not None and c.confirmation.status == "ok" for c in confirmed), proc.stdout

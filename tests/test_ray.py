@@ -112,3 +112,30 @@ def test_an_address_where_no_cluster_answers_is_one_line(tmp_path: Path) -> None
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert proc.stderr.strip().endswith(f"evaluation.address: no Ray cluster answers at '127.0.0.1:{port}' "
                                         "(Connection refused)"), proc.stderr
+
+
+def test_confirmations_beside_warm_judges_never_wait_for_a_slot_they_hold(tmp_path: Path, cluster: str) -> None:
+    """With prestart every slot's resource (a GPU on the QR problem) is held by its warm judge, so an evaluation
+    in another mode (a would-be best confirmed in `final`) must run in that judge's actor: as a Ray task of its
+    own it waited forever for a resource no one would give back (seen on an H200: the seed's confirmation hung)."""
+    config = example_config(evaluation='command = "{python} check.py --kernel-dir {kernel_dir} --mode {mode} --wait-for-go"\n'
+                            f'files = ["check.py"]\ngpus = []\ntimeout_s = 60\nbackend = "ray"\naddress = "{cluster}"\n'
+                            'prestart = true\nmode = "quick"\nconfirm_mode = "final"',
+                            evolution="operators = { tune = 1.0 }\nseed = 3")
+    repo = make_repo(tmp_path / "repo", config)
+    engine = subprocess.Popen([sys.executable, "-m", "evolver", "start", "--max-candidates", "6"],
+                              cwd=repo / "examples" / "sort", stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        out, _ = engine.communicate(timeout=240)
+    except subprocess.TimeoutExpired:
+        engine.kill()
+        out, _ = engine.communicate()
+        pytest.fail("the run hung on its first confirmation:\n" + out)
+    assert engine.returncode == 0, out
+    from evolver.store import Store
+
+    snapshot = Store(repo).snapshot("r1")
+    confirmed = [c for c in snapshot.candidates.values() if c.confirmation is not None]
+    assert "00001" in {c.id for c in confirmed}, out  # the first correct candidate is always a would-be best
+    assert all(c.confirmation is not None and c.confirmation.status == "ok" for c in confirmed), out
+    assert all(c.result is not None and c.result.status == "ok" for c in snapshot.candidates.values()), out
