@@ -35,6 +35,15 @@ def with_unit(score: float | None, c: Candidate | None) -> str:
     return f"{score:.6g}" + (f" {unit}" if isinstance(unit, str) and unit else "")
 
 
+def best_label(best: Candidate | None, confirm_mode: str) -> str:
+    """The best by the score that made it best: with a confirm mode, its confirmed one."""
+    confirmed = best.confirmation if best is not None and confirm_mode else None
+    score = confirmed.score if confirmed is not None else best.score if best is not None else None
+    if best is None or score is None:
+        return "no best yet"
+    return f"best {with_unit(score, best)} ({best.id}{', ' + confirm_mode if confirmed is not None else ''})"
+
+
 def result_line(c: Candidate, best: Candidate | None, done: int, total: int | None, confirm_mode: str) -> str:
     r = c.result
     confirmed = c.confirmation
@@ -42,7 +51,7 @@ def result_line(c: Candidate, best: Candidate | None, done: int, total: int | No
         return (f"{'':6} {c.id} confirm {confirmed.status:<13}{with_unit(confirmed.score, c):>12}  "
                 f"({confirm_mode} mode; first measured {with_unit(c.score, c)})")
     count = f"[{done:>4}{'/' + str(total) if total else ''}]"
-    best_text = f"best {with_unit(best.score, best)} ({best.id})" if best and best.score is not None else "no best yet"
+    best_text = best_label(best, confirm_mode)
     what = c.trailers.get("Tune") or c.subject.split(": ", 1)[-1]
     error = f"  {r.error.splitlines()[0][:60]}" if r and r.error and c.score is None else ""
     cached = " (cached)" if r and r.cached_from else ""

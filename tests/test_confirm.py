@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,11 @@ def test_best_moves_only_on_confirmed_scores(tmp_path: Path) -> None:
     best = min((c for c in confirmed.values() if c.confirmation.status == "ok"),
                key=lambda c: c.confirmation.score)
     assert git(repo, "rev-parse", "best").strip() == best.commit
+    # each progress line names the best by the score that made it best: its confirmed one
+    shown = re.findall(r"  best ([0-9.e+-]+)(?: \w+)? \((\d{5}), final\)", proc.stdout)
+    assert shown, proc.stdout
+    for score, cid in shown:
+        assert float(score) == pytest.approx(confirmed[cid].confirmation.score, rel=1e-5), (cid, proc.stdout)
 
 
 def test_a_command_that_waits_for_go_is_sent_it_in_every_mode(tmp_path: Path) -> None:
