@@ -123,7 +123,7 @@ def test_static_scan_catches_library_calls(tmp_path: Path, name: str) -> None:
 
 
 def test_static_scan_passes_the_seeds_and_ignores_comments(tmp_path: Path) -> None:
-    for seed in ("naive", "blocked_wy"):
+    for seed in ("naive", "blocked_wy", "tsqr_wy"):
         assert scan(ROOT / "seed_kernels" / seed) == []
     (tmp_path / "qr.cu").write_text("// no cusolver here\n/* nor\n magma */ int x;\n")
     (tmp_path / "kernel.py").write_text("import torch\nx = eval('1')\nimport ctypes\n")

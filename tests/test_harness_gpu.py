@@ -30,7 +30,7 @@ def run_harness(kernel_dir: Path, *args: str, timeout: float = 300) -> dict:
     return json.loads(lines[0])
 
 
-@pytest.mark.parametrize("seed", ["naive", "blocked_wy"])
+@pytest.mark.parametrize("seed", ["naive", "blocked_wy", "tsqr_wy"])
 def test_seed_passes_quick(seed: str) -> None:
     if os.environ.get("PYTEST_XDIST_WORKER"):
         pytest.skip("timing needs the GPU to itself; run the seed tests without -n (bench/gpu_pass.sh does)")

@@ -1,0 +1,227 @@
+"""Blocked Householder QR with compact WY (qr.cu) whose panels spread over many thread blocks when the batch
+is small: the second seed, from blocked_wy.
+
+STATUS (2026-12-01): written and compiled (nvcc, sm_90) but not yet run on a GPU; docs/benchmarks.md has no
+figure for it. What is new against blocked_wy: for batches under MB_BELOW matrices a panel is factored by
+mb_panel, over as many blocks per matrix as the GPU has SMs for it (at least MB_ROWS rows each), one barrier
+among a matrix's blocks per column (qr.cu says how); blocked_wy factors each panel on one block per matrix,
+walking all rows per column, which is 55% of its 2x4096 time with most SMs idle (the profile of 2026-11-30).
+Everything else is blocked_wy's:
+
+For n <= SMALL_N the whole matrix is factored in shared memory by one launch (small_qr); for n <= TINY_N
+that launch uses blocks of only TINY_WARPS warps, since a column's barriers cost more than its few rows.
+Otherwise the matrix is walked in panels: panel_qr factors a panel (one thread block per matrix, in shared
+memory) and writes V; G = V^T V is one batched GEMM, or for batches under GRAM_BELOW matrices comes from
+gram (split over chunks of GRAM_ROWS rows, so that a few tall matrices still fill the GPU); build_t makes T
+from G; the trailing columns get Q_panel^T = I - V T^T V^T as three batched GEMMs (cuBLAS through
+torch.bmm, full FP32). Panels are NB columns wide, narrower where a tall panel would not fit in shared
+memory; only beyond n ~ 10000 does a panel run in global memory. Small batches leave most SMs idle, so
+they get blocks of NWARPS_WIDE warps to shorten each column's critical path. Batches of at most
+GRAPH_BYTES run the panel loop as one CUDA graph (its dozens of launches would otherwise be paced by
+Python). Kernels are compiled with NVRTC through CuPy and launched on torch's current stream.
+"""
+
+from pathlib import Path
+
+import cupy as cp
+import torch
+
+# Tunables are a blank line apart, so that crossovers of children that changed different ones merge cleanly.
+NB = 32  # @tune NB: 16 32
+
+NWARPS = 8  # @tune NWARPS: 4 8 16 32
+
+NWARPS_WIDE = 16  # @tune NWARPS_WIDE: 8 16 32
+
+WIDE_BELOW = 264  # @tune WIDE_BELOW: 0 66 132 264 528
+
+SMALL_N = 192  # @tune SMALL_N: 0 64 128 176 192 224
+
+MIN_WIDTH = 2  # @tune MIN_WIDTH: 2 8 16 32
+
+TINY_N = 192  # @tune TINY_N: 0 32 64 128 192
+
+TINY_WARPS = 8  # @tune TINY_WARPS: 1 2 4 8
+
+GRAM_BELOW = 16  # @tune GRAM_BELOW: 0 4 16 64
+
+GRAM_ROWS = 128  # @tune GRAM_ROWS: 64 128 256
+
+GRAPH_BYTES = 33554432  # @tune GRAPH_BYTES: 0 8388608 33554432 134217728
+
+MB_BELOW = 16  # @tune MB_BELOW: 0 4 16 64
+
+MB_ROWS = 64  # @tune MB_ROWS: 32 64 128 256
+
+MB_WARPS = 8  # @tune MB_WARPS: 4 8 16
+SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
+
+_SOURCE = Path(__file__).with_name("qr.cu").read_text()
+
+
+def _build(warps):
+    module = cp.RawModule(code=_SOURCE, options=("--std=c++17", f"-DNB={NB}", f"-DNWARPS={warps}",
+                                                 f"-DGRAM_ROWS={GRAM_ROWS}"))
+    panel, small, mb = (module.get_function(name) for name in ("panel_qr", "small_qr", "mb_panel"))
+    for f in (panel, small, mb):
+        f.max_dynamic_shared_size_bytes = SMEM_BUDGET
+    return panel, small, module.get_function("build_t"), module.get_function("gram"), mb
+
+
+_KERNELS = {warps: _build(warps) for warps in sorted({NWARPS, NWARPS_WIDE, TINY_WARPS, MB_WARPS})}
+_STREAMS = {}
+_GRAPHS = {}
+
+
+def compile_info():
+    info = {}
+    for warps, kernels in _KERNELS.items():
+        for name, f in zip(("panel_qr", "small_qr", "build_t", "gram", "mb_panel"), kernels):
+            info[f"{name}/{warps}w"] = {"registers": f.num_regs, "local_bytes": f.local_size_bytes,
+                                        "shared_bytes": f.shared_size_bytes}
+    return info | {"NB": NB, "NWARPS": NWARPS, "NWARPS_WIDE": NWARPS_WIDE, "WIDE_BELOW": WIDE_BELOW,
+                   "SMALL_N": SMALL_N, "MIN_WIDTH": MIN_WIDTH, "TINY_N": TINY_N, "TINY_WARPS": TINY_WARPS,
+                   "GRAM_BELOW": GRAM_BELOW, "GRAM_ROWS": GRAM_ROWS,
+                   "GRAPH_BYTES": GRAPH_BYTES, "MB_BELOW": MB_BELOW, "MB_ROWS": MB_ROWS, "MB_WARPS": MB_WARPS}
+
+
+def _stream(device):
+    """CuPy's view of torch's current stream, made once per stream (creating one costs microseconds)."""
+    handle = torch.cuda.current_stream(device).cuda_stream
+    stream = _STREAMS.get((device.index, handle))
+    if stream is None:
+        stream = _STREAMS[(device.index, handle)] = cp.cuda.ExternalStream(handle, device.index)
+    return stream
+
+
+def _ptr(t):
+    return cp.uint64(t.data_ptr())
+
+
+def _width(m):
+    """Panel width: NB, or the widest panel of m rows that fits in shared memory (0: none does)."""
+    if m * (NB + 1) * 4 <= SMEM_BUDGET:
+        return NB
+    width = min(NB, SMEM_BUDGET // (4 * m) - 1)
+    return width if width >= max(2, MIN_WIDTH) else 0
+
+
+def custom_kernel(A):
+    batch, n, _ = A.shape
+    A = A.contiguous()
+    if batch == 0 or n == 0:
+        return A.clone(), torch.empty(batch, n, device=A.device, dtype=torch.float32)
+    warps = NWARPS_WIDE if batch < WIDE_BELOW else NWARPS
+    with cp.cuda.Device(A.device.index), _stream(A.device):
+        if n <= SMALL_N and n * (n + 1) * 4 <= SMEM_BUDGET:
+            return _small(A, TINY_WARPS if n <= TINY_N else warps)
+        if A.numel() * 4 <= GRAPH_BYTES:
+            return _graphed(A, warps)
+        H, tau = A.clone(), torch.empty(batch, n, device=A.device, dtype=torch.float32)
+        _blocked(H, tau, _workspace(A), warps)
+    return H, tau
+
+
+def _small(A, warps):
+    batch, n, _ = A.shape
+    H = torch.empty_like(A)
+    tau = torch.empty(batch, n, device=A.device, dtype=torch.float32)
+    _KERNELS[warps][1]((batch,), (warps * 32,), (_ptr(A), _ptr(H), _ptr(tau), cp.int32(n)),
+                       shared_mem=n * (n + 1) * 4)
+    return H, tau
+
+
+def _workspace(A):
+    batch, n, _ = A.shape
+    most = max(1, _sms(A.device) // batch)  # blocks per matrix of a multi-block panel, at most
+    return (torch.empty(batch, n, NB, device=A.device, dtype=torch.float32),  # V
+            torch.empty(batch, NB, NB, device=A.device, dtype=torch.float32),  # G
+            torch.empty(batch, NB, NB, device=A.device, dtype=torch.float32),  # T
+            torch.empty(batch, most, 64, device=A.device, dtype=torch.float32),  # mb_panel's partial products
+            torch.empty(batch, 64, device=A.device, dtype=torch.float32),  # mb_panel's row j
+            torch.empty(n, batch, device=A.device, dtype=torch.int32))  # barrier counts, per panel start k
+
+
+_SMS = {}
+
+
+def _sms(device):
+    if device.index not in _SMS:
+        _SMS[device.index] = torch.cuda.get_device_properties(device).multi_processor_count
+    return _SMS[device.index]
+
+
+def _spread(batch, m, device):
+    """Rows per block of a multi-block panel (0: one block per matrix): every block of the grid resident at
+    once, since a matrix's blocks wait for each other at every column."""
+    if batch >= MB_BELOW or m <= MB_ROWS:
+        return 0
+    most = max(1, _sms(device) // batch)
+    rows = max(MB_ROWS, -(-m // most))
+    return rows if rows * (NB + 1) * 4 <= SMEM_BUDGET and -(-m // rows) > 1 else 0
+
+
+def _graphed(A, warps):
+    """The blocked factorisation as one CUDA graph per (device, stream, shape): a small batch is a few dozen
+    short launches whose Python-side cost would otherwise decide the time. The graph works on its own
+    buffers: each call copies A in, replays, and returns fresh copies of H and tau."""
+    key = (A.device.index, torch.cuda.current_stream(A.device).cuda_stream, tuple(A.shape), warps)
+    entry = _GRAPHS.get(key)
+    if entry is None:
+        batch, n, _ = A.shape
+        static_in = A.clone()
+        H, tau = torch.empty_like(A), torch.empty(batch, n, device=A.device, dtype=torch.float32)
+        work = _workspace(A)
+        H.copy_(static_in)
+        _blocked(H, tau, work, warps)  # once eagerly: cuBLAS picks its kernels and workspaces outside capture
+        torch.cuda.synchronize(A.device)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph), _stream(A.device):  # launches go to the capturing stream
+            H.copy_(static_in)
+            _blocked(H, tau, work, warps)
+        entry = _GRAPHS[key] = (graph, static_in, H, tau, work)  # the graph reads and writes these buffers
+    graph, static_in, H, tau, _ = entry
+    static_in.copy_(A)
+    graph.replay()
+    return H.clone(), tau.clone()
+
+
+def _blocked(H, tau, work, warps):
+    """Factor H in place, panel by panel (the module docstring says how)."""
+    batch, n, _ = H.shape
+    V, G, T, part, rowbuf, counts = work
+    panel, _, build_t, gram, _ = _KERNELS[warps]
+    mb = _KERNELS[MB_WARPS][4]
+    counts.zero_()
+    k = 0
+    while k < n:
+        m = n - k
+        rows = _spread(batch, m, H.device)
+        width = NB if rows else _width(m)
+        in_smem = width > 0
+        ncols = min(width if in_smem else NB, m)
+        trailing = k + ncols < n
+        if rows:
+            mb((-(-m // rows), batch), (MB_WARPS * 32,),
+               (_ptr(H), _ptr(tau), _ptr(V), _ptr(part), _ptr(rowbuf), _ptr(counts[k]), cp.int32(n),
+                cp.int32(k), cp.int32(ncols), cp.int32(rows), cp.int32(trailing)), shared_mem=rows * (ncols + 1) * 4)
+        else:
+            panel((batch,), (warps * 32,),
+                  (_ptr(H), _ptr(tau), _ptr(V), cp.int32(n), cp.int32(k), cp.int32(ncols), cp.int32(in_smem),
+                   cp.int32(trailing)), shared_mem=m * (ncols + 1) * 4 if in_smem else 0)
+        if trailing:
+            if batch < GRAM_BELOW:  # measured: 2x4096 -7%, 8x2048 -2%; 640x512 +6% (so not there)
+                G.zero_()
+                chunks = (m + GRAM_ROWS - 1) // GRAM_ROWS
+                gram((batch, chunks), (256,), (_ptr(V), _ptr(G), cp.int32(n), cp.int32(m)))
+            else:
+                Vm = V[:, :m, :]
+                torch.bmm(Vm.transpose(1, 2), Vm, out=G)  # G = V^T V
+            build_t((batch,), (NB,), (_ptr(G), _ptr(tau), _ptr(T), cp.int32(n), cp.int32(k), cp.int32(ncols)))
+            Vm = V[:, :m, :ncols]
+            Tm = T[:, :ncols, :ncols]
+            C = H[:, k:, k + ncols:]
+            W = torch.bmm(Vm.transpose(1, 2), C)  # V^T C
+            W = torch.bmm(Tm.transpose(1, 2), W)  # T^T V^T C
+            C.baddbmm_(Vm, W, alpha=-1.0)  # C - V T^T V^T C
+        k += ncols
