@@ -35,13 +35,17 @@ def with_unit(score: float | None, c: Candidate | None) -> str:
     return f"{score:.6g}" + (f" {unit}" if isinstance(unit, str) and unit else "")
 
 
+def score_of(c: Candidate) -> float | None:
+    """The score that ranks it: confirmed if it was confirmed."""
+    return c.confirmation.score if c.confirmation and c.confirmation.score is not None else c.score
+
+
 def best_label(best: Candidate | None, confirm_mode: str) -> str:
-    """The best by the score that made it best: with a confirm mode, its confirmed one."""
-    confirmed = best.confirmation if best is not None and confirm_mode else None
-    score = confirmed.score if confirmed is not None else best.score if best is not None else None
-    if best is None or score is None:
+    """The best by the score that made it best (with a confirm mode, only confirmed candidates are best)."""
+    if best is None or score_of(best) is None:
         return "no best yet"
-    return f"best {with_unit(score, best)} ({best.id}{', ' + confirm_mode if confirmed is not None else ''})"
+    how = f", {confirm_mode}" if confirm_mode and best.confirmation is not None else ""
+    return f"best {with_unit(score_of(best), best)} ({best.id}{how})"
 
 
 def result_line(c: Candidate, best: Candidate | None, done: int, total: int | None, confirm_mode: str) -> str:

@@ -18,7 +18,8 @@ from evolver.config import Config
 from evolver.evaluate import Evaluator, make_slots
 from evolver.opening import run_base
 from evolver.store import Store
-from evolver.views import UserError, branch_best, brief, open_repo, resolve, score_of
+from evolver.progress import score_of
+from evolver.views import UserError, branch_best, brief, open_repo, resolve
 
 
 def cmd_try(args: argparse.Namespace) -> int:

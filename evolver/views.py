@@ -15,7 +15,7 @@ from evolver.config import Config, find_config, load_config
 from evolver.health import HEALTH_REF
 from evolver.opening import choose_run, run_base
 from evolver.population import ancestry
-from evolver.progress import with_unit
+from evolver.progress import score_of, with_unit
 from evolver.reader import candidate_at
 from evolver.results import Recorder
 from evolver.store import BEST_REF, REPLIES_REF, RUN_REF, Store
@@ -146,11 +146,6 @@ def best_lines(run: str, mine: Candidate | None, held: Candidate | None) -> list
         lines.append(f"the branch `best` holds {held.run}/{held.id}, score {with_unit(score_of(held), held)}: a "
                      "better candidate of another run under the same judge, or `best` is checked out")
     return lines
-
-
-def score_of(c: Candidate) -> float | None:
-    """The score that ranks it: confirmed if it was confirmed."""
-    return c.confirmation.score if c.confirmation and c.confirmation.score is not None else c.score
 
 
 def status_data(snapshot: Snapshot, eval_usd: float, best: Candidate | None = None,
