@@ -17,8 +17,8 @@ from evolver.candidates import Candidate, Result
 from evolver.config import Config
 from evolver.evaluate import Evaluator, make_slots
 from evolver.opening import run_base
-from evolver.store import Store
 from evolver.progress import score_of
+from evolver.store import Store
 from evolver.views import UserError, branch_best, brief, open_repo, resolve
 
 
