@@ -4,7 +4,8 @@
 # full mode from one run, noise (each repeat followed by the seed timed in one process, bench/loop_timing.py),
 # the prestarted harness's overhead, final mode. VARIANTS="NAME=VALUE ..."
 # adds VARIANT_REPEATS (2) full evaluations under each setting (e.g. EVOLVE_PRIME_BYTES=0), interleaved
-# with the noise repeats. SKIP_TESTS=1 and SKIP_PROBE=1 leave out the GPU tests and the probe. About 7 minutes
+# with the noise repeats. SKIP_TESTS=1 and SKIP_PROBE=1 leave out the GPU tests and the probe; PYTEST_K="cheat or
+# seed_full" selects GPU tests (one -k expression, spaces and all). About 7 minutes
 # on an H200.
 # Results: ${OUT:-bench/out}/results.jsonl (one JSON line per evaluation, {"name": ..., "result": ...});
 # logs beside it. The sandbox's pass is bench/sandbox_pass.sh.
@@ -29,7 +30,8 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | t
 $py -c 'import torch, cupy; print("torch", torch.__version__, "cuda", torch.version.cuda, "cupy", cupy.__version__)' | tee -a "$OUT/pass.log"
 if [[ ${SKIP_TESTS:-} == "" ]]; then
   log "gpu tests, one at a time (timing checks need the GPU to themselves)"
-  $py -m pytest -q -m gpu -p no:cacheprovider -s ${PYTEST_ARGS:-} tests/test_harness_gpu.py >"$OUT/pytest.log" 2>&1
+  $py -m pytest -q -m gpu -p no:cacheprovider -s ${PYTEST_K:+-k "$PYTEST_K"} ${PYTEST_ARGS:-} tests/test_harness_gpu.py \
+    >"$OUT/pytest.log" 2>&1
   tail -30 "$OUT/pytest.log" | tee -a "$OUT/pass.log"
 fi
 if [[ ${SKIP_PROBE:-} == "" ]]; then
