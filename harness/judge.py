@@ -397,6 +397,7 @@ class Stash:
 
 def time_shape(ctx: Context, spec: Any) -> dict[str, Any]:
     """Warm up, then timed calls on fresh inputs until the mean is stable; every kept output is checked."""
+    from harness import hostwatch
     from harness.timing import PLANS, check_fraction, enough, floor_us, min_runs
 
     plan, where = PLANS[ctx.args.mode], f"benchmark {spec.label}"
@@ -407,7 +408,7 @@ def time_shape(ctx: Context, spec: Any) -> dict[str, Any]:
     events: list[float] = []
     walls: list[float] = []
     gaps: list[float] = []
-    started = time.monotonic()
+    started, host = time.monotonic(), hostwatch.sample(ctx.runner.proc.pid)
     kept = None  # copies of the previous call's outputs, if it was kept for checking
     while not enough(events, plan, started, min_runs(plan, fraction)):
         if kept is not None and not stash.unchanged(kept):
@@ -417,6 +418,7 @@ def time_shape(ctx: Context, spec: Any) -> dict[str, Any]:
         events.append(call.reply["event_us"])
         walls.append(call.reply["wall_us"])
         gaps.append(call.wall_us - call.reply["event_us"])
+    host_during = hostwatch.between(host, hostwatch.sample(ctx.runner.proc.pid))
     stash.check()
     median = statistics.median(events)
     # The fastest call against the fastest calibration call: a runner that misreports shifts every call,
@@ -437,7 +439,7 @@ def time_shape(ctx: Context, spec: Any) -> dict[str, Any]:
             "checked": stash.checked, "check_fraction": fraction, "primed": primed,
             "wall_median_us": round(statistics.median(walls), 3),
             "judge_overhead_us": round(statistics.median(gaps), 1), "unexplained_us": round(unexplained, 1),
-            "floor_us": round(floor_us(spec.batch, spec.n), 2),
+            "floor_us": round(floor_us(spec.batch, spec.n), 2), "host": host_during,
             "timed_s": sum(events) / 1e6}
 
 

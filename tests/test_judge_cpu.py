@@ -65,6 +65,12 @@ def test_the_honest_kernel_passes(tmp_path: Path, prime_bytes: str, pin: str) ->
     assert all(s["checked"] == s["runs"] for s in result["shapes"])  # tiny mode checks every timed call
     assert all(s["primed"] == (prime_bytes != "0") for s in result["shapes"])
     assert result["catch_probability"] > 0.5
+    for shape in result["shapes"]:  # what the host did meanwhile (harness/hostwatch.py), read from /proc
+        host = shape["host"]
+        assert host["steal_ms"] is not None and host["steal_ms"] >= 0 and host["runner_preempted"] >= 0, shape
+        assert host["runner_cpu"] is not None
+        if pin:
+            assert host["runner_cpu"] == result["runner_cpu"]
 
 
 @pytest.mark.parametrize("name", CPU_CHEATS)
