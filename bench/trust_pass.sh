@@ -51,3 +51,21 @@ done
 prestarted warm_full --kernel-dir seed_kernels/blocked_wy --mode full
 prestarted warm_quick --kernel-dir seed_kernels/blocked_wy --mode quick
 qr final --kernel-dir seed_kernels/blocked_wy --mode final --seed 7
+log "per evaluation: the host beside the score (a slow host shows in 20x32's judge overhead; hostwatch says why)"
+$py - "$OUT/results.jsonl" <<'PY' | tee -a "$OUT/pass.log"
+import json, sys
+for line in open(sys.argv[1]):
+    row = json.loads(line)
+    r, name = row["result"], row["name"]
+    shapes = r.get("shapes") or []
+    if not shapes:
+        print(f"{name}: {r.get('status')}")
+        continue
+    small, hosts = shapes[0], [s.get("host") or {} for s in shapes]
+    steal = sum(h.get("steal_ms") or 0 for h in hosts)
+    preempted = sum(h.get("runner_preempted") or 0 for h in hosts)
+    cpus = sorted({h.get("runner_cpu") for h in hosts if h.get("runner_cpu") is not None})
+    host = f"steal {steal:.0f} ms, runner preempted {preempted}x, on CPUs {cpus}" if any(hosts) else "no host data"
+    print(f"{name}: {r.get('score')} us; {small['shape']} {small['mean_us']} us, judge overhead "
+          f"{small.get('judge_overhead_us')} us; {host}")
+PY
