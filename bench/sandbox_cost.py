@@ -86,7 +86,7 @@ def main() -> None:
     upcoming = [Evaluation(*job, args.mode, args.device, args.prestart) for job in jobs[:ahead]]
     for number, job in enumerate(jobs):
         current = upcoming.pop(0) if upcoming else Evaluation(*job, args.mode, args.device, args.prestart)
-        if number + ahead < len(jobs):
+        if ahead and number + ahead < len(jobs):
             upcoming.append(Evaluation(*jobs[number + ahead], args.mode, args.device, args.prestart))
         rows.append(current.run())
         print(json.dumps(rows[-1]), flush=True)

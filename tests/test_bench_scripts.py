@@ -1,0 +1,30 @@
+"""The GPU pass scripts' own logic, on the CPU self-test (their figures are only worth what they measure)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evolver import sandbox
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.skipif(sandbox.unavailable() is not None, reason=f"no sandbox here: {sandbox.unavailable()}")
+
+
+@pytest.mark.parametrize("prestart", [False, True])
+def test_sandbox_cost_alternates_the_sides_it_says(prestart: bool) -> None:
+    """Outside, inside, outside, inside: each evaluation judged on the side its line names, each job once
+    (without --prestart the pipeline once ran the first job twice and never the last)."""
+    argv = [sys.executable, str(ROOT / "bench" / "sandbox_cost.py"), str(ROOT / "tests" / "cpu_kernel"), "--device",
+            "cpu", "--mode", "tiny", "--repeats", "2", "--sides", "both"] + (["--prestart"] if prestart else [])
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = [json.loads(line) for line in proc.stdout.splitlines()]
+    runs, summary = rows[:-1], rows[-1]["summary"]
+    assert [r["sandbox"] for r in runs] == [False, True, False, True]
+    assert all(r["status"] == "ok" and r["shapes_us"] for r in runs), runs
+    assert set(summary) == {"plain", "sandbox"}
