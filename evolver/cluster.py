@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
+import os
 import socket
 import tarfile
 import tempfile
@@ -30,6 +31,9 @@ if TYPE_CHECKING:
     from evolver.evaluate import Evaluator, Slot
 
 RETRIES = 3  # runs of a task whose worker died, on other workers, before the evaluation counts as lost
+# How long the cluster may take to run a probe on each slot's resource before the run is refused (resources
+# held by other jobs would otherwise keep `evolve start` waiting without a word).
+PROBE_S = float(os.environ.get("EVOLVE_RAY_PROBE_S", "120"))
 
 
 def connect(config: Config) -> Any:
@@ -79,12 +83,23 @@ def slots(config: Config) -> list[Slot]:
     from evolver.evaluate import EvaluationError, Slot
 
     ray = connect(config)
-    kind = "GPU" if _needs_gpu(config) else "CPU"
-    count = config.evaluation.slots or int(ray.cluster_resources().get(kind, 0))
+    kind, address = "GPU" if _needs_gpu(config) else "CPU", config.evaluation.address
+    offered = int(ray.cluster_resources().get(kind, 0))
+    count = config.evaluation.slots or offered
     if count < 1:
-        raise EvaluationError(f"the Ray cluster at {config.evaluation.address!r} offers no {kind}")
+        raise EvaluationError(f"the Ray cluster at {address!r} offers no {kind}")
+    if count > offered:  # a slot's evaluations (or its warm judge) hold one each: the rest would wait forever
+        raise EvaluationError(f"{config.path}: evaluation.slots = {count}, but the Ray cluster at {address!r} has "
+                              f"{offered} {kind} for evaluations")
     probe = ray.remote(device_fingerprint).options(**_resources(config))
-    found = ray.get([probe.remote() for _ in range(count)])
+    probes = [probe.remote() for _ in range(count)]
+    try:
+        found = ray.get(probes, timeout=PROBE_S)
+    except ray.exceptions.GetTimeoutError:
+        for ref in probes:
+            ray.cancel(ref, force=True)
+        raise EvaluationError(f"the Ray cluster at {address!r} did not run a probe on each of its {count} {kind} "
+                              f"within {PROBE_S:g} s: are they held by other jobs? (`ray status` says)") from None
     return [Slot(i, None, str(fingerprint)) for i, fingerprint in enumerate(found)]
 
 

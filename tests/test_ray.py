@@ -139,3 +139,55 @@ def test_confirmations_beside_warm_judges_never_wait_for_a_slot_they_hold(tmp_pa
     assert "00001" in {c.id for c in confirmed}, out  # the first correct candidate is always a would-be best
     assert all(c.confirmation is not None and c.confirmation.status == "ok" for c in confirmed), out
     assert all(c.result is not None and c.result.status == "ok" for c in snapshot.candidates.values()), out
+
+
+def test_more_slots_than_the_cluster_holds_is_one_line_not_a_hang(tmp_path: Path, cluster: str) -> None:
+    """`slots = 3` on a cluster of two CPUs: a third warm judge could never be placed and its evaluations would
+    wait forever; the run is refused at once, in one line that says what the cluster offers."""
+    config = example_config(evaluation='command = "{python} check.py --kernel-dir {kernel_dir} --mode {mode} --wait-for-go"\n'
+                            f'files = ["check.py"]\ngpus = []\nslots = 3\ntimeout_s = 60\nbackend = "ray"\n'
+                            f'address = "{cluster}"\nprestart = true')
+    repo = make_repo(tmp_path / "repo", config)
+    proc = subprocess.run([sys.executable, "-m", "evolver", "start", "--max-candidates", "4"], cwd=repo / "examples" / "sort",
+                          capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
+    assert proc.stderr.strip().endswith(f"evaluation.slots = 3, but the Ray cluster at '{cluster}' has 2 CPU for "
+                                        "evaluations"), proc.stderr
+
+
+HOLDER = """
+import sys, time, ray
+ray.init(address=sys.argv[1], log_to_driver=False)
+
+@ray.remote(num_cpus=2)
+class Holder:
+    def ready(self):
+        return True
+
+holder = Holder.remote()
+ray.get(holder.ready.remote())
+print("held", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_cluster_whose_resources_another_job_holds_is_refused_in_one_line(tmp_path: Path, cluster: str) -> None:
+    """Another job holds both CPUs: the probes of the slots cannot run, and after EVOLVE_RAY_PROBE_S the run is
+    refused in one line instead of waiting without a word."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, cluster], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        config = example_config(evaluation='command = "{python} check.py --kernel-dir {kernel_dir} --mode {mode}"\n'
+                                f'files = ["check.py"]\ngpus = []\ntimeout_s = 60\nbackend = "ray"\naddress = "{cluster}"')
+        repo = make_repo(tmp_path / "repo", config)
+        began = time.monotonic()
+        proc = subprocess.run([sys.executable, "-m", "evolver", "start", "--max-candidates", "2"],
+                              cwd=repo / "examples" / "sort", capture_output=True, text=True, timeout=180,
+                              env={**os.environ, "EVOLVE_RAY_PROBE_S": "5"})
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
+        assert proc.stderr.strip().endswith(f"the Ray cluster at '{cluster}' did not run a probe on each of its 2 CPU "
+                                            "within 5 s: are they held by other jobs? (`ray status` says)"), proc.stderr
+        assert time.monotonic() - began < 120
+    finally:
+        holder.kill()
+        holder.wait()
