@@ -2,7 +2,8 @@
 # One GPU pass for issue "beyond one GPU": `evolve start` on the QR problem (tune only, full mode, confirm on) for
 # ${CANDIDATES:-24} candidates on one GPU, then on ${GPUS:-0,1} (one evaluation slot per GPU): candidates per
 # hour from the wall time (the second only where the machine has that many GPUs). RAY=1 adds the same on a
-# local Ray cluster of the machine's GPUs (warm judges; needs the ray extra's wheels). Results: ${OUT:-bench/out}/pass.log.
+# local Ray cluster of the machine's GPUs (warm judges; needs the ray extra's wheels: bench/ray_wheels.sh);
+# SKIP_LOCAL=1 leaves out the local settings. Results: ${OUT:-bench/out}/pass.log.
 source "$(dirname "$0")/lib.sh"
 measure() {  # name, then the [evaluation] lines that replace `gpus = ...` in the root evolve.toml
   local demo started took
@@ -18,9 +19,11 @@ measure() {  # name, then the [evaluation] lines that replace `gpus = ...` in th
   tail -2 "$OUT/evolve_$1.log" | tee -a "$OUT/pass.log"
   echo "$1: ${CANDIDATES:-24} candidates in $took s: $(( ${CANDIDATES:-24} * 3600 / took )) per hour" | tee -a "$OUT/pass.log"
 }
-measure one-gpu "gpus = [0]"
+[[ -n ${SKIP_LOCAL:-} ]] || measure one-gpu "gpus = [0]"
 count=$(nvidia-smi -L 2>/dev/null | wc -l)
-if (( count >= $(echo "${GPUS:-0,1}" | tr ',' '\n' | wc -l) )); then
+if [[ -n ${SKIP_LOCAL:-} ]]; then
+  :
+elif (( count >= $(echo "${GPUS:-0,1}" | tr ',' '\n' | wc -l) )); then
   measure "gpus-${GPUS:-0,1}" "gpus = [${GPUS:-0,1}]"
 else
   log "only $count GPU(s) here: no measurement on ${GPUS:-0,1}"
