@@ -2,11 +2,14 @@
 is small: the second seed, from blocked_wy.
 
 STATUS (2026-12-01): written and compiled (nvcc, sm_90) but not yet run on a GPU; docs/benchmarks.md has no
-figure for it. What is new against blocked_wy: for batches under MB_BELOW matrices a panel is factored by
+figure for it. On the CPU, this file's loop with Python stand-ins for its kernels (mb_panel and trail_update
+transcribed line by line) matched torch.geqrf; the CUDA code itself has not run. What is new against blocked_wy: for batches under MB_BELOW matrices a panel is factored by
 mb_panel, over as many blocks per matrix as the GPU has SMs for it (at least MB_ROWS rows each), one barrier
 among a matrix's blocks per column (qr.cu says how); blocked_wy factors each panel on one block per matrix,
 walking all rows per column, which is 55% of its 2x4096 time with most SMs idle (the profile of 2026-11-30).
-Everything else is blocked_wy's:
+For batches under FUSED_BELOW the trailing update is one kernel (trail_update: C read twice, written once)
+instead of three batched GEMMs that ran 4x below the memory bandwidth there; build_t reads G once into
+shared memory. Everything else is blocked_wy's:
 
 For n <= SMALL_N the whole matrix is factored in shared memory by one launch (small_qr); for n <= TINY_N
 that launch uses blocks of only TINY_WARPS warps, since a column's barriers cost more than its few rows.
@@ -54,6 +57,8 @@ MB_BELOW = 16  # @tune MB_BELOW: 0 4 16 64
 MB_ROWS = 64  # @tune MB_ROWS: 32 64 128 256
 
 MB_WARPS = 8  # @tune MB_WARPS: 4 8 16
+
+FUSED_BELOW = 16  # @tune FUSED_BELOW: 0 16 64 1024
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
 _SOURCE = Path(__file__).with_name("qr.cu").read_text()
@@ -65,7 +70,8 @@ def _build(warps):
     panel, small, mb = (module.get_function(name) for name in ("panel_qr", "small_qr", "mb_panel"))
     for f in (panel, small, mb):
         f.max_dynamic_shared_size_bytes = SMEM_BUDGET
-    return panel, small, module.get_function("build_t"), module.get_function("gram"), mb
+    return panel, small, module.get_function("build_t"), module.get_function("gram"), mb, \
+        module.get_function("trail_update")
 
 
 _KERNELS = {warps: _build(warps) for warps in sorted({NWARPS, NWARPS_WIDE, TINY_WARPS, MB_WARPS})}
@@ -76,13 +82,14 @@ _GRAPHS = {}
 def compile_info():
     info = {}
     for warps, kernels in _KERNELS.items():
-        for name, f in zip(("panel_qr", "small_qr", "build_t", "gram", "mb_panel"), kernels):
+        for name, f in zip(("panel_qr", "small_qr", "build_t", "gram", "mb_panel", "trail_update"), kernels):
             info[f"{name}/{warps}w"] = {"registers": f.num_regs, "local_bytes": f.local_size_bytes,
                                         "shared_bytes": f.shared_size_bytes}
     return info | {"NB": NB, "NWARPS": NWARPS, "NWARPS_WIDE": NWARPS_WIDE, "WIDE_BELOW": WIDE_BELOW,
                    "SMALL_N": SMALL_N, "MIN_WIDTH": MIN_WIDTH, "TINY_N": TINY_N, "TINY_WARPS": TINY_WARPS,
                    "GRAM_BELOW": GRAM_BELOW, "GRAM_ROWS": GRAM_ROWS,
-                   "GRAPH_BYTES": GRAPH_BYTES, "MB_BELOW": MB_BELOW, "MB_ROWS": MB_ROWS, "MB_WARPS": MB_WARPS}
+                   "GRAPH_BYTES": GRAPH_BYTES, "MB_BELOW": MB_BELOW, "MB_ROWS": MB_ROWS, "MB_WARPS": MB_WARPS,
+                   "FUSED_BELOW": FUSED_BELOW}
 
 
 def _stream(device):
@@ -190,7 +197,7 @@ def _blocked(H, tau, work, warps):
     """Factor H in place, panel by panel (the module docstring says how)."""
     batch, n, _ = H.shape
     V, G, T, part, rowbuf, counts = work
-    panel, _, build_t, gram, _ = _KERNELS[warps]
+    panel = _KERNELS[warps][0]
     mb = _KERNELS[MB_WARPS][4]
     counts.zero_()
     k = 0
@@ -210,18 +217,30 @@ def _blocked(H, tau, work, warps):
                   (_ptr(H), _ptr(tau), _ptr(V), cp.int32(n), cp.int32(k), cp.int32(ncols), cp.int32(in_smem),
                    cp.int32(trailing)), shared_mem=m * (ncols + 1) * 4 if in_smem else 0)
         if trailing:
-            if batch < GRAM_BELOW:  # measured: 2x4096 -7%, 8x2048 -2%; 640x512 +6% (so not there)
-                G.zero_()
-                chunks = (m + GRAM_ROWS - 1) // GRAM_ROWS
-                gram((batch, chunks), (256,), (_ptr(V), _ptr(G), cp.int32(n), cp.int32(m)))
-            else:
-                Vm = V[:, :m, :]
-                torch.bmm(Vm.transpose(1, 2), Vm, out=G)  # G = V^T V
-            build_t((batch,), (NB,), (_ptr(G), _ptr(tau), _ptr(T), cp.int32(n), cp.int32(k), cp.int32(ncols)))
-            Vm = V[:, :m, :ncols]
-            Tm = T[:, :ncols, :ncols]
-            C = H[:, k:, k + ncols:]
-            W = torch.bmm(Vm.transpose(1, 2), C)  # V^T C
-            W = torch.bmm(Tm.transpose(1, 2), W)  # T^T V^T C
-            C.baddbmm_(Vm, W, alpha=-1.0)  # C - V T^T V^T C
+            _update(H, tau, V, G, T, k, ncols, warps)
         k += ncols
+
+
+def _update(H, tau, V, G, T, k, ncols, warps):
+    """Apply the panel's Q^T = I - V T^T V^T to the trailing columns C = H[:, k:, k + ncols:]."""
+    batch, n, _ = H.shape
+    m = n - k
+    _, _, build_t, gram, _, trail = _KERNELS[warps]
+    if batch < GRAM_BELOW:  # measured: 2x4096 -7%, 8x2048 -2%; 640x512 +6% (so not there)
+        G.zero_()
+        chunks = (m + GRAM_ROWS - 1) // GRAM_ROWS
+        gram((batch, chunks), (256,), (_ptr(V), _ptr(G), cp.int32(n), cp.int32(m)))
+    else:
+        Vm = V[:, :m, :]
+        torch.bmm(Vm.transpose(1, 2), Vm, out=G)  # G = V^T V
+    build_t((batch,), (NB,), (_ptr(G), _ptr(tau), _ptr(T), cp.int32(n), cp.int32(k), cp.int32(ncols)))
+    if batch < FUSED_BELOW:  # one kernel, 32 columns of C per block
+        strips = -(-(n - k - ncols) // 32)
+        trail((strips, batch), (256,), (_ptr(H), _ptr(V), _ptr(T), cp.int32(n), cp.int32(k), cp.int32(ncols)))
+        return
+    Vm = V[:, :m, :ncols]
+    Tm = T[:, :ncols, :ncols]
+    C = H[:, k:, k + ncols:]
+    W = torch.bmm(Vm.transpose(1, 2), C)  # V^T C
+    W = torch.bmm(Tm.transpose(1, 2), W)  # T^T V^T C
+    C.baddbmm_(Vm, W, alpha=-1.0)  # C - V T^T V^T C
