@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from evolver.candidates import Candidate, Snapshot
+from evolver.progress import score_of
 from evolver.results import FAILED
 
 
@@ -22,7 +23,7 @@ class Header:
     pending: int
     failed: int
     best_id: str | None
-    best_score: float | None
+    best_score: float | None  # the score that made it best: its confirmed one under a confirm mode
     speedup_vs_seed: float | None
     speedup_vs_baseline: float | None
     evals_per_hour: float | None
@@ -153,7 +154,7 @@ class Summary:
             baseline = value / best.score if isinstance(value, (int, float)) and best.score else None
         return Header(run=snapshot.run, elapsed_s=max(0.0, now - started), done=self._done,
                       pending=len(self._parts) - self._done, failed=self._failed,
-                      best_id=best.id if best else None, best_score=best.score if best else None,
+                      best_id=best.id if best else None, best_score=score_of(best) if best else None,
                       speedup_vs_seed=(first_seed.score / best.score) if best and best.score and first_seed
                       and first_seed.score else None,
                       speedup_vs_baseline=baseline, evals_per_hour=rate, tokens=self._tokens,

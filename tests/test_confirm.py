@@ -10,6 +10,7 @@ import pytest
 from evolver.config import load_config
 from evolver.evaluate import Evaluator
 from evolver.store import Store
+from evolver.summary import summarise
 from tests.conftest import evolve, example_config, git, make_repo
 
 pytestmark = pytest.mark.slow
@@ -37,6 +38,8 @@ def test_best_moves_only_on_confirmed_scores(tmp_path: Path) -> None:
     best = min((c for c in confirmed.values() if c.confirmation.status == "ok"),
                key=lambda c: c.confirmation.score)
     assert git(repo, "rev-parse", "best").strip() == best.commit
+    header, _, _ = summarise(snap)  # the TUI's header says the same as `evolve status`
+    assert header.best_id == best.id and header.best_score == best.confirmation.score
     # each progress line names the best by the score that made it best: its confirmed one
     shown = re.findall(r"  best ([0-9.e+-]+)(?: \w+)? \((\d{5}), final\)", proc.stdout)
     assert shown, proc.stdout
