@@ -7,7 +7,7 @@ statuses (`evaluate.command_for`, `evaluate.contain`, `processes.collect`) - and
 fingerprint of the device that judged it. The engine stays the only writer of the run's git state. A worker
 or a node that dies takes only the evaluation in flight with it: Ray runs that task again on another worker
 (`RETRIES`), so the kernel is never blamed for it. With `prestart`, a slot is a `WarmJudge` actor that keeps
-the next evaluation's process started and receives only the kernel directory; it also runs the slot's
+the next evaluations' processes started and receives only the kernel directory; it also runs the slot's
 evaluations in other modes (confirmations), since it holds the slot's GPU. Ray is imported here only, and
 only when the backend is chosen (`pip install -e '.[ray]'`).
 """
@@ -105,7 +105,7 @@ def slots(config: Config) -> list[Slot]:
 
 class RayBackend:
     """The engine's side: lay the evaluation out, send it as content, await the worker's result. With
-    `prestart`, each slot has a `WarmJudge` actor on a GPU of its own that keeps the next evaluation's process
+    `prestart`, each slot has a `WarmJudge` actor on a GPU of its own that keeps the next evaluations' processes
     started; then only the candidate's kernel directory travels."""
 
     def __init__(self, evaluator: Evaluator) -> None:
@@ -168,29 +168,39 @@ def _unpack(payload: bytes, dest: Path) -> None:
         tar.extractall(dest, filter="data")
 
 
+Started = tuple[tempfile.TemporaryDirectory[str], asyncio.subprocess.Process, str | None]
+
+
 class WarmJudge:
-    """A Ray actor on a worker: the next evaluation's process started ahead (imports, start-up), as a local
-    slot keeps one (`evaluate._Prestarted`); an evaluation writes the candidate's kernel directory into it
-    and says go. Restarted by Ray on another worker if its own dies."""
+    """A Ray actor on a worker: the next evaluations' processes started ahead (imports, start-up), as a local
+    slot keeps them (`evaluate.PRESTART_AHEAD`); an evaluation writes the candidate's kernel directory into
+    the oldest and says go. Restarted by Ray on another worker if its own dies."""
 
     def __init__(self, layout: bytes, job: dict[str, Any]) -> None:
         self.gpu = _assigned_gpu()
         self.layout, self.job = layout, job
-        self.next: tuple[tempfile.TemporaryDirectory[str], asyncio.subprocess.Process, str | None] | None = None
+        self.waiting: list[Started] = []
 
-    async def _start(self) -> tuple[tempfile.TemporaryDirectory[str], asyncio.subprocess.Process, str | None]:
+    async def _start(self) -> Started:
         tmp = tempfile.TemporaryDirectory(prefix=self.job["prefix"])
         _unpack(self.layout, Path(tmp.name))
         argv, workdir, env, tag = _command(self.job, Path(tmp.name), self.gpu, prestart=True)
         return tmp, await spawn(argv, workdir, env, with_stdin=True), tag
 
     async def evaluate(self, kernel: bytes) -> dict[str, Any]:
-        ready = self.next
-        if ready is None or ready[1].returncode is not None:
-            if ready is not None:
-                ready[0].cleanup()
+        from evolver.evaluate import PRESTART_AHEAD
+
+        ready = None
+        while self.waiting and ready is None:  # the oldest that is still alive
+            first = self.waiting.pop(0)
+            if first[1].returncode is None:
+                ready = first
+            else:
+                first[0].cleanup()
+        if ready is None:
             ready = await self._start()
-        self.next = await self._start()  # warms up while this one runs
+        while len(self.waiting) < PRESTART_AHEAD:  # they warm up while this one runs
+            self.waiting.append(await self._start())
         tmp, proc, tag = ready
         try:
             _unpack(kernel, Path(tmp.name) / self.job["kernel"])
