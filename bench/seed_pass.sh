@@ -7,14 +7,6 @@
 # minutes on an H200. Results: ${OUT:-bench/out}/results.jsonl ({"name", "result"}), profile.txt, pass.log.
 source "$(dirname "$0")/lib.sh"
 seed=${SEED:-seed_kernels/tsqr_wy}
-qr() {  # name, then harness args
-  local name=$1; shift
-  log "harness $name $*"
-  local line
-  line=$($py -m harness.qr "$@" 2>>"$OUT/harness.log" | tail -1)
-  echo "{\"name\": \"$name\", \"result\": $line}" >> "$OUT/results.jsonl"
-  echo "$name: $(echo "$line" | cut -c1-200)" | tee -a "$OUT/pass.log"
-}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee -a "$OUT/pass.log"
 qr screen --kernel-dir "$seed" --mode quick --stall 30
 if ! tail -1 "$OUT/results.jsonl" | grep -q '"status": "ok"'; then

@@ -10,14 +10,6 @@
 # Results: ${OUT:-bench/out}/results.jsonl (one JSON line per evaluation, {"name": ..., "result": ...});
 # logs beside it. The sandbox's pass is bench/sandbox_pass.sh.
 source "$(dirname "$0")/lib.sh"
-qr() {  # name, then harness args
-  local name=$1; shift
-  log "harness $name $*"
-  local line
-  line=$($py -m harness.qr "$@" 2>>"$OUT/harness.log" | tail -1)
-  echo "{\"name\": \"$name\", \"result\": $line}" >> "$OUT/results.jsonl"
-  echo "$name: $(echo "$line" | cut -c1-160)" | tee -a "$OUT/pass.log"
-}
 prestarted() {  # name, then harness args: the process starts, the go line comes 8 s later
   local name=$1; shift
   log "harness (prestarted) $name $*"
