@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evolver.config import Config
-from evolver.processes import TAG, collect, spawn
+from evolver.processes import TAG, EvaluatorStartError, collect, spawn
 
 if TYPE_CHECKING:
     from evolver.evaluate import Evaluator, Slot
+    from evolver.prestart import Prestarted
 
 RETRIES = 3  # runs of a task whose worker died, on other workers, before the evaluation counts as lost
 # How long the cluster may take to run a probe on each slot's resource before the run is refused (resources
@@ -168,45 +169,40 @@ def _unpack(payload: bytes, dest: Path) -> None:
         tar.extractall(dest, filter="data")
 
 
-Started = tuple[tempfile.TemporaryDirectory[str], asyncio.subprocess.Process, str | None]
-
-
 class WarmJudge:
     """A Ray actor on a worker: the next evaluations' processes started ahead (imports, start-up), as a local
-    slot keeps them (`evaluate.PRESTART_AHEAD`); an evaluation writes the candidate's kernel directory into
-    the oldest and says go. Restarted by Ray on another worker if its own dies."""
+    slot keeps them (`prestart.Waiting`); an evaluation writes the candidate's kernel directory into the
+    oldest and says go. Restarted by Ray on another worker if its own dies."""
 
     def __init__(self, layout: bytes, job: dict[str, Any]) -> None:
+        from evolver.prestart import Waiting
+
         self.gpu = _assigned_gpu()
         self.layout, self.job = layout, job
-        self.waiting: list[Started] = []
+        self.waiting: Waiting[None] = Waiting(self._start)  # one slot: this actor's GPU
 
-    async def _start(self) -> Started:
+    async def _start(self, _slot: None, _mode: str) -> Prestarted:
+        from evolver.prestart import Prestarted
+
         tmp = tempfile.TemporaryDirectory(prefix=self.job["prefix"])
         _unpack(self.layout, Path(tmp.name))
         argv, workdir, env, tag = _command(self.job, Path(tmp.name), self.gpu, prestart=True)
-        return tmp, await spawn(argv, workdir, env, with_stdin=True), tag
+        try:
+            proc: asyncio.subprocess.Process | None = await spawn(argv, workdir, env, with_stdin=True)
+        except EvaluatorStartError:
+            proc = None
+        return Prestarted(proc, tmp, tag)
 
     async def evaluate(self, kernel: bytes) -> dict[str, Any]:
-        from evolver.evaluate import PRESTART_AHEAD
-
-        ready = None
-        while self.waiting and ready is None:  # the oldest that is still alive
-            first = self.waiting.pop(0)
-            if first[1].returncode is None:
-                ready = first
-            else:
-                first[0].cleanup()
-        if ready is None:
-            ready = await self._start()
-        while len(self.waiting) < PRESTART_AHEAD:  # they warm up while this one runs
-            self.waiting.append(await self._start())
-        tmp, proc, tag = ready
+        ready = await self.waiting.take(None, self.job["mode"])
         try:
-            _unpack(kernel, Path(tmp.name) / self.job["kernel"])
-            result = await collect(proc, self.job["evaluation"].timeout_s, tag, go=b"go\n")
+            if ready.proc is None:
+                result = {"status": "crash", "score": None, "error": "the evaluator could not be started"}
+            else:
+                _unpack(kernel, ready.dest / self.job["kernel"])
+                result = await collect(ready.proc, self.job["evaluation"].timeout_s, ready.tag, go=b"go\n")
         finally:
-            tmp.cleanup()
+            ready.discard()
         result["device"] = device_fingerprint()
         return result
 

@@ -31,7 +31,8 @@ from typing import Any, TypeGuard
 from evolver import sandbox
 from evolver.builtin import BuiltinMissing, builtin_harness_dir, harness_specs
 from evolver.config import Config, EvaluationConfig
-from evolver.processes import TAG, EvaluatorStartError, collect, kill_group, kill_tagged, spawn
+from evolver.prestart import Prestarted, Waiting
+from evolver.processes import TAG, EvaluatorStartError, collect, kill_tagged, spawn
 from evolver.store import Store
 
 # The evaluator sees only these variables (plus CUDA_VISIBLE_DEVICES): no API keys, tokens or passwords.
@@ -139,12 +140,6 @@ def sandbox_choice(config: Config) -> bool:
 
 
 JUDGE_MODULES = {"qr": ("torch", "cupy")}  # what a built-in judge imports: missing, it is said once, up front
-# Prestarted processes kept waiting per slot. Two, because a judge's own start (torch, CuPy, the CUDA
-# context: 4-5 s on the H200) is longer than a prestarted `full` evaluation of the seed (3.6 s of the judge's
-# wall time): with one, started when the evaluation before it began, the engine's evaluations took 4.9 s
-# (median of 20) and ten candidates 48 s (bench/results/2026-12-01-late, runs 2-3). Two ahead: not yet
-# measured on a GPU. They wait without touching the GPU.
-PRESTART_AHEAD = 2
 
 
 def command_for(e: EvaluationConfig, kernel_dir: Path, mode: str, prestart: bool = False) -> list[str]:
@@ -215,7 +210,7 @@ class Evaluator:
         # engine removes its killed predecessor's), `evolve-try-...` for `evolve try` (never touched by it)
         self.prefix = f"evolve-{purpose}-{hashlib.sha1(str(store.common_dir).encode()).hexdigest()[:10]}-"
         self.echo: Callable[[bytes], None] | None = None  # sees a directory's evaluation's stderr as it comes
-        self._prestarted: dict[int, list[_Prestarted]] = {}  # slot index -> the processes its next evaluations use
+        self._waiting: Waiting[Slot] = Waiting(self._prestart)  # each slot's processes for its next evaluations
         self._remote: Any = None  # the Ray backend, once an evaluation needs it
 
     def version_for(self, mode: str) -> str:
@@ -344,7 +339,7 @@ class Evaluator:
 
     # -- prestart: the next evaluations' processes start (import torch, say) while this one runs -----------
 
-    async def _prestart(self, slot: Slot, mode: str) -> _Prestarted:
+    async def _prestart(self, slot: Slot, mode: str) -> Prestarted:
         tmp = tempfile.TemporaryDirectory(prefix=self.prefix)
         workdir, kernel_dir = self.prepare_judge(Path(tmp.name))
         argv = command_for(self.config.evaluation, kernel_dir, mode, prestart=True)
@@ -353,21 +348,10 @@ class Evaluator:
             proc: asyncio.subprocess.Process | None = await spawn(argv, workdir, env, with_stdin=True)
         except EvaluatorStartError:
             proc = None
-        return _Prestarted(proc, tmp, self.sweep(env))
+        return Prestarted(proc, tmp, self.sweep(env))
 
     async def _evaluate_prestarted(self, commit: str, slot: Slot, mode: str) -> dict[str, Any]:
-        waiting = self._prestarted.setdefault(slot.index, [])
-        ready = None
-        while waiting and ready is None:  # the oldest that is still alive (one that died is replaced)
-            first = waiting.pop(0)
-            if first.proc is not None and first.proc.returncode is None:
-                ready = first
-            else:
-                first.discard()
-        if ready is None:
-            ready = await self._prestart(slot, mode)
-        while len(waiting) < PRESTART_AHEAD:  # they warm up while this one runs
-            waiting.append(await self._prestart(slot, mode))
+        ready = await self._waiting.take(slot, mode)
         try:
             if ready.proc is None:
                 raise EvaluatorStartError("the evaluator could not be started")
@@ -378,27 +362,4 @@ class Evaluator:
 
     async def close(self) -> None:
         """Stop the prestarted processes that no candidate will use."""
-        for waiting in self._prestarted.values():
-            for ready in waiting:
-                ready.discard()
-                if ready.proc is not None:
-                    await ready.proc.wait()
-        self._prestarted.clear()
-
-
-@dataclass
-class _Prestarted:
-    proc: asyncio.subprocess.Process | None  # None: it could not be started
-    tmp: tempfile.TemporaryDirectory[str]  # the evaluator's files now, the candidate's kernel at the go
-    tag: str | None  # what to sweep for when it is discarded (None: the sandbox ends its processes)
-
-    @property
-    def dest(self) -> Path:
-        return Path(self.tmp.name)
-
-    def discard(self) -> None:
-        if self.proc is not None and self.proc.returncode is None:
-            kill_group(self.proc.pid)
-            if self.tag:
-                kill_tagged(self.tag)  # (after an evaluation, `collect` has swept already)
-        self.tmp.cleanup()
+        await self._waiting.close()

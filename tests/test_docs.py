@@ -10,7 +10,7 @@ from typing import Any
 from tests.conftest import ROOT
 
 MODULES = ("cli", "engine", "results", "store", "population", "bandit", "prompts", "operators", "llm", "edits",
-           "processes", "evaluate", "sandbox", "summary", "breed", "children", "opening")
+           "processes", "evaluate", "prestart", "sandbox", "summary", "breed", "children", "opening")
 WORDS = {"best", "ok", "mutate", "evolve start", "evolve prompt", "pipeline_depth"}  # a ref, a status, an
 # operator, commands, a setting
 
