@@ -3,7 +3,7 @@ is small: the second seed, from blocked_wy.
 
 STATUS (2026-12-01): written and compiled (nvcc, sm_90) but not yet run on a GPU; docs/benchmarks.md has no
 figure for it. On the CPU, this file's loop with Python stand-ins for its kernels (mb_panel and trail_update
-transcribed line by line) matched torch.geqrf; the CUDA code itself has not run. What is new against blocked_wy: for batches under MB_BELOW matrices a panel is factored by
+transcribed phase by phase) matches torch.geqrf (bench/seed_model.py); the CUDA code itself has not run. What is new against blocked_wy: for batches under MB_BELOW matrices a panel is factored by
 mb_panel, over as many blocks per matrix as the GPU has SMs for it (at least MB_ROWS rows each), one barrier
 among a matrix's blocks per column (qr.cu says how); blocked_wy factors each panel on one block per matrix,
 walking all rows per column, which is 55% of its 2x4096 time with most SMs idle (the profile of 2026-11-30).

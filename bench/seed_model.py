@@ -1,0 +1,163 @@
+"""tsqr_wy's kernel.py on the CPU: its own loop (panels, workspaces, which kernel when) with each CUDA kernel
+replaced by a Python stand-in, against torch.geqrf. mb_panel and trail_update are transcribed phase by phase
+(block, warp and lane indices as qr.cu has them; the phases are separated by barriers, so running them one
+after another is what the GPU does); panel_qr, gram and build_t by their plain arithmetic. It checks the
+orchestration and the index arithmetic before device time is spent, never the CUDA code itself.
+
+    python bench/seed_model.py          (CPU only; a few seconds)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import re
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import torch
+
+KERNEL = Path(__file__).resolve().parents[1] / "seed_kernels" / "tsqr_wy" / "kernel.py"
+NB, NWARPS = 32, 8  # the seed's defaults (NB, MB_WARPS)
+
+
+def mb_panel(P: np.ndarray, ncols: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """qr.cu's mb_panel on one matrix's m x ncols panel P, in blocks of `rows` rows: (P factored, tau)."""
+    m = P.shape[0]
+    blocks = -(-m // rows)
+    S = [P[b * rows:min((b + 1) * rows, m), :ncols].astype(np.float32).copy() for b in range(blocks)]
+    tau = np.zeros(ncols, np.float32)
+    for j in range(ncols):
+        part, row_j = np.zeros((blocks, 32), np.float32), np.zeros(32, np.float32)
+        for b, chunk in enumerate(S):  # before the barrier: partial products, row j
+            r0 = b * rows
+            dotp = np.zeros((NWARPS, 32), np.float32)
+            for warp in range(NWARPS):
+                for lane in range(j, ncols):
+                    r = max(warp, j + 1 - r0)
+                    r += (warp - r) % NWARPS
+                    dotp[warp, lane] = sum(chunk[i, j] * chunk[i, lane] for i in range(r, len(chunk), NWARPS))
+            part[b] = dotp.sum(0)
+            if r0 <= j < r0 + len(chunk):
+                row_j[:ncols] = chunk[j - r0, :ncols]
+        sc = sum(part[w::NWARPS].sum(0) for w in range(NWARPS))  # after it: every block sums the same way
+        xnorm2, alpha = sc[j], row_j[j]
+        t, scale, beta = np.float32(0), np.float32(0), alpha
+        if xnorm2 > 0:
+            beta = np.float32(-math.copysign(math.sqrt(alpha * alpha + xnorm2), alpha))
+            t, scale = np.float32((beta - alpha) / beta), np.float32(1 / (alpha - beta))
+        wq = t * (row_j + scale * sc)
+        for b, chunk in enumerate(S):
+            r0 = b * rows
+            if t != 0:
+                for warp in range(NWARPS):
+                    first = max(warp, j + 1 - r0)
+                    first += (warp - first) % NWARPS
+                    for i in range(first, len(chunk), NWARPS):
+                        chunk[i, j + 1:ncols] -= wq[j + 1:ncols] * scale * chunk[i, j]
+                        chunk[i, j] *= scale
+            if r0 <= j < r0 + len(chunk):
+                chunk[j - r0, j + 1:ncols] -= wq[j + 1:ncols]
+                chunk[j - r0, j] = beta
+        tau[j] = t
+    return np.concatenate(S), tau
+
+
+def unit_lower(panel: np.ndarray, ncols: int) -> np.ndarray:
+    """V as the panel kernels write it: unit lower trapezoidal, zero beyond column ncols (ld NB)."""
+    m = panel.shape[0]
+    V = np.zeros((m, NB), np.float32)
+    V[:, :ncols] = np.tril(panel[:, :ncols], -1)
+    V[np.arange(min(m, ncols)), np.arange(min(m, ncols))] = 1
+    return V
+
+
+CALLS: dict[str, int] = {}
+
+
+def stand_in(name: str):
+    def panel(H, tau, V, n, k, ncols, rows):
+        for b in range(H.shape[0]):
+            out, t = mb_panel(H[b, k:, k:k + ncols].numpy(), ncols, rows)
+            H[b, k:, k:k + ncols] = torch.from_numpy(out)
+            tau[b, k:k + ncols] = torch.from_numpy(t)
+            V[b, :n - k] = torch.from_numpy(unit_lower(out, ncols))
+
+    def run(grid, block, args, shared_mem=0):
+        CALLS[name] = CALLS.get(name, 0) + 1
+        if name == "panel_qr":
+            H, tau, V, n, k, ncols, _in_smem, _with_v = args
+            panel(H, tau, V, n, k, ncols, rows=n - k)
+        elif name == "mb_panel":
+            H, tau, V, _part, _rowbuf, _count, n, k, ncols, rows, _with_v = args
+            assert grid[0] == -(-(n - k) // rows) > 1 and shared_mem == rows * (ncols + 1) * 4, (grid, shared_mem)
+            panel(H, tau, V, n, k, ncols, rows)
+        elif name == "gram":
+            V, G, n, m = args
+            G += V[:, :m].transpose(1, 2) @ V[:, :m]
+        elif name == "build_t":
+            G, tau, T, n, k, ncols = args
+            for b in range(G.shape[0]):
+                Ts = torch.zeros(NB, NB)
+                for j in range(ncols):
+                    Ts[:j, j] = -tau[b, k + j] * (Ts[:j, :j] @ G[b, :j, j])
+                    Ts[j, j] = tau[b, k + j]
+                T[b] = Ts
+        elif name == "trail_update":
+            H, V, T, n, k, ncols = args
+            assert grid[0] == -(-(n - k - ncols) // 32), grid
+            for b in range(H.shape[0]):
+                for strip in range(grid[0]):
+                    c0 = k + ncols + strip * 32
+                    C = H[b, k:, c0:min(c0 + 32, n)]
+                    W = V[b, :n - k].T @ C
+                    W = torch.stack([sum(T[b, l, i] * W[l] for l in range(i + 1)) for i in range(NB)])
+                    C -= V[b, :n - k] @ W
+        else:
+            raise AssertionError(f"{name} was not expected here")
+    run.num_regs = run.local_size_bytes = run.shared_size_bytes = run.max_dynamic_shared_size_bytes = 0
+    return run
+
+
+def load(overrides: dict[str, object]) -> types.ModuleType:
+    """kernel.py with constants overridden, on a stand-in CuPy, pointers as the tensors themselves."""
+    cupy = types.ModuleType("cupy")
+    cupy.RawModule = lambda code, options: types.SimpleNamespace(get_function=stand_in)
+    cupy.int32, cupy.uint64 = int, (lambda x: x)
+    cupy.cuda = types.SimpleNamespace(Device=lambda index: contextlib.nullcontext(), ExternalStream=None)
+    sys.modules["cupy"] = cupy
+    text = KERNEL.read_text()
+    for name, value in overrides.items():
+        text, count = re.subn(rf"^{name} = .*$", f"{name} = {value}", text, count=1, flags=re.M)
+        assert count == 1, name
+    module = types.ModuleType("tsqr_wy")
+    module.__file__ = str(KERNEL)
+    exec(compile(text, str(KERNEL), "exec"), module.__dict__)
+    module._ptr = lambda t: t
+    module._stream = lambda device: contextlib.nullcontext()
+    module._sms = lambda device: 8  # a GPU of 8 SMs: several blocks per matrix at these sizes
+    return module
+
+
+def main() -> int:
+    torch.manual_seed(0)
+    worst = 0.0
+    base = {"SMALL_N": 0, "GRAPH_BYTES": 0}  # the blocked path, eagerly (no CUDA graph on a CPU)
+    for overrides in ({**base, "MB_ROWS": 16}, {**base, "MB_ROWS": 16, "FUSED_BELOW": 0}, {**base, "MB_BELOW": 0}):
+        module = load(overrides)
+        for batch, n in ((2, 70), (3, 45), (1, 33)):
+            A = torch.randn(batch, n, n)
+            H, tau = module.custom_kernel(A)
+            h, t = torch.geqrf(A.double())
+            err = max((H.double() - h).abs().max().item(), (tau.double() - t).abs().max().item())
+            worst = max(worst, err)
+            print(f"{overrides} {batch}x{n}: largest difference from geqrf {err:.1e}; kernels {dict(CALLS)}")
+            CALLS.clear()
+    print(f"worst {worst:.1e}: {'ok' if worst < 1e-4 else 'WRONG'}")
+    return 0 if worst < 1e-4 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
