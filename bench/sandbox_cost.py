@@ -3,8 +3,8 @@
     python bench/sandbox_cost.py [KERNEL_DIR ...] [--repeats N] [--mode full] [--device cuda|cpu]
                                 [--sides both|in|out] [--prestart]
 
-Prints one JSON line per evaluation ({"kernel", "sandbox": bool, "score", "wall_s", "overhead_s", "shapes_us"}) and a
-summary line. The harness and the kernel are copied into a temporary directory, as the engine does;
+Prints one JSON line per evaluation ({"kernel", "sandbox": bool, "score", "wall_s", "overhead_s", "shapes_us",
+"steal_ms"}) and a summary line. The harness and the kernel are copied into a temporary directory, as the engine does;
 `--prestart` overlaps each evaluation's start-up with the one before (about 7 s an evaluation becomes about 3).
 """
 
@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from evolver import sandbox  # noqa: E402
+from evolver.prestart import PRESTART_AHEAD  # noqa: E402
 
 
 class Evaluation:
@@ -82,7 +83,7 @@ def main() -> None:
     sides = {"both": (False, True), "in": (True,), "out": (False,)}[args.sides]
     jobs = [(kernel, contained) for _ in range(args.repeats) for kernel in args.kernels for contained in sides]
     rows = []
-    ahead = 2 if args.prestart else 0  # evaluations warming up while one runs (torch's import takes longer than one)
+    ahead = PRESTART_AHEAD if args.prestart else 0  # evaluations warming up while one runs, as the engine keeps them
     upcoming = [Evaluation(*job, args.mode, args.device, args.prestart) for job in jobs[:ahead]]
     for number, job in enumerate(jobs):
         current = upcoming.pop(0) if upcoming else Evaluation(*job, args.mode, args.device, args.prestart)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evolver.config import Config
-from evolver.processes import TAG, EvaluatorStartError, collect, spawn
+from evolver.processes import TAG, EvaluatorStartError
 
 if TYPE_CHECKING:
     from evolver.evaluate import Evaluator, Slot
@@ -182,25 +182,20 @@ class WarmJudge:
         self.waiting: Waiting[None] = Waiting(self._start)  # one slot: this actor's GPU
 
     async def _start(self, _slot: None, _mode: str) -> Prestarted:
-        from evolver.prestart import Prestarted
+        from evolver.prestart import prestart
 
         tmp = tempfile.TemporaryDirectory(prefix=self.job["prefix"])
         _unpack(self.layout, Path(tmp.name))
         argv, workdir, env, tag = _command(self.job, Path(tmp.name), self.gpu, prestart=True)
-        try:
-            proc: asyncio.subprocess.Process | None = await spawn(argv, workdir, env, with_stdin=True)
-        except EvaluatorStartError:
-            proc = None
-        return Prestarted(proc, tmp, tag)
+        return await prestart(argv, workdir, env, tmp, tag)
 
     async def evaluate(self, kernel: bytes) -> dict[str, Any]:
         ready = await self.waiting.take(None, self.job["mode"])
         try:
-            if ready.proc is None:
-                result = {"status": "crash", "score": None, "error": "the evaluator could not be started"}
-            else:
-                _unpack(kernel, ready.dest / self.job["kernel"])
-                result = await collect(ready.proc, self.job["evaluation"].timeout_s, ready.tag, go=b"go\n")
+            _unpack(kernel, ready.dest / self.job["kernel"])
+            result = await ready.go(self.job["evaluation"].timeout_s)
+        except EvaluatorStartError as exc:
+            result = {"status": "crash", "score": None, "error": str(exc)}
         finally:
             ready.discard()
         result["device"] = device_fingerprint()
@@ -218,14 +213,12 @@ def judge_on_worker(payload: bytes, job: dict[str, Any]) -> dict[str, Any]:
 
 async def judge_unpacked(payload: bytes, job: dict[str, Any], gpu: int | None) -> dict[str, Any]:
     """Unpack the evaluation on this worker and judge it, started cold; the result and the device."""
-    from evolver.evaluate import go_line
+    from evolver.evaluate import run_cold
 
     with tempfile.TemporaryDirectory(prefix=job["prefix"]) as tmp:
         _unpack(payload, Path(tmp))
         argv, workdir, env, tag = _command(job, Path(tmp), gpu, prestart=False)
-        go = go_line(job["evaluation"], prestarted=False)
-        result = await collect(await spawn(argv, workdir, env, with_stdin=go is not None),
-                               job["evaluation"].timeout_s, tag, go=go)
+        result = await run_cold(job["evaluation"], argv, workdir, env, tag)
     result["device"] = device_fingerprint()
     return result
 

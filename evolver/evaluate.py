@@ -11,7 +11,6 @@ the tag kill whatever is left. Output is read with a cap; the last JSON line on 
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import importlib.util
 import os
@@ -31,7 +30,7 @@ from typing import Any, TypeGuard
 from evolver import sandbox
 from evolver.builtin import BuiltinMissing, builtin_harness_dir, harness_specs
 from evolver.config import Config, EvaluationConfig
-from evolver.prestart import Prestarted, Waiting
+from evolver.prestart import Prestarted, Waiting, prestart
 from evolver.processes import TAG, EvaluatorStartError, collect, kill_tagged, spawn
 from evolver.store import Store
 
@@ -157,10 +156,13 @@ def command_for(e: EvaluationConfig, kernel_dir: Path, mode: str, prestart: bool
     return out
 
 
-def go_line(e: EvaluationConfig, prestarted: bool) -> bytes | None:
-    """The line an evaluator waits for on stdin: a prestarted one's, and every evaluation's of a `command`
-    that opted in to prestart (its command line waits in every mode: a confirmation, `evolve try`)."""
-    return b"go\n" if prestarted or (e.prestart and not e.builtin) else None
+async def run_cold(e: EvaluationConfig, argv: list[str], workdir: Path, env: dict[str, str], tag: str | None,
+                   echo: Callable[[bytes], None] | None = None) -> dict[str, Any]:
+    """An evaluation started now, not prestarted: its process and its result. A `command` that opted in to
+    prestart waits for a go line in every mode (a confirmation, `evolve try`), so it is sent one at once."""
+    go = b"go\n" if e.prestart and not e.builtin else None
+    return await collect(await spawn(argv, workdir, env, with_stdin=go is not None), e.timeout_s, tag, go=go,
+                         echo=echo)
 
 
 def contain(argv: list[str], scratch: Path, workdir: Path, gpu: int | None, sandboxed: bool, network: bool,
@@ -284,9 +286,7 @@ class Evaluator:
                     self.materialise(commit, Path(tmp))
                     workdir, kernel_dir = self.prepare_judge(Path(tmp))
                     argv, env = self._contained(self._command(kernel_dir, mode), Path(tmp), workdir, slot)
-                    go = go_line(self.config.evaluation, prestarted=False)
-                    result = await collect(await spawn(argv, workdir, env, with_stdin=go is not None),
-                                           self.config.evaluation.timeout_s, self.sweep(env), go=go, echo=self.echo)
+                    result = await run_cold(self.config.evaluation, argv, workdir, env, self.sweep(env), self.echo)
         except (OSError, ValueError, EvaluatorStartError) as exc:
             result = {"status": "crash", "score": None, "error": f"the evaluation could not run: {exc}"}
         result = self._promised(result, mode)
@@ -344,19 +344,13 @@ class Evaluator:
         workdir, kernel_dir = self.prepare_judge(Path(tmp.name))
         argv = command_for(self.config.evaluation, kernel_dir, mode, prestart=True)
         argv, env = self._contained(argv, Path(tmp.name), workdir, slot)
-        try:
-            proc: asyncio.subprocess.Process | None = await spawn(argv, workdir, env, with_stdin=True)
-        except EvaluatorStartError:
-            proc = None
-        return Prestarted(proc, tmp, self.sweep(env))
+        return await prestart(argv, workdir, env, tmp, self.sweep(env))
 
     async def _evaluate_prestarted(self, commit: str, slot: Slot, mode: str) -> dict[str, Any]:
         ready = await self._waiting.take(slot, mode)
         try:
-            if ready.proc is None:
-                raise EvaluatorStartError("the evaluator could not be started")
             self.store.archive(commit, [self.config.problem.kernel_dir], ready.dest)
-            return await collect(ready.proc, self.config.evaluation.timeout_s, ready.tag, go=b"go\n")
+            return await ready.go(self.config.evaluation.timeout_s)
         finally:
             ready.discard()
 

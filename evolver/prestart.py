@@ -8,9 +8,9 @@ import tempfile
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-from evolver.processes import kill_group, kill_tagged
+from evolver.processes import EvaluatorStartError, collect, kill_group, kill_tagged, spawn
 
 # Processes kept waiting per slot. Two, because a judge's own start (torch, CuPy, the CUDA context: 4-5 s on
 # the H200) is longer than a prestarted `full` evaluation of the seed (3.6 s of the judge's wall time): with
@@ -34,12 +34,28 @@ class Prestarted:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.returncode is None
 
+    async def go(self, timeout_s: float) -> dict[str, Any]:
+        """The go line sent (the candidate's kernel directory is in place), the evaluation's result."""
+        if self.proc is None:
+            raise EvaluatorStartError("the evaluator could not be started")
+        return await collect(self.proc, timeout_s, self.tag, go=b"go\n")
+
     def discard(self) -> None:
-        if self.alive and self.proc is not None:
+        if self.proc is not None and self.proc.returncode is None:
             kill_group(self.proc.pid)
             if self.tag:
                 kill_tagged(self.tag)  # (after an evaluation, `collect` has swept already)
         self.tmp.cleanup()
+
+
+async def prestart(argv: list[str], workdir: Path, env: dict[str, str], tmp: tempfile.TemporaryDirectory[str],
+                   tag: str | None) -> Prestarted:
+    """`argv` started to wait for its go line in `tmp` (with no process where it could not be started)."""
+    try:
+        proc: asyncio.subprocess.Process | None = await spawn(argv, workdir, env, with_stdin=True)
+    except EvaluatorStartError:
+        proc = None
+    return Prestarted(proc, tmp, tag)
 
 
 SlotT = TypeVar("SlotT", bound=Hashable)

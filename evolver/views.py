@@ -22,7 +22,6 @@ from evolver.store import BEST_REF, REPLIES_REF, RUN_REF, Store
 from evolver.summary import summarise
 
 
-
 def run_name(text: str) -> str:
     """An argparse type: a run name that is one ref component (letters, digits, '.', '_', '-')."""
     import re

@@ -18,7 +18,8 @@ L2_FLUSH_BYTES = 256 << 20
 # How long the GPU is held before a timed call's start event (`Hold`): by default as long as the L2 flush takes
 # on this GPU (`CudaTimer.flush_us`), because GPU MODE's eval.py launches its timed call right behind its flush
 # without waiting for it, so that much of the host's launch time is hidden there (about 70 us on an H200:
-# 70-73 us timed from the host, bench/probe_timing.py; the 2026-12-01 runs used 100). EVOLVE_HOLD_US=N holds N us; 0 turns the hold off (for measuring what it changes).
+# 70-73 us timed from the host, bench/probe_timing.py; 64-81 us as measured by evaluations of 2026-12-01,
+# late). EVOLVE_HOLD_US=N holds N us; 0 turns the hold off (for measuring what it changes).
 HOLD_US = os.environ.get("EVOLVE_HOLD_US", "")
 HOLD_SOURCE = r"""
 extern "C" __global__ void __launch_bounds__(1024) hold(unsigned long long ns) {

@@ -4,6 +4,7 @@ only, judged by the run's evaluator, and every way an agent fails is a recorded 
 from __future__ import annotations
 
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -66,8 +67,6 @@ def test_a_run_mixes_tune_mutate_and_an_agent(tmp_path: Path) -> None:
 
     agent = (f'[agents.scripted]\ncommand = ["{sys.executable}", "{AGENTS / "outside.py"}", "{{prompt}}", '
              f'"{{kernel_dir}}"]\ntimeout_s = 60\nusd_per_call = 0.01\n')
-    import tempfile
-
     left_before = set(Path(tempfile.gettempdir()).glob("evolve-*"))
     with FakeLLM(["good"] * 20) as llm:
         repo = counting_repo(tmp_path / "repo", example_config(
