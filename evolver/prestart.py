@@ -12,8 +12,8 @@ from typing import Any, Generic, TypeVar
 
 from evolver.processes import EvaluatorStartError, collect, kill_group, kill_tagged, spawn
 
-# Processes kept waiting per slot. Two, because a judge's own start (torch, CuPy, the CUDA context: 4-5 s on
-# the H200) is longer than a prestarted `full` evaluation of the seed (3.6 s of the judge's wall time): with
+# Processes kept waiting per slot. Two, because a judge's own start (torch, CuPy, the CUDA context: 3.9-5.6 s
+# on the H200, cold) is longer than a prestarted `full` evaluation of the seed (3.6 s of the judge's wall): with
 # one, started when the evaluation before it began, the engine's evaluations took 4.9 s (median of 20) and
 # ten candidates 48 s (bench/results/2026-12-01-late, runs 2-3). Two ahead: not yet measured on a GPU. They
 # wait without touching the GPU.

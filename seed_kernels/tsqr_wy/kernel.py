@@ -3,13 +3,15 @@ is small: the second seed, from blocked_wy.
 
 STATUS (2026-12-01): written and compiled (nvcc, sm_90) but not yet run on a GPU; docs/benchmarks.md has no
 figure for it. On the CPU, this file's loop with Python stand-ins for its kernels (mb_panel and trail_update
-transcribed phase by phase) matches torch.geqrf (bench/seed_model.py); the CUDA code itself has not run. What is new against blocked_wy: for batches under MB_BELOW matrices a panel is factored by
+transcribed phase by phase) matches torch.geqrf (bench/seed_model.py); the CUDA code itself has not run.
+
+What is new against blocked_wy: for batches under MB_BELOW matrices a panel is factored by
 mb_panel, over as many blocks per matrix as the GPU has SMs for it (at least MB_ROWS rows each), one barrier
 among a matrix's blocks per column (qr.cu says how); blocked_wy factors each panel on one block per matrix,
 walking all rows per column, which is 55% of its 2x4096 time with most SMs idle (the profile of 2026-11-30).
 For batches under FUSED_BELOW the trailing update is one kernel (trail_update: C read twice, written once)
-instead of three batched GEMMs that ran 4x below the memory bandwidth there; build_t reads G once into
-shared memory. Everything else is blocked_wy's:
+instead of three batched GEMMs (32 ms of 2x4096 in that profile, where that traffic comes to about 4 ms at
+4.8 TB/s, an estimate); build_t reads G once into shared memory. Everything else is blocked_wy's:
 
 For n <= SMALL_N the whole matrix is factored in shared memory by one launch (small_qr); for n <= TINY_N
 that launch uses blocks of only TINY_WARPS warps, since a column's barriers cost more than its few rows.

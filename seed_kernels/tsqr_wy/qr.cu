@@ -327,8 +327,8 @@ extern "C" __global__ void __launch_bounds__(NT) mb_panel(float* __restrict__ H,
 // The trailing update C -= V T^T V^T C of one panel in one kernel, for a strip of TRAIL_COLS columns of C per
 // block (gridDim = (strips, batch)): W = V^T C_strip over all m rows (in tiles of TRAIL_ROWS rows through
 // shared memory), W = T^T W, then C_strip -= V W. C is read twice and written once, V comes from L2; the
-// three batched GEMMs it replaces ran 4x below the memory bandwidth on small batches (2x4096: 32 ms in the
-// profile of 2026-11-30, where the traffic is worth about 8). C = H(k:n, k+ncols:n), V is (m x NB, ld NB)
+// three batched GEMMs it replaces took 32 ms of 2x4096 in the profile of 2026-11-30, where reading C twice
+// and writing it once comes to about 4 ms at 4.8 TB/s (an estimate). C = H(k:n, k+ncols:n), V is (m x NB, ld NB)
 // and zero beyond column ncols, T is (NB x NB) and zero beyond ncols, so every sum runs over all NB columns.
 #define TRAIL_COLS 32
 #define TRAIL_ROWS 64
@@ -370,7 +370,8 @@ extern "C" __global__ void __launch_bounds__(TRAIL_THREADS) trail_update(float* 
   }
 #pragma unroll
   for (int q = 0; q < NB / 8; ++q) Ws[warp + 8 * q][lane] = acc[q];
-  for (int idx = threadIdx.x; idx < NB * NB; idx += TRAIL_THREADS) Tt[idx / NB][idx % NB] = T[(size_t)blockIdx.y * NB * NB + idx];
+  for (int idx = threadIdx.x; idx < NB * NB; idx += TRAIL_THREADS)
+    Tt[idx / NB][idx % NB] = T[(size_t)blockIdx.y * NB * NB + idx];
   __syncthreads();
 #pragma unroll
   for (int q = 0; q < NB / 8; ++q) {  // (T^T W)(i, lane) = sum over l <= i of T(l, i) W(l, lane)
