@@ -4,9 +4,9 @@
 # full mode from one run, noise (each repeat followed by the seed timed in one process, bench/loop_timing.py),
 # the prestarted harness's overhead, final mode. VARIANTS="NAME=VALUE ..."
 # adds VARIANT_REPEATS (2) full evaluations under each setting (e.g. EVOLVE_PRIME_BYTES=0), interleaved
-# with the noise repeats. SKIP_TESTS=1 and SKIP_PROBE=1 leave out the GPU tests and the probe; PYTEST_K="cheat or
-# seed_full" selects GPU tests (one -k expression, spaces and all). About 7 minutes
-# on an H200.
+# with the noise repeats. SKIP_TESTS=1, SKIP_PROBE=1 and SKIP_LOOP=1 leave out the GPU tests, the probe and the
+# in-process loops; PYTEST_K="cheat or seed_full" selects GPU tests (one -k expression, spaces and all). About
+# 7 minutes on an H200.
 # Results: ${OUT:-bench/out}/results.jsonl (one JSON line per evaluation, {"name": ..., "result": ...});
 # logs beside it. The sandbox's pass is bench/sandbox_pass.sh.
 source "$(dirname "$0")/lib.sh"
@@ -34,8 +34,10 @@ qr baseline --baseline --mode full --seed 7
 qr blocked_wy --kernel-dir seed_kernels/blocked_wy --mode full --seed 7
 for i in 1 2 3 4 5; do
   qr "noise$i" --kernel-dir seed_kernels/blocked_wy --mode full
-  log "the seed in one process, back to back (bench/loop_timing.py), repeat $i"
-  $py bench/loop_timing.py >> "$OUT/loop_timing.jsonl" 2>>"$OUT/harness.log"
+  if [[ ${SKIP_LOOP:-} == "" ]]; then
+    log "the seed in one process, back to back (bench/loop_timing.py), repeat $i"
+    $py bench/loop_timing.py >> "$OUT/loop_timing.jsonl" 2>>"$OUT/harness.log"
+  fi
   for v in ${VARIANTS:-}; do  # A/B in the same run, interleaved with the noise repeats
     if (( i <= ${VARIANT_REPEATS:-2} )); then (export "$v"; qr "$v#$i" --kernel-dir seed_kernels/blocked_wy --mode full); fi
   done
@@ -58,6 +60,7 @@ for line in open(sys.argv[1]):
     preempted = sum(h.get("runner_preempted") or 0 for h in hosts)
     cpus = sorted({h.get("runner_cpu") for h in hosts if h.get("runner_cpu") is not None})
     host = f"steal {steal:.0f} ms, runner preempted {preempted}x, on CPUs {cpus}" if any(hosts) else "no host data"
-    print(f"{name}: {r.get('score')} us; {small['shape']} {small['mean_us']} us, judge overhead "
-          f"{small.get('judge_overhead_us')} us; {host}")
+    print(f"{name}: {r.get('score')} us; {small['shape']} {small['mean_us']} us (rounds "
+          f"{small.get('round_means_us')}), judge overhead {small.get('judge_overhead_us')} us; {host}; "
+          f"overhead {r.get('timings', {}).get('overhead_s')} s")
 PY

@@ -160,3 +160,28 @@ def test_a_long_import_shows_progress_for_a_while_then_falls_silent() -> None:
         time.sleep(0.6)
     beats = [json.loads(line) for line in out.getvalue().splitlines()]
     assert 3 <= len(beats) <= 7 and all(b["stage"] == "import" and "still running" in b["label"] for b in beats)
+
+
+def test_short_shapes_are_timed_again_spread_over_the_benchmark() -> None:
+    """A short shape's extra rounds come halfway through the shapes and at the end, each with its share of the
+    calls but never fewer than every check needs."""
+    from harness.timing import round_plan, rounds_at
+
+    assert rounds_at(12, 3) == [6, 12] and rounds_at(4, 3) == [2, 4] and rounds_at(3, 2) == [3]
+    assert rounds_at(12, 1) == []
+    full, final = round_plan(PLANS["full"]), round_plan(PLANS["final"])
+    assert (full.max_runs, full.min_checked_runs, full.cap_s) == (20, 12, PLANS["full"].cap_s / 3)
+    assert final.max_runs == 100 and final.min_runs == PLANS["final"].min_runs
+
+
+def test_a_shape_is_scored_by_its_fastest_round_with_every_call_counted() -> None:
+    from harness.judge import fastest_round
+
+    def timed(mean: float, runs: int) -> dict[str, object]:
+        return {"shape": "20x32", "mean_us": mean, "min_us": mean - 1, "runs": runs, "checked": runs,
+                "timed_s": mean * runs / 1e6}
+    shape = fastest_round([timed(72.9, 20), timed(31.7, 12), timed(56.4, 20)])
+    assert shape["mean_us"] == 31.7 and shape["min_us"] == 30.7  # the fastest round's figures
+    assert shape["runs"] == shape["checked"] == 52  # every round's checked calls count towards catching
+    assert shape["round_means_us"] == [72.9, 31.7, 56.4]
+    assert shape["timed_s"] == pytest.approx((72.9 * 20 + 31.7 * 12 + 56.4 * 20) / 1e6)

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.timing import SHORT_US
+
 pytest.importorskip("torch")
 
 from tests.conftest import ROOT  # noqa: E402
@@ -65,6 +67,10 @@ def test_the_honest_kernel_passes(tmp_path: Path, prime_bytes: str, pin: str) ->
     assert all(s["checked"] == s["runs"] for s in result["shapes"])  # tiny mode checks every timed call
     assert all(s["primed"] == (prime_bytes != "0") for s in result["shapes"])
     assert result["catch_probability"] > 0.5
+    for shape in result["shapes"]:  # a short shape timed again after the others, scored by its fastest round
+        means = shape["round_means_us"]
+        assert len(means) == (2 if means[0] < SHORT_US else 1) and shape["mean_us"] == min(means), shape
+        assert shape["runs"] >= 3 * len(means)
     for shape in result["shapes"]:  # what the host did meanwhile (harness/hostwatch.py), read from /proc
         host = shape["host"]
         assert host["steal_ms"] is not None and host["steal_ms"] >= 0 and host["runner_preempted"] >= 0, shape
