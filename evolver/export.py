@@ -149,7 +149,11 @@ def cmd_export(args: argparse.Namespace) -> int:
         except ExportError as exc:
             raise UserError(f"{candidate.run}/{candidate.id} cannot be exported: {exc}") from None
     out = Path(args.output or f"{candidate.run}-{candidate.id}-gpumode.py")
-    out.write_text(text, encoding="utf-8")
+    try:  # -o into a folder that does not exist yet is a request for that folder
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
     print(f"wrote {out} ({len(text.splitlines())} lines): {candidate.run}/{candidate.id} as one file for GPU MODE")
     return check(config, store, candidate, text) if args.check else 0
 

@@ -125,6 +125,15 @@ def test_evolve_export_writes_the_candidate_with_its_score_and_judge(tmp_path: P
     assert text.startswith(f"# evolve candidate r1/00001 (commit {commit[:12]})\n"
                            "# score 5830 us (full mode; judge abc123, anti-cheat version 3; on NVIDIA H200)\n")
     assert "wrote sub.py" in out.stdout and git(repo, "status", "--porcelain") == "?? sub.py\n"
+    nested = subprocess.run([sys.executable, "-m", "evolver", "export", "1", "-o", "out/contest/sub.py"], cwd=repo,
+                            capture_output=True, text=True, timeout=120)
+    def body(exported: str) -> list[str]:  # all but the export's minute
+        return [line for line in exported.splitlines() if not line.startswith("# exported ")]
+    assert nested.returncode == 0 and body((repo / "out/contest/sub.py").read_text()) == body(text), nested.stderr
+    into_a_folder = subprocess.run([sys.executable, "-m", "evolver", "export", "1", "-o", "out"], cwd=repo,
+                                   capture_output=True, text=True, timeout=120)
+    assert into_a_folder.returncode != 0 and "Traceback" not in into_a_folder.stderr
+    assert into_a_folder.stderr.strip().count("\n") == 0 and "cannot write out" in into_a_folder.stderr
 
 
 @pytest.mark.slow
