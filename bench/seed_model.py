@@ -145,7 +145,8 @@ def main() -> int:
     torch.manual_seed(0)
     worst = 0.0
     base = {"SMALL_N": 0, "GRAPH_BYTES": 0}  # the blocked path, eagerly (no CUDA graph on a CPU)
-    for overrides in ({**base, "MB_ROWS": 16}, {**base, "MB_ROWS": 16, "FUSED_BELOW": 0}, {**base, "MB_BELOW": 0}):
+    for overrides in ({**base, "MB_ROWS": 16, "FUSED_BELOW": 16}, {**base, "MB_ROWS": 16, "FUSED_BELOW": 0},
+                      {**base, "MB_BELOW": 0}):
         module = load(overrides)
         for batch, n in ((2, 70), (3, 45), (1, 33)):
             A = torch.randn(batch, n, n)
