@@ -59,7 +59,9 @@ for line in open(sys.argv[1]):
     steal = sum(h.get("steal_ms") or 0 for h in hosts)
     preempted = sum(h.get("runner_preempted") or 0 for h in hosts)
     cpus = sorted({h.get("runner_cpu") for h in hosts if h.get("runner_cpu") is not None})
-    host = f"steal {steal:.0f} ms, runner preempted {preempted}x, on CPUs {cpus}" if any(hosts) else "no host data"
+    loops = sorted(h["judge_loop_us"] for h in hosts if h.get("judge_loop_us"))
+    host = (f"steal {steal:.0f} ms, runner preempted {preempted}x, on CPUs {cpus}, the judge's loop "
+            f"{loops[len(loops) // 2] if loops else None} us" if any(hosts) else "no host data")
     print(f"{name}: {r.get('score')} us; {small['shape']} {small['mean_us']} us (rounds "
           f"{small.get('round_means_us')}), judge overhead {small.get('judge_overhead_us')} us; {host}; "
           f"overhead {r.get('timings', {}).get('overhead_s')} s")

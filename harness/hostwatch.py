@@ -1,5 +1,5 @@
 """What the host did while a shape was timed: CPU time the hypervisor gave to others (steal), where the
-runner's process last ran, and how often it was preempted. Diagnostics for the judge's noise (on the H200 VM
+runner's process last ran, how often it was preempted, and how fast the judge's own CPU ran a fixed loop. Diagnostics for the judge's noise (on the H200 VM
 whole evaluations run slow on the host side: docs/benchmarks.md, fifth pass); they are reported beside a
 shape's times and never change its score. Read from /proc by the judge (the runner's files there stay
 readable to it); anything unreadable is None (Linux only, not inside every sandbox).
@@ -8,10 +8,14 @@ readable to it); anything unreadable is None (Linux only, not inside every sandb
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 TICK_MS = 1000 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 10.0
+# A fixed pure-Python loop the judge times at each sample (about 0.5 ms): whether a slow evaluation is a slow
+# CPU (the loop slows too) or something between the processes and the driver (it does not).
+PROBE_LOOPS = 20000
 
 
 @dataclass(frozen=True)
@@ -19,20 +23,33 @@ class Sample:
     steal_ticks: int | None  # summed over every CPU of the host (USER_HZ ticks)
     cpu: int | None  # the CPU the process last ran on
     preempted: int | None  # its involuntary context switches so far
+    loop_us: float | None = None  # the judge's time for PROBE_LOOPS iterations, just now
+    judge_cpu: int | None = None  # the CPU the judge last ran on
 
 
-def sample(pid: int, proc: Path = Path("/proc")) -> Sample:
+def sample(pid: int, proc: Path = Path("/proc"), probe: bool = True) -> Sample:
     return Sample(_steal(proc / "stat"), _last_cpu(proc / str(pid) / "stat"),
-                  _field(proc / str(pid) / "status", "nonvoluntary_ctxt_switches"))
+                  _field(proc / str(pid) / "status", "nonvoluntary_ctxt_switches"),
+                  loop_us() if probe else None, _last_cpu(proc / "self" / "stat"))
+
+
+def loop_us(loops: int = PROBE_LOOPS) -> float:
+    began, n = time.perf_counter(), 0
+    while n < loops:
+        n += 1
+    return round((time.perf_counter() - began) * 1e6, 1)
 
 
 def between(before: Sample, after: Sample) -> dict[str, float | int | None]:
-    """What happened from one sample to the next, as a shape's result reports it."""
+    """What happened from one sample to the next, as a shape's result reports it (the faster of the two
+    loops: an interruption only ever adds)."""
     def minus(a: int | None, b: int | None) -> int | None:
         return None if a is None or b is None else a - b
     steal = minus(after.steal_ticks, before.steal_ticks)
+    loops = [t for t in (before.loop_us, after.loop_us) if t is not None]
     return {"steal_ms": None if steal is None else round(steal * TICK_MS, 1), "runner_cpu": after.cpu,
-            "runner_preempted": minus(after.preempted, before.preempted)}
+            "runner_preempted": minus(after.preempted, before.preempted),
+            "judge_loop_us": min(loops) if loops else None, "judge_cpu": after.judge_cpu}
 
 
 def _read(path: Path) -> str | None:

@@ -20,18 +20,26 @@ def fake_proc(root: Path, steal: int, cpu: int, preempted: int) -> Path:
 
 
 def test_a_shape_reports_steal_the_runners_cpu_and_its_preemptions(tmp_path: Path) -> None:
-    before = hostwatch.sample(42, fake_proc(tmp_path, steal=1000, cpu=3, preempted=7))
-    after = hostwatch.sample(42, fake_proc(tmp_path, steal=1012, cpu=11, preempted=10))
+    before = hostwatch.sample(42, fake_proc(tmp_path, steal=1000, cpu=3, preempted=7), probe=False)
+    after = hostwatch.sample(42, fake_proc(tmp_path, steal=1012, cpu=11, preempted=10), probe=False)
     assert before == hostwatch.Sample(1000, 3, 7)
     assert hostwatch.between(before, after) == {"steal_ms": round(12 * hostwatch.TICK_MS, 1), "runner_cpu": 11,
-                                                "runner_preempted": 3}
+                                                "runner_preempted": 3, "judge_loop_us": None, "judge_cpu": None}
+
+
+def test_the_judges_loop_reports_the_faster_of_its_two_timings() -> None:
+    before, after = hostwatch.Sample(0, 1, 0, loop_us=900.0, judge_cpu=2), hostwatch.Sample(0, 1, 0, 450.0, 5)
+    report = hostwatch.between(before, after)
+    assert report["judge_loop_us"] == 450.0 and report["judge_cpu"] == 5
+    assert 0 < min(hostwatch.loop_us(1000) for _ in range(3)) < hostwatch.loop_us(200000)  # the loop it is given
 
 
 def test_what_cannot_be_read_is_none_never_an_error(tmp_path: Path) -> None:
     (tmp_path / "stat").write_text("garbage\n")
-    missing = hostwatch.sample(42, tmp_path)
+    missing = hostwatch.sample(42, tmp_path, probe=False)
     assert missing == hostwatch.Sample(None, None, None)
-    assert hostwatch.between(missing, missing) == {"steal_ms": None, "runner_cpu": None, "runner_preempted": None}
+    assert hostwatch.between(missing, missing) == {"steal_ms": None, "runner_cpu": None, "runner_preempted": None,
+                                                   "judge_loop_us": None, "judge_cpu": None}
 
 
 def test_this_machines_proc_reads() -> None:
@@ -39,3 +47,4 @@ def test_this_machines_proc_reads() -> None:
     assert mine.steal_ticks is not None and mine.steal_ticks >= 0
     assert mine.cpu is not None and 0 <= mine.cpu < (os.cpu_count() or 1) * 64
     assert mine.preempted is not None and mine.preempted >= 0
+    assert mine.loop_us is not None and mine.loop_us > 0 and mine.judge_cpu is not None
