@@ -460,7 +460,7 @@ def benchmark(ctx: Context) -> tuple[list[dict[str, Any]], float]:
     from harness.timing import PLANS, SHORT_US, catch_probability, round_plan, rounds_at
 
     plan = PLANS[ctx.args.mode]
-    per_round = round_plan(plan) if plan.rounds > 1 else plan
+    per_round = round_plan(plan)  # the plan itself where there is one round
     specs = benchmarks_for(ctx.args.mode)
     rounds: list[list[dict[str, Any]]] = []
     checkpoints = rounds_at(len(specs), plan.rounds)
