@@ -4,7 +4,8 @@ is small: the second seed, from blocked_wy.
 STATUS (2026-12-02, H200, docs/benchmarks.md "sixth pass"): correct on every test of the contract; 4.674 ms
 in `full` mode (25.5x torch.geqrf's 119.2 ms in the same run; blocked_wy 5.788 ms), every shape faster than
 geqrf, 2x4096 by 1.4x. Not the 3 ms the contest needs: the four 640x512 shapes take 10.8 ms each, 4 ms of it
-in panel_qr and 6 ms in cuBLAS GEMMs with small tiles; FP32 arithmetic alone takes about 2.2 ms (QR_CONTRACT.md).
+in panel_qr and 6 ms in cuBLAS GEMMs with small tiles; FP32 arithmetic alone takes about 2.2 ms
+(docs/QR_CONTRACT.md).
 
 What is new against blocked_wy: for batches under MB_BELOW matrices a panel is factored by
 mb_panel, over as many blocks per matrix as the GPU has SMs for it (at least MB_ROWS rows each), one barrier
