@@ -28,3 +28,14 @@ def test_sandbox_cost_alternates_the_sides_it_says(prestart: bool) -> None:
     assert [r["sandbox"] for r in runs] == [False, True, False, True]
     assert all(r["status"] == "ok" and r["shapes_us"] for r in runs), runs
     assert set(summary) == {"plain", "sandbox"}
+
+
+def test_tsqr_wy_loop_matches_geqrf_on_the_cpu() -> None:
+    """bench/seed_model.py: tsqr_wy's own kernel.py driving Python stand-ins of its CUDA kernels (the multi-block
+    panel and the fused update among them), against torch.geqrf; it guards the seed's Python side (panel widths,
+    workspaces, which kernel when) whenever kernel.py or its defaults change."""
+    pytest.importorskip("torch")
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "seed_model.py")], capture_output=True, text=True,
+                         timeout=600, cwd=ROOT)
+    assert out.returncode == 0 and out.stdout.rstrip().endswith(": ok"), out.stdout[-2000:] + out.stderr[-2000:]
+    assert "mb_panel" in out.stdout and "trail_update" in out.stdout  # both new kernels were exercised
