@@ -40,9 +40,11 @@ def load(kernel_dir: Path):
     return module.custom_kernel
 
 
-# The neighbour: its own CUDA context, a small kernel and a synchronisation every millisecond.
-NEIGHBOUR = ("import time, torch\nx = torch.ones(1 << 20, device='cuda')\nprint('ready', flush=True)\n"
-             "while True:\n    x.mul_(1.0)\n    torch.cuda.synchronize()\n    time.sleep(0.001)\n")
+# The neighbour: its own CUDA context, a small kernel and a synchronisation every millisecond, until its parent
+# is gone.
+NEIGHBOUR = ("import os, time, torch\nparent = os.getppid()\nx = torch.ones(1 << 20, device='cuda')\n"
+             "print('ready', flush=True)\nwhile os.getppid() == parent:\n    x.mul_(1.0)\n"
+             "    torch.cuda.synchronize()\n    time.sleep(0.001)\n")
 
 
 def time_shape(fn, spec, flush: torch.Tensor) -> list[float]:
