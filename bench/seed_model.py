@@ -145,10 +145,14 @@ def main() -> int:
     torch.manual_seed(0)
     worst = 0.0
     base = {"SMALL_N": 0, "GRAPH_BYTES": 0}  # the blocked path, eagerly (no CUDA graph on a CPU)
+    global NB
     for overrides in ({**base, "MB_ROWS": 16, "FUSED_BELOW": 16}, {**base, "MB_ROWS": 16, "FUSED_BELOW": 0},
-                      {**base, "MB_BELOW": 0}):
+                      {**base, "MB_BELOW": 0}, {**base, "MB_BELOW": 0, "OUTER_NB": 64},
+                      {**base, "MB_BELOW": 0, "NB": 16, "OUTER_NB": 64}, {**base, "MB_BELOW": 0, "OUTER_NB": 96}):
+        NB = int(overrides.get("NB", 32))  # what the stand-ins read, as qr.cu is compiled with -DNB
         module = load(overrides)
-        for batch, n in ((2, 70), (3, 45), (1, 33)):
+        sizes = ((2, 70), (3, 45), (1, 33)) + (((2, 150),) if "OUTER_NB" in overrides else ())
+        for batch, n in sizes:
             A = torch.randn(batch, n, n)
             H, tau = module.custom_kernel(A)
             h, t = torch.geqrf(A.double())

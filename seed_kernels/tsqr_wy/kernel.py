@@ -14,7 +14,9 @@ walking all rows per column, which is 55% of its 2x4096 time with most SMs idle 
 For batches under FUSED_BELOW the trailing update is one kernel (trail_update: C read twice, written once)
 instead of three batched GEMMs; off by default (FUSED_BELOW = 0), since on the H200 it measured slower than
 the GEMMs it replaces (2x4096 48.6 ms fused against 32.3 ms, 8x2048 19.5 against 13.5). build_t reads G
-once into shared memory. Everything else is blocked_wy's:
+once into shared memory. With OUTER_NB (off by default, not yet run on a GPU), panels are gathered into blocks
+of that many columns whose merged reflectors update the columns beyond the block in one pass (`_Outer`).
+Everything else is blocked_wy's:
 
 For n <= SMALL_N the whole matrix is factored in shared memory by one launch (small_qr); for n <= TINY_N
 that launch uses blocks of only TINY_WARPS warps, since a column's barriers cost more than its few rows.
@@ -64,6 +66,8 @@ MB_ROWS = 64  # @tune MB_ROWS: 32 64 128 256
 MB_WARPS = 8  # @tune MB_WARPS: 4 8 16
 
 FUSED_BELOW = 0  # @tune FUSED_BELOW: 0 16 64 1024
+
+OUTER_NB = 0  # @tune OUTER_NB: 0 64 96 128
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
 _SOURCE = Path(__file__).with_name("qr.cu").read_text()
@@ -94,7 +98,7 @@ def compile_info():
                    "SMALL_N": SMALL_N, "MIN_WIDTH": MIN_WIDTH, "TINY_N": TINY_N, "TINY_WARPS": TINY_WARPS,
                    "GRAM_BELOW": GRAM_BELOW, "GRAM_ROWS": GRAM_ROWS,
                    "GRAPH_BYTES": GRAPH_BYTES, "MB_BELOW": MB_BELOW, "MB_ROWS": MB_ROWS, "MB_WARPS": MB_WARPS,
-                   "FUSED_BELOW": FUSED_BELOW}
+                   "FUSED_BELOW": FUSED_BELOW, "OUTER_NB": OUTER_NB}
 
 
 def _stream(device):
@@ -205,6 +209,7 @@ def _blocked(H, tau, work, warps):
     panel = _KERNELS[warps][0]
     mb = _KERNELS[MB_WARPS][4]
     counts.zero_()
+    outer = _Outer(H) if OUTER_NB > NB and batch >= MB_BELOW else None
     k = 0
     while k < n:
         m = n - k
@@ -212,6 +217,8 @@ def _blocked(H, tau, work, warps):
         width = NB if rows else _width(m)
         in_smem = width > 0
         ncols = min(width if in_smem else NB, m)
+        if outer is not None:  # a panel never crosses the end of its block
+            ncols = min(ncols, outer.stop(k) - k)
         trailing = k + ncols < n
         if rows:
             mb((-(-m // rows), batch), (MB_WARPS * 32,),
@@ -221,7 +228,10 @@ def _blocked(H, tau, work, warps):
             panel((batch,), (warps * 32,),
                   (_ptr(H), _ptr(tau), _ptr(V), cp.int32(n), cp.int32(k), cp.int32(ncols), cp.int32(in_smem),
                    cp.int32(trailing)), shared_mem=m * (ncols + 1) * 4 if in_smem else 0)
-        if trailing:
+        if trailing and outer is not None:
+            _make_t(H, tau, V, G, T, k, ncols, warps)
+            outer.add(V, T, k, ncols)
+        elif trailing:
             _update(H, tau, V, G, T, k, ncols, warps)
         k += ncols
 
@@ -229,8 +239,20 @@ def _blocked(H, tau, work, warps):
 def _update(H, tau, V, G, T, k, ncols, warps):
     """Apply the panel's Q^T = I - V T^T V^T to the trailing columns C = H[:, k:, k + ncols:]."""
     batch, n, _ = H.shape
+    _make_t(H, tau, V, G, T, k, ncols, warps)
+    if batch < FUSED_BELOW:  # one kernel, 32 columns of C per block
+        strips = -(-(n - k - ncols) // 32)
+        trail = _KERNELS[warps][5]
+        trail((strips, batch), (256,), (_ptr(H), _ptr(V), _ptr(T), cp.int32(n), cp.int32(k), cp.int32(ncols)))
+        return
+    _apply(V[:, :n - k, :ncols], T[:, :ncols, :ncols], H[:, k:, k + ncols:])
+
+
+def _make_t(H, tau, V, G, T, k, ncols, warps):
+    """T of the panel at column k from G = V^T V (gram for few matrices, a batched GEMM otherwise)."""
+    batch, n, _ = H.shape
     m = n - k
-    _, _, build_t, gram, _, trail = _KERNELS[warps]
+    _, _, build_t, gram, _, _ = _KERNELS[warps]
     if batch < GRAM_BELOW:  # measured: 2x4096 -7%, 8x2048 -2%; 640x512 +6% (so not there)
         G.zero_()
         chunks = (m + GRAM_ROWS - 1) // GRAM_ROWS
@@ -239,13 +261,52 @@ def _update(H, tau, V, G, T, k, ncols, warps):
         Vm = V[:, :m, :]
         torch.bmm(Vm.transpose(1, 2), Vm, out=G)  # G = V^T V
     build_t((batch,), (NB,), (_ptr(G), _ptr(tau), _ptr(T), cp.int32(n), cp.int32(k), cp.int32(ncols)))
-    if batch < FUSED_BELOW:  # one kernel, 32 columns of C per block
-        strips = -(-(n - k - ncols) // 32)
-        trail((strips, batch), (256,), (_ptr(H), _ptr(V), _ptr(T), cp.int32(n), cp.int32(k), cp.int32(ncols)))
-        return
-    Vm = V[:, :m, :ncols]
-    Tm = T[:, :ncols, :ncols]
-    C = H[:, k:, k + ncols:]
+
+
+def _apply(Vm, Tm, C):
+    """C = (I - V T V^T)^T C, as three batched GEMMs."""
     W = torch.bmm(Vm.transpose(1, 2), C)  # V^T C
     W = torch.bmm(Tm.transpose(1, 2), W)  # T^T V^T C
     C.baddbmm_(Vm, W, alpha=-1.0)  # C - V T^T V^T C
+
+
+class _Outer:
+    """Panels gathered into blocks of OUTER_NB columns (NOT YET RUN ON A GPU; off by default). Each panel's
+    reflectors update only the rest of its block at once; when the block is complete, its panels' V and T,
+    merged into one (V = [V1 V2], T = [[T1, -T1 V1^T V2 T2], [0, T2]], as larft merges them), update the columns
+    beyond it in three GEMMs whose inner dimension is the block's width instead of the panel's: one pass over
+    those columns per block instead of one per panel, and wider GEMM tiles."""
+
+    def __init__(self, H):
+        self.H, self.start = H, 0
+        self.V, self.T = None, None  # the block so far: (batch, n - start, w), (batch, w, w)
+
+    def stop(self, k):
+        """Where the block of the panel at column k ends: a new block starts at k when none is open."""
+        return min((self.start if self.V is not None else k) + OUTER_NB, self.H.shape[1])
+
+    def add(self, V, T, k, ncols):
+        H = self.H
+        batch, n, _ = H.shape
+        stop = self.stop(k)
+        if self.V is None:
+            self.start = k
+        Vp, Tp = V[:, :n - k, :ncols], T[:, :ncols, :ncols]
+        if k + ncols < stop:  # the rest of the block, now: the next panel is factored from it
+            _apply(Vp, Tp, H[:, k:, k + ncols:stop])
+        mine = torch.zeros(batch, n - self.start, ncols, device=H.device, dtype=H.dtype)
+        mine[:, k - self.start:, :] = Vp  # zero above row k
+        if self.V is None:
+            self.V, self.T = mine, Tp.clone()
+        else:
+            w = self.T.shape[1]
+            merged = torch.zeros(batch, w + ncols, w + ncols, device=H.device, dtype=H.dtype)
+            merged[:, :w, :w] = self.T
+            merged[:, w:, w:] = Tp
+            cross = torch.bmm(self.V[:, k - self.start:, :].transpose(1, 2), Vp)  # V1^T V2 (V2 is zero above k)
+            merged[:, :w, w:] = -torch.bmm(torch.bmm(self.T, cross), Tp)
+            self.V, self.T = torch.cat([self.V, mine], dim=2), merged
+        if k + ncols == stop:  # the block is complete: the columns beyond it, in one pass
+            if stop < n:
+                _apply(self.V, self.T, H[:, self.start:, stop:])
+            self.V = self.T = None
