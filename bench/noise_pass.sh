@@ -5,12 +5,16 @@
 # that works and synchronises every millisecond, as the judge does beside its runner). It asks two questions
 # of a slow evaluation: does the CPU itself run slow then (the judge's fixed loop, `judge_loop_us`, and the
 # loop's `loop_us`), and does a second CUDA context make the contest's loop slow as it may make the judge? About
-# 4 minutes on an H200. Results: ${OUT:-bench/out}/results.jsonl (judge) and loop_timing.jsonl, pass.log.
+# 4 minutes on an H200 (VARIANTS="NAME=VALUE ..." adds a judge evaluation under each setting to every repeat).
+# Results: ${OUT:-bench/out}/results.jsonl (judge) and loop_timing.jsonl, pass.log.
 source "$(dirname "$0")/lib.sh"
 seed=${SEED:-seed_kernels/blocked_wy}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee -a "$OUT/pass.log"
 for i in $(seq "${REPEATS:-6}"); do
   qr "judge$i" --kernel-dir "$seed" --mode full
+  for v in ${VARIANTS:-}; do  # e.g. EVOLVE_HOLD_US=64 (a fixed hold), EVOLVE_RUNNER_PIN=fastest
+    (export "$v"; qr "$v#$i" --kernel-dir "$seed" --mode full)
+  done
   log "the contest's loop, alone and beside a neighbour, repeat $i"
   $py bench/loop_timing.py --kernel-dir "$seed" >> "$OUT/loop_timing.jsonl" 2>>"$OUT/harness.log"
   $py bench/loop_timing.py --kernel-dir "$seed" --neighbour >> "$OUT/loop_timing.jsonl" 2>>"$OUT/harness.log"
@@ -29,8 +33,13 @@ for line in open(sys.argv[2]):
     r = json.loads(line)
     print(f"loop{' beside a neighbour' if r.get('neighbour') else ''}: {r['score']} us; 20x32 {r.get('smallest')}; "
           f"its loop {r.get('loop_us')} us")
-scores = [json.loads(l)["result"].get("score") for l in open(sys.argv[1])]
-scores = [s for s in scores if s]
-if len(scores) > 1:
-    print(f"judge: CV {statistics.pstdev(scores) / statistics.fmean(scores):.2%} over {len(scores)}")
+groups = {}
+for l in open(sys.argv[1]):
+    row = json.loads(l)
+    if row["result"].get("score"):
+        name = row["name"].split("#")[0] if "#" in row["name"] else row["name"].rstrip("0123456789")
+        groups.setdefault(name, []).append(row["result"]["score"])
+for name, scores in groups.items():
+    if len(scores) > 1:
+        print(f"{name}: CV {statistics.pstdev(scores) / statistics.fmean(scores):.2%} over {len(scores)}")
 PY
