@@ -52,11 +52,13 @@ PLANS = {
     "tiny": Plan(3, 12, 0.5, 0.05, 1.0, 3, rounds=2),  # the CPU self-test (harness/specs.py)
 }
 # A shape whose calls take less than this is timed mostly as fast as the host launches its kernels, and the
-# host is not steady: on the H200 VM whole stretches of a second or so run 1.5-1.7x slower on the CPU side
-# (steal 0, no preemption; the runner's wall time around a 20x32 call 413-500 us against 288-314), and a
-# call whose launches outlast the hold is timed with them: 20x32 measured 31.7, 72.9, 56.4, 68.5 and 32.0 us
-# in five `full` evaluations of one kernel, every shape of 1 ms and more within 1% (2026-12-02,
-# docs/benchmarks.md). The fastest of rounds seconds apart is the kernel on a steady host.
+# host is not steady: on the H200 VM it runs 1.5-2x slower on the CPU side for stretches from a fraction of a
+# second to a whole evaluation (steal 0, no preemption; the runner's wall time around a 20x32 call 413-598 us
+# against 262-324), and a call whose launches outlast the hold is timed with them: 20x32 measured 31.7, 72.9,
+# 56.4, 68.5 and 32.0 us in five `full` evaluations of one kernel, every shape of 1 ms and more within 1%
+# (2026-12-02, docs/benchmarks.md). The fastest of rounds seconds apart is the kernel on a steady host where
+# the slow stretch is short (seven of nine evaluations within 0.3% in one run); not where it lasts the whole
+# evaluation (the other two).
 SHORT_US = 2000.0
 WRONG_SHARE = 0.1  # catch_probability is stated for a kernel wrong on this share of its calls
 HEAVY_CHECK = 1e10  # batch * n^3 above which checking a call costs tens of milliseconds
@@ -91,7 +93,8 @@ def rounds_at(shapes: int, rounds: int) -> list[int]:
 
 
 def round_plan(plan: Plan) -> Plan:
-    """The plan for one round of a short shape: its share of the calls, never fewer than every check needs."""
+    """The plan for one round of a shape: its share of the calls, never fewer than every check needs (the plan
+    itself where there is one round)."""
     per_round = max(plan.min_checked_runs, plan.max_runs // plan.rounds)
     return replace(plan, max_runs=per_round, cap_s=plan.cap_s / plan.rounds)
 
