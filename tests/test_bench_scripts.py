@@ -39,3 +39,27 @@ def test_tsqr_wy_loop_matches_geqrf_on_the_cpu() -> None:
                          timeout=600, cwd=ROOT)
     assert out.returncode == 0 and out.stdout.rstrip().endswith(": ok"), out.stdout[-2000:] + out.stderr[-2000:]
     assert "mb_panel" in out.stdout and "trail_update" in out.stdout  # both new kernels were exercised
+
+
+def summary_of(script: str) -> str:
+    """The Python a GPU pass script runs on its results at the end (its one `<<'PY'` block that reads them)."""
+    text = (ROOT / "bench" / script).read_text()
+    head = text.index("results.jsonl\"") if "results.jsonl\"" in text else 0
+    start = text.index("<<'PY'", head)
+    return text[text.index("\n", start) + 1:text.index("\nPY\n", start)]
+
+
+@pytest.mark.parametrize("script, results", [
+    ("trust_pass.sh", ["2026-12-02/run3/results.jsonl"]),
+    ("seed_pass.sh", ["2026-12-02/run1/results.jsonl"]),
+    ("noise_pass.sh", ["2026-12-02/run3/results.jsonl", "2026-12-01-late/run1/loop_timing.jsonl"]),
+])
+def test_a_pass_summary_reads_recorded_results(tmp_path: Path, script: str, results: list[str]) -> None:
+    """A pass's closing summary runs on the GPU machine after minutes of device time: it must read results as
+    the harness records them (including older ones, without this session's fields) and print, not crash."""
+    code = tmp_path / "summary.py"
+    code.write_text(summary_of(script))
+    out = subprocess.run([sys.executable, str(code), *(str(ROOT / "bench" / "results" / r) for r in results)],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "us" in out.stdout and len(out.stdout.splitlines()) >= 3, out.stdout
