@@ -19,27 +19,6 @@ for i in $(seq "${REPEATS:-6}"); do
   $py bench/loop_timing.py --kernel-dir "$seed" >> "$OUT/loop_timing.jsonl" 2>>"$OUT/harness.log"
   $py bench/loop_timing.py --kernel-dir "$seed" --neighbour >> "$OUT/loop_timing.jsonl" 2>>"$OUT/harness.log"
 done
-$py - "$OUT/results.jsonl" "$OUT/loop_timing.jsonl" <<'PY' | tee -a "$OUT/pass.log"
-# one line per evaluation and per loop: score, the smallest shape, the CPU's speed then
-import json, statistics, sys
-for line in open(sys.argv[1]):
-    row = json.loads(line)
-    r = row["result"]
-    small = (r.get("shapes") or [{}])[0]
-    loops = sorted(s["host"]["judge_loop_us"] for s in r.get("shapes") or [] if (s.get("host") or {}).get("judge_loop_us"))
-    print(f"{row['name']}: {r.get('score')} us; 20x32 {small.get('mean_us')} us, rounds {small.get('round_means_us')}, "
-          f"judge overhead {small.get('judge_overhead_us')} us; the judge's loop {loops[len(loops) // 2] if loops else None} us")
-for line in open(sys.argv[2]):
-    r = json.loads(line)
-    print(f"loop{' beside a neighbour' if r.get('neighbour') else ''}: {r['score']} us; 20x32 {r.get('smallest')}; "
-          f"its loop {r.get('loop_us')} us")
-groups = {}
-for l in open(sys.argv[1]):
-    row = json.loads(l)
-    if row["result"].get("score"):
-        name = row["name"].split("#")[0] if "#" in row["name"] else row["name"].rstrip("0123456789")
-        groups.setdefault(name, []).append(row["result"]["score"])
-for name, scores in groups.items():
-    if len(scores) > 1:
-        print(f"{name}: CV {statistics.pstdev(scores) / statistics.fmean(scores):.2%} over {len(scores)}")
-PY
+$py bench/passes.py evaluations "$OUT/results.jsonl" | tee -a "$OUT/pass.log"
+$py bench/passes.py loops "$OUT/loop_timing.jsonl" | tee -a "$OUT/pass.log"
+$py bench/passes.py cv "$OUT/results.jsonl" | tee -a "$OUT/pass.log"

@@ -19,14 +19,14 @@ measure() {  # name, then the [evaluation] lines that replace `gpus = ...` in th
   tail -2 "$OUT/evolve_$1.log" | tee -a "$OUT/pass.log"
   echo "$1: ${CANDIDATES:-24} candidates in $took s: $(( ${CANDIDATES:-24} * 3600 / took )) per hour" | tee -a "$OUT/pass.log"
 }
-[[ -n ${SKIP_LOCAL:-} ]] || measure one-gpu "gpus = [0]"
-count=$(nvidia-smi -L 2>/dev/null | wc -l)
-if [[ -n ${SKIP_LOCAL:-} ]]; then
-  :
-elif (( count >= $(echo "${GPUS:-0,1}" | tr ',' '\n' | wc -l) )); then
-  measure "gpus-${GPUS:-0,1}" "gpus = [${GPUS:-0,1}]"
-else
-  log "only $count GPU(s) here: no measurement on ${GPUS:-0,1}"
+if [[ -z ${SKIP_LOCAL:-} ]]; then
+  measure one-gpu "gpus = [0]"
+  count=$(nvidia-smi -L 2>/dev/null | wc -l)
+  if (( count >= $(echo "${GPUS:-0,1}" | tr ',' '\n' | wc -l) )); then
+    measure "gpus-${GPUS:-0,1}" "gpus = [${GPUS:-0,1}]"
+  else
+    log "only $count GPU(s) here: no measurement on ${GPUS:-0,1}"
+  fi
 fi
 if [[ ${RAY:-} == 1 ]]; then  # the same on a local Ray cluster of this machine's GPUs (warm judges: prestart)
   $py -m ray.scripts.scripts start --head --port=6399 --disable-usage-stats --include-dashboard=false > "$OUT/ray_start.log" 2>&1

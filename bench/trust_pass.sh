@@ -13,10 +13,7 @@ source "$(dirname "$0")/lib.sh"
 prestarted() {  # name, then harness args: the process starts, the go line comes 8 s later
   local name=$1; shift
   log "harness (prestarted) $name $*"
-  local line
-  line=$( (sleep 8; echo go) | $py -m harness.qr --prestart "$@" 2>>"$OUT/harness.log" | tail -1)
-  echo "{\"name\": \"$name\", \"result\": $line}" >> "$OUT/results.jsonl"
-  echo "$name: $(echo "$line" | cut -c1-160)" | tee -a "$OUT/pass.log"
+  record "$name" "$( (sleep 8; echo go) | $py -m harness.qr --prestart "$@" 2>>"$OUT/harness.log" | tail -1)"
 }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee -a "$OUT/pass.log"
 $py -c 'import torch, cupy; print("torch", torch.__version__, "cuda", torch.version.cuda, "cupy", cupy.__version__)' | tee -a "$OUT/pass.log"
@@ -46,23 +43,4 @@ prestarted warm_full --kernel-dir seed_kernels/blocked_wy --mode full
 prestarted warm_quick --kernel-dir seed_kernels/blocked_wy --mode quick
 qr final --kernel-dir seed_kernels/blocked_wy --mode final --seed 7
 log "per evaluation: the host beside the score (a slow host shows in 20x32's judge overhead; hostwatch says why)"
-$py - "$OUT/results.jsonl" <<'PY' | tee -a "$OUT/pass.log"
-import json, sys
-for line in open(sys.argv[1]):
-    row = json.loads(line)
-    r, name = row["result"], row["name"]
-    shapes = r.get("shapes") or []
-    if not shapes:
-        print(f"{name}: {r.get('status')}")
-        continue
-    small, hosts = shapes[0], [s.get("host") or {} for s in shapes]
-    steal = sum(h.get("steal_ms") or 0 for h in hosts)
-    preempted = sum(h.get("runner_preempted") or 0 for h in hosts)
-    cpus = sorted({h.get("runner_cpu") for h in hosts if h.get("runner_cpu") is not None})
-    loops = sorted(h["judge_loop_us"] for h in hosts if h.get("judge_loop_us"))
-    host = (f"steal {steal:.0f} ms, runner preempted {preempted}x, on CPUs {cpus}, the judge's loop "
-            f"{loops[len(loops) // 2] if loops else None} us" if any(hosts) else "no host data")
-    print(f"{name}: {r.get('score')} us; {small['shape']} {small['mean_us']} us (rounds "
-          f"{small.get('round_means_us')}), judge overhead {small.get('judge_overhead_us')} us; {host}; "
-          f"overhead {r.get('timings', {}).get('overhead_s')} s")
-PY
+$py bench/passes.py evaluations "$OUT/results.jsonl" | tee -a "$OUT/pass.log"

@@ -41,25 +41,34 @@ def test_tsqr_wy_loop_matches_geqrf_on_the_cpu() -> None:
     assert "mb_panel" in out.stdout and "trail_update" in out.stdout  # both new kernels were exercised
 
 
-def summary_of(script: str) -> str:
-    """The Python a GPU pass script runs on its results at the end (its one `<<'PY'` block that reads them)."""
-    text = (ROOT / "bench" / script).read_text()
-    head = text.index("results.jsonl\"") if "results.jsonl\"" in text else 0
-    start = text.index("<<'PY'", head)
-    return text[text.index("\n", start) + 1:text.index("\nPY\n", start)]
+def seed_pass_table(tmp_path: Path) -> str:
+    """The Python bench/seed_pass.sh runs on its results at the end (its per-shape table), as a file."""
+    text = (ROOT / "bench" / "seed_pass.sh").read_text()
+    start = text.index("<<'PY'", text.index("results.jsonl\""))
+    code = tmp_path / "table.py"
+    code.write_text(text[text.index("\n", start) + 1:text.index("\nPY\n", start)])
+    return str(code)
 
 
-@pytest.mark.parametrize("script, results", [
-    ("trust_pass.sh", ["2026-12-02/run3/results.jsonl"]),
-    ("seed_pass.sh", ["2026-12-02/run1/results.jsonl"]),
-    ("noise_pass.sh", ["2026-12-02/run3/results.jsonl", "2026-12-01-late/run1/loop_timing.jsonl"]),
+RESULTS = ROOT / "bench" / "results"
+RUN1, RUN3 = RESULTS / "2026-12-02/run1/results.jsonl", RESULTS / "2026-12-02/run3/results.jsonl"
+
+
+@pytest.mark.parametrize("script, commands", [
+    ("trust_pass.sh", [["bench/passes.py", "evaluations", RUN3]]),
+    ("seed_pass.sh", [["seed_pass table", RUN1]]),
+    ("noise_pass.sh", [["bench/passes.py", "evaluations", RUN3], ["bench/passes.py", "cv", RUN3],
+                       ["bench/passes.py", "loops", RESULTS / "2026-12-01-late/run1/loop_timing.jsonl"]]),
 ])
-def test_a_pass_summary_reads_recorded_results(tmp_path: Path, script: str, results: list[str]) -> None:
+def test_a_pass_summary_reads_recorded_results(tmp_path: Path, script: str, commands: list[list[object]]) -> None:
     """A pass's closing summary runs on the GPU machine after minutes of device time: it must read results as
     the harness records them (including older ones, without this session's fields) and print, not crash."""
-    code = tmp_path / "summary.py"
-    code.write_text(summary_of(script))
-    out = subprocess.run([sys.executable, str(code), *(str(ROOT / "bench" / "results" / r) for r in results)],
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert "us" in out.stdout and len(out.stdout.splitlines()) >= 3, out.stdout
+    printed = ""
+    for command in commands:
+        assert command[0] == "seed_pass table" or f"$py {command[0]} {command[1]}" in (ROOT / "bench" / script).read_text()
+        program = seed_pass_table(tmp_path) if command[0] == "seed_pass table" else str(ROOT / str(command[0]))
+        out = subprocess.run([sys.executable, program, *map(str, command[1:])], capture_output=True, text=True,
+                             timeout=60)
+        assert out.returncode == 0, out.stderr[-2000:]
+        printed += out.stdout
+    assert "us" in printed and len(printed.splitlines()) >= 3, printed

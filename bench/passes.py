@@ -1,0 +1,73 @@
+"""What a GPU pass prints at its end, from what it recorded (bench/trust_pass.sh, bench/noise_pass.sh):
+
+    python bench/passes.py evaluations results.jsonl   # a line per harness evaluation: score, the smallest
+                                                        # shape and its rounds, what the host did meanwhile
+    python bench/passes.py loops loop_timing.jsonl      # a line per in-process loop (bench/loop_timing.py)
+    python bench/passes.py cv results.jsonl             # the CV of the scores per setting (NAME#i or NAMEi)
+
+Older records, without this session's fields, print with None where a field is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from typing import Any
+
+
+def rows(path: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in open(path) if line.strip()]
+
+
+def evaluation_line(name: str, result: dict[str, Any]) -> str:
+    shapes = result.get("shapes") or []
+    if not shapes:
+        return f"{name}: {result.get('status')}"
+    small, hosts = shapes[0], [s.get("host") or {} for s in shapes]
+    if any(hosts):
+        cpus = sorted({h["runner_cpu"] for h in hosts if h.get("runner_cpu") is not None})
+        loops = sorted(h["judge_loop_us"] for h in hosts if h.get("judge_loop_us"))
+        host = (f"steal {sum(h.get('steal_ms') or 0 for h in hosts):.0f} ms, runner preempted "
+                f"{sum(h.get('runner_preempted') or 0 for h in hosts)}x, on CPUs {cpus}, the judge's loop "
+                f"{loops[len(loops) // 2] if loops else None} us")
+    else:
+        host = "no host data"
+    return (f"{name}: {result.get('score')} us; {small['shape']} {small['mean_us']} us (rounds "
+            f"{small.get('round_means_us')}), judge overhead {small.get('judge_overhead_us')} us; {host}; "
+            f"overhead {result.get('timings', {}).get('overhead_s')} s")
+
+
+def loop_line(record: dict[str, Any]) -> str:
+    return (f"loop{' beside a neighbour' if record.get('neighbour') else ''}: {record['score']} us; smallest shape "
+            f"{record.get('smallest')}; its loop {record.get('loop_us')} us")
+
+
+def setting(name: str) -> str:
+    """judge3 -> judge, EVOLVE_HOLD_US=64#3 -> EVOLVE_HOLD_US=64."""
+    return name.split("#")[0] if "#" in name else name.rstrip("0123456789")
+
+
+def cv_lines(records: list[dict[str, Any]]) -> list[str]:
+    groups: dict[str, list[float]] = {}
+    for row in records:
+        if row["result"].get("score"):
+            groups.setdefault(setting(row["name"]), []).append(row["result"]["score"])
+    return [f"{name}: CV {statistics.pstdev(s) / statistics.fmean(s):.2%} over {len(s)}"
+            for name, s in groups.items() if len(s) > 1]
+
+
+def main(argv: list[str]) -> int:
+    what, path = argv
+    if what == "evaluations":
+        lines = [evaluation_line(row["name"], row["result"]) for row in rows(path)]
+    elif what == "loops":
+        lines = [loop_line(record) for record in rows(path)]
+    else:
+        lines = cv_lines(rows(path))
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
