@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 TICK_MS = 1000 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 10.0
-# A fixed pure-Python loop the judge times at each sample (about 0.5 ms): whether a slow evaluation is a slow
-# CPU (the loop slows too) or something between the processes and the driver (it does not).
+# A fixed pure-Python loop the judge times once per round, after its timed calls (0.7 ms on a CI machine):
+# whether a slow evaluation is a slow CPU (the loop slows too) or something between the processes and the
+# driver (it does not).
 PROBE_LOOPS = 20000
 
 
@@ -41,8 +42,8 @@ def loop_us(loops: int = PROBE_LOOPS) -> float:
 
 
 def between(before: Sample, after: Sample) -> dict[str, float | int | None]:
-    """What happened from one sample to the next, as a shape's result reports it (the faster of the two
-    loops: an interruption only ever adds)."""
+    """What happened from one sample to the next, as a shape's result reports it (the faster of the loops
+    timed: an interruption only ever adds)."""
     def minus(a: int | None, b: int | None) -> int | None:
         return None if a is None or b is None else a - b
     steal = minus(after.steal_ticks, before.steal_ticks)

@@ -33,9 +33,12 @@ import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from harness import isolation, wire
+
+if TYPE_CHECKING:
+    from harness.timing import Plan
 
 ANTI_CHEAT_VERSION = 5  # raised whenever a check or the timing changes; every result records it
 ESCAPED = ("the outputs changed after custom_kernel returned: work left running on another stream was not "
@@ -395,7 +398,7 @@ class Stash:
         self.items.clear()
 
 
-def time_shape(ctx: Context, spec: Any, plan: Any) -> dict[str, Any]:
+def time_shape(ctx: Context, spec: Any, plan: Plan) -> dict[str, Any]:
     """One round of a shape: warm up, then timed calls on fresh inputs until `plan` says the mean is stable;
     every kept output is checked."""
     from harness import hostwatch
@@ -409,7 +412,8 @@ def time_shape(ctx: Context, spec: Any, plan: Any) -> dict[str, Any]:
     events: list[float] = []
     walls: list[float] = []
     gaps: list[float] = []
-    started, host = time.monotonic(), hostwatch.sample(ctx.runner.proc.pid)
+    host = hostwatch.sample(ctx.runner.proc.pid, probe=False)  # the judge's loop runs once, after the calls
+    started = time.monotonic()
     kept = None  # copies of the previous call's outputs, if it was kept for checking
     while not enough(events, plan, started, min_runs(plan, fraction)):
         if kept is not None and not stash.unchanged(kept):
