@@ -278,35 +278,32 @@ class _Outer:
     those columns per block instead of one per panel, and wider GEMM tiles."""
 
     def __init__(self, H):
-        self.H, self.start = H, 0
-        self.V, self.T = None, None  # the block so far: (batch, n - start, w), (batch, w, w)
+        self.H = H
+        self.block = None  # the open block: (start, stop, V (batch, n - start, width), T (batch, width, width))
+        self.w = 0  # its columns so far
 
     def stop(self, k):
         """Where the block of the panel at column k ends: a new block starts at k when none is open."""
-        return min((self.start if self.V is not None else k) + OUTER_NB, self.H.shape[1])
+        return self.block[1] if self.block else min(k + OUTER_NB, self.H.shape[1])
 
     def add(self, V, T, k, ncols):
         H = self.H
         batch, n, _ = H.shape
-        stop = self.stop(k)
-        if self.V is None:
-            self.start = k
-        Vp, Tp = V[:, :n - k, :ncols], T[:, :ncols, :ncols]
+        if self.block is None:  # zero above each panel's first row and beyond its columns
+            stop = self.stop(k)
+            self.block = (k, stop, H.new_zeros(batch, n - k, stop - k), H.new_zeros(batch, stop - k, stop - k))
+            self.w = 0
+        start, stop, Vb, Tb = self.block
+        w, Vp, Tp = self.w, V[:, :n - k, :ncols], T[:, :ncols, :ncols]
         if k + ncols < stop:  # the rest of the block, now: the next panel is factored from it
             _apply(Vp, Tp, H[:, k:, k + ncols:stop])
-        mine = torch.zeros(batch, n - self.start, ncols, device=H.device, dtype=H.dtype)
-        mine[:, k - self.start:, :] = Vp  # zero above row k
-        if self.V is None:
-            self.V, self.T = mine, Tp.clone()
-        else:
-            w = self.T.shape[1]
-            merged = torch.zeros(batch, w + ncols, w + ncols, device=H.device, dtype=H.dtype)
-            merged[:, :w, :w] = self.T
-            merged[:, w:, w:] = Tp
-            cross = torch.bmm(self.V[:, k - self.start:, :].transpose(1, 2), Vp)  # V1^T V2 (V2 is zero above k)
-            merged[:, :w, w:] = -torch.bmm(torch.bmm(self.T, cross), Tp)
-            self.V, self.T = torch.cat([self.V, mine], dim=2), merged
+        Vb[:, k - start:, w:w + ncols] = Vp
+        Tb[:, w:w + ncols, w:w + ncols] = Tp
+        if w:  # T's new columns: -T1 (V1^T V2) T2, V2 being zero above row k
+            cross = torch.bmm(Vb[:, k - start:, :w].transpose(1, 2), Vp)
+            Tb[:, :w, w:w + ncols] = -torch.bmm(torch.bmm(Tb[:, :w, :w], cross), Tp)
+        self.w = w + ncols
         if k + ncols == stop:  # the block is complete: the columns beyond it, in one pass
             if stop < n:
-                _apply(self.V, self.T, H[:, self.start:, stop:])
-            self.V = self.T = None
+                _apply(Vb, Tb, H[:, start:, stop:])
+            self.block = None
