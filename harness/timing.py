@@ -52,9 +52,9 @@ PLANS = {
     "tiny": Plan(3, 12, 0.5, 0.05, 1.0, 3, rounds=2),  # the CPU self-test (harness/specs.py)
 }
 # A shape whose calls take less than this is timed mostly as fast as the host launches its kernels, and the
-# host is not steady: on the H200 VM it runs 1.5-2x slower on the CPU side for stretches from a fraction of a
-# second to a whole evaluation (steal 0, no preemption; the runner's wall time around a 20x32 call 413-598 us
-# against 262-324), and a call whose launches outlast the hold is timed with them: 20x32 measured 31.7, 72.9,
+# host is not steady: on the H200 VM it runs 1.3-2.3x slower on the CPU side for stretches from a fraction of a
+# second to a whole evaluation (steal 0, little preemption; the runner's wall time around a 20x32 call 413-598
+# us against 262-324), and a call whose launches outlast the hold is timed with them: 20x32 measured 31.7, 72.9,
 # 56.4, 68.5 and 32.0 us in five `full` evaluations of one kernel, every shape of 1 ms and more within 1%
 # (2026-12-02, docs/benchmarks.md). The fastest of rounds seconds apart is the kernel on a steady host where
 # the slow stretch is short (seven of nine evaluations within 0.3% in one run); not where it lasts the whole
