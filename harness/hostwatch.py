@@ -29,9 +29,9 @@ class Sample:
 
 
 def sample(pid: int, proc: Path = Path("/proc"), probe: bool = True) -> Sample:
-    return Sample(_steal(proc / "stat"), _last_cpu(proc / str(pid) / "stat"),
+    return Sample(_steal(proc / "stat"), last_cpu(proc / str(pid) / "stat"),
                   _field(proc / str(pid) / "status", "nonvoluntary_ctxt_switches"),
-                  loop_us() if probe else None, _last_cpu(proc / "self" / "stat"))
+                  loop_us() if probe else None, last_cpu(proc / "self" / "stat"))
 
 
 def loop_us(loops: int = PROBE_LOOPS) -> float:
@@ -67,7 +67,7 @@ def _steal(path: Path) -> int | None:
     return int(fields[8]) if len(fields) > 8 and fields[0] == "cpu" and fields[8].isdigit() else None
 
 
-def _last_cpu(path: Path) -> int | None:
+def last_cpu(path: Path) -> int | None:
     """Field 39 of /proc/<pid>/stat; the fields are counted after the command's closing parenthesis, since
     the command itself may hold spaces and parentheses."""
     text = _read(path)
