@@ -20,11 +20,12 @@ for i in $(seq "${REPEATS:-6}"); do
   for v in ${VARIANTS:-}; do  # e.g. EVOLVE_HOLD_US=64 (a fixed hold), EVOLVE_RUNNER_PIN=fastest
     (export "$v"; qr "$v#$i" --kernel-dir "$seed" --mode full)
   done
+  [ "${LOOPS:-1}" = 0 ] && continue  # LOOPS=0: the judge's evaluations only
   log "the contest's loop, alone and beside a neighbour, repeat $i"
   $py bench/loop_timing.py --kernel-dir "$seed" >> "$OUT/loop_timing.jsonl" 2>>"$OUT/harness.log"
   $py bench/loop_timing.py --kernel-dir "$seed" --neighbour >> "$OUT/loop_timing.jsonl" 2>>"$OUT/harness.log"
 done
 kill $timeline
 $py bench/passes.py evaluations "$OUT/results.jsonl" | tee -a "$OUT/pass.log"
-$py bench/passes.py loops "$OUT/loop_timing.jsonl" | tee -a "$OUT/pass.log"
+[ -f "$OUT/loop_timing.jsonl" ] && $py bench/passes.py loops "$OUT/loop_timing.jsonl" | tee -a "$OUT/pass.log"
 $py bench/passes.py cv "$OUT/results.jsonl" | tee -a "$OUT/pass.log"
