@@ -40,7 +40,7 @@ from harness import isolation, wire
 if TYPE_CHECKING:
     from harness.timing import Plan
 
-ANTI_CHEAT_VERSION = 5  # raised whenever a check or the timing changes; every result records it
+ANTI_CHEAT_VERSION = 6  # raised whenever a check or the timing changes; every result records it
 ESCAPED = ("the outputs changed after custom_kernel returned: work left running on another stream was not "
            "joined to the current stream")
 STASH_BYTES = 256 << 20  # cheap checks are batched: inputs and outputs kept until this many bytes
