@@ -7,9 +7,8 @@
   it keeps its files and the GPU but holds no capability over anything outside, the judge included.
 - `die_with_parent()`: the runner is killed when the judge dies, so no candidate code outlives its judge.
 - `pin_to_fastest_cpu()`: with EVOLVE_RUNNER_PIN=fastest, the runner's launching thread on the CPU of its
-  share (`cpu_share`) where a short loop ran fastest, once at start; with EVOLVE_RUNNER_PIN=round, again
-  before every round of a short shape (the judge asks). Off by default: pinned once, it did not steady the
-  scores on an H200 VM (docs/benchmarks.md, fourth pass).
+  share (`cpu_share`) where a short loop ran fastest. Off by default: it did not steady the scores on an
+  H200 VM (docs/benchmarks.md, fourth pass).
 """
 
 from __future__ import annotations
@@ -71,24 +70,19 @@ def gpus_on_host() -> int:
         return 1
 
 
-_share: list[int] | None = None  # the CPUs this process may pin to, as they were before it first pinned
-
-
 def pin_to_fastest_cpu(loops: int = 20000) -> int | None:
     """Pin the calling thread to the CPU of its share on which `loops` iterations of a Python loop ran
     fastest; the CPU, or None where affinity cannot be set. On a VM, vCPUs share their host's cores unevenly
     (a small shape's host-bound launches timed 57-95 us depending on the vCPU), but which vCPU is fast
     changes within seconds: over five evaluations each, interleaved, the seed's `full` score had a CV of
     0.9% pinned against 2.8% unpinned in one run and 2.0% against 2.2% in the next (docs/benchmarks.md)."""
-    global _share
     try:
-        if _share is None:
-            _share = cpu_share(sorted(os.sched_getaffinity(0)), os.environ.get("CUDA_VISIBLE_DEVICES", ""),
-                               gpus_on_host())
+        cpus = cpu_share(sorted(os.sched_getaffinity(0)), os.environ.get("CUDA_VISIBLE_DEVICES", ""),
+                         gpus_on_host())
     except (AttributeError, OSError):
         return None
     timings = []
-    for cpu in _share:
+    for cpu in cpus:
         os.sched_setaffinity(0, {cpu})
         began, n = time.perf_counter(), 0
         while n < loops:

@@ -58,9 +58,6 @@ WALL_SLACK = {"cuda": (3000.0, 0.05), "cpu": (5000.0, 0.5)}
 # inputs cost more to hand over through the host than priming saves (40x176, 5 MB: +2-3%; docs/benchmarks.md).
 # EVOLVE_PRIME_BYTES=0 turns priming off (for measuring what it changes).
 PRIME_BYTES = int(os.environ.get("EVOLVE_PRIME_BYTES", str(1 << 20)))
-# EVOLVE_RUNNER_PIN=round: before each round of a primed (short) shape the runner pins its launching thread
-# to the CPU where a short loop runs fastest just then (harness/isolation.py); for measuring what it changes.
-PIN_ROUNDS = os.environ.get("EVOLVE_RUNNER_PIN") == "round"
 CALIBRATION_CALLS = 3  # per shape, the fastest counts: five took 0.42-0.58 s of the 3 s budget on an H200
 # An import may compile (an exported file's load_inline build: its first evaluation, build included, took
 # 64 s on an H200): while it runs, the judge says so every HEARTBEAT_S, for at most IMPORT_S, so the
@@ -409,7 +406,6 @@ def time_shape(ctx: Context, spec: Any, plan: Plan) -> dict[str, Any]:
 
     where = f"benchmark {spec.label}"
     ctx.report.emit(stage="bench", label=spec.label)
-    pinned = ctx.runner.ask({"op": "pin"}, where).get("cpu") if PIN_ROUNDS and primeable(spec) else None
     ctx.call(spec, where)  # warm-up: compilation, workspaces, graph capture stay out of the timing
     primed = primeable(spec)
     fraction, stash = check_fraction(plan, spec.batch, spec.n), Stash(ctx, spec)
@@ -449,7 +445,6 @@ def time_shape(ctx: Context, spec: Any, plan: Plan) -> dict[str, Any]:
             "wall_median_us": round(statistics.median(walls), 3),
             "judge_overhead_us": round(statistics.median(gaps), 1), "unexplained_us": round(unexplained, 1),
             "floor_us": round(floor_us(spec.batch, spec.n), 2), "host": host_during,
-            **({"pinned_cpu": pinned} if pinned is not None else {}),
             "timed_s": sum(events) / 1e6}
 
 
