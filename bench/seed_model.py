@@ -138,6 +138,12 @@ def load(overrides: dict[str, object]) -> types.ModuleType:
     module._ptr = lambda t: t
     module._stream = lambda device: contextlib.nullcontext()
     module._sms = lambda device: 8  # a GPU of 8 SMs: several blocks per matrix at these sizes
+    outer = module._Outer
+
+    def counted(*args: object) -> object:  # the outer blocking is Python, not a kernel: counted here
+        CALLS["outer"] = CALLS.get("outer", 0) + 1
+        return outer(*args)
+    module._Outer = counted
     return module
 
 
@@ -147,8 +153,8 @@ def main() -> int:
     base = {"SMALL_N": 0, "GRAPH_BYTES": 0}  # the blocked path, eagerly (no CUDA graph on a CPU)
     global NB
     for overrides in ({**base, "MB_ROWS": 16, "FUSED_BELOW": 16}, {**base, "MB_ROWS": 16, "FUSED_BELOW": 0},
-                      {**base, "MB_BELOW": 0}, {**base, "MB_BELOW": 0, "OUTER_NB": 64},
-                      {**base, "MB_BELOW": 0, "NB": 16, "OUTER_NB": 64}, {**base, "MB_BELOW": 0, "OUTER_NB": 96}):
+                      {**base, "MB_BELOW": 0}, *({**base, "MB_BELOW": 0, "OUTER_FROM": 0, **outer} for outer in
+                      ({"OUTER_NB": 64}, {"NB": 16, "OUTER_NB": 64}, {"OUTER_NB": 96}))):
         NB = int(overrides.get("NB", 32))  # what the stand-ins read, as qr.cu is compiled with -DNB
         module = load(overrides)
         sizes = ((2, 70), (3, 45), (1, 33)) + (((2, 150),) if "OUTER_NB" in overrides else ())

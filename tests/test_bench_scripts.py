@@ -39,6 +39,7 @@ def test_tsqr_wy_loop_matches_geqrf_on_the_cpu() -> None:
                          timeout=600, cwd=ROOT)
     assert out.returncode == 0 and out.stdout.rstrip().endswith(": ok"), out.stdout[-2000:] + out.stderr[-2000:]
     assert "mb_panel" in out.stdout and "trail_update" in out.stdout  # both new kernels were exercised
+    assert "'outer'" in out.stdout  # and the outer blocking (OUTER_NB)
 
 
 def seed_pass_table(tmp_path: Path) -> str:

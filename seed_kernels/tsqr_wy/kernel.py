@@ -14,8 +14,9 @@ walking all rows per column, which is 55% of its 2x4096 time with most SMs idle 
 For batches under FUSED_BELOW the trailing update is one kernel (trail_update: C read twice, written once)
 instead of three batched GEMMs; off by default (FUSED_BELOW = 0), since on the H200 it measured slower than
 the GEMMs it replaces (2x4096 48.6 ms fused against 32.3 ms, 8x2048 19.5 against 13.5). build_t reads G
-once into shared memory. With OUTER_NB (off by default, not yet run on a GPU), panels are gathered into blocks
-of that many columns whose merged reflectors update the columns beyond the block in one pass (`_Outer`).
+once into shared memory. With OUTER_NB (off by default), panels are gathered into blocks of that many columns
+whose merged reflectors update the columns beyond the block in one pass (`_Outer`), for batches of at least
+OUTER_FROM matrices: on the H200 (2026-12-02) OUTER_NB = 64 made 640x512 4.5% faster and 40x352 14% slower.
 Everything else is blocked_wy's:
 
 For n <= SMALL_N the whole matrix is factored in shared memory by one launch (small_qr); for n <= TINY_N
@@ -68,6 +69,8 @@ MB_WARPS = 8  # @tune MB_WARPS: 4 8 16
 FUSED_BELOW = 0  # @tune FUSED_BELOW: 0 16 64 1024
 
 OUTER_NB = 0  # @tune OUTER_NB: 0 64 96 128
+
+OUTER_FROM = 256  # @tune OUTER_FROM: 16 64 256
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
 _SOURCE = Path(__file__).with_name("qr.cu").read_text()
@@ -98,7 +101,7 @@ def compile_info():
                    "SMALL_N": SMALL_N, "MIN_WIDTH": MIN_WIDTH, "TINY_N": TINY_N, "TINY_WARPS": TINY_WARPS,
                    "GRAM_BELOW": GRAM_BELOW, "GRAM_ROWS": GRAM_ROWS,
                    "GRAPH_BYTES": GRAPH_BYTES, "MB_BELOW": MB_BELOW, "MB_ROWS": MB_ROWS, "MB_WARPS": MB_WARPS,
-                   "FUSED_BELOW": FUSED_BELOW, "OUTER_NB": OUTER_NB}
+                   "FUSED_BELOW": FUSED_BELOW, "OUTER_NB": OUTER_NB, "OUTER_FROM": OUTER_FROM}
 
 
 def _stream(device):
@@ -209,7 +212,7 @@ def _blocked(H, tau, work, warps):
     panel = _KERNELS[warps][0]
     mb = _KERNELS[MB_WARPS][4]
     counts.zero_()
-    outer = _Outer(H) if OUTER_NB > NB and batch >= MB_BELOW else None
+    outer = _Outer(H) if OUTER_NB > NB and batch >= max(MB_BELOW, OUTER_FROM) else None
     k = 0
     while k < n:
         m = n - k
@@ -271,7 +274,8 @@ def _apply(Vm, Tm, C):
 
 
 class _Outer:
-    """Panels gathered into blocks of OUTER_NB columns (NOT YET RUN ON A GPU; off by default). Each panel's
+    """Panels gathered into blocks of OUTER_NB columns (off by default; correct on every test of the H200's
+    `full` mode, 2026-12-02). Each panel's
     reflectors update only the rest of its block at once; when the block is complete, its panels' V and T,
     merged into one (V = [V1 V2], T = [[T1, -T1 V1^T V2 T2], [0, T2]], as larft merges them), update the columns
     beyond it in three GEMMs whose inner dimension is the block's width instead of the panel's: one pass over
