@@ -4,6 +4,7 @@
                                                         # shape and its rounds, what the host did meanwhile
     python bench/passes.py loops loop_timing.jsonl      # a line per in-process loop (bench/loop_timing.py)
     python bench/passes.py cv results.jsonl             # the CV of the scores per setting (NAME#i or NAMEi)
+    python bench/passes.py stages results.jsonl         # a prestarted evaluation's overhead, stage by stage
 
 Older records, without this session's fields, print with None where a field is missing.
 """
@@ -43,6 +44,22 @@ def loop_line(record: dict[str, Any]) -> str:
             f"{record.get('smallest')}; its loop {record.get('loop_us')} us")
 
 
+STAGES = ("startup_s", "calibrate_s", "import_kernel_s", "tests_s", "bench_s", "timed_kernel_s")
+
+
+def stage_line(name: str, result: dict[str, Any]) -> str | None:
+    """Where a prestarted evaluation's overhead went: its stages (start-up includes the calibration), the
+    benchmark less its timed calls, and what the judge's stages do not cover (the supervisor, the exit)."""
+    t = result.get("timings") or {}
+    if "prestarted_s" not in t or "overhead_s" not in t:
+        return None
+    bench_rest = t.get("bench_s", 0) - t.get("timed_kernel_s", 0)
+    covered = t.get("startup_s", 0) + t.get("import_kernel_s", 0) + t.get("tests_s", 0) + bench_rest
+    parts = ", ".join(f"{k[:-2]} {t[k]}" for k in STAGES if k in t)
+    return (f"{name}: overhead {t['overhead_s']} s = {parts}; benchmark less timed calls {bench_rest:.3f}; "
+            f"elsewhere {t['overhead_s'] - covered:.3f}")
+
+
 def setting(name: str) -> str:
     """judge3 -> judge, EVOLVE_HOLD_US=64#3 -> EVOLVE_HOLD_US=64."""
     return name.split("#")[0] if "#" in name else name.rstrip("0123456789")
@@ -63,6 +80,8 @@ def main(argv: list[str]) -> int:
         lines = [evaluation_line(row["name"], row["result"]) for row in rows(path)]
     elif what == "loops":
         lines = [loop_line(record) for record in rows(path)]
+    elif what == "stages":
+        lines = [line for row in rows(path) if (line := stage_line(row["name"], row["result"]))]
     else:
         lines = cv_lines(rows(path))
     print("\n".join(lines))

@@ -2,7 +2,7 @@
 # One GPU pass for the judge (issue "the judge cannot be gamed"): GPU tests (seeds, every planted cheat), the
 # seed timed in-process as the contest's evaluator times it (bench/probe_timing.py), baseline and seeds in
 # full mode from one run, noise (each repeat followed by the seed timed in one process, bench/loop_timing.py),
-# the prestarted harness's overhead, final mode. VARIANTS="NAME=VALUE ..."
+# the prestarted harness's overhead (WARM_REPEATS, 3, in full mode, each with its stages), final mode. VARIANTS="NAME=VALUE ..."
 # adds VARIANT_REPEATS (2) full evaluations under each setting (e.g. EVOLVE_PRIME_BYTES=0), interleaved
 # with the noise repeats. SKIP_TESTS=1, SKIP_PROBE=1 and SKIP_LOOP=1 leave out the GPU tests, the probe and the
 # in-process loops; PYTEST_K="cheat or seed_full" selects GPU tests (one -k expression, spaces and all). About
@@ -39,8 +39,12 @@ for i in 1 2 3 4 5; do
     if (( i <= ${VARIANT_REPEATS:-2} )); then (export "$v"; qr "$v#$i" --kernel-dir seed_kernels/blocked_wy --mode full); fi
   done
 done
-prestarted warm_full --kernel-dir seed_kernels/blocked_wy --mode full
+for i in $(seq "${WARM_REPEATS:-3}"); do  # the overhead moves with the host: several, each with its stages
+  prestarted "warm_full$i" --kernel-dir seed_kernels/blocked_wy --mode full
+done
 prestarted warm_quick --kernel-dir seed_kernels/blocked_wy --mode quick
 qr final --kernel-dir seed_kernels/blocked_wy --mode final --seed 7
 log "per evaluation: the host beside the score (a slow host shows in 20x32's judge overhead; hostwatch says why)"
 $py bench/passes.py evaluations "$OUT/results.jsonl" | tee -a "$OUT/pass.log"
+log "where each prestarted evaluation's overhead went (seconds; the target is under 3 in full mode)"
+$py bench/passes.py stages "$OUT/results.jsonl" | tee -a "$OUT/pass.log"
