@@ -144,8 +144,12 @@ def supervise(args: argparse.Namespace) -> dict[str, Any]:
 def _watch(proc: subprocess.Popen[bytes], progress: Progress, stall: float, deadline: float, timeout: float) -> str:
     """Wait for the judge; kill its process group when it stalls or runs out of time. Returns why it was
     killed, or ''."""
-    while proc.poll() is None:
-        time.sleep(0.05)
+    while True:
+        try:  # returns within a millisecond or so of the judge's exit (a plain 50 ms sleep cost 25 ms on average)
+            proc.wait(timeout=0.05)
+            return ""
+        except subprocess.TimeoutExpired:
+            pass
         killed = ""
         if time.monotonic() - progress.last > stall:
             killed = f"no progress for {stall:g} s"
@@ -156,7 +160,6 @@ def _watch(proc: subprocess.Popen[bytes], progress: Progress, stall: float, dead
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             return killed
-    return ""
 
 
 def _result(args: argparse.Namespace, progress: Progress, killed: str, code: int | None, log: str, wall: float,
