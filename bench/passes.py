@@ -44,7 +44,7 @@ def loop_line(record: dict[str, Any]) -> str:
             f"{record.get('smallest')}; its loop {record.get('loop_us')} us")
 
 
-STAGES = ("startup_s", "calibrate_s", "import_kernel_s", "tests_s", "bench_s", "timed_kernel_s")
+STAGES = ("startup_s", "calibrate_s", "import_kernel_s", "tests_s", "bench_s", "timed_kernel_s", "runner_stop_s")
 
 
 def stage_line(name: str, result: dict[str, Any]) -> str | None:
@@ -54,7 +54,8 @@ def stage_line(name: str, result: dict[str, Any]) -> str | None:
     if "prestarted_s" not in t or "overhead_s" not in t:
         return None
     bench_rest = t.get("bench_s", 0) - t.get("timed_kernel_s", 0)
-    covered = t.get("startup_s", 0) + t.get("import_kernel_s", 0) + t.get("tests_s", 0) + bench_rest
+    covered = (t.get("startup_s", 0) + t.get("import_kernel_s", 0) + t.get("tests_s", 0) + bench_rest
+               + t.get("runner_stop_s", 0))
     parts = ", ".join(f"{k[:-2]} {t[k]}" for k in STAGES if k in t)
     return (f"{name}: overhead {t['overhead_s']} s = {parts}; benchmark less timed calls {bench_rest:.3f}; "
             f"elsewhere {t['overhead_s'] - covered:.3f}")

@@ -565,7 +565,12 @@ def main(argv: list[str] | None = None) -> int:
         verdict = Verdict("crash", f"the judge failed: {type(exc).__name__}: {exc}",
                           trace=traceback.format_exc()[-2000:])
     finally:
+        began = time.monotonic()
         runner.stop()
+        stop_s = time.monotonic() - began
+    timings = verdict.fields.get("timings")
+    if isinstance(timings, dict):  # outside every stage: the runner killed, its output drained
+        timings["runner_stop_s"] = round(stop_s, 3)
     if verdict.status != "ok":
         verdict.fields["log"] = runner.log()
     report.final(verdict)

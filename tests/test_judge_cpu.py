@@ -67,6 +67,7 @@ def test_the_honest_kernel_passes(tmp_path: Path, prime_bytes: str, pin: str) ->
     assert all(s["checked"] == s["runs"] for s in result["shapes"])  # tiny mode checks every timed call
     assert all(s["primed"] == (prime_bytes != "0") for s in result["shapes"])
     assert result["catch_probability"] > 0.5
+    assert 0 <= result["timings"]["runner_stop_s"] < result["timings"]["wall_s"]  # where the overhead goes
     for shape in result["shapes"]:  # a short shape timed again after the others, scored by its fastest round
         means = shape["round_means_us"]
         assert len(means) == (2 if means[0] < SHORT_US else 1) and shape["mean_us"] == min(means), shape
