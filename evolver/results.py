@@ -52,6 +52,12 @@ class Recorder:
         return r is not None and r.score is not None and r.harness == self.confirm_version and \
             r.gpu in self.fingerprints
 
+    def confirmed_here(self, c: Candidate) -> bool:
+        """Re-measured in the thorough mode by today's judge on one of our devices, whatever it found (an
+        older judge's confirmation does not count)."""
+        r = c.confirmation
+        return r is not None and r.harness == self.confirm_version and r.gpu in self.fingerprints
+
     def failed_here(self, c: Candidate) -> bool:
         """Failed in a way a `fix` may repair, on this run's judge."""
         r = c.result
@@ -120,7 +126,7 @@ class Recorder:
     def maybe_confirm(self, c: Candidate) -> None:
         """Queue a re-measurement of `c` in the thorough mode if it would become the new best: the first
         measurement of a winner is biased upwards, so `best` moves only on a confirmed score."""
-        if not self.confirm_mode or c.confirmation is not None or c.id in self.confirming or not self.measured(c):
+        if not self.confirm_mode or self.confirmed_here(c) or c.id in self.confirming or not self.measured(c):
             return
         best = self.best()
         if best is not None and best.score is not None and c.score is not None and c.score >= best.score:

@@ -59,3 +59,24 @@ def test_a_command_that_waits_for_go_is_sent_it_in_every_mode(tmp_path: Path) ->
     confirmed = [c for c in snap.candidates.values() if c.confirmation is not None]
     assert "00001" in {c.id for c in confirmed}, proc.stdout
     assert all(c.confirmation is not None and c.confirmation.status == "ok" for c in confirmed), proc.stdout
+
+
+def test_a_confirmation_by_another_judge_is_made_again(tmp_path: Path) -> None:
+    """Confirmations of another judge (here another confirm mode; or an older harness) do not decide `best`:
+    a resumed run confirms its would-be best again under today's, instead of never moving `best` again."""
+    repo = make_repo(tmp_path / "repo", example_config(evaluation=(
+        'command = "{python} check.py --kernel-dir {kernel_dir} --mode {mode}"\nfiles = ["check.py"]\n'
+        'gpus = []\nslots = 2\ntimeout_s = 60\nmode = "quick"\nconfirm_mode = "final"')))
+    cwd = repo / "examples" / "sort"
+    assert evolve(cwd, "start", "--max-candidates", "4").returncode == 0
+    before = Store(repo).snapshot("r1").by_commit()[git(repo, "rev-parse", "best").strip()].id
+    config = cwd / "evolve.toml"
+    config.write_text(config.read_text().replace('confirm_mode = "final"', 'confirm_mode = "full"'))
+    git(repo, "commit", "-qam", "confirm in full")
+    proc = evolve(cwd, "start", "--max-candidates", "6")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    snap = Store(repo).snapshot("r1")
+    full = Evaluator(load_config(config, repo), Store(repo), snap.candidates["00001"].parents[0]).version_for("full")
+    best = snap.by_commit()[git(repo, "rev-parse", "best").strip()]
+    assert best.confirmation is not None and best.confirmation.harness == full, proc.stdout
+    assert snap.candidates[before].confirmation.harness == full, proc.stdout  # the old best, confirmed again

@@ -89,3 +89,23 @@ prestart = true'''
         assert c.result is not None and c.result.status == "ok", c.result
         assert c.result.details["prestarted"] is True
     assert [p.name for p in tmpdir.iterdir() if p.name.startswith("evolve-eval-")] == []
+
+
+def test_a_run_resumed_under_another_judge_judges_its_best_again_and_goes_on(repo: Path) -> None:
+    """A new harness (say, a new anti-cheat version) or another mode makes every earlier result incomparable:
+    the resumed run judges its seed and best candidates again under today's judge and breeds on, instead of
+    stopping with "no correct candidate" while its seed is `ok`."""
+    cwd = repo / "examples" / "sort"
+    assert evolve(cwd, "start", "--max-candidates", "4").returncode == 0
+    config = cwd / "evolve.toml"
+    config.write_text(config.read_text().replace("timeout_s = 60", 'timeout_s = 60\nmode = "quick"'))
+    git(repo, "commit", "-qam", "quick mode")
+    proc = evolve(cwd, "start", "--max-candidates", "7")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "judged by another judge" in proc.stdout and "no correct candidate" not in proc.stdout, proc.stdout
+    snap = Store(repo).snapshot("r1")
+    assert len(snap.candidates) == 7  # the run went on
+    again = [c for c in snap.candidates.values() if len(c.results) == 2]
+    assert {c.op for c in again} >= {"seed"} and 1 <= len(again) <= 4  # the seed and the best, judged twice
+    best = Store(repo).snapshot("r1").by_commit()[git(repo, "rev-parse", "best").strip()]
+    assert best.result is not None and best.result.harness == again[0].results[-1].harness  # today's judge
