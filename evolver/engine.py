@@ -35,7 +35,6 @@ from evolver.results import NOT_EVALUATED
 from evolver.store import Store
 
 INTERRUPTED = "interrupted"
-JUDGE_AGAIN = 3  # a run resumed under another judge: its best this many are judged again (and its seeds)
 
 
 @dataclass
@@ -171,28 +170,16 @@ class Engine:
         if unfinished:
             self.say(f"resuming: {len(unfinished)} candidate(s) without a result are evaluated first")
         self.children.seeds(self.client is not None, self.say)
-        for c in sorted((c for c in self.snapshot.candidates.values() if c.result is None), key=lambda c: c.id):
-            self._queue.put_nowait(_Job(c, holds_room=False))
-        for c in self._judged_by_another_judge():
+        again = self.recorder.to_judge_again()  # when the judge has changed since the run's results
+        if again:
+            self.say(f"this run's results were judged by another judge (an older harness, another mode or "
+                     f"device): judging {', '.join(c.id for c in again)} again first")
+        for c in [*sorted((c for c in self.snapshot.candidates.values() if c.result is None), key=lambda c: c.id),
+                  *again]:
             self._queue.put_nowait(_Job(c, holds_room=False))
         for c in sorted((c for c in self.snapshot.candidates.values() if c.score is not None),
                         key=lambda c: c.score or 0.0)[:3]:
             self.recorder.maybe_confirm(c)
-
-    def _judged_by_another_judge(self) -> list[Candidate]:
-        """When nothing of the run compares with today's judge (a new harness, another mode or device), its
-        seeds and its JUDGE_AGAIN best are judged again, so the search goes on from where it was rather than
-        stopping for want of a parent; their earlier results stay in their notes, never compared."""
-        candidates = self.snapshot.candidates.values()
-        if self.recorder.pool():
-            return []
-        earlier = sorted((c for c in candidates if c.score is not None), key=lambda c: (c.score or 0.0, c.id))
-        seeds = (c for c in candidates if c.op == "seed" and c.result is not None)  # the others are queued
-        again = {c.id: c for c in [*seeds, *earlier[:JUDGE_AGAIN]]}
-        if again:
-            self.say(f"this run's results were judged by another judge (an older harness, another mode or "
-                     f"device): judging {', '.join(sorted(again))} again first")
-        return [again[cid] for cid in sorted(again)]
 
     def _interrupt(self) -> None:
         if self._stopping:

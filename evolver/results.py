@@ -67,6 +67,18 @@ class Recorder:
         """Every candidate a parent may be chosen from."""
         return [c for c in self.snapshot.candidates.values() if self.measured(c)]
 
+    def to_judge_again(self, best: int = 3) -> list[Candidate]:
+        """When nothing of the run compares with today's judge (a new harness, another mode or device): its
+        judged seeds and its `best` best candidates, to be judged again so that the search goes on from where
+        it was rather than stopping for want of a parent (their earlier results stay, never compared)."""
+        candidates = self.snapshot.candidates.values()
+        if self.pool():
+            return []
+        earlier = sorted((c for c in candidates if c.score is not None), key=lambda c: (c.score or 0.0, c.id))
+        seeds = (c for c in candidates if c.op == "seed" and c.result is not None)  # the others are queued
+        again = {c.id: c for c in [*seeds, *earlier[:best]]}
+        return [again[cid] for cid in sorted(again)]
+
     def best(self) -> Candidate | None:
         """The best correct candidate; with a confirm mode, only confirmed ones count, by confirmed score."""
         if self.confirm_mode:
