@@ -142,8 +142,10 @@ def best_lines(run: str, mine: Candidate | None, held: Candidate | None) -> list
     lines = [f"best of run {run}: {mine.id} score {with_unit(score_of(mine), mine)} (`git checkout "
              f"evolve/{run}/{mine.id}`)" if mine is not None else f"no correct candidate in run {run} yet"]
     if held is not None:
-        lines.append(f"the branch `best` holds {held.run}/{held.id}, score {with_unit(score_of(held), held)}: a "
-                     "better candidate of another run under the same judge, or `best` is checked out")
+        why = ("judged by another judge than today's (an older harness, another mode or device; `evolve start` "
+               "judges it again)" if held.run == run else "a better candidate of another run under the same judge")
+        lines.append(f"the branch `best` holds {held.run}/{held.id}, score {with_unit(score_of(held), held)}: "
+                     f"{why}, or `best` is checked out")
     return lines
 
 

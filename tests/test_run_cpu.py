@@ -100,6 +100,8 @@ def test_a_run_resumed_under_another_judge_judges_its_best_again_and_goes_on(rep
     config = cwd / "evolve.toml"
     config.write_text(config.read_text().replace("timeout_s = 60", 'timeout_s = 60\nmode = "quick"'))
     git(repo, "commit", "-qam", "quick mode")
+    status = evolve(cwd, "status").stdout  # before: what `best` holds, and why it does not count yet
+    assert "judged by another judge than today's" in status and "another run" not in status, status
     proc = evolve(cwd, "start", "--max-candidates", "7")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "judged by another judge" in proc.stdout and "no correct candidate" not in proc.stdout, proc.stdout
