@@ -15,16 +15,16 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 L2_FLUSH_BYTES = 256 << 20
-# How long the GPU is held before a timed call's start event (`Hold`): by default HOLD_FLUSHES times as long as
-# the L2 flush takes on this GPU (`CudaTimer.flush_us`). GPU MODE's eval.py launches its timed call right behind
-# its flush without waiting for it, so one flush of the host's launch time is hidden there (about 65-70 us on an
-# H200). A quiet contest machine launches a small shape's kernels within that; the H200 VM's host launches them
-# up to about twice as slowly for stretches that can outlast a whole evaluation (20x32's launches: within a
-# 64 us hold on a fast host, about 130 us in a slow stretch, judging by the times they added beyond the hold). Hiding 2.5 flushes hides the slow host's launches as one flush hides the quiet
-# host's: on 2026-12-02 five `full` evaluations of tsqr_wy had a CV of 3.6% with one flush and 0.09% with 160
-# us, and the fast evaluations scored the same under both (docs/benchmarks.md, seventh pass). What it costs: a
-# kernel whose launches outlast one flush on a quiet host is charged up to 1.5 flushes less than the contest
-# would charge it, and the candidate's host code has that much more time before the clock starts
+# How long the GPU is held before a timed call's start event (`Hold`): by default HOLD_FLUSHES times as long as the L2
+# flush takes on this GPU (`CudaTimer.flush_us`). GPU MODE's eval.py launches its timed call right behind its flush
+# without waiting for it, so one flush of the host's launch time is hidden there (about 65-70 us on an H200). A quiet
+# contest machine launches a small shape's kernels within that; the H200 VM's host launches them up to about twice as
+# slowly for stretches that can outlast a whole evaluation (20x32's launches: within a 64 us hold on a fast host,
+# about 130 us in a slow stretch, judging by the times they added beyond the hold). Hiding 2.5 flushes hides the slow
+# host's launches as one flush hides the quiet host's: on 2026-12-02 five `full` evaluations of tsqr_wy had a CV of
+# 3.6% with one flush and 0.09% with 160 us, and the fast evaluations scored the same under both (docs/benchmarks.md,
+# seventh pass). What it costs: a kernel whose launches outlast one flush on a quiet host is charged up to 1.5 flushes
+# less than the contest would charge it, and the candidate's host code has that much more time before the clock starts
 # (docs/QR_CONTRACT.md, threat model). EVOLVE_HOLD_US=N holds N us; 0 turns the hold off.
 HOLD_FLUSHES = 2.5
 HOLD_US = os.environ.get("EVOLVE_HOLD_US", "")
