@@ -105,6 +105,7 @@ def test_a_run_resumed_under_another_judge_judges_its_best_again_and_goes_on(rep
     proc = evolve(cwd, "start", "--max-candidates", "7")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "judged by another judge" in proc.stdout and "no correct candidate" not in proc.stdout, proc.stdout
+    assert "00001 seed   ok" in proc.stdout and "(judged again)" in proc.stdout, proc.stdout
     snap = Store(repo).snapshot("r1")
     assert len(snap.candidates) == 7  # the run went on
     again = [c for c in snap.candidates.values() if len(c.results) == 2]
