@@ -58,10 +58,9 @@ def result_line(c: Candidate, best: Candidate | None, done: int, total: int | No
     best_text = best_label(best, confirm_mode)
     what = c.trailers.get("Tune") or c.subject.split(": ", 1)[-1]
     error = f"  {r.error.splitlines()[0][:60]}" if r and r.error and c.score is None else ""
-    cached = " (cached)" if r and r.cached_from else ""
-    if sum(1 for x in c.results if x.status and not x.confirm) > 1:  # a resumed run's, under a new judge
-        cached = " (judged again)"
-    return f"{count} {c.id} {c.op:<6} {c.status:<13}{with_unit(c.score, c):>12}{cached}  {best_text}  {what[:48]}{error}"
+    again = sum(1 for x in c.results if x.status and not x.confirm) > 1  # a resumed run's, under a new judge
+    tag = " (judged again)" if again else " (cached)" if r and r.cached_from else ""
+    return f"{count} {c.id} {c.op:<6} {c.status:<13}{with_unit(c.score, c):>12}{tag}  {best_text}  {what[:48]}{error}"
 
 
 def rate_text(per_hour: float) -> str:

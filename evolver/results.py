@@ -48,9 +48,7 @@ class Recorder:
 
     def confirmed(self, c: Candidate) -> bool:
         """Correct in the thorough mode too, measured by today's judge on one of this machine's devices."""
-        r = c.confirmation
-        return r is not None and r.score is not None and r.harness == self.confirm_version and \
-            r.gpu in self.fingerprints
+        return self.confirmed_here(c) and c.confirmation is not None and c.confirmation.score is not None
 
     def confirmed_here(self, c: Candidate) -> bool:
         """Re-measured in the thorough mode by today's judge on one of our devices, whatever it found (an

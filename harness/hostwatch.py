@@ -42,15 +42,14 @@ def loop_us(loops: int = PROBE_LOOPS) -> float:
 
 
 def between(before: Sample, after: Sample) -> dict[str, float | int | None]:
-    """What happened from one sample to the next, as a shape's result reports it (the faster of the loops
-    timed: an interruption only ever adds)."""
+    """What happened from one sample to the next, as a shape's result reports it (the judge's loop as the
+    later sample timed it: the judge times it once, after a round's calls)."""
     def minus(a: int | None, b: int | None) -> int | None:
         return None if a is None or b is None else a - b
     steal = minus(after.steal_ticks, before.steal_ticks)
-    loops = [t for t in (before.loop_us, after.loop_us) if t is not None]
     return {"steal_ms": None if steal is None else round(steal * TICK_MS, 1), "runner_cpu": after.cpu,
             "runner_preempted": minus(after.preempted, before.preempted),
-            "judge_loop_us": min(loops) if loops else None, "judge_cpu": after.judge_cpu}
+            "judge_loop_us": after.loop_us, "judge_cpu": after.judge_cpu}
 
 
 def _read(path: Path) -> str | None:

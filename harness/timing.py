@@ -67,8 +67,8 @@ PLANS = {
 # us against 262-324), and a call whose launches outlast the hold is timed with them: 20x32 measured 31.7, 72.9,
 # 56.4, 68.5 and 32.0 us in five `full` evaluations of one kernel, every shape of 1 ms and more within 1%
 # (2026-12-02, docs/benchmarks.md). The fastest of rounds seconds apart is the kernel on a steady host where
-# the slow stretch is short (seven of nine evaluations within 0.3% in one run); not where it lasts the whole
-# evaluation (the other two).
+# the slow stretch is short (seven of nine evaluations within 0.3% in one run); where it lasts the whole
+# evaluation (the other two), the hold's length covers it (`hold_for`).
 SHORT_US = 2000.0
 WRONG_SHARE = 0.1  # catch_probability is stated for a kernel wrong on this share of its calls
 HEAVY_CHECK = 1e10  # batch * n^3 above which checking a call costs tens of milliseconds

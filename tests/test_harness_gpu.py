@@ -151,4 +151,4 @@ def test_seed_full_mode_checks_every_cheap_call_and_most_of_the_rest() -> None:
     assert len(result["shapes"][0]["round_means_us"]) == 3  # 20x32: timed in three rounds (timing.SHORT_US)
     assert len(result["shapes"][-1]["round_means_us"]) == 1  # 2x4096: one
     assert result["runner_isolation"] == "user namespace"
-    assert 10 < result["hold_us"] < 1000, result["hold_us"]  # 2.5 L2 flushes (about 160 us on an H200)
+    assert 10 < result["hold_us"] < 1000, result["hold_us"]  # a flush and up to 100 us (about 160 us on an H200)

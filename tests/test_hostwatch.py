@@ -27,7 +27,7 @@ def test_a_shape_reports_steal_the_runners_cpu_and_its_preemptions(tmp_path: Pat
                                                 "runner_preempted": 3, "judge_loop_us": None, "judge_cpu": None}
 
 
-def test_the_judges_loop_reports_the_faster_of_its_two_timings() -> None:
+def test_the_judges_loop_is_reported_as_the_later_sample_timed_it() -> None:
     before, after = hostwatch.Sample(0, 1, 0, loop_us=900.0, judge_cpu=2), hostwatch.Sample(0, 1, 0, 450.0, 5)
     report = hostwatch.between(before, after)
     assert report["judge_loop_us"] == 450.0 and report["judge_cpu"] == 5
