@@ -44,18 +44,19 @@ def loop_line(record: dict[str, Any]) -> str:
             f"{record.get('smallest')}; its loop {record.get('loop_us')} us")
 
 
-STAGES = ("startup_s", "calibrate_s", "import_kernel_s", "tests_s", "bench_s", "timed_kernel_s", "runner_stop_s")
+STAGES = ("startup_s", "cuda_start_s", "runner_setup_s", "calibrate_s", "import_kernel_s", "tests_s", "bench_s",
+          "timed_kernel_s", "runner_stop_s", "after_verdict_s")
 
 
 def stage_line(name: str, result: dict[str, Any]) -> str | None:
     """Where a prestarted evaluation's overhead went: its stages (start-up includes the calibration), the
-    benchmark less its timed calls, and what the judge's stages do not cover (the supervisor, the exit)."""
+    benchmark less its timed calls, the judge's exit after its verdict, and what none of them covers."""
     t = result.get("timings") or {}
     if "prestarted_s" not in t or "overhead_s" not in t:
         return None
     bench_rest = t.get("bench_s", 0) - t.get("timed_kernel_s", 0)
     covered = (t.get("startup_s", 0) + t.get("import_kernel_s", 0) + t.get("tests_s", 0) + bench_rest
-               + t.get("runner_stop_s", 0))
+               + t.get("runner_stop_s", 0) + t.get("after_verdict_s", 0))
     parts = ", ".join(f"{k[:-2]} {t[k]}" for k in STAGES if k in t)
     return (f"{name}: overhead {t['overhead_s']} s = {parts}; benchmark less timed calls {bench_rest:.3f}; "
             f"elsewhere {t['overhead_s'] - covered:.3f}")

@@ -40,7 +40,7 @@ from harness import isolation, wire
 if TYPE_CHECKING:
     from harness.timing import Plan
 
-ANTI_CHEAT_VERSION = 6  # raised whenever a check or the timing changes; every result records it
+ANTI_CHEAT_VERSION = 7  # raised whenever a check or the timing changes; every result records it
 ESCAPED = ("the outputs changed after custom_kernel returned: work left running on another stream was not "
            "joined to the current stream")
 STASH_BYTES = 256 << 20  # cheap checks are batched: inputs and outputs kept until this many bytes
@@ -222,6 +222,7 @@ class Context:
     runner_cpu: int | None = None  # where the runner pinned its launching thread (EVOLVE_RUNNER_PIN=fastest)
     hold_us: float | None = None  # how long the runner holds the GPU before each timed call (timing.Hold)
     hold_error: str | None = None
+    last_timed: tuple[int, int] | None = None  # (batch, n) of the shape timed last
 
     def call(self, spec: Any, where: str, primed: bool = False, **options: Any) -> "Call":
         """One call of the candidate on a fresh input, generated here from a secret seed and written into the
@@ -275,6 +276,8 @@ def start(ctx: Context) -> str:
     reply = ctx.runner.ask({"op": "go", "arenas": handles, "device": ctx.args.device}, "at start-up")
     if not reply.get("ready"):
         judge_reply(reply, "at start-up")
+    if isinstance(reply.get("setup_s"), float):  # the runner's buffers, timer and snapshots (the candidate's not in)
+        ctx.timings["runner_setup_s"] = reply["setup_s"]
     if isinstance(reply.get("cpu"), int):  # the CPU the runner pinned itself to (harness/isolation.py)
         ctx.runner_cpu = reply["cpu"]
     if isinstance(reply.get("hold_us"), float):  # how long the GPU is held before each timed call (timing.Hold)
@@ -359,28 +362,45 @@ def run_tests(ctx: Context) -> tuple[list[str], dict[str, float]]:
     return [s.label for s in tests], worst
 
 
+class Kept(NamedTuple):
+    """What the judge keeps of a timed call for checking: the call's number, which matrices of its batch
+    (None: all), and copies of the input and of the outputs of those matrices."""
+    number: int
+    rows: Any  # a tensor of batch indices, or None
+    a: Any
+    h: Any
+    tau: Any
+
+
 class Stash:
-    """Timed calls kept for checking: (input, H, tau) copies, checked together once they add up to
-    STASH_BYTES (many small batches cost one check) or at the end of the shape."""
+    """Timed calls kept for checking, checked together once they add up to STASH_BYTES (many small batches
+    cost one check) or at the end of the shape."""
 
     def __init__(self, ctx: Context, spec: Any) -> None:
         self.ctx, self.spec = ctx, spec
-        self.items: list[tuple[int, Any, Any, Any]] = []  # (call number, A, H, tau)
+        self.items: list[Kept] = []
         self.checked = 0
 
-    def add(self, number: int, a: Any) -> tuple[Any, Any]:
-        """Keep call `number` (its input `a`, copies of the shared outputs); returns the copies."""
+    def add(self, number: int, a: Any, rows: list[int] | None) -> Kept:
+        """Keep call `number`: its input `a` (the judge's copy) and the shared outputs, of the matrices `rows`
+        of the batch (None: all of them)."""
         _, h, tau = self.ctx.arena.views(self.spec.batch, self.spec.n)
-        kept = (h.clone(), tau.clone())
-        self.items.append((number, a, *kept))
-        if sum(item[1].numel() * 8 for item in self.items) >= STASH_BYTES:
+        if rows is None:
+            kept = Kept(number, None, a, h.clone(), tau.clone())
+        else:
+            index = self.ctx.torch.tensor(sorted(rows), device=h.device)
+            kept = Kept(number, index, a.index_select(0, index), h.index_select(0, index), tau.index_select(0, index))
+        self.items.append(kept)
+        if sum(item.a.numel() * 8 for item in self.items) >= STASH_BYTES:
             self.check()
         return kept
 
-    def unchanged(self, kept: tuple[Any, Any]) -> bool:
-        """Whether the shared outputs still hold what the previous call left there (no late writes)."""
-        _, shared_h, shared_tau = self.ctx.arena.views(self.spec.batch, self.spec.n)
-        return bool(self.ctx.torch.equal(kept[0], shared_h) and self.ctx.torch.equal(kept[1], shared_tau))
+    def unchanged(self, kept: Kept) -> bool:
+        """Whether the shared outputs still hold what the call left there (no late writes)."""
+        _, h, tau = self.ctx.arena.views(self.spec.batch, self.spec.n)
+        if kept.rows is not None:
+            h, tau = h.index_select(0, kept.rows), tau.index_select(0, kept.rows)
+        return bool(self.ctx.torch.equal(kept.h, h) and self.ctx.torch.equal(kept.tau, tau))
 
     def check(self) -> None:
         from harness.checker import check
@@ -388,41 +408,53 @@ class Stash:
         if not self.items:
             return
         cat = self.ctx.torch.cat
-        verdict = check(cat([i[1] for i in self.items]), cat([i[2] for i in self.items]),
-                        cat([i[3] for i in self.items]), diagnostics=False)
+        verdict = check(cat([i.a for i in self.items]), cat([i.h for i in self.items]),
+                        cat([i.tau for i in self.items]), diagnostics=False)
         if not verdict.ok:
-            number = self.items[(verdict.matrix or 0) // self.spec.batch][0]
-            raise Verdict("incorrect", f"benchmark {self.spec.label}: timed call {number} returned a wrong result: "
-                          f"{verdict.reason}", failing=self.spec.label)
+            item, matrix = self.locate(verdict.matrix or 0)
+            reason = verdict.reason.replace(f"matrix {verdict.matrix} ", f"matrix {matrix} ", 1)
+            raise Verdict("incorrect", f"benchmark {self.spec.label}: timed call {item.number} returned a wrong result: "
+                          f"{reason}", failing=self.spec.label)
         self.checked += len(self.items)
         self.items.clear()
+
+    def locate(self, position: int) -> tuple[Kept, int]:
+        """The kept call and the matrix of its batch at `position` in the checked concatenation."""
+        for item in self.items:
+            if position < item.a.shape[0]:
+                return item, position if item.rows is None else int(item.rows[position])
+            position -= item.a.shape[0]
+        raise IndexError(position)
 
 
 def time_shape(ctx: Context, spec: Any, plan: Plan) -> dict[str, Any]:
     """One round of a shape: warm up, then timed calls on fresh inputs until `plan` says the mean is stable;
     every kept output is checked."""
     from harness import hostwatch
-    from harness.timing import check_fraction, enough, floor_us, min_runs
+    from harness.timing import checked_matrices, enough, floor_us, min_runs
 
     where = f"benchmark {spec.label}"
     ctx.report.emit(stage="bench", label=spec.label)
-    ctx.call(spec, where)  # warm-up: compilation, workspaces, graph capture stay out of the timing
+    if ctx.last_timed != (spec.batch, spec.n):  # the same size timed last (640x512's cases) is warm already
+        ctx.call(spec, where)  # warm-up: compilation, workspaces, graph capture stay out of the timing
     primed = primeable(spec)
-    fraction, stash = check_fraction(plan, spec.batch, spec.n), Stash(ctx, spec)
+    sample, stash = checked_matrices(plan, spec.batch, spec.n), Stash(ctx, spec)
     events: list[float] = []
     walls: list[float] = []
     gaps: list[float] = []
     host = hostwatch.sample(ctx.runner.proc.pid, probe=False)  # the judge's loop runs once, after the calls
     started = time.monotonic()
-    kept = None  # copies of the previous call's outputs, if it was kept for checking
-    while not enough(events, plan, started, min_runs(plan, fraction)):
+    kept = None  # what the judge kept of the previous call
+    while not enough(events, plan, started, min_runs(plan, spec.batch, sample)):
         if kept is not None and not stash.unchanged(kept):
             raise Verdict("rejected", f"{where}: the outputs changed after the call was reported finished")
         call = ctx.call(spec, where, primed, timed=True, flush=True)
-        kept = stash.add(len(events) + 1, call.a) if ctx.rng.random() < fraction else None
+        rows = None if sample == spec.batch else ctx.rng.sample(range(spec.batch), sample)  # drawn after the call
+        kept = stash.add(len(events) + 1, call.a, rows)
         events.append(call.reply["event_us"])
         walls.append(call.reply["wall_us"])
         gaps.append(call.wall_us - call.reply["event_us"])
+    ctx.last_timed = (spec.batch, spec.n)
     host_during = hostwatch.between(host, hostwatch.sample(ctx.runner.proc.pid))
     stash.check()
     median = statistics.median(events)
@@ -441,7 +473,7 @@ def time_shape(ctx: Context, spec: Any, plan: Plan) -> dict[str, Any]:
     return {"shape": spec.label, "batch": spec.batch, "n": spec.n, "case": spec.case, "cond": spec.cond,
             "mean_us": round(mean, 3), "std_us": round(statistics.pstdev(events), 3),
             "median_us": round(median, 3), "min_us": round(min(events), 3), "runs": len(events),
-            "checked": stash.checked, "check_fraction": fraction, "primed": primed,
+            "checked": stash.checked, "checked_matrices": sample, "primed": primed,
             "wall_median_us": round(statistics.median(walls), 3),
             "judge_overhead_us": round(statistics.median(gaps), 1), "unexplained_us": round(unexplained, 1),
             "floor_us": round(floor_us(spec.batch, spec.n), 2), "host": host_during,
@@ -478,7 +510,7 @@ def benchmark(ctx: Context) -> tuple[list[dict[str, Any]], float]:
     reply = ctx.runner.ask({"op": "verify"}, "after the benchmark")
     if reply.get("tamper"):
         raise Verdict("rejected", f"the candidate changed the harness's machinery: {reply['tamper']}")
-    return shapes, catch_probability([(s["runs"], s["check_fraction"]) for s in shapes])
+    return shapes, catch_probability([(s["runs"], s["checked_matrices"] / s["batch"]) for s in shapes])
 
 
 def evaluate(ctx: Context, t0: float) -> Verdict:
@@ -558,6 +590,7 @@ def main(argv: list[str] | None = None) -> int:
         runner.reply(warming, "starting CUDA")
         ctx = Context(args, runner, report, random.Random(args.seed), torch, torch.device("cuda:0" if cuda else "cpu"),
                       None)
+        ctx.timings["cuda_start_s"] = time.monotonic() - t0  # the scan and both processes' CUDA contexts
         verdict = evaluate(ctx, t0)
     except Verdict as v:
         verdict = v

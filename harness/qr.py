@@ -48,6 +48,7 @@ class Progress:
         self.last = time.monotonic()
         self.stage: dict[str, Any] | None = None
         self.final: dict[str, Any] | None = None
+        self.final_at: float | None = None  # when the verdict came
         self.thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
         self.thread.start()
 
@@ -57,7 +58,7 @@ class Progress:
             with contextlib.suppress(json.JSONDecodeError):
                 record = json.loads(line)
                 if isinstance(record, dict) and isinstance(record.get("final"), dict):
-                    self.final = record["final"]
+                    self.final, self.final_at = record["final"], time.monotonic()
                 elif isinstance(record, dict) and "stage" in record:
                     self.stage = record
 
@@ -185,6 +186,8 @@ def _result(args: argparse.Namespace, progress: Progress, killed: str, code: int
         timings["prestarted_s"] = round(prestarted_s, 3)  # process start to go: off the critical path
     if "timed_kernel_s" in timings:
         timings["overhead_s"] = round(wall - timings["timed_kernel_s"], 3)
+    if progress.final_at is not None:  # the judge's exit (its CUDA context torn down) and ours
+        timings["after_verdict_s"] = round(time.monotonic() - progress.final_at, 3)
     result.update(harness_version=harness_version(), seed=seed, mode=args.mode)
     if result.get("status") != "ok":
         result["score"] = None

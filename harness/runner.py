@@ -240,10 +240,12 @@ def serve(args: argparse.Namespace, channel: Channel, isolated: str) -> int:
         go = channel.receive()
     if not go or go.get("op") != "go":
         return 1
+    began = time.monotonic()
     cpu = isolation.pin_to_fastest_cpu() if os.environ.get("EVOLVE_RUNNER_PIN") == "fastest" else None
     session = Session(args, go)
     channel.send({"ready": True, "isolation": isolated, "cpu": cpu, "hold_us": session.timer.hold_us,
-                  "hold_error": session.timer.hold_error, "nonce": go.get("nonce")})
+                  "hold_error": session.timer.hold_error, "setup_s": round(time.monotonic() - began, 3),
+                  "nonce": go.get("nonce")})
     handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
         "load": lambda m: session.load(), "call": session.call, "prime": session.prime,
         "verify": lambda m: session.verify()}

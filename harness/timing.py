@@ -46,8 +46,10 @@ class Plan:
     max_runs: int
     cap_s: float  # wall-clock cap per shape for the timed loop
     rel_stderr: float  # stop once the standard error of the mean is below this fraction of the mean
-    heavy_check_fraction: float  # share of timed calls checked where a check costs tens of ms (all others: 1)
-    # At least this many timed calls for a shape whose every call is checked: cheap shapes carry most of
+    # Where checking a whole call costs tens of ms (`heavy_check`), check a secret sample of each call's
+    # matrices (`checked_matrices`) rather than every matrix; every timed call is checked either way.
+    sample_heavy: bool
+    # At least this many timed calls for a shape whose every matrix is checked: cheap shapes carry most of
     # the evaluation's chance of catching a kernel that is wrong now and then (`catch_probability`).
     min_checked_runs: int
     # A short shape (`SHORT_US`) is timed in this many rounds spread over the benchmark, at most
@@ -56,10 +58,10 @@ class Plan:
 
 
 PLANS = {
-    "quick": Plan(3, 10, 0.5, 0.03, 0.5, 3),
-    "full": Plan(3, 60, 2.0, 0.01, 0.5, 12, rounds=3),
-    "final": Plan(10, 300, 6.0, 0.005, 1.0, 12, rounds=3),
-    "tiny": Plan(3, 12, 0.5, 0.05, 1.0, 3, rounds=2),  # the CPU self-test (harness/specs.py)
+    "quick": Plan(3, 10, 0.5, 0.03, True, 3),
+    "full": Plan(3, 60, 2.0, 0.01, True, 14, rounds=3),
+    "final": Plan(10, 300, 6.0, 0.005, False, 12, rounds=3),
+    "tiny": Plan(3, 12, 0.5, 0.05, False, 3, rounds=2),  # the CPU self-test (harness/specs.py)
 }
 # A shape whose calls take less than this is timed mostly as fast as the host launches its kernels, and the
 # host is not steady: on the H200 VM it runs 1.3-2.3x slower on the CPU side for stretches from a fraction of a
@@ -71,28 +73,35 @@ PLANS = {
 # evaluation (the other two), the hold's length covers it (`hold_for`).
 SHORT_US = 2000.0
 WRONG_SHARE = 0.1  # catch_probability is stated for a kernel wrong on this share of its calls
-HEAVY_CHECK = 1e10  # batch * n^3 above which checking a call costs tens of milliseconds
+HEAVY_CHECK = 1e10  # batch * n^3 above which checking a whole call costs tens of milliseconds
 
 
 def heavy_check(batch: int, n: int) -> bool:
     return batch * n**3 > HEAVY_CHECK
 
 
-def check_fraction(plan: Plan, batch: int, n: int) -> float:
-    """The chance that a timed call's output is checked: 1 for cheap shapes, the plan's share otherwise."""
-    return plan.heavy_check_fraction if heavy_check(batch, n) else 1.0
+def checked_matrices(plan: Plan, batch: int, n: int) -> int:
+    """How many matrices of each timed call the judge checks: all of them for a cheap shape (or where the plan
+    samples nothing), else a secret sample of about HEAVY_CHECK's worth (at least one): 74 of 640x512's 640
+    matrices, 9 of 60x1024's 60, one of 8x2048's and of 2x4096's, each call. A quarter of the cost of
+    checking half the calls whole, and no timed call goes unchecked."""
+    if not (plan.sample_heavy and heavy_check(batch, n)):
+        return batch
+    return max(1, min(batch, int(HEAVY_CHECK // n**3)))
 
 
-def min_runs(plan: Plan, check_fraction: float) -> int:
-    return plan.min_checked_runs if check_fraction == 1.0 else plan.min_runs
+def min_runs(plan: Plan, batch: int, checked: int) -> int:
+    return plan.min_checked_runs if checked == batch else plan.min_runs
 
 
-def catch_probability(runs_and_fractions: list[tuple[int, float]]) -> float:
-    """The chance that at least one checked call is wrong, for a kernel wrong on WRONG_SHARE of its calls,
-    when each call of a shape is checked with its fraction (the judge draws which in secret)."""
+def catch_probability(runs_and_coverage: list[tuple[int, float]]) -> float:
+    """The chance that a wrong call is checked, for a kernel wrong on WRONG_SHARE of its calls, given each
+    shape's timed calls and the share of each call's matrices that is checked (drawn by the judge in secret
+    after the call). Stated for the worst case, a wrong call with a single wrong matrix: a call wrong on
+    every matrix is caught by its own check."""
     miss = 1.0
-    for runs, fraction in runs_and_fractions:
-        miss *= (1 - WRONG_SHARE * fraction) ** runs
+    for runs, coverage in runs_and_coverage:
+        miss *= (1 - WRONG_SHARE * coverage) ** runs
     return 1 - miss
 
 
