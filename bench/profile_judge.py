@@ -1,7 +1,8 @@
 """Where a prestarted evaluation's overhead goes, function by function, on the judge's side.
 
 Runs the judge (harness/judge.py) in this process under cProfile, prestarted as `harness.qr --prestart` runs
-it: torch imported and the runner started, then the go line after --go-after seconds. Prints the judge's
+it: torch imported and the runner started, then the go line after --go-after seconds; each evaluation in
+a fresh process. Prints the judge's
 verdict timings and the functions that took the most time after the go (cumulative and own), so that a cut
 to the overhead aims at a measured cost. The runner's share shows as the judge waiting in `Runner.ask`
 (a call's judge overhead, `judge_overhead_us`, is that wait less the timed region).
@@ -18,6 +19,7 @@ import io
 import json
 import os
 import pstats
+import subprocess
 import sys
 import tempfile
 import threading
@@ -71,10 +73,14 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=2)
     p.add_argument("--go-after", type=float, default=8.0, help="seconds from start to the go line")
     p.add_argument("--top", type=int, default=45)
+    p.add_argument("--one", action="store_true", help=argparse.SUPPRESS)  # this process is one evaluation
     args = p.parse_args()
-    for i in range(args.repeats):
-        print(f"=== {args.kernel_dir} {args.mode}, evaluation {i + 1}")
+    if args.one:
         one(args.kernel_dir, args.mode, args.device, args.go_after, args.top)
+        return
+    for i in range(args.repeats):  # each in a fresh process, as the judge always is: first uses cost there
+        print(f"=== {args.kernel_dir} {args.mode}, evaluation {i + 1}", flush=True)
+        subprocess.run([sys.executable, __file__, "--one", *sys.argv[1:]], check=False)
 
 
 if __name__ == "__main__":

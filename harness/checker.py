@@ -35,16 +35,20 @@ class Verdict:
 @contextlib.contextmanager
 def strict_fp32() -> Iterator[None]:
     """TF32 off for the checker's own products, whatever a candidate set; restored afterwards."""
-    saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32,
-             torch.get_float32_matmul_precision())
+    try:
+        precision: str | None = torch.get_float32_matmul_precision()
+    except RuntimeError:  # torch >= 2.9 refuses to say after the flags below were set, then set again
+        precision = None
+    saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.set_float32_matmul_precision("highest")
     try:
         yield
     finally:
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved[0], saved[1]
-        torch.set_float32_matmul_precision(saved[2])
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+        if precision is not None:
+            torch.set_float32_matmul_precision(precision)
 
 
 def _norm1(x: torch.Tensor) -> torch.Tensor:

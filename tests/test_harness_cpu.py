@@ -109,6 +109,8 @@ def test_checker_turns_tf32_off_and_restores_flags() -> None:
         assert torch.backends.cuda.matmul.allow_tf32 is True
     finally:
         torch.backends.cuda.matmul.allow_tf32 = False
+    with strict_fp32():  # again, once the flags were set by hand after it (newer torch then hides the precision)
+        assert torch.backends.cuda.matmul.allow_tf32 is False
 
 
 STATIC = {"geqrf_direct": "geqrf", "geqrf_getattr": "computed attribute", "linalg_qr": "linalg",

@@ -68,7 +68,7 @@ def test_the_honest_kernel_passes(tmp_path: Path, prime_bytes: str, pin: str) ->
     assert all(s["primed"] == (prime_bytes != "0") for s in result["shapes"])
     assert result["catch_probability"] > 0.5
     timings = result["timings"]  # where the overhead goes
-    for stage in ("runner_stop_s", "after_verdict_s", "runner_setup_s", "cuda_start_s"):
+    for stage in ("after_verdict_s", "runner_setup_s", "cuda_start_s"):
         assert 0 <= timings[stage] < timings["wall_s"], (stage, timings)
     for shape in result["shapes"]:  # a short shape timed again after the others, scored by its fastest round
         means = shape["round_means_us"]
