@@ -25,6 +25,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -52,9 +53,9 @@ def one(kernel_dir: Path, mode: str, device: str, go_after: float, top: int) -> 
         os.chdir(ROOT)
     os.close(write_end)
     lines = verdict.getvalue().strip().splitlines()
-    result = json.loads(lines[-1])["final"] if lines else {"status": "no verdict"}
+    result: dict[str, Any] = json.loads(lines[-1])["final"] if lines else {"status": "no verdict"}
     timings = result.get("timings", {})
-    print(result.get("error", "")[:300])
+    print(str(result.get("error", ""))[:300])
     print(f"status {result['status']} score {result.get('score')} wall after go {wall:.3f} s "
           f"(profiled), timed {timings.get('timed_kernel_s')}")
     print("timings", json.dumps(timings))
