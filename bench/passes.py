@@ -5,6 +5,7 @@
     python bench/passes.py loops loop_timing.jsonl      # a line per in-process loop (bench/loop_timing.py)
     python bench/passes.py cv results.jsonl             # the CV of the scores per setting (NAME#i or NAMEi)
     python bench/passes.py stages results.jsonl         # a prestarted evaluation's overhead, stage by stage
+    python bench/passes.py shapes results.jsonl         # each shape's mean (us), an evaluation per column
 
 Older records, without this session's fields, print with None where a field is missing.
 """
@@ -62,6 +63,18 @@ def stage_line(name: str, result: dict[str, Any]) -> str | None:
             f"elsewhere {t['overhead_s'] - covered:.3f}")
 
 
+def shape_lines(records: list[dict[str, Any]]) -> list[str]:
+    """A table: a row per shape, a column per evaluation (its mean time per call, us; '-' where its mode has no
+    such shape), the score last."""
+    done = [r for r in records if r["result"].get("shapes")]
+    means = [{s["shape"]: s["mean_us"] for s in r["result"]["shapes"]} for r in done]
+    labels = list(dict.fromkeys(label for m in means for label in m))
+    lines = [f"{'shape':28}" + "".join(f"{r['name'][:10]:>11}" for r in done)]
+    for label in labels:
+        lines.append(f"{label:28}" + "".join(f"{m[label]:11.1f}" if label in m else f"{'-':>11}" for m in means))
+    return lines + [f"{'score':28}" + "".join(f"{r['result']['score']:11.1f}" for r in done)]
+
+
 def setting(name: str) -> str:
     """judge3 -> judge, EVOLVE_HOLD_US=64#3 -> EVOLVE_HOLD_US=64."""
     return name.split("#")[0] if "#" in name else name.rstrip("0123456789")
@@ -84,6 +97,8 @@ def main(argv: list[str]) -> int:
         lines = [loop_line(record) for record in rows(path)]
     elif what == "stages":
         lines = [line for row in rows(path) if (line := stage_line(row["name"], row["result"]))]
+    elif what == "shapes":
+        lines = shape_lines(rows(path))
     else:
         lines = cv_lines(rows(path))
     print("\n".join(lines))

@@ -50,6 +50,7 @@ class Progress:
         self.stage: dict[str, Any] | None = None
         self.final: dict[str, Any] | None = None
         self.final_at: float | None = None  # when the verdict came
+        self.go_at = self.last  # prestarted: when the go line went to the judge
         self.news = threading.Event()  # set at the verdict and at the end of the stream (the judge's exit)
         self.thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
         self.thread.start()
@@ -76,13 +77,14 @@ def _missing_kernel(args: argparse.Namespace) -> dict[str, Any] | None:
     return {"status": "compile_error", "error": f"no kernel.py in {args.kernel_dir}"}
 
 
-def _wait_for_go(proc: subprocess.Popen[bytes], args: argparse.Namespace) -> dict[str, Any] | None:
+def _wait_for_go(proc: subprocess.Popen[bytes], args: argparse.Namespace, progress: "Progress") -> dict[str, Any] | None:
     """Prestart: the judge and runner import torch while the caller prepares the candidate; one line on our
     stdin says the kernel directory is complete. A result here means the evaluation ends before it began."""
     line = sys.stdin.readline()
     problem = _missing_kernel(args) if line else {"status": "crash", "error": "prestarted, but no go line came "
                                                   "on stdin (the caller went away)"}
     if problem is None and proc.stdin is not None:
+        progress.go_at = time.monotonic()  # before the judge can read it: the evaluation's clock starts here
         try:
             proc.stdin.write(b"go\n")
             proc.stdin.close()
@@ -137,17 +139,18 @@ def supervise(args: argparse.Namespace) -> dict[str, Any]:
         progress = Progress(proc.stdout)  # type: ignore[arg-type]
         prestarted_s = None
         if args.prestart:
-            early = _wait_for_go(proc, args)
+            early = _wait_for_go(proc, args, progress)
             if early is not None:
                 return early
-            prestarted_s = time.monotonic() - started
-            started = progress.last = time.monotonic()  # the evaluation's clock starts at the go
+            prestarted_s = progress.go_at - started
+            started = progress.last = progress.go_at  # the evaluation's clock starts at the go
         killed = _watch(proc, progress, args.stall, started + timeout, timeout)
         if not progress.ok():  # an ok verdict needs nothing more; any other keeps the judge's last words
             progress.thread.join(timeout=2)
             pump.join(timeout=2)
+    ended = time.monotonic()
     return _result(args, progress, killed, proc.returncode, b"".join(tail).decode("utf-8", "replace")[-3000:],
-                   time.monotonic() - started, prestarted_s, seed)
+                   ended - started, prestarted_s, seed, ended)
 
 
 def _watch(proc: subprocess.Popen[bytes], progress: Progress, stall: float, deadline: float, timeout: float) -> str:
@@ -178,7 +181,7 @@ def _watch(proc: subprocess.Popen[bytes], progress: Progress, stall: float, dead
 
 
 def _result(args: argparse.Namespace, progress: Progress, killed: str, code: int | None, log: str, wall: float,
-            prestarted_s: float | None, seed: int) -> dict[str, Any]:
+            prestarted_s: float | None, seed: int, ended: float) -> dict[str, Any]:
     stage = progress.stage
     where = f"during {stage['stage']} {stage.get('label', '')}".strip() if stage else "at start-up"
     if killed:
@@ -201,7 +204,7 @@ def _result(args: argparse.Namespace, progress: Progress, killed: str, code: int
     if "timed_kernel_s" in timings:
         timings["overhead_s"] = round(wall - timings["timed_kernel_s"], 3)
     if progress.final_at is not None:  # the judge's exit (its CUDA context torn down) and ours
-        timings["after_verdict_s"] = round(time.monotonic() - progress.final_at, 3)
+        timings["after_verdict_s"] = round(ended - progress.final_at, 3)
     result.update(harness_version=harness_version(), seed=seed, mode=args.mode)
     if result.get("status") != "ok":
         result["score"] = None

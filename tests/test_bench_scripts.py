@@ -58,6 +58,7 @@ RUN1, RUN3 = RESULTS / "2026-12-02/run1/results.jsonl", RESULTS / "2026-12-02/ru
 @pytest.mark.parametrize("script, commands", [
     ("trust_pass.sh", [["bench/passes.py", "evaluations", RUN3], ["bench/passes.py", "stages", RUN3]]),
     ("seed_pass.sh", [["seed_pass table", RUN1]]),
+    ("ab_judge.sh", [["bench/passes.py", "stages", RUN3], ["bench/passes.py", "shapes", RUN3]]),
     ("noise_pass.sh", [["bench/passes.py", "evaluations", RUN3], ["bench/passes.py", "cv", RUN3],
                        ["bench/passes.py", "loops", RESULTS / "2026-12-01-late/run1/loop_timing.jsonl"]]),
 ])

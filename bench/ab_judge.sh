@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The judge at two commits on one GPU, interleaved: did a change to harness/ move the scores or the overhead?
+#   OLD=<commit> [NEW=<commit>] [KERNEL=seed_kernels/blocked_wy] [REPEATS=3] [MODE=full] [DEVICE=cpu] bash bench/ab_judge.sh
+# Each side's harness/ is taken from git (NEW defaults to the working tree); every evaluation is prestarted (the
+# go line 8 s after the start), old then new, REPEATS times, after one quick evaluation that compiles the kernel.
+# Results: ${OUT:-bench/out}/results.jsonl (names old1, new1, ...); the per-shape table and each evaluation's
+# overhead by stage in pass.log. About 15 s an evaluation on an H200 in full mode.
+source "$(dirname "$0")/lib.sh"
+: "${OLD:?OLD=<commit> is the judge to compare with}"
+kernel=$PWD/${KERNEL:-seed_kernels/blocked_wy}
+side() {  # name, commit or "": a copy of that commit's harness/ (the working tree's for "")
+  local dir="$OUT/judge-$1"
+  rm -rf "$dir" && mkdir -p "$dir"
+  if [[ -n $2 ]]; then git archive "$2" harness | tar -x -C "$dir"; else cp -r harness "$dir/"; fi
+  echo "$dir"
+}
+old=$(side old "$OLD") new=$(side new "${NEW:-}")
+evaluate() {  # harness copy, then harness args: one prestarted evaluation (run from the copy: -m finds its harness)
+  local dir=$1; shift
+  (sleep 8; echo go) | (cd "$dir" && PYTHONPATH="$dir" $py -m harness.qr --prestart "$@" 2>>"$OUT/harness.log") | tail -1
+}
+device=${DEVICE:+--device $DEVICE}  # DEVICE=cpu MODE=tiny KERNEL=tests/cpu_kernel: the script's own check, no GPU
+(cd "$old" && PYTHONPATH="$old" $py -m harness.qr --kernel-dir "$kernel" --mode "${QUICK_MODE:-quick}" $device >/dev/null 2>&1)
+for i in $(seq "${REPEATS:-3}"); do
+  for name in old new; do
+    dir=$old; [[ $name == new ]] && dir=$new
+    log "$name$i: $kernel, ${MODE:-full}"
+    record "$name$i" "$(evaluate "$dir" --kernel-dir "$kernel" --mode "${MODE:-full}" $device)"
+  done
+done
+$py bench/passes.py stages "$OUT/results.jsonl" | tee -a "$OUT/pass.log"
+$py bench/passes.py shapes "$OUT/results.jsonl" | tee -a "$OUT/pass.log"
