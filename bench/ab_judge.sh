@@ -1,20 +1,27 @@
 #!/usr/bin/env bash
 # The judge at two commits on one GPU, interleaved: did a change to harness/ move the scores or the overhead?
 #   OLD=<commit> [NEW=<commit>] [KERNEL=seed_kernels/blocked_wy] [REPEATS=3] [MODE=full] [DEVICE=cpu] bash bench/ab_judge.sh
-# Each side's harness/ is taken from git (NEW defaults to the working tree); every evaluation is prestarted (the
+# Each side's harness/ is taken from git, or from a directory that holds one (the GPU machine's copy of the
+# repository may not know a commit made since: `git archive C harness | tar -x -C .ab_old` here, then OLD=.ab_old);
+# NEW defaults to the working tree. Every evaluation is prestarted (the
 # go line 8 s after the start), old then new, REPEATS times, after one quick evaluation that compiles the kernel.
 # Results: ${OUT:-bench/out}/results.jsonl (names old1, new1, ...); the per-shape table and each evaluation's
 # overhead by stage in pass.log. About 15 s an evaluation on an H200 in full mode.
 source "$(dirname "$0")/lib.sh"
 : "${OLD:?OLD=<commit> is the judge to compare with}"
 kernel=$PWD/${KERNEL:-seed_kernels/blocked_wy}
-side() {  # name, commit or "": a copy of that commit's harness/ (the working tree's for "")
-  local dir="$OUT/judge-$1"
-  rm -rf "$dir" && mkdir -p "$dir"
-  if [[ -n $2 ]]; then git archive "$2" harness | tar -x -C "$dir"; else cp -r harness "$dir/"; fi
+copies=$(mktemp -d)
+side() {  # name, commit, directory or "": a copy of that harness/ (the working tree's for "")
+  local dir="$copies/$1"
+  mkdir -p "$dir"
+  if [[ -z $2 ]]; then cp -r harness "$dir/"
+  elif [[ -d $2/harness ]]; then cp -r "$2/harness" "$dir/"
+  else git archive "$2" harness | tar -x -C "$dir" || { echo "no harness at $2" >&2; exit 1; }
+  fi
   echo "$dir"
 }
-old=$(side old "$OLD") new=$(side new "${NEW:-}")
+old=$(side old "$OLD") || exit 1
+new=$(side new "${NEW:-}") || exit 1
 evaluate() {  # harness copy, then harness args: one prestarted evaluation (run from the copy: -m finds its harness)
   local dir=$1; shift
   (sleep 8; echo go) | (cd "$dir" && PYTHONPATH="$dir" $py -m harness.qr --prestart "$@" 2>>"$OUT/harness.log") | tail -1

@@ -7,8 +7,9 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 py=${PYTHON:-python3}
 log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$OUT/pass.log"; }
 record() {  # name, a verdict line: kept as {"name", "result"} in $OUT/results.jsonl, its head in pass.log
-  echo "{\"name\": \"$1\", \"result\": $2}" >> "$OUT/results.jsonl"
-  echo "$1: $(echo "$2" | cut -c1-160)" | tee -a "$OUT/pass.log"
+  local result=${2:-'{"status": "crash", "error": "no result line (see harness.log)"}'}
+  echo "{\"name\": \"$1\", \"result\": $result}" >> "$OUT/results.jsonl"
+  echo "$1: $(echo "$result" | cut -c1-160)" | tee -a "$OUT/pass.log"
 }
 qr() {  # name, then harness args: one evaluation, recorded
   local name=$1; shift
