@@ -3,7 +3,8 @@
 # quick mode first (with a short stall limit: a kernel whose blocks wait for each other may hang), then, if it
 # passed, torch.geqrf, blocked_wy and the seed in full mode from one run (seed 7), five noise repeats of the
 # seed, its final mode, each of ${VARIANTS:-OUTER_NB=64 OUTER_NB=128 FUSED_BELOW=16 MB_BELOW=0} (constants of kernel.py, by
-# bench/variant.py) in full mode, and the profile of the seed per shape (bench/profile_blocked.py). About 6
+# bench/variant.py) in full mode, and the profile of the seed per shape (bench/profile_blocked.py; SKIP_PROFILE=1
+# leaves it out). About 6
 # minutes on an H200. Results: ${OUT:-bench/out}/results.jsonl ({"name", "result"}), profile.txt, pass.log.
 source "$(dirname "$0")/lib.sh"
 seed=${SEED:-seed_kernels/tsqr_wy}
@@ -21,8 +22,10 @@ qr final --kernel-dir "$seed" --mode final --seed 7
 for v in ${VARIANTS:-OUTER_NB=64 OUTER_NB=128 FUSED_BELOW=16 MB_BELOW=0}; do
   qr "$v" --kernel-dir "$($py bench/variant.py "$seed" "$v")" --mode full --seed 7
 done
-log "profile of $seed"
-$py bench/profile_blocked.py "$seed" > "$OUT/profile.txt" 2>>"$OUT/harness.log"
+if [[ ${SKIP_PROFILE:-} == "" ]]; then
+  log "profile of $seed"
+  $py bench/profile_blocked.py "$seed" > "$OUT/profile.txt" 2>>"$OUT/harness.log"
+fi
 $py - "$OUT/results.jsonl" <<'PY' | tee -a "$OUT/pass.log"
 # per shape: geqrf, blocked_wy, the seed (seed 7), with the speedups; then the noise repeats' CV
 import json, statistics, sys
