@@ -68,7 +68,7 @@ MB_WARPS = 8  # @tune MB_WARPS: 4 8 16
 
 FUSED_BELOW = 0  # @tune FUSED_BELOW: 0 16 64 1024
 
-OUTER_NB = 0  # @tune OUTER_NB: 0 64 96 128
+OUTER_NB = 64  # @tune OUTER_NB: 0 64 96 128
 
 OUTER_FROM = 256  # @tune OUTER_FROM: 16 64 256
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
