@@ -1,10 +1,10 @@
 """Blocked Householder QR with compact WY (qr.cu) whose panels spread over many thread blocks when the batch
 is small: the second seed, from blocked_wy.
 
-STATUS (2026-12-02, H200, docs/benchmarks.md "sixth pass"): correct on every test of the contract; 4.674 ms
-in `full` mode (25.5x torch.geqrf's 119.2 ms in the same run; blocked_wy 5.788 ms), every shape faster than
-geqrf, 2x4096 by 1.4x. Not the 3 ms the contest needs: the four 640x512 shapes take 10.8 ms each, 4 ms of it
-in panel_qr and 6 ms in cuBLAS GEMMs with small tiles; FP32 arithmetic alone takes about 2.2 ms
+STATUS (2026-12-02, H200, docs/benchmarks.md "eighth pass"): correct on every test of the contract; 4.579 ms
+in `full` mode (25.5x torch.geqrf's 116.96 ms in the same run; blocked_wy 5.439 ms), every shape faster than
+geqrf, 2x4096 by 1.4x. Not the 3 ms the contest needs: the four 640x512 shapes take 10.0-10.4 ms each, about
+4 ms of it in panel_qr and the rest in cuBLAS GEMMs with small tiles; FP32 arithmetic alone takes about 2.2 ms
 (docs/QR_CONTRACT.md).
 
 What is new against blocked_wy: for batches under MB_BELOW matrices a panel is factored by
@@ -14,9 +14,10 @@ walking all rows per column, which is 55% of its 2x4096 time with most SMs idle 
 For batches under FUSED_BELOW the trailing update is one kernel (trail_update: C read twice, written once)
 instead of three batched GEMMs; off by default (FUSED_BELOW = 0), since on the H200 it measured slower than
 the GEMMs it replaces (2x4096 48.6 ms fused against 32.3 ms, 8x2048 19.5 against 13.5). build_t reads G
-once into shared memory. With OUTER_NB (off by default), panels are gathered into blocks of that many columns
-whose merged reflectors update the columns beyond the block in one pass (`_Outer`), for batches of at least
-OUTER_FROM matrices: on the H200 (2026-12-02) OUTER_NB = 64 made 640x512 4.5% faster and 40x352 14% slower.
+once into shared memory. With OUTER_NB (0: off), panels are gathered into blocks of that many columns whose
+merged reflectors update the columns beyond the block in one pass (`_Outer`), for batches of at least
+OUTER_FROM matrices: on the H200 (2026-12-02) OUTER_NB = 64 made 640x512 4.4% faster (4.663 -> 4.592 ms in
+one run; the default since) and, applied to 40x352, 14% slower; 128 gained half as much.
 Everything else is blocked_wy's:
 
 For n <= SMALL_N the whole matrix is factored in shared memory by one launch (small_qr); for n <= TINY_N
