@@ -263,3 +263,38 @@ def test_a_whole_call_is_kept_where_every_matrix_is_checked() -> None:
     assert kept.rows is None and kept.h.shape == h.shape and kept.h.data_ptr() != h.data_ptr()
     stash.check()
     assert stash.checked == 1 and not stash.items
+
+
+def _fake_judge(lines: str, then_sleep: float) -> Any:
+    """A process that prints `lines` on stdout as the judge would, then neither speaks nor exits for a while."""
+    import subprocess
+    import sys
+
+    code = f"import sys, time\nsys.stdout.write({lines!r})\nsys.stdout.flush()\ntime.sleep({then_sleep})\n"
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, start_new_session=True)
+
+
+def test_the_supervisor_returns_an_ok_verdict_without_waiting_for_the_judges_exit() -> None:
+    """The judge's exit after an ok verdict (its CUDA context torn down) is off the critical path."""
+    from harness.qr import Progress, _watch
+
+    proc = _fake_judge('{"stage": "bench"}\n{"final": {"status": "ok", "score": 1.0}}\n', 30)
+    began = time.monotonic()
+    assert _watch(proc, Progress(proc.stdout), 60, began + 60, 60) == ""
+    assert time.monotonic() - began < 10 and proc.poll() is None
+    proc.kill()
+    proc.wait()
+
+
+def test_after_any_other_verdict_the_supervisor_waits_for_the_exit_but_not_forever(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its last words (the log) come with the exit; a judge that never exits is killed after EXIT_S."""
+    from harness import qr
+
+    monkeypatch.setattr(qr, "EXIT_S", 0.5)
+    proc = _fake_judge('{"final": {"status": "crash", "error": "x"}}\n', 30)
+    progress = qr.Progress(proc.stdout)
+    assert qr._watch(proc, progress, 60, time.monotonic() + 60, 60) == ""
+    assert proc.returncode is not None and progress.final == {"status": "crash", "error": "x"}
+    quiet = _fake_judge("", 0)  # no verdict, an exit: returns as soon as its stdout ends
+    assert qr._watch(quiet, qr.Progress(quiet.stdout), 60, time.monotonic() + 60, 60) == "" and quiet.returncode == 0
