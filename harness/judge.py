@@ -6,8 +6,8 @@ Run by the supervisor (harness/qr.py), it starts the runner (harness/runner.py, 
 candidate), shares three GPU buffers with it (harness/arena.py) and drives it call by call. For every call
 it generates a fresh input from a secret seed and writes it into the shared A; afterwards it checks that the
 candidate left A unchanged, and checks the candidate's outputs against it with the contract's gates
-(every test; every timed call of a cheap shape and a secret half of the others in `full` mode, all in
-`final`). It times each call with its own clock too, and rejects a candidate whose reported times leave
+(every test; every timed call: where checking a whole call is costly, a secret sample of its matrices in
+`full` mode, every matrix in `final`). It times each call with its own clock too, and rejects a candidate whose reported times leave
 more unexplained than the overhead it measured on a reference function before the candidate was loaded.
 
 The judge is non-dumpable and the runner lives in a user namespace of its own, so the runner cannot read
