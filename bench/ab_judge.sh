@@ -22,17 +22,13 @@ side() {  # name, commit, directory or "": a copy of that harness/ (the working 
 }
 old=$(side old "$OLD") || exit 1
 new=$(side new "${NEW:-}") || exit 1
-evaluate() {  # harness copy, then harness args: one prestarted evaluation (run from the copy: -m finds its harness)
-  local dir=$1; shift
-  (sleep 8; echo go) | (cd "$dir" && PYTHONPATH="$dir" $py -m harness.qr --prestart "$@" 2>>"$OUT/harness.log") | tail -1
-}
-device=${DEVICE:+--device $DEVICE}  # DEVICE=cpu MODE=tiny KERNEL=tests/cpu_kernel: the script's own check, no GPU
+device=${DEVICE:+--device $DEVICE}  # DEVICE=cpu MODE=tiny QUICK_MODE=tiny KERNEL=tests/cpu_kernel: a check of the script, no GPU
 (cd "$old" && PYTHONPATH="$old" $py -m harness.qr --kernel-dir "$kernel" --mode "${QUICK_MODE:-quick}" $device >/dev/null 2>&1)
 for i in $(seq "${REPEATS:-3}"); do
   for name in old new; do
     dir=$old; [[ $name == new ]] && dir=$new
-    log "$name$i: $kernel, ${MODE:-full}"
-    record "$name$i" "$(evaluate "$dir" --kernel-dir "$kernel" --mode "${MODE:-full}" $device)"
+    # run from the copy, so that -m finds its harness
+    (cd "$dir" && export PYTHONPATH="$dir" && prestarted "$name$i" --kernel-dir "$kernel" --mode "${MODE:-full}" $device)
   done
 done
 $py bench/passes.py stages "$OUT/results.jsonl" | tee -a "$OUT/pass.log"

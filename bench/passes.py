@@ -51,7 +51,8 @@ STAGES = ("startup_s", "cuda_start_s", "runner_setup_s", "calibrate_s", "import_
 
 def stage_line(name: str, result: dict[str, Any]) -> str | None:
     """Where a prestarted evaluation's overhead went: its stages (start-up includes the calibration), the
-    benchmark less its timed calls, the judge's exit after its verdict, and what none of them covers."""
+    benchmark less its timed calls, the supervisor after the verdict (older records: stopping the runner),
+    and what none of them covers."""
     t = result.get("timings") or {}
     if "prestarted_s" not in t or "overhead_s" not in t:
         return None

@@ -1,10 +1,9 @@
 """Where a prestarted evaluation's overhead goes, function by function, on the judge's side.
 
-Runs the judge (harness/judge.py) in this process under cProfile, prestarted as `harness.qr --prestart` runs
-it: torch imported and the runner started, then the go line after --go-after seconds; each evaluation in
-a fresh process. Prints the judge's
-verdict timings and the functions that took the most time after the go (cumulative and own), so that a cut
-to the overhead aims at a measured cost. The runner's share shows as the judge waiting in `Runner.ask`
+Runs the judge (harness/judge.py) under cProfile, prestarted as `harness.qr --prestart` runs it (torch
+imported and the runner started, then the go line after --go-after seconds), each evaluation in a fresh
+process. Prints the judge's verdict timings and the functions that took the most time (cumulative and own;
+the wait for the go line among them), so that a cut to the overhead aims at a measured cost. The runner's share shows as the judge waiting in `Runner.ask`
 (a call's judge overhead, `judge_overhead_us`, is that wait less the timed region).
 
     python bench/profile_judge.py seed_kernels/blocked_wy --mode full --repeats 2
@@ -33,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 def one(kernel_dir: Path, mode: str, device: str, go_after: float, top: int) -> None:
     import torch  # noqa: F401  imported before the go in a prestarted judge too
+
     from harness import judge
 
     with contextlib.suppress(ImportError):

@@ -10,11 +10,6 @@
 # Results: ${OUT:-bench/out}/results.jsonl (one JSON line per evaluation, {"name": ..., "result": ...});
 # logs beside it. The sandbox's pass is bench/sandbox_pass.sh.
 source "$(dirname "$0")/lib.sh"
-prestarted() {  # name, then harness args: the process starts, the go line comes 8 s later
-  local name=$1; shift
-  log "harness (prestarted) $name $*"
-  record "$name" "$( (sleep 8; echo go) | $py -m harness.qr --prestart "$@" 2>>"$OUT/harness.log" | tail -1)"
-}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee -a "$OUT/pass.log"
 $py -c 'import torch, cupy; print("torch", torch.__version__, "cuda", torch.version.cuda, "cupy", cupy.__version__)' | tee -a "$OUT/pass.log"
 if [[ ${SKIP_TESTS:-} == "" ]]; then

@@ -7,8 +7,9 @@ candidate), shares three GPU buffers with it (harness/arena.py) and drives it ca
 it generates a fresh input from a secret seed and writes it into the shared A; afterwards it checks that the
 candidate left A unchanged, and checks the candidate's outputs against it with the contract's gates
 (every test; every timed call: where checking a whole call is costly, a secret sample of its matrices in
-`full` mode, every matrix in `final`). It times each call with its own clock too, and rejects a candidate whose reported times leave
-more unexplained than the overhead it measured on a reference function before the candidate was loaded.
+`full` mode, every matrix in `final`). It times each call with its own clock too, and rejects a candidate
+whose reported times leave more unexplained than the overhead it measured on a reference function before the
+candidate was loaded.
 
 The judge is non-dumpable and the runner lives in a user namespace of its own, so the runner cannot read
 or write the judge's memory or pipes. Stdout carries JSON lines only the judge writes: progress
@@ -228,7 +229,7 @@ class Context:
     hold_error: str | None = None
     last_timed: tuple[int, int] | None = None  # (batch, n) of the shape timed last
 
-    def call(self, spec: Any, where: str, primed: bool = False, **options: Any) -> "Call":
+    def call(self, spec: Any, where: str, primed: bool = False, **options: Any) -> Call:
         """One call of the candidate on a fresh input, generated here from a secret seed and written into the
         shared A before the runner is asked: the runner never learns the seed, and what it does around the
         call no longer depends on the input's case, so the judge's clock sees a steady overhead.
@@ -239,7 +240,7 @@ class Context:
         process leaves them (PRIME_BYTES)."""
         return self.receive(self.send(spec, where, primed, **options))
 
-    def send(self, spec: Any, where: str, primed: bool = False, **options: Any) -> "Sent":
+    def send(self, spec: Any, where: str, primed: bool = False, **options: Any) -> Sent:
         """The first half of `call`: the input written, the runner asked; the judge is free until `receive`."""
         from harness.cases import make_batch
 
@@ -258,7 +259,7 @@ class Context:
         nonce = self.runner.post({"op": "call", "spec": spec.to_list(), "staged": primed, **options})
         return Sent(spec, where, seed, mine, nonce, began)
 
-    def receive(self, sent: "Sent") -> "Call":
+    def receive(self, sent: Sent) -> Call:
         """The second half of `call`: the runner's reply, judged, and the input found unchanged."""
         reply = self.runner.reply(sent.nonce, sent.where)
         wall = (time.perf_counter() - sent.began) * 1e6
@@ -362,7 +363,8 @@ def load(ctx: Context) -> dict[str, Any]:
 def run_tests(ctx: Context) -> tuple[list[str], dict[str, float]]:
     """Every correctness test of the mode, each checked by every gate; (labels passed, worst residuals: the
     reconstruction residual, not a gate, only on the tests that check in milliseconds). The judge checks
-    one test while the runner runs the next (nothing here is timed): a third of the stage on an H200."""
+    one test while the runner runs the next (nothing here is timed): the stage took 0.74-0.86 s on an H200
+    where it had taken 1.07-1.10 (blocked_wy, docs/benchmarks.md, eighth pass)."""
     from harness.specs import tests_for
 
     tests = tests_for(ctx.args.mode)

@@ -77,7 +77,7 @@ def _missing_kernel(args: argparse.Namespace) -> dict[str, Any] | None:
     return {"status": "compile_error", "error": f"no kernel.py in {args.kernel_dir}"}
 
 
-def _wait_for_go(proc: subprocess.Popen[bytes], args: argparse.Namespace, progress: "Progress") -> dict[str, Any] | None:
+def _wait_for_go(proc: subprocess.Popen[bytes], args: argparse.Namespace, progress: Progress) -> dict[str, Any] | None:
     """Prestart: the judge and runner import torch while the caller prepares the candidate; one line on our
     stdin says the kernel directory is complete. A result here means the evaluation ends before it began."""
     line = sys.stdin.readline()
@@ -91,10 +91,15 @@ def _wait_for_go(proc: subprocess.Popen[bytes], args: argparse.Namespace, progre
         except OSError:  # the judge died while warming up: the watch loop reports how
             pass
         return None
+    _kill(proc)
+    return problem
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """The judge's process group (the judge, its runner), killed and reaped."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    return problem
 
 
 def incomplete(result: dict[str, Any], mode: str) -> str:
@@ -161,12 +166,10 @@ def _watch(proc: subprocess.Popen[bytes], progress: Progress, stall: float, dead
     while True:
         if progress.news.wait(timeout=0.05):  # the verdict or the judge's end, within a millisecond of it
             if not progress.ok():  # the judge is exiting: its log is read to the end, its exit code kept
-                with contextlib.suppress(subprocess.TimeoutExpired):
+                try:
                     proc.wait(timeout=EXIT_S)
-                    return ""
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+                except subprocess.TimeoutExpired:
+                    _kill(proc)
             return ""
         killed = ""
         if time.monotonic() - progress.last > stall:
@@ -174,9 +177,7 @@ def _watch(proc: subprocess.Popen[bytes], progress: Progress, stall: float, dead
         elif time.monotonic() > deadline:
             killed = f"the evaluation exceeded {timeout:g} s"
         if killed:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+            _kill(proc)
             return killed
 
 
@@ -203,7 +204,7 @@ def _result(args: argparse.Namespace, progress: Progress, killed: str, code: int
         timings["prestarted_s"] = round(prestarted_s, 3)  # process start to go: off the critical path
     if "timed_kernel_s" in timings:
         timings["overhead_s"] = round(wall - timings["timed_kernel_s"], 3)
-    if progress.final_at is not None:  # the judge's exit (its CUDA context torn down) and ours
+    if progress.final_at is not None:  # ours after the verdict (and, for any but `ok`, the judge's exit)
         timings["after_verdict_s"] = round(ended - progress.final_at, 3)
     result.update(harness_version=harness_version(), seed=seed, mode=args.mode)
     if result.get("status") != "ok":
