@@ -65,6 +65,36 @@ def mb_panel(P: np.ndarray, ncols: int, rows: int) -> tuple[np.ndarray, np.ndarr
     return np.concatenate(S), tau
 
 
+def reg_panel(P: np.ndarray, ncols: int, threads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """qr.cu's reg_panel on one matrix's m x ncols panel P: (P factored, tau, T). Each column's sums over the
+    rows below it, a_rj a_rc for every c, serve both the update (c > j) and G's column j (c < j), from which T's
+    column is made as warp 0 makes it; the warps' partial sums are added up as the barrier's readers do."""
+    m = P.shape[0]
+    a = np.zeros((m, 32), np.float32)
+    a[:, :ncols] = P[:, :ncols]
+    tau, T = np.zeros(ncols, np.float32), np.zeros((32, 32), np.float32)
+    rows = np.arange(m)
+    warp_of = (rows % threads) // 32  # thread t holds rows t, t + threads, ...
+    for j in range(ncols):
+        below = np.where(rows > j, a[:, j], 0).astype(np.float32)
+        part = np.stack([(below[warp_of == w, None] * a[warp_of == w]).sum(0) for w in range(threads // 32)])
+        s, row_c = part.sum(0, dtype=np.float32), a[j].copy()
+        xnorm2, alpha = s[j], row_c[j]
+        t, scale, beta = np.float32(0), np.float32(0), alpha
+        if xnorm2 > 0:
+            beta = np.float32(-math.copysign(math.sqrt(alpha * alpha + xnorm2), alpha))
+            t, scale = np.float32((beta - alpha) / beta), np.float32(1 / (alpha - beta))
+        g = row_c + scale * s  # c < j: v_c^T v_j; c > j: v_j^T a_c
+        wq = np.where(np.arange(32) > j, t * g, 0).astype(np.float32)
+        T[:, j] = np.where(np.arange(32) < j, -t * (T[:, :j] @ g[:j]), np.where(np.arange(32) == j, t, 0))
+        tau[j] = t
+        v = np.where(rows > j, scale * a[:, j], np.where(rows == j, 1, 0)).astype(np.float32)
+        col = np.where((rows > j) & (t != 0), v, np.where(rows == j, beta, a[:, j]))
+        a -= v[:, None] * wq[None, :]
+        a[:, j] = col
+    return a[:, :ncols], tau, T
+
+
 def unit_lower(panel: np.ndarray, ncols: int) -> np.ndarray:
     """V as the panel kernels write it: unit lower trapezoidal, zero beyond column ncols (ld NB)."""
     m = panel.shape[0]
@@ -77,7 +107,8 @@ def unit_lower(panel: np.ndarray, ncols: int) -> np.ndarray:
 CALLS: dict[str, int] = {}
 
 
-def stand_in(name: str):
+def stand_in(name: str, options: tuple[str, ...] = ()):
+    defines = dict(o[2:].split("=") for o in options if o.startswith("-D"))
     def panel(H, tau, V, n, k, ncols, rows):
         for b in range(H.shape[0]):
             out, t = mb_panel(H[b, k:, k:k + ncols].numpy(), ncols, rows)
@@ -94,6 +125,16 @@ def stand_in(name: str):
             H, tau, V, _part, _rowbuf, _count, n, k, ncols, rows, _with_v = args
             assert grid[0] == -(-(n - k) // rows) > 1 and shared_mem == rows * (ncols + 1) * 4, (grid, shared_mem)
             panel(H, tau, V, n, k, ncols, rows)
+        elif name == "reg_panel":
+            H, tau, V, T, n, k, ncols, _with_v = args
+            threads = block[0]
+            assert threads == 32 * int(defines["NWARPS"]) and n - k <= threads * int(defines["RP_ROWS"]), (block, n - k)
+            for b in range(H.shape[0]):
+                out, t, Tm = reg_panel(H[b, k:, k:k + ncols].numpy(), ncols, threads)
+                H[b, k:, k:k + ncols] = torch.from_numpy(out)
+                tau[b, k:k + ncols] = torch.from_numpy(t)
+                V[b, :n - k] = torch.from_numpy(unit_lower(out, ncols))
+                T[b] = torch.from_numpy(Tm)
         elif name == "gram":
             V, G, n, m = args
             G += V[:, :m].transpose(1, 2) @ V[:, :m]
@@ -124,7 +165,7 @@ def stand_in(name: str):
 def load(overrides: dict[str, object]) -> types.ModuleType:
     """kernel.py with constants overridden, on a stand-in CuPy, pointers as the tensors themselves."""
     cupy = types.ModuleType("cupy")
-    cupy.RawModule = lambda code, options: types.SimpleNamespace(get_function=stand_in)
+    cupy.RawModule = lambda code, options: types.SimpleNamespace(get_function=lambda name: stand_in(name, options))
     cupy.int32, cupy.uint64 = int, (lambda x: x)
     cupy.cuda = types.SimpleNamespace(Device=lambda index: contextlib.nullcontext(), ExternalStream=None)
     sys.modules["cupy"] = cupy
@@ -153,11 +194,13 @@ def main() -> int:
     base = {"SMALL_N": 0, "GRAPH_BYTES": 0}  # the blocked path, eagerly (no CUDA graph on a CPU)
     global NB
     for overrides in ({**base, "MB_ROWS": 16, "FUSED_BELOW": 16}, {**base, "MB_ROWS": 16, "FUSED_BELOW": 0},
-                      {**base, "MB_BELOW": 0}, *({**base, "MB_BELOW": 0, "OUTER_FROM": 0, **outer} for outer in
+                      {**base, "MB_BELOW": 0}, {**base, "MB_BELOW": 0, "REG_ROWS": 0},
+                      {**base, "MB_BELOW": 0, "REG_ROWS": 4, "RP_WARPS": 1},  # 1, 2 and 4 rows a thread
+                      *({**base, "MB_BELOW": 0, "OUTER_FROM": 0, **outer} for outer in
                       ({"OUTER_NB": 64}, {"NB": 16, "OUTER_NB": 64}, {"OUTER_NB": 96}))):
         NB = int(overrides.get("NB", 32))  # what the stand-ins read, as qr.cu is compiled with -DNB
         module = load(overrides)
-        sizes = ((2, 70), (3, 45), (1, 33)) + (((2, 150),) if "OUTER_NB" in overrides else ())
+        sizes = ((2, 70), (3, 45), (1, 33)) + (((2, 150),) if "OUTER_NB" in overrides or "RP_WARPS" in overrides else ())
         for batch, n in sizes:
             A = torch.randn(batch, n, n)
             H, tau = module.custom_kernel(A)

@@ -72,6 +72,10 @@ FUSED_BELOW = 0  # @tune FUSED_BELOW: 0 16 64 1024
 OUTER_NB = 64  # @tune OUTER_NB: 0 64 96 128
 
 OUTER_FROM = 256  # @tune OUTER_FROM: 16 64 256
+
+REG_ROWS = 2  # @tune REG_ROWS: 0 1 2 4
+
+RP_WARPS = 8  # @tune RP_WARPS: 8 16
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
 _SOURCE = Path(__file__).with_name("qr.cu").read_text()
@@ -88,6 +92,25 @@ def _build(warps):
 
 
 _KERNELS = {warps: _build(warps) for warps in sorted({NWARPS, NWARPS_WIDE, TINY_WARPS, MB_WARPS})}
+_REG_PANELS = {}
+
+
+def _reg_panel(rows):
+    """reg_panel holding `rows` rows per thread, compiled on first use (most shapes need one or two of them)."""
+    if rows not in _REG_PANELS:
+        module = cp.RawModule(code=_SOURCE, options=("--std=c++17", f"-DNB={NB}", f"-DNWARPS={RP_WARPS}",
+                                                     f"-DGRAM_ROWS={GRAM_ROWS}", f"-DRP_ROWS={rows}"))
+        _REG_PANELS[rows] = module.get_function("reg_panel")
+    return _REG_PANELS[rows]
+
+
+def _reg_rows(m):
+    """Rows per thread for reg_panel on an m-row panel (0: it does not take this panel): the fewest that hold
+    it, at most REG_ROWS; reg_panel needs a lane per column (NB = 32)."""
+    for rows in (1, 2, 4):
+        if rows <= REG_ROWS and m <= rows * RP_WARPS * 32 and NB == 32:
+            return rows
+    return 0
 _STREAMS = {}
 _GRAPHS = {}
 
@@ -96,13 +119,19 @@ def compile_info():
     info = {}
     for warps, kernels in _KERNELS.items():
         for name, f in zip(("panel_qr", "small_qr", "build_t", "gram", "mb_panel", "trail_update"), kernels):
-            info[f"{name}/{warps}w"] = {"registers": f.num_regs, "local_bytes": f.local_size_bytes,
-                                        "shared_bytes": f.shared_size_bytes}
+            info[f"{name}/{warps}w"] = _attrs(f)
+    for rows, f in _REG_PANELS.items():
+        info[f"reg_panel/{RP_WARPS}w/{rows}r"] = _attrs(f)
     return info | {"NB": NB, "NWARPS": NWARPS, "NWARPS_WIDE": NWARPS_WIDE, "WIDE_BELOW": WIDE_BELOW,
                    "SMALL_N": SMALL_N, "MIN_WIDTH": MIN_WIDTH, "TINY_N": TINY_N, "TINY_WARPS": TINY_WARPS,
                    "GRAM_BELOW": GRAM_BELOW, "GRAM_ROWS": GRAM_ROWS,
                    "GRAPH_BYTES": GRAPH_BYTES, "MB_BELOW": MB_BELOW, "MB_ROWS": MB_ROWS, "MB_WARPS": MB_WARPS,
-                   "FUSED_BELOW": FUSED_BELOW, "OUTER_NB": OUTER_NB, "OUTER_FROM": OUTER_FROM}
+                   "FUSED_BELOW": FUSED_BELOW, "OUTER_NB": OUTER_NB, "OUTER_FROM": OUTER_FROM,
+                   "REG_ROWS": REG_ROWS, "RP_WARPS": RP_WARPS}
+
+
+def _attrs(f):
+    return {"registers": f.num_regs, "local_bytes": f.local_size_bytes, "shared_bytes": f.shared_size_bytes}
 
 
 def _stream(device):
@@ -224,26 +253,31 @@ def _blocked(H, tau, work, warps):
         if outer is not None:  # a panel never crosses the end of its block
             ncols = min(ncols, outer.stop(k) - k)
         trailing = k + ncols < n
+        reg = 0 if rows or not in_smem else _reg_rows(m)
         if rows:
             mb((-(-m // rows), batch), (MB_WARPS * 32,),
                (_ptr(H), _ptr(tau), _ptr(V), _ptr(part), _ptr(rowbuf), _ptr(counts[k]), cp.int32(n),
                 cp.int32(k), cp.int32(ncols), cp.int32(rows), cp.int32(trailing)), shared_mem=rows * (ncols + 1) * 4)
+        elif reg:  # makes T as well
+            _reg_panel(reg)((batch,), (RP_WARPS * 32,), (_ptr(H), _ptr(tau), _ptr(V), _ptr(T), cp.int32(n),
+                                                         cp.int32(k), cp.int32(ncols), cp.int32(trailing)))
         else:
             panel((batch,), (warps * 32,),
                   (_ptr(H), _ptr(tau), _ptr(V), cp.int32(n), cp.int32(k), cp.int32(ncols), cp.int32(in_smem),
                    cp.int32(trailing)), shared_mem=m * (ncols + 1) * 4 if in_smem else 0)
-        if trailing and outer is not None:
-            _make_t(H, tau, V, G, T, k, ncols, warps)
-            outer.add(V, T, k, ncols)
-        elif trailing:
-            _update(H, tau, V, G, T, k, ncols, warps)
+        if trailing:
+            if not reg:
+                _make_t(H, tau, V, G, T, k, ncols, warps)
+            if outer is not None:
+                outer.add(V, T, k, ncols)
+            else:
+                _update(H, V, T, k, ncols, warps)
         k += ncols
 
 
-def _update(H, tau, V, G, T, k, ncols, warps):
+def _update(H, V, T, k, ncols, warps):
     """Apply the panel's Q^T = I - V T^T V^T to the trailing columns C = H[:, k:, k + ncols:]."""
     batch, n, _ = H.shape
-    _make_t(H, tau, V, G, T, k, ncols, warps)
     if batch < FUSED_BELOW:  # one kernel, 32 columns of C per block
         strips = -(-(n - k - ncols) // 32)
         trail = _KERNELS[warps][5]

@@ -401,3 +401,136 @@ extern "C" __global__ void __launch_bounds__(TRAIL_THREADS) trail_update(float* 
     __syncthreads();
   }
 }
+
+// reg_panel: the panel of one matrix in registers, one thread block per matrix, and T made on the way (no G =
+// V^T V GEMM, no build_t). Thread t holds whole rows t, t + RP_NT, ... of the m x 32 panel (RP_ROWS of them),
+// so a column's products with every column are its own FMAs: per column, each warp adds up its lanes' 32
+// partial sums in 31 shuffles (lane c ends with column c's), one barrier publishes them and row j, and every
+// warp then sums the warps' partials itself; no second barrier. Partial sums and row j are double-buffered by
+// the column's parity, as in mb_panel. The sums over rows below j of a_rj a_rc give, with row j, both
+// v_j^T a_c for the trailing columns c > j (the update) and v_c^T v_j for the reflectors c < j (G's column j),
+// from which warp 0 makes T's column j as larft does: T(0:j, j) = -tau_j T(0:j, 0:j) G(0:j, j).
+// Needs NB == 32 (a lane per column); kernel.py compiles it with RP_ROWS = 1, 2 or 4 and launches it with
+// RP_NT = NWARPS * 32 threads for m <= RP_ROWS * RP_NT rows.
+#ifndef RP_ROWS
+#define RP_ROWS 2
+#endif
+
+// One step of reduce_scatter32: lanes that differ in bit OFF swap halves of p[0:2 OFF] and add (fully
+// unrolled: p stays in registers).
+template <int OFF>
+__device__ __forceinline__ void halve(float (&p)[32], int lane) {
+  const bool upper = lane & OFF;
+#pragma unroll
+  for (int q = 0; q < OFF; ++q) {
+    const float send = upper ? p[q] : p[q + OFF];
+    const float keep = upper ? p[q + OFF] : p[q];
+    p[q] = keep + __shfl_xor_sync(0xffffffffu, send, OFF);
+  }
+}
+
+// Lane c of the warp gets the sum over the warp's lanes of p[c], in 31 shuffles (p is consumed).
+__device__ __forceinline__ float reduce_scatter32(float (&p)[32], int lane) {
+  halve<16>(p, lane);
+  halve<8>(p, lane);
+  halve<4>(p, lane);
+  halve<2>(p, lane);
+  halve<1>(p, lane);
+  return p[0];
+}
+
+extern "C" __global__ void __launch_bounds__(NT) reg_panel(float* __restrict__ H, float* __restrict__ tau,
+                                                           float* __restrict__ V, float* __restrict__ T,
+                                                           int n, int k, int ncols, int with_v) {
+  __shared__ float part[2][NWARPS][32];
+  __shared__ float rowj[2][32];
+  __shared__ float Ts[32][33];  // warp 0's: lane i owns row i
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int m = n - k;
+  float* A = H + (size_t)blockIdx.x * n * n + (size_t)k * n + k;
+  float a[RP_ROWS][32];
+#pragma unroll
+  for (int i = 0; i < RP_ROWS; ++i) {
+    const int r = threadIdx.x + i * NT;
+#pragma unroll
+    for (int c = 0; c < 32; ++c) a[i][c] = r < m && c < ncols ? A[(size_t)r * n + c] : 0.f;
+  }
+  float aj[RP_ROWS];  // column j of this thread's rows, before reflector j
+#pragma unroll
+  for (int i = 0; i < RP_ROWS; ++i) aj[i] = a[i][0];
+  for (int j = 0; j < ncols; ++j) {
+    const int par = j & 1;
+    float p[32];
+#pragma unroll
+    for (int c = 0; c < 32; ++c) p[c] = 0.f;
+#pragma unroll
+    for (int i = 0; i < RP_ROWS; ++i) {
+      const float x = (int)threadIdx.x + i * NT > j ? aj[i] : 0.f;  // rows below j only
+#pragma unroll
+      for (int c = 0; c < 32; ++c) p[c] += x * a[i][c];
+    }
+    part[par][warp][lane] = reduce_scatter32(p, lane);
+#pragma unroll
+    for (int i = 0; i < RP_ROWS; ++i)
+      if ((int)threadIdx.x + i * NT == j) {
+#pragma unroll
+        for (int c = 0; c < 32; ++c) rowj[par][c] = a[i][c];
+      }
+    __syncthreads();
+    float s = 0.f;  // lane c: the sum over rows below j of a_rj a_rc
+#pragma unroll
+    for (int w = 0; w < NWARPS; ++w) s += part[par][w][lane];
+    const float row_c = rowj[par][lane];
+    const float xnorm2 = __shfl_sync(0xffffffffu, s, j);
+    const float alpha = __shfl_sync(0xffffffffu, row_c, j);
+    float t = 0.f, scale = 0.f, beta = alpha;
+    if (xnorm2 > 0.f) {  // a zero column needs no reflection (tau = 0), as LAPACK does
+      beta = -copysignf(sqrtf(alpha * alpha + xnorm2), alpha);
+      t = (beta - alpha) / beta;
+      scale = 1.f / (alpha - beta);
+    }
+    const float g = row_c + scale * s;  // lane c < j: v_c^T v_j; lane c > j: v_j^T a_c
+    const float wq = lane > j ? t * g : 0.f;
+    if (warp == 0) {
+      float acc = 0.f;
+      for (int l = 0; l < j; ++l) acc += Ts[lane][l] * __shfl_sync(0xffffffffu, g, l);
+      Ts[lane][j] = lane < j ? -t * acc : (lane == j ? t : 0.f);
+      if (lane == 0) tau[(size_t)blockIdx.x * n + k + j] = t;
+    }
+    float v[RP_ROWS], col[RP_ROWS];  // reflector j on this thread's rows; column j's new values
+#pragma unroll
+    for (int i = 0; i < RP_ROWS; ++i) {
+      const int r = threadIdx.x + i * NT;
+      v[i] = r > j ? scale * aj[i] : (r == j ? 1.f : 0.f);
+      col[i] = r > j && t != 0.f ? v[i] : (r == j ? beta : aj[i]);
+    }
+#pragma unroll
+    for (int c = 0; c < 32; ++c) {
+      const float w = __shfl_sync(0xffffffffu, wq, c);  // zero for c <= j
+#pragma unroll
+      for (int i = 0; i < RP_ROWS; ++i) {
+        const float x = c == j ? col[i] : a[i][c] - v[i] * w;
+        a[i][c] = x;
+        if (c == j + 1) aj[i] = x;
+      }
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < RP_ROWS; ++i) {
+    const int r = threadIdx.x + i * NT;
+    if (r < m) {
+#pragma unroll
+      for (int c = 0; c < 32; ++c)
+        if (c < ncols) A[(size_t)r * n + c] = a[i][c];
+      if (with_v) {  // V: unit lower trapezoidal, zero beyond column ncols (ld NB)
+        float* Vr = V + (size_t)blockIdx.x * n * NB + (size_t)r * NB;
+#pragma unroll
+        for (int c = 0; c < 32; ++c) Vr[c] = c >= ncols ? 0.f : (r > c ? a[i][c] : (r == c ? 1.f : 0.f));
+      }
+    }
+  }
+  if (warp == 0) {  // T: upper triangular, zero beyond column ncols (the lane that wrote a row reads it)
+    float* Tb = T + (size_t)blockIdx.x * NB * NB;
+    for (int c = 0; c < 32; ++c) Tb[lane * NB + c] = c < ncols ? Ts[lane][c] : 0.f;
+  }
+}
