@@ -407,14 +407,18 @@ extern "C" __global__ void __launch_bounds__(TRAIL_THREADS) trail_update(float* 
 // so a column's products with every column are its own FMAs: per column, each warp adds up its lanes' 32
 // partial sums in 31 shuffles (lane c ends with column c's), one barrier publishes them and row j, and every
 // warp then sums the warps' partials itself; no second barrier. Partial sums and row j are double-buffered by
-// the column's parity, as in mb_panel. The sums over rows below j of a_rj a_rc give, with row j, both
+// the column's parity, as in mb_panel. The sums s_c over rows below j of x_rj x_rc give, with row j, both
 // v_j^T a_c for the trailing columns c > j (the update) and v_c^T v_j for the reflectors c < j (G's column j),
 // from which warp 0 makes T's column j as larft does: T(0:j, j) = -tau_j T(0:j, 0:j) G(0:j, j).
+// A column stays unscaled (x, not v = scale x) until the panel is written out, and beta joins the diagonal
+// only then: registers are indexed by constants only, except where column j+1 is picked out for the next
+// column (a select per element); lane c keeps column c's scale and beta.
 // Needs NB == 32 (a lane per column); kernel.py compiles it with RP_ROWS = 1, 2 or 4 and launches it with
-// RP_NT = NWARPS * 32 threads for m <= RP_ROWS * RP_NT rows.
+// NT = NWARPS * 32 threads for m <= RP_ROWS * NT rows.
 #ifndef RP_ROWS
 #define RP_ROWS 2
 #endif
+#define RP_MIN_BLOCKS (RP_ROWS <= 2 && NWARPS <= 8 ? 2 : 1)  // two resident blocks where 128 registers a thread do
 
 // One step of reduce_scatter32: lanes that differ in bit OFF swap halves of p[0:2 OFF] and add (fully
 // unrolled: p stays in registers).
@@ -439,9 +443,11 @@ __device__ __forceinline__ float reduce_scatter32(float (&p)[32], int lane) {
   return p[0];
 }
 
-extern "C" __global__ void __launch_bounds__(NT) reg_panel(float* __restrict__ H, float* __restrict__ tau,
-                                                           float* __restrict__ V, float* __restrict__ T,
-                                                           int n, int k, int ncols, int with_v) {
+extern "C" __global__ void __launch_bounds__(NT, RP_MIN_BLOCKS) reg_panel(float* __restrict__ H,
+                                                                          float* __restrict__ tau,
+                                                                          float* __restrict__ V,
+                                                                          float* __restrict__ T,
+                                                                          int n, int k, int ncols, int with_v) {
   __shared__ float part[2][NWARPS][32];
   __shared__ float rowj[2][32];
   __shared__ float Ts[32][33];  // warp 0's: lane i owns row i
@@ -458,6 +464,7 @@ extern "C" __global__ void __launch_bounds__(NT) reg_panel(float* __restrict__ H
   float aj[RP_ROWS];  // column j of this thread's rows, before reflector j
 #pragma unroll
   for (int i = 0; i < RP_ROWS; ++i) aj[i] = a[i][0];
+  float my_scale = 1.f, my_beta = 0.f;  // lane c: column c's
   for (int j = 0; j < ncols; ++j) {
     const int par = j & 1;
     float p[32];
@@ -477,7 +484,7 @@ extern "C" __global__ void __launch_bounds__(NT) reg_panel(float* __restrict__ H
         for (int c = 0; c < 32; ++c) rowj[par][c] = a[i][c];
       }
     __syncthreads();
-    float s = 0.f;  // lane c: the sum over rows below j of a_rj a_rc
+    float s = 0.f;  // lane c: s_c
 #pragma unroll
     for (int w = 0; w < NWARPS; ++w) s += part[par][w][lane];
     const float row_c = rowj[par][lane];
@@ -489,30 +496,53 @@ extern "C" __global__ void __launch_bounds__(NT) reg_panel(float* __restrict__ H
       t = (beta - alpha) / beta;
       scale = 1.f / (alpha - beta);
     }
-    const float g = row_c + scale * s;  // lane c < j: v_c^T v_j; lane c > j: v_j^T a_c
+    if (lane == j) {
+      my_scale = t != 0.f ? scale : 1.f;  // tau = 0 leaves the column as it is
+      my_beta = beta;
+    }
+    const float g = row_c + scale * s;  // lane c > j: v_j^T a_c; lane c < j: v_c^T v_j / scale_c
     const float wq = lane > j ? t * g : 0.f;
     if (warp == 0) {
-      float acc = 0.f;
-      for (int l = 0; l < j; ++l) acc += Ts[lane][l] * __shfl_sync(0xffffffffu, g, l);
-      Ts[lane][j] = lane < j ? -t * acc : (lane == j ? t : 0.f);
+      const float gc = g * my_scale;  // G(lane, j) for lane < j
+      float acc0 = 0.f, acc1 = 0.f, acc2 = 0.f, acc3 = 0.f;
+      int l = 0;
+      for (; l + 3 < j; l += 4) {
+        acc0 += Ts[lane][l] * __shfl_sync(0xffffffffu, gc, l);
+        acc1 += Ts[lane][l + 1] * __shfl_sync(0xffffffffu, gc, l + 1);
+        acc2 += Ts[lane][l + 2] * __shfl_sync(0xffffffffu, gc, l + 2);
+        acc3 += Ts[lane][l + 3] * __shfl_sync(0xffffffffu, gc, l + 3);
+      }
+      for (; l < j; ++l) acc0 += Ts[lane][l] * __shfl_sync(0xffffffffu, gc, l);
+      Ts[lane][j] = lane < j ? -t * ((acc0 + acc1) + (acc2 + acc3)) : (lane == j ? t : 0.f);
       if (lane == 0) tau[(size_t)blockIdx.x * n + k + j] = t;
     }
-    float v[RP_ROWS], col[RP_ROWS];  // reflector j on this thread's rows; column j's new values
+    float v[RP_ROWS];  // reflector j on this thread's rows
 #pragma unroll
     for (int i = 0; i < RP_ROWS; ++i) {
       const int r = threadIdx.x + i * NT;
       v[i] = r > j ? scale * aj[i] : (r == j ? 1.f : 0.f);
-      col[i] = r > j && t != 0.f ? v[i] : (r == j ? beta : aj[i]);
     }
+#pragma unroll
+    for (int i = 0; i < RP_ROWS; ++i) aj[i] = 0.f;
 #pragma unroll
     for (int c = 0; c < 32; ++c) {
       const float w = __shfl_sync(0xffffffffu, wq, c);  // zero for c <= j
-#pragma unroll
+      const float next = c == j + 1 ? 1.f : 0.f;  // an FMA picks column j+1 out: a select here makes nvcc
+#pragma unroll                                     // move the rows to local memory
       for (int i = 0; i < RP_ROWS; ++i) {
-        const float x = c == j ? col[i] : a[i][c] - v[i] * w;
-        a[i][c] = x;
-        if (c == j + 1) aj[i] = x;
+        a[i][c] -= v[i] * w;
+        aj[i] = fmaf(next, a[i][c], aj[i]);
       }
+    }
+  }
+  // out: v = scale x below the diagonal, beta on it, R above; V unit lower trapezoidal, zero beyond ncols (ld NB)
+#pragma unroll
+  for (int c = 0; c < 32; ++c) {
+    const float sc = __shfl_sync(0xffffffffu, my_scale, c), bc = __shfl_sync(0xffffffffu, my_beta, c);
+#pragma unroll
+    for (int i = 0; i < RP_ROWS; ++i) {
+      const int r = threadIdx.x + i * NT;
+      a[i][c] = r > c ? sc * a[i][c] : (r == c ? bc : a[i][c]);
     }
   }
 #pragma unroll
@@ -522,7 +552,7 @@ extern "C" __global__ void __launch_bounds__(NT) reg_panel(float* __restrict__ H
 #pragma unroll
       for (int c = 0; c < 32; ++c)
         if (c < ncols) A[(size_t)r * n + c] = a[i][c];
-      if (with_v) {  // V: unit lower trapezoidal, zero beyond column ncols (ld NB)
+      if (with_v) {
         float* Vr = V + (size_t)blockIdx.x * n * NB + (size_t)r * NB;
 #pragma unroll
         for (int c = 0; c < 32; ++c) Vr[c] = c >= ncols ? 0.f : (r > c ? a[i][c] : (r == c ? 1.f : 0.f));
