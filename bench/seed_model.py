@@ -129,6 +129,7 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             H, tau, V, T, n, k, ncols, _with_v = args
             threads = block[0]
             assert threads == 32 * int(defines["NWARPS"]) and n - k <= threads * int(defines["RP_ROWS"]), (block, n - k)
+            assert shared_mem == threads * 33 * 4, shared_mem  # a 32 x 33 tile per warp
             for b in range(H.shape[0]):
                 out, t, Tm = reg_panel(H[b, k:, k:k + ncols].numpy(), ncols, threads)
                 H[b, k:, k:k + ncols] = torch.from_numpy(out)

@@ -73,7 +73,9 @@ OUTER_NB = 64  # @tune OUTER_NB: 0 64 96 128
 
 OUTER_FROM = 256  # @tune OUTER_FROM: 16 64 256
 
-REG_ROWS = 2  # @tune REG_ROWS: 0 1 2 4
+REG_ROWS = 4  # @tune REG_ROWS: 0 1 2 4
+
+REG_BELOW = 4096  # @tune REG_BELOW: 0 64 264 4096
 
 RP_WARPS = 8  # @tune RP_WARPS: 8 16
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
@@ -100,15 +102,21 @@ def _reg_panel(rows):
     if rows not in _REG_PANELS:
         module = cp.RawModule(code=_SOURCE, options=("--std=c++17", f"-DNB={NB}", f"-DNWARPS={RP_WARPS}",
                                                      f"-DGRAM_ROWS={GRAM_ROWS}", f"-DRP_ROWS={rows}"))
-        _REG_PANELS[rows] = module.get_function("reg_panel")
+        f = _REG_PANELS[rows] = module.get_function("reg_panel")
+        f.max_dynamic_shared_size_bytes = _reg_tiles()
     return _REG_PANELS[rows]
 
 
-def _reg_rows(m):
+def _reg_tiles():
+    """reg_panel's shared memory: a 32 x 33 tile per warp."""
+    return RP_WARPS * 32 * 33 * 4
+
+
+def _reg_rows(batch, m):
     """Rows per thread for reg_panel on an m-row panel (0: it does not take this panel): the fewest that hold
     it, at most REG_ROWS; reg_panel needs a lane per column (NB = 32)."""
     for rows in (1, 2, 4):
-        if rows <= REG_ROWS and m <= rows * RP_WARPS * 32 and NB == 32:
+        if rows <= REG_ROWS and m <= rows * RP_WARPS * 32 and NB == 32 and batch < REG_BELOW:
             return rows
     return 0
 _STREAMS = {}
@@ -127,7 +135,7 @@ def compile_info():
                    "GRAM_BELOW": GRAM_BELOW, "GRAM_ROWS": GRAM_ROWS,
                    "GRAPH_BYTES": GRAPH_BYTES, "MB_BELOW": MB_BELOW, "MB_ROWS": MB_ROWS, "MB_WARPS": MB_WARPS,
                    "FUSED_BELOW": FUSED_BELOW, "OUTER_NB": OUTER_NB, "OUTER_FROM": OUTER_FROM,
-                   "REG_ROWS": REG_ROWS, "RP_WARPS": RP_WARPS}
+                   "REG_ROWS": REG_ROWS, "REG_BELOW": REG_BELOW, "RP_WARPS": RP_WARPS}
 
 
 def _attrs(f):
@@ -253,14 +261,15 @@ def _blocked(H, tau, work, warps):
         if outer is not None:  # a panel never crosses the end of its block
             ncols = min(ncols, outer.stop(k) - k)
         trailing = k + ncols < n
-        reg = 0 if rows or not in_smem else _reg_rows(m)
+        reg = 0 if rows or not in_smem else _reg_rows(batch, m)
         if rows:
             mb((-(-m // rows), batch), (MB_WARPS * 32,),
                (_ptr(H), _ptr(tau), _ptr(V), _ptr(part), _ptr(rowbuf), _ptr(counts[k]), cp.int32(n),
                 cp.int32(k), cp.int32(ncols), cp.int32(rows), cp.int32(trailing)), shared_mem=rows * (ncols + 1) * 4)
         elif reg:  # makes T as well
             _reg_panel(reg)((batch,), (RP_WARPS * 32,), (_ptr(H), _ptr(tau), _ptr(V), _ptr(T), cp.int32(n),
-                                                         cp.int32(k), cp.int32(ncols), cp.int32(trailing)))
+                                                         cp.int32(k), cp.int32(ncols), cp.int32(trailing)),
+                            shared_mem=_reg_tiles())
         else:
             panel((batch,), (warps * 32,),
                   (_ptr(H), _ptr(tau), _ptr(V), cp.int32(n), cp.int32(k), cp.int32(ncols), cp.int32(in_smem),

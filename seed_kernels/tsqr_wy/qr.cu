@@ -403,7 +403,7 @@ extern "C" __global__ void __launch_bounds__(TRAIL_THREADS) trail_update(float* 
 }
 
 // reg_panel: the panel of one matrix in registers, one thread block per matrix, and T made on the way (no G =
-// V^T V GEMM, no build_t). Thread t holds whole rows t, t + RP_NT, ... of the m x 32 panel (RP_ROWS of them),
+// V^T V GEMM, no build_t). Thread t holds whole rows t, t + NT, ... of the m x 32 panel (RP_ROWS of them),
 // so a column's products with every column are its own FMAs: per column, each warp adds up its lanes' 32
 // partial sums in 31 shuffles (lane c ends with column c's), one barrier publishes them and row j, and every
 // warp then sums the warps' partials itself; no second barrier. Partial sums and row j are double-buffered by
@@ -454,12 +454,21 @@ extern "C" __global__ void __launch_bounds__(NT, RP_MIN_BLOCKS) reg_panel(float*
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int m = n - k;
   float* A = H + (size_t)blockIdx.x * n * n + (size_t)k * n + k;
+  // A warp's rows for one i are 32 consecutive rows: they pass through the warp's own 32 x 33 tile, so that
+  // global memory is read and written a row per instruction (a thread reading its own row touched 32 rows
+  // with every load).
+  extern __shared__ float tiles[];
+  float* tile = tiles + warp * 32 * 33;
   float a[RP_ROWS][32];
 #pragma unroll
   for (int i = 0; i < RP_ROWS; ++i) {
-    const int r = threadIdx.x + i * NT;
+    const int base = warp * 32 + i * NT;
+    for (int rr = 0; rr < 32; ++rr)
+      tile[rr * 33 + lane] = base + rr < m && lane < ncols ? A[(size_t)(base + rr) * n + lane] : 0.f;
+    __syncwarp();
 #pragma unroll
-    for (int c = 0; c < 32; ++c) a[i][c] = r < m && c < ncols ? A[(size_t)r * n + c] : 0.f;
+    for (int c = 0; c < 32; ++c) a[i][c] = tile[lane * 33 + c];
+    __syncwarp();
   }
   float aj[RP_ROWS];  // column j of this thread's rows, before reflector j
 #pragma unroll
@@ -547,17 +556,19 @@ extern "C" __global__ void __launch_bounds__(NT, RP_MIN_BLOCKS) reg_panel(float*
   }
 #pragma unroll
   for (int i = 0; i < RP_ROWS; ++i) {
-    const int r = threadIdx.x + i * NT;
-    if (r < m) {
+    const int base = warp * 32 + i * NT;
 #pragma unroll
-      for (int c = 0; c < 32; ++c)
-        if (c < ncols) A[(size_t)r * n + c] = a[i][c];
-      if (with_v) {
-        float* Vr = V + (size_t)blockIdx.x * n * NB + (size_t)r * NB;
-#pragma unroll
-        for (int c = 0; c < 32; ++c) Vr[c] = c >= ncols ? 0.f : (r > c ? a[i][c] : (r == c ? 1.f : 0.f));
-      }
+    for (int c = 0; c < 32; ++c) tile[lane * 33 + c] = a[i][c];
+    __syncwarp();
+    for (int rr = 0; rr < 32 && base + rr < m; ++rr) {
+      const int r = base + rr;
+      const float x = tile[rr * 33 + lane];
+      if (lane < ncols) A[(size_t)r * n + lane] = x;
+      if (with_v)
+        V[(size_t)blockIdx.x * n * NB + (size_t)r * NB + lane] =
+            lane >= ncols ? 0.f : (r > lane ? x : (r == lane ? 1.f : 0.f));
     }
+    __syncwarp();
   }
   if (warp == 0) {  // T: upper triangular, zero beyond column ncols (the lane that wrote a row reads it)
     float* Tb = T + (size_t)blockIdx.x * NB * NB;
