@@ -197,6 +197,7 @@ def main() -> int:
     for overrides in ({**base, "MB_ROWS": 16, "FUSED_BELOW": 16}, {**base, "MB_ROWS": 16, "FUSED_BELOW": 0},
                       {**base, "MB_BELOW": 0}, {**base, "MB_BELOW": 0, "REG_ROWS": 0},
                       {**base, "MB_BELOW": 0, "REG_ROWS": 4, "RP_WARPS": 1},  # 1, 2 and 4 rows a thread
+                      {**base, "MB_ROWS": 16, "OUTER_FROM": 0, "OUTER_NB": 64},  # multi-block panels in blocks
                       *({**base, "MB_BELOW": 0, "OUTER_FROM": 0, **outer} for outer in
                       ({"OUTER_NB": 64}, {"NB": 16, "OUTER_NB": 64}, {"OUTER_NB": 96}))):
         NB = int(overrides.get("NB", 32))  # what the stand-ins read, as qr.cu is compiled with -DNB

@@ -250,7 +250,7 @@ def _blocked(H, tau, work, warps):
     panel = _KERNELS[warps][0]
     mb = _KERNELS[MB_WARPS][4]
     counts.zero_()
-    outer = _Outer(H) if OUTER_NB > NB and batch >= max(MB_BELOW, OUTER_FROM) else None
+    outer = _Outer(H) if OUTER_NB > NB and batch >= OUTER_FROM else None
     k = 0
     while k < n:
         m = n - k
