@@ -126,16 +126,17 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             assert grid[0] == -(-(n - k) // rows) > 1 and shared_mem == rows * (ncols + 1) * 4, (grid, shared_mem)
             panel(H, tau, V, n, k, ncols, rows)
         elif name == "reg_panel":
-            H, tau, V, T, n, k, ncols, _with_v = args
+            H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, _with_v = args
             threads = block[0]
             assert threads == 32 * int(defines["NWARPS"]) and n - k <= threads * int(defines["RP_ROWS"]), (block, n - k)
             assert shared_mem == threads * 33 * 4, shared_mem  # a 32 x 33 tile per warp
-            for b in range(H.shape[0]):
+            assert (ldv, vstride, ldt, tstride) == (V.stride(1), V.stride(0), T.stride(1), T.stride(0))
+            for b in range(H.shape[0]):  # V and T may be views of at most 32 columns (an outer block's slot)
                 out, t, Tm = reg_panel(H[b, k:, k:k + ncols].numpy(), ncols, threads)
                 H[b, k:, k:k + ncols] = torch.from_numpy(out)
                 tau[b, k:k + ncols] = torch.from_numpy(t)
-                V[b, :n - k] = torch.from_numpy(unit_lower(out, ncols))
-                T[b] = torch.from_numpy(Tm)
+                V[b, :n - k] = torch.from_numpy(unit_lower(out, ncols)[:, :V.shape[2]])
+                T[b] = torch.from_numpy(Tm[:T.shape[1], :T.shape[2]])
         elif name == "gram":
             V, G, n, m = args
             G += V[:, :m].transpose(1, 2) @ V[:, :m]
@@ -167,7 +168,7 @@ def load(overrides: dict[str, object]) -> types.ModuleType:
     """kernel.py with constants overridden, on a stand-in CuPy, pointers as the tensors themselves."""
     cupy = types.ModuleType("cupy")
     cupy.RawModule = lambda code, options: types.SimpleNamespace(get_function=lambda name: stand_in(name, options))
-    cupy.int32, cupy.uint64 = int, (lambda x: x)
+    cupy.int32, cupy.int64, cupy.uint64 = int, int, (lambda x: x)
     cupy.cuda = types.SimpleNamespace(Device=lambda index: contextlib.nullcontext(), ExternalStream=None)
     sys.modules["cupy"] = cupy
     text = KERNEL.read_text()

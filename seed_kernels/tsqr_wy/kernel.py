@@ -47,7 +47,7 @@ NWARPS_WIDE = 16  # @tune NWARPS_WIDE: 8 16 32
 
 WIDE_BELOW = 264  # @tune WIDE_BELOW: 0 66 132 264 528
 
-SMALL_N = 192  # @tune SMALL_N: 0 64 128 176 192 224
+SMALL_N = 128  # @tune SMALL_N: 0 64 128 176 192 224
 
 MIN_WIDTH = 2  # @tune MIN_WIDTH: 2 8 16 32
 
@@ -266,10 +266,12 @@ def _blocked(H, tau, work, warps):
             mb((-(-m // rows), batch), (MB_WARPS * 32,),
                (_ptr(H), _ptr(tau), _ptr(V), _ptr(part), _ptr(rowbuf), _ptr(counts[k]), cp.int32(n),
                 cp.int32(k), cp.int32(ncols), cp.int32(rows), cp.int32(trailing)), shared_mem=rows * (ncols + 1) * 4)
-        elif reg:  # makes T as well
-            _reg_panel(reg)((batch,), (RP_WARPS * 32,), (_ptr(H), _ptr(tau), _ptr(V), _ptr(T), cp.int32(n),
-                                                         cp.int32(k), cp.int32(ncols), cp.int32(trailing)),
-                            shared_mem=_reg_tiles())
+        elif reg:  # makes T as well; in a block, V and T go straight to the block's buffers
+            Vd, Td = outer.slot(k, ncols) if outer is not None and trailing else (V, T)
+            _reg_panel(reg)((batch,), (RP_WARPS * 32,),
+                            (_ptr(H), _ptr(tau), _ptr(Vd), cp.int32(Vd.stride(1)), cp.int64(Vd.stride(0)), _ptr(Td),
+                             cp.int32(Td.stride(1)), cp.int64(Td.stride(0)), cp.int32(n), cp.int32(k),
+                             cp.int32(ncols), cp.int32(trailing)), shared_mem=_reg_tiles())
         else:
             panel((batch,), (warps * 32,),
                   (_ptr(H), _ptr(tau), _ptr(V), cp.int32(n), cp.int32(k), cp.int32(ncols), cp.int32(in_smem),
@@ -278,7 +280,7 @@ def _blocked(H, tau, work, warps):
             if not reg:
                 _make_t(H, tau, V, G, T, k, ncols, warps)
             if outer is not None:
-                outer.add(V, T, k, ncols)
+                outer.add(V, T, k, ncols, placed=bool(reg))
             else:
                 _update(H, V, T, k, ncols, warps)
         k += ncols
@@ -318,40 +320,57 @@ def _apply(Vm, Tm, C):
 
 
 class _Outer:
-    """Panels gathered into blocks of OUTER_NB columns (off by default; correct on every test of the H200's
-    `full` mode, 2026-12-02). Each panel's
-    reflectors update only the rest of its block at once; when the block is complete, its panels' V and T,
-    merged into one (V = [V1 V2], T = [[T1, -T1 V1^T V2 T2], [0, T2]], as larft merges them), update the columns
-    beyond it in three GEMMs whose inner dimension is the block's width instead of the panel's: one pass over
-    those columns per block instead of one per panel, and wider GEMM tiles."""
+    """Panels gathered into blocks of OUTER_NB columns (for batches of at least OUTER_FROM matrices). Each
+    panel's reflectors update only the rest of its block at once; when the block is complete, its panels' V and
+    T, merged into one (V = [V1 V2], T = [[T1, -T1 V1^T V2 T2], [0, T2]], as larft merges them), update the
+    columns beyond it in three GEMMs whose inner dimension is the block's width instead of the panel's: one
+    pass over those columns per block instead of one per panel, and wider GEMM tiles. The merged V and T live
+    in two buffers made once per call; reg_panel writes its V and T straight into them (`slot`), other panels'
+    are copied there."""
 
     def __init__(self, H):
+        batch, n, _ = H.shape
         self.H = H
-        self.block = None  # the open block: (start, stop, V (batch, n - start, width), T (batch, width, width))
+        wide = -(-OUTER_NB // 32) * 32  # reg_panel writes 32 columns (zero beyond ncols) from a multiple of 32
+        self.V = H.new_empty(batch, n, wide)  # rows from the block's first column on
+        self.T = H.new_empty(batch, wide, wide)
+        self.start = None  # the open block's first column
         self.w = 0  # its columns so far
 
     def stop(self, k):
         """Where the block of the panel at column k ends: a new block starts at k when none is open."""
-        return self.block[1] if self.block else min(k + OUTER_NB, self.H.shape[1])
+        return min((k if self.start is None else self.start) + OUTER_NB, self.H.shape[1])
 
-    def add(self, V, T, k, ncols):
+    def slot(self, k, ncols):
+        """Where the panel at column k puts its V (rows k.., ld OUTER_NB) and T (ld OUTER_NB), zero above its
+        first row; opens a block at k when none is open."""
+        n = self.H.shape[1]
+        if self.start is None:
+            self.start, self.w = k, 0
+            self.T.zero_()  # below the diagonal blocks
+        start, w = self.start, self.w
+        if w:
+            self.V[:, :k - start, w:w + ncols].zero_()
+        return self.V[:, k - start:n - start, w:w + ncols], self.T[:, w:w + ncols, w:w + ncols]
+
+    def add(self, V, T, k, ncols, placed):
+        """The panel at column k (its V and T in `slot` when placed, else in V and T at ld NB) joins the block."""
         H = self.H
-        batch, n, _ = H.shape
-        if self.block is None:  # zero above each panel's first row and beyond its columns
-            stop = self.stop(k)
-            self.block = (k, stop, H.new_zeros(batch, n - k, stop - k), H.new_zeros(batch, stop - k, stop - k))
-            self.w = 0
-        start, stop, Vb, Tb = self.block
-        w, Vp, Tp = self.w, V[:, :n - k, :ncols], T[:, :ncols, :ncols]
+        n = H.shape[1]
+        stop = self.stop(k)
+        Vp, Tp = self.slot(k, ncols)
+        if not placed:
+            Vp.copy_(V[:, :n - k, :ncols])
+            Tp.copy_(T[:, :ncols, :ncols])
+        start, w, Vb, Tb = self.start, self.w, self.V[:, :n - self.start], self.T
         if k + ncols < stop:  # the rest of the block, now: the next panel is factored from it
             _apply(Vp, Tp, H[:, k:, k + ncols:stop])
-        Vb[:, k - start:, w:w + ncols] = Vp
-        Tb[:, w:w + ncols, w:w + ncols] = Tp
         if w:  # T's new columns: -T1 (V1^T V2) T2, V2 being zero above row k
             cross = torch.bmm(Vb[:, k - start:, :w].transpose(1, 2), Vp)
-            Tb[:, :w, w:w + ncols] = -torch.bmm(torch.bmm(Tb[:, :w, :w], cross), Tp)
+            Tb[:, :w, w:w + ncols] = torch.bmm(torch.bmm(Tb[:, :w, :w], cross), Tp).neg_()
         self.w = w + ncols
         if k + ncols == stop:  # the block is complete: the columns beyond it, in one pass
+            width = stop - start
             if stop < n:
-                _apply(Vb, Tb, H[:, start:, stop:])
-            self.block = None
+                _apply(Vb[:, :, :width], Tb[:, :width, :width], H[:, start:, stop:])
+            self.start = None

@@ -443,10 +443,14 @@ __device__ __forceinline__ float reduce_scatter32(float (&p)[32], int lane) {
   return p[0];
 }
 
+// V (row stride ldv, matrix stride vstride) gets the panel's rows from k on, 32 columns, zero beyond ncols; T
+// (ldt, tstride) 32 x 32: kernel.py points them at its workspaces (ld NB) or into an outer block's buffers.
 extern "C" __global__ void __launch_bounds__(NT, RP_MIN_BLOCKS) reg_panel(float* __restrict__ H,
                                                                           float* __restrict__ tau,
-                                                                          float* __restrict__ V,
-                                                                          float* __restrict__ T,
+                                                                          float* __restrict__ V, int ldv,
+                                                                          long long vstride,
+                                                                          float* __restrict__ T, int ldt,
+                                                                          long long tstride,
                                                                           int n, int k, int ncols, int with_v) {
   __shared__ float part[2][NWARPS][32];
   __shared__ float rowj[2][32];
@@ -565,13 +569,12 @@ extern "C" __global__ void __launch_bounds__(NT, RP_MIN_BLOCKS) reg_panel(float*
       const float x = tile[rr * 33 + lane];
       if (lane < ncols) A[(size_t)r * n + lane] = x;
       if (with_v)
-        V[(size_t)blockIdx.x * n * NB + (size_t)r * NB + lane] =
-            lane >= ncols ? 0.f : (r > lane ? x : (r == lane ? 1.f : 0.f));
+        V[blockIdx.x * vstride + (size_t)r * ldv + lane] = lane >= ncols ? 0.f : (r > lane ? x : (r == lane ? 1.f : 0.f));
     }
     __syncwarp();
   }
   if (warp == 0) {  // T: upper triangular, zero beyond column ncols (the lane that wrote a row reads it)
-    float* Tb = T + (size_t)blockIdx.x * NB * NB;
-    for (int c = 0; c < 32; ++c) Tb[lane * NB + c] = c < ncols ? Ts[lane][c] : 0.f;
+    float* Tb = T + blockIdx.x * tstride;
+    for (int c = 0; c < 32; ++c) Tb[lane * ldt + c] = c < ncols ? Ts[lane][c] : 0.f;
   }
 }
