@@ -125,10 +125,10 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             H, tau, V, _part, _rowbuf, _count, n, k, ncols, rows, _with_v = args
             assert grid[0] == -(-(n - k) // rows) > 1 and shared_mem == rows * (ncols + 1) * 4, (grid, shared_mem)
             panel(H, tau, V, n, k, ncols, rows)
-        elif name == "reg_panel":
+        elif name.startswith("reg_panel"):
             H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, _with_v = args
             threads = block[0]
-            assert threads == 32 * int(defines["NWARPS"]) and n - k <= threads * int(defines["RP_ROWS"]), (block, n - k)
+            assert threads == 32 * int(defines["NWARPS"]) and n - k <= threads * int(name[9:]), (block, n - k)
             assert shared_mem == threads * 33 * 4, shared_mem  # a 32 x 33 tile per warp
             assert (ldv, vstride, ldt, tstride) == (V.stride(1), V.stride(0), T.stride(1), T.stride(0))
             for b in range(H.shape[0]):  # V and T may be views of at most 32 columns (an outer block's slot)

@@ -68,7 +68,8 @@ def _append(kernel: Path, text: str) -> None:
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
 @pytest.mark.parametrize(("seed", "names"), [
     ("blocked_wy", ["panel_qr", "build_t", "small_qr", "gram"]),
-    ("tsqr_wy", ["panel_qr", "build_t", "small_qr", "gram", "mb_panel", "trail_update", "reg_panel"])])
+    ("tsqr_wy", ["panel_qr", "build_t", "small_qr", "gram", "mb_panel", "trail_update", "reg_panel1",
+                 "reg_panel2", "reg_panel4"])])
 def test_the_generated_launchers_compile_with_nvcc(tmp_path: Path, seed: str, names: list[str]) -> None:
     """What `RawModule` hands to torch's load_inline for the seed: the CUDA side (the kernels, their launchers,
     no torch header, so nvcc takes seconds) compiled by nvcc; the C++ bindings compiled against torch's

@@ -98,12 +98,14 @@ _REG_PANELS = {}
 
 
 def _reg_panel(rows):
-    """reg_panel holding `rows` rows per thread, compiled on first use (most shapes need one or two of them)."""
-    if rows not in _REG_PANELS:
+    """reg_panel holding `rows` rows per thread (1, 2 or 4), from a module of the three compiled on first use
+    (with RP_WARPS warps, which need not be one of the other kernels' counts)."""
+    if not _REG_PANELS:
         module = cp.RawModule(code=_SOURCE, options=("--std=c++17", f"-DNB={NB}", f"-DNWARPS={RP_WARPS}",
-                                                     f"-DGRAM_ROWS={GRAM_ROWS}", f"-DRP_ROWS={rows}"))
-        f = _REG_PANELS[rows] = module.get_function("reg_panel")
-        f.max_dynamic_shared_size_bytes = _reg_tiles()
+                                                     f"-DGRAM_ROWS={GRAM_ROWS}"))
+        for r in (1, 2, 4):
+            f = _REG_PANELS[r] = module.get_function(f"reg_panel{r}")
+            f.max_dynamic_shared_size_bytes = _reg_tiles()
     return _REG_PANELS[rows]
 
 

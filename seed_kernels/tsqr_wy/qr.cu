@@ -413,12 +413,9 @@ extern "C" __global__ void __launch_bounds__(TRAIL_THREADS) trail_update(float* 
 // A column stays unscaled (x, not v = scale x) until the panel is written out, and beta joins the diagonal
 // only then: registers are indexed by constants only, except where column j+1 is picked out for the next
 // column (a select per element); lane c keeps column c's scale and beta.
-// Needs NB == 32 (a lane per column); kernel.py compiles it with RP_ROWS = 1, 2 or 4 and launches it with
-// NT = NWARPS * 32 threads for m <= RP_ROWS * NT rows.
-#ifndef RP_ROWS
-#define RP_ROWS 2
-#endif
-#define RP_MIN_BLOCKS (RP_ROWS <= 2 && NWARPS <= 8 ? 2 : 1)  // two resident blocks where 128 registers a thread do
+// Needs NB == 32 (a lane per column). Three kernels, reg_panel1, reg_panel2 and reg_panel4, hold RP_ROWS =
+// 1, 2 or 4 rows a thread; kernel.py launches the fewest that hold the panel's m rows with NT = NWARPS * 32
+// threads, from a module of their own compiled with NWARPS = RP_WARPS.
 
 // One step of reduce_scatter32: lanes that differ in bit OFF swap halves of p[0:2 OFF] and add (fully
 // unrolled: p stays in registers).
@@ -445,13 +442,10 @@ __device__ __forceinline__ float reduce_scatter32(float (&p)[32], int lane) {
 
 // V (row stride ldv, matrix stride vstride) gets the panel's rows from k on, 32 columns, zero beyond ncols; T
 // (ldt, tstride) 32 x 32: kernel.py points them at its workspaces (ld NB) or into an outer block's buffers.
-extern "C" __global__ void __launch_bounds__(NT, RP_MIN_BLOCKS) reg_panel(float* __restrict__ H,
-                                                                          float* __restrict__ tau,
-                                                                          float* __restrict__ V, int ldv,
-                                                                          long long vstride,
-                                                                          float* __restrict__ T, int ldt,
-                                                                          long long tstride,
-                                                                          int n, int k, int ncols, int with_v) {
+template <int RP_ROWS>
+__device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V,
+                                          int ldv, long long vstride, float* __restrict__ T, int ldt,
+                                          long long tstride, int n, int k, int ncols, int with_v) {
   __shared__ float part[2][NWARPS][32];
   __shared__ float rowj[2][32];
   __shared__ float Ts[32][33];  // warp 0's: lane i owns row i
@@ -577,4 +571,27 @@ extern "C" __global__ void __launch_bounds__(NT, RP_MIN_BLOCKS) reg_panel(float*
     float* Tb = T + blockIdx.x * tstride;
     for (int c = 0; c < 32; ++c) Tb[lane * ldt + c] = c < ncols ? Ts[lane][c] : 0.f;
   }
+}
+
+// The three kernels (written out: evolve export reads their signatures); two resident blocks an SM where
+// 128 registers a thread hold the rows.
+extern "C" __global__ void __launch_bounds__(NT, NWARPS <= 8 ? 2 : 1) reg_panel1(float* __restrict__ H, float* __restrict__ tau,
+                                                                      float* __restrict__ V, int ldv, long long vstride,
+                                                                      float* __restrict__ T, int ldt, long long tstride,
+                                                                      int n, int k, int ncols, int with_v) {
+  reg_panel<1>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
+}
+
+extern "C" __global__ void __launch_bounds__(NT, NWARPS <= 8 ? 2 : 1) reg_panel2(float* __restrict__ H, float* __restrict__ tau,
+                                                                      float* __restrict__ V, int ldv, long long vstride,
+                                                                      float* __restrict__ T, int ldt, long long tstride,
+                                                                      int n, int k, int ncols, int with_v) {
+  reg_panel<2>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
+}
+
+extern "C" __global__ void __launch_bounds__(NT, 1) reg_panel4(float* __restrict__ H, float* __restrict__ tau,
+                                                                      float* __restrict__ V, int ldv, long long vstride,
+                                                                      float* __restrict__ T, int ldt, long long tstride,
+                                                                      int n, int k, int ncols, int with_v) {
+  reg_panel<4>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
 }
