@@ -1,11 +1,17 @@
-"""Blocked Householder QR with compact WY (qr.cu) whose panels spread over many thread blocks when the batch
-is small: the second seed, from blocked_wy.
+"""Blocked Householder QR with compact WY (qr.cu) whose panels live in registers (one block per matrix) or
+spread over many thread blocks when the batch is small: the second seed, from blocked_wy.
 
-STATUS (2026-12-02, H200, docs/benchmarks.md "eighth pass"): correct on every test of the contract; 4.579 ms
-in `full` mode (25.5x torch.geqrf's 116.96 ms in the same run; blocked_wy 5.439 ms), every shape faster than
-geqrf, 2x4096 by 1.4x. Not the 3 ms the contest needs: the four 640x512 shapes take 10.0-10.4 ms each, about
-4 ms of it in panel_qr and the rest in cuBLAS GEMMs with small tiles; FP32 arithmetic alone takes about 2.2 ms
-(docs/QR_CONTRACT.md).
+STATUS (2026-12-02, H200, docs/benchmarks.md "ninth pass"): correct on every test of the contract; 3.464 ms
+in `full` mode (33.7x torch.geqrf's 116.73 ms in the same run; blocked_wy 5.434 ms), every shape faster than
+geqrf, 2x4096 by 1.4x. Not the 3 ms the contest needs: 640x512 takes 7.7 ms (cuBLAS GEMMs about 4.6,
+reg_panel 2.6), 60x1024 6.5, 8x2048 13.6 and 2x4096 32.6 (mb_panel's barrier per column and W = V^T C with
+few, long tiles).
+
+reg_panel (for panels of m <= 4 * 32 * RP_WARPS rows, batches under REG_BELOW, NB = 32) holds a thread's whole
+rows in registers, one barrier a column, and makes T from the sums the update needs anyway, so no G GEMM and
+no build_t; its rows pass through a tile per warp on the way in and out (qr.cu says how). Against panel_qr
+plus G and build_t it took 640x512 from 10.2 to 7.7 ms and 60x1024 from 9.5 to 6.5 on the H200; it also
+makes 40x176 faster as panels than whole in shared memory (SMALL_N = 128: 0.58 -> 0.30 ms).
 
 What is new against blocked_wy: for batches under MB_BELOW matrices a panel is factored by
 mb_panel, over as many blocks per matrix as the GPU has SMs for it (at least MB_ROWS rows each), one barrier
@@ -22,7 +28,7 @@ Everything else is blocked_wy's:
 
 For n <= SMALL_N the whole matrix is factored in shared memory by one launch (small_qr); for n <= TINY_N
 that launch uses blocks of only TINY_WARPS warps, since a column's barriers cost more than its few rows.
-Otherwise the matrix is walked in panels: panel_qr factors a panel (one thread block per matrix, in shared
+Otherwise the matrix is walked in panels: panel_qr (where reg_panel does not) factors a panel (one block per matrix, in shared
 memory) and writes V; G = V^T V is one batched GEMM, or for batches under GRAM_BELOW matrices comes from
 gram (split over chunks of GRAM_ROWS rows, so that a few tall matrices still fill the GPU); build_t makes T
 from G; the trailing columns get Q_panel^T = I - V T^T V^T as three batched GEMMs (cuBLAS through
