@@ -27,6 +27,21 @@ __device__ __forceinline__ float warp_sum(float v) {
   return v;
 }
 
+// The Householder reflector of a column whose diagonal entry is alpha and whose squared norm below it is
+// xnorm2, as LAPACK's larfg (without its rescaling): beta on the diagonal, tau = t, and v = scale * x below
+// it. A zero column needs no reflection (tau = 0), as LAPACK does. For mb_panel and reg_panel; factor_panel
+// keeps its own copy, blocked_wy's code as measured (through this helper nvcc schedules it differently).
+__device__ __forceinline__ void reflector(float alpha, float xnorm2, float& t, float& scale, float& beta) {
+  t = 0.f;
+  scale = 0.f;
+  beta = alpha;
+  if (xnorm2 > 0.f) {
+    beta = -copysignf(sqrtf(alpha * alpha + xnorm2), alpha);
+    t = (beta - alpha) / beta;
+    scale = 1.f / (alpha - beta);
+  }
+}
+
 // Unblocked Householder on the m x ncols panel P (leading dimension ld), reflectors stored below the
 // diagonal as LAPACK does. Lanes own columns (coalesced row access); warp w owns the rows r = w (mod
 // NWARPS) for the whole factorisation, so a row is only ever touched by one warp and each column needs just
@@ -287,12 +302,8 @@ extern "C" __global__ void __launch_bounds__(NT) mb_panel(float* __restrict__ H,
     const float xnorm2 = __shfl_sync(0xffffffffu, sc, j);
     const float row_c = __ldcg(rows_j + par * 32 + lane);
     const float alpha = __shfl_sync(0xffffffffu, row_c, j);
-    float t = 0.f, scale = 0.f, beta = alpha;
-    if (xnorm2 > 0.f) {  // a zero column needs no reflection (tau = 0), as LAPACK does
-      beta = -copysignf(sqrtf(alpha * alpha + xnorm2), alpha);
-      t = (beta - alpha) / beta;
-      scale = 1.f / (alpha - beta);
-    }
+    float t, scale, beta;
+    reflector(alpha, xnorm2, t, scale, beta);
     const float wq = t * (row_c + scale * sc);  // t v^T a_c for c = lane > j
     const float ws = wq * scale;                // the update uses v_r = scale * a_rj
     if (t != 0.f) {
@@ -497,12 +508,8 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
     const float row_c = rowj[par][lane];
     const float xnorm2 = __shfl_sync(0xffffffffu, s, j);
     const float alpha = __shfl_sync(0xffffffffu, row_c, j);
-    float t = 0.f, scale = 0.f, beta = alpha;
-    if (xnorm2 > 0.f) {  // a zero column needs no reflection (tau = 0), as LAPACK does
-      beta = -copysignf(sqrtf(alpha * alpha + xnorm2), alpha);
-      t = (beta - alpha) / beta;
-      scale = 1.f / (alpha - beta);
-    }
+    float t, scale, beta;
+    reflector(alpha, xnorm2, t, scale, beta);
     if (lane == j) {
       my_scale = t != 0.f ? scale : 1.f;  // tau = 0 leaves the column as it is
       my_beta = beta;
