@@ -1,7 +1,8 @@
 """tsqr_wy's kernel.py on the CPU: its own loop (panels, workspaces, which kernel when) with each CUDA kernel
 replaced by a Python stand-in, against torch.geqrf. mb_panel and trail_update are transcribed phase by phase
 (block, warp and lane indices as qr.cu has them; the phases are separated by barriers, so running them one
-after another is what the GPU does); panel_qr, gram and build_t by their plain arithmetic. It checks the
+after another is what the GPU does), reg_panel column by column with its warps' sums (T from the same sums);
+panel_qr, gram, build_t and vtc (chunk by chunk) by their plain arithmetic. It checks the
 orchestration and the index arithmetic before device time is spent, never the CUDA code itself.
 
     python bench/seed_model.py          (CPU only; a few seconds)
@@ -137,6 +138,17 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
                 tau[b, k:k + ncols] = torch.from_numpy(t)
                 V[b, :n - k] = torch.from_numpy(unit_lower(out, ncols)[:, :V.shape[2]])
                 T[b] = torch.from_numpy(Tm[:T.shape[1], :T.shape[2]])
+        elif name in ("vtc32", "vtc64"):
+            V, ldv, vstride, w, C, ldc, cstride, m, N, P, rows = args
+            chunks = P.shape[1]
+            assert block == (256,) and grid == (-(-N // 128), chunks, V.shape[0]) and w <= int(name[3:]), grid
+            assert (ldv, vstride, ldc, cstride) == (V.stride(1), V.stride(0), C.stride(1), C.stride(0))
+            assert chunks == -(-m // rows) and (chunks == 1 or rows % 32 == 0), (m, rows, chunks)
+            if chunks > 1:
+                CALLS["vtc split"] = CALLS.get("vtc split", 0) + 1
+            for chunk in range(chunks):  # each chunk's rows, as the blocks of grid row `chunk` add them up
+                r = slice(chunk * rows, min(m, (chunk + 1) * rows))
+                P[:, chunk] = V[:, r].transpose(1, 2) @ C[:, r]
         elif name == "gram":
             V, G, n, m = args
             G += V[:, :m].transpose(1, 2) @ V[:, :m]
@@ -199,6 +211,8 @@ def main() -> int:
                       {**base, "MB_BELOW": 0}, {**base, "MB_BELOW": 0, "REG_ROWS": 0},
                       {**base, "MB_BELOW": 0, "REG_ROWS": 4, "RP_WARPS": 1},  # 1, 2 and 4 rows a thread
                       {**base, "MB_ROWS": 16, "OUTER_FROM": 0, "OUTER_NB": 64},  # multi-block panels in blocks
+                      {**base, "MB_ROWS": 16, "VTC_BELOW": 4096},  # V^T C by vtc32, split over rows
+                      {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "VTC_BELOW": 4096},  # and vtc64
                       *({**base, "MB_BELOW": 0, "OUTER_FROM": 0, **outer} for outer in
                       ({"OUTER_NB": 64}, {"NB": 16, "OUTER_NB": 64}, {"OUTER_NB": 96}))):
         NB = int(overrides.get("NB", 32))  # what the stand-ins read, as qr.cu is compiled with -DNB

@@ -64,21 +64,26 @@ def _append(kernel: Path, text: str) -> None:
     (kernel / "kernel.py").write_text((kernel / "kernel.py").read_text() + text)
 
 
+TSQR = ["panel_qr", "build_t", "small_qr", "gram", "mb_panel", "trail_update", "vtc32", "vtc64"]
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
-@pytest.mark.parametrize(("seed", "names"), [
-    ("blocked_wy", ["panel_qr", "build_t", "small_qr", "gram"]),
-    ("tsqr_wy", ["panel_qr", "build_t", "small_qr", "gram", "mb_panel", "trail_update", "reg_panel1",
-                 "reg_panel2", "reg_panel4"])])
-def test_the_generated_launchers_compile_with_nvcc(tmp_path: Path, seed: str, names: list[str]) -> None:
-    """What `RawModule` hands to torch's load_inline for the seed: the CUDA side (the kernels, their launchers,
-    no torch header, so nvcc takes seconds) compiled by nvcc; the C++ bindings compiled against torch's
-    headers (as load_inline would on a GPU machine; only the link and the run need one)."""
+@pytest.mark.parametrize(("seed", "sources", "names"), [
+    ("blocked_wy", ["qr.cu"], ["panel_qr", "build_t", "small_qr", "gram"]),
+    ("tsqr_wy", ["qr.cu"], TSQR),
+    ("tsqr_wy", ["qr.cu", "reg_panel.cu"], TSQR + ["reg_panel1", "reg_panel2", "reg_panel4"])])  # its second module
+def test_the_generated_launchers_compile_with_nvcc(tmp_path: Path, seed: str, sources: list[str],
+                                                   names: list[str]) -> None:
+    """What `RawModule` hands to torch's load_inline for each of the seed's modules: the CUDA side (the
+    kernels, their launchers, no torch header, so nvcc takes seconds) compiled by nvcc; the C++ bindings
+    compiled against torch's headers (as load_inline would on a GPU machine; only the link and the run need
+    one)."""
     import torch
 
     shim: dict[str, object] = {}
     exec((ROOT / "evolver" / "export_shim.txt").read_text(), shim)  # the stand-in's helpers, as the file has them
-    code = (SEEDS / seed / "qr.cu").read_text()
+    code = "".join((SEEDS / seed / name).read_text() for name in sources)  # as kernel.py puts them together
     kernels = shim["_evolve_kernels"](code)  # type: ignore[operator]
     assert [name for name, _ in kernels] == names
     source = shim["_EVOLVE_HEADER"] + code + "\n" + "".join(shim["_evolve_launcher"](n, p) for n, p in kernels) \

@@ -11,7 +11,10 @@ reg_panel (for panels of m <= 4 * 32 * RP_WARPS rows, batches under REG_BELOW, N
 rows in registers, one barrier a column, and makes T from the sums the update needs anyway, so no G GEMM and
 no build_t; its rows pass through a tile per warp on the way in and out (qr.cu says how). Against panel_qr
 plus G and build_t it took 640x512 from 10.2 to 7.7 ms and 60x1024 from 9.5 to 6.5 on the H200; it also
-makes 40x176 faster as panels than whole in shared memory (SMALL_N = 128: 0.58 -> 0.30 ms).
+makes 40x176 faster as panels than whole in shared memory (SMALL_N = 128: 0.58 -> 0.30 ms). With VTC_BELOW,
+W = V^T C of the trailing update is qr.cu's vtc, split over rows (cuBLAS gives it few, long tiles: 10.5 of
+2x4096's 32.6 ms); written after the last GPU run of 2026-12-02, checked on the CPU (bench/seed_model.py) and
+by nvcc only, so off (VTC_BELOW = 0) until measured.
 
 What is new against blocked_wy: for batches under MB_BELOW matrices a panel is factored by
 mb_panel, over as many blocks per matrix as the GPU has SMs for it (at least MB_ROWS rows each), one barrier
@@ -79,6 +82,8 @@ OUTER_NB = 64  # @tune OUTER_NB: 0 64 96 128
 
 OUTER_FROM = 256  # @tune OUTER_FROM: 16 64 256
 
+VTC_BELOW = 0  # @tune VTC_BELOW: 0 16 64 4096
+
 REG_ROWS = 4  # @tune REG_ROWS: 0 1 2 4
 
 REG_BELOW = 4096  # @tune REG_BELOW: 0 64 264 4096
@@ -87,16 +92,22 @@ RP_WARPS = 8  # @tune RP_WARPS: 8 16
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
 _SOURCE = Path(__file__).with_name("qr.cu").read_text()
+_REG_SOURCE = _SOURCE + Path(__file__).with_name("reg_panel.cu").read_text()  # reg_panel uses qr.cu's helpers
+_NAMES = ("panel_qr", "small_qr", "build_t", "gram", "mb_panel", "trail_update", "vtc32", "vtc64")
+
+
+def _module(source, warps):
+    return cp.RawModule(code=source, options=("--std=c++17", f"-DNB={NB}", f"-DNWARPS={warps}",
+                                              f"-DGRAM_ROWS={GRAM_ROWS}"))
 
 
 def _build(warps):
-    module = cp.RawModule(code=_SOURCE, options=("--std=c++17", f"-DNB={NB}", f"-DNWARPS={warps}",
-                                                 f"-DGRAM_ROWS={GRAM_ROWS}"))
-    panel, small, mb = (module.get_function(name) for name in ("panel_qr", "small_qr", "mb_panel"))
-    for f in (panel, small, mb):
-        f.max_dynamic_shared_size_bytes = SMEM_BUDGET
-    return panel, small, module.get_function("build_t"), module.get_function("gram"), mb, \
-        module.get_function("trail_update")
+    """qr.cu's kernels for blocks of `warps` warps, by name."""
+    module = _module(_SOURCE, warps)
+    kernels = {name: module.get_function(name) for name in _NAMES}
+    for name in ("panel_qr", "small_qr", "mb_panel"):
+        kernels[name].max_dynamic_shared_size_bytes = SMEM_BUDGET
+    return kernels
 
 
 _KERNELS = {warps: _build(warps) for warps in sorted({NWARPS, NWARPS_WIDE, TINY_WARPS, MB_WARPS})}
@@ -104,11 +115,11 @@ _REG_PANELS = {}
 
 
 def _reg_panel(rows):
-    """reg_panel holding `rows` rows per thread (1, 2 or 4), from a module of the three compiled on first use
-    (with RP_WARPS warps, which need not be one of the other kernels' counts)."""
+    """reg_panel holding `rows` rows per thread (1, 2 or 4), from a module of the three (reg_panel.cu)
+    compiled on first use with RP_WARPS warps; the other modules leave reg_panel out (it is the costly one to
+    compile)."""
     if not _REG_PANELS:
-        module = cp.RawModule(code=_SOURCE, options=("--std=c++17", f"-DNB={NB}", f"-DNWARPS={RP_WARPS}",
-                                                     f"-DGRAM_ROWS={GRAM_ROWS}"))
+        module = _module(_REG_SOURCE, RP_WARPS)
         for r in (1, 2, 4):
             f = _REG_PANELS[r] = module.get_function(f"reg_panel{r}")
             f.max_dynamic_shared_size_bytes = _reg_tiles()
@@ -134,7 +145,7 @@ _GRAPHS = {}
 def compile_info():
     info = {}
     for warps, kernels in _KERNELS.items():
-        for name, f in zip(("panel_qr", "small_qr", "build_t", "gram", "mb_panel", "trail_update"), kernels):
+        for name, f in kernels.items():
             info[f"{name}/{warps}w"] = _attrs(f)
     for rows, f in _REG_PANELS.items():
         info[f"reg_panel/{RP_WARPS}w/{rows}r"] = _attrs(f)
@@ -143,7 +154,8 @@ def compile_info():
                    "GRAM_BELOW": GRAM_BELOW, "GRAM_ROWS": GRAM_ROWS,
                    "GRAPH_BYTES": GRAPH_BYTES, "MB_BELOW": MB_BELOW, "MB_ROWS": MB_ROWS, "MB_WARPS": MB_WARPS,
                    "FUSED_BELOW": FUSED_BELOW, "OUTER_NB": OUTER_NB, "OUTER_FROM": OUTER_FROM,
-                   "REG_ROWS": REG_ROWS, "REG_BELOW": REG_BELOW, "RP_WARPS": RP_WARPS}
+                   "REG_ROWS": REG_ROWS, "REG_BELOW": REG_BELOW, "RP_WARPS": RP_WARPS,
+                   "VTC_BELOW": VTC_BELOW}
 
 
 def _attrs(f):
@@ -191,7 +203,7 @@ def _small(A, warps):
     batch, n, _ = A.shape
     H = torch.empty_like(A)
     tau = torch.empty(batch, n, device=A.device, dtype=torch.float32)
-    _KERNELS[warps][1]((batch,), (warps * 32,), (_ptr(A), _ptr(H), _ptr(tau), cp.int32(n)),
+    _KERNELS[warps]["small_qr"]((batch,), (warps * 32,), (_ptr(A), _ptr(H), _ptr(tau), cp.int32(n)),
                        shared_mem=n * (n + 1) * 4)
     return H, tau
 
@@ -255,8 +267,8 @@ def _blocked(H, tau, work, warps):
     """Factor H in place, panel by panel (the module docstring says how)."""
     batch, n, _ = H.shape
     V, G, T, part, rowbuf, counts = work
-    panel = _KERNELS[warps][0]
-    mb = _KERNELS[MB_WARPS][4]
+    panel = _KERNELS[warps]["panel_qr"]
+    mb = _KERNELS[MB_WARPS]["mb_panel"]
     counts.zero_()
     outer = _Outer(H) if OUTER_NB > NB and batch >= OUTER_FROM else None
     k = 0
@@ -299,7 +311,7 @@ def _update(H, V, T, k, ncols, warps):
     batch, n, _ = H.shape
     if batch < FUSED_BELOW:  # one kernel, 32 columns of C per block
         strips = -(-(n - k - ncols) // 32)
-        trail = _KERNELS[warps][5]
+        trail = _KERNELS[warps]["trail_update"]
         trail((strips, batch), (256,), (_ptr(H), _ptr(V), _ptr(T), cp.int32(n), cp.int32(k), cp.int32(ncols)))
         return
     _apply(V[:, :n - k, :ncols], T[:, :ncols, :ncols], H[:, k:, k + ncols:])
@@ -309,7 +321,7 @@ def _make_t(H, tau, V, G, T, k, ncols, warps):
     """T of the panel at column k from G = V^T V (gram for few matrices, a batched GEMM otherwise)."""
     batch, n, _ = H.shape
     m = n - k
-    _, _, build_t, gram, _, _ = _KERNELS[warps]
+    build_t, gram = _KERNELS[warps]["build_t"], _KERNELS[warps]["gram"]
     if batch < GRAM_BELOW:  # measured: 2x4096 -7%, 8x2048 -2%; 640x512 +6% (so not there)
         G.zero_()
         chunks = (m + GRAM_ROWS - 1) // GRAM_ROWS
@@ -321,10 +333,28 @@ def _make_t(H, tau, V, G, T, k, ncols, warps):
 
 
 def _apply(Vm, Tm, C):
-    """C = (I - V T V^T)^T C, as three batched GEMMs."""
-    W = torch.bmm(Vm.transpose(1, 2), C)  # V^T C
+    """C = (I - V T V^T)^T C, as three batched GEMMs (the first by vtc for batches under VTC_BELOW)."""
+    W = _vtc(Vm, C) if Vm.shape[0] < VTC_BELOW and Vm.shape[2] <= 64 else torch.bmm(Vm.transpose(1, 2), C)  # V^T C
     W = torch.bmm(Tm.transpose(1, 2), W)  # T^T V^T C
     C.baddbmm_(Vm, W, alpha=-1.0)  # C - V T^T V^T C
+
+
+def _vtc(Vm, C):
+    """V^T C by qr.cu's vtc32 or vtc64 (V at most 64 columns wide), its rows split into chunks (multiples of 32
+    rows) until the grid has about two blocks an SM, the chunks' sums then added up by torch. Off by default:
+    not yet measured (VTC_BELOW = 0)."""
+    batch, m, w = Vm.shape
+    N = C.shape[2]
+    tiles = -(-N // 128)
+    chunks = max(1, min(-(-m // 32), -(-2 * _sms(C.device) // (batch * tiles))))
+    rows = -(-m // chunks // 32) * 32 if chunks > 1 else m
+    chunks = -(-m // rows)
+    P = torch.empty(batch, chunks, w, N, device=C.device, dtype=torch.float32)
+    vtc = _KERNELS[NWARPS]["vtc32" if w <= 32 else "vtc64"]
+    vtc((tiles, chunks, batch), (256,), (_ptr(Vm), cp.int32(Vm.stride(1)), cp.int64(Vm.stride(0)), cp.int32(w),
+                                         _ptr(C), cp.int32(C.stride(1)), cp.int64(C.stride(0)), cp.int32(m),
+                                         cp.int32(N), _ptr(P), cp.int32(rows)))
+    return P[:, 0] if chunks == 1 else P.sum(1)
 
 
 class _Outer:

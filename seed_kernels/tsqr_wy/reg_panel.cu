@@ -1,0 +1,191 @@
+// Compiled after qr.cu (kernel.py puts the two together): it uses qr.cu's NT, NWARPS and reflector.
+//
+// reg_panel: the panel of one matrix in registers, one thread block per matrix, and T made on the way (no G =
+// V^T V GEMM, no build_t). Thread t holds whole rows t, t + NT, ... of the m x 32 panel (RP_ROWS of them),
+// so a column's products with every column are its own FMAs: per column, each warp adds up its lanes' 32
+// partial sums in 31 shuffles (lane c ends with column c's), one barrier publishes them and row j, and every
+// warp then sums the warps' partials itself; no second barrier. Partial sums and row j are double-buffered by
+// the column's parity, as in mb_panel. The sums s_c over rows below j of x_rj x_rc give, with row j, both
+// v_j^T a_c for the trailing columns c > j (the update) and v_c^T v_j for the reflectors c < j (G's column j),
+// from which warp 0 makes T's column j as larft does: T(0:j, j) = -tau_j T(0:j, 0:j) G(0:j, j).
+// A column stays unscaled (x, not v = scale x) until the panel is written out, and beta joins the diagonal
+// only then: registers are indexed by constants only, except where column j+1 is picked out for the next
+// column (a select per element); lane c keeps column c's scale and beta.
+// Needs NB == 32 (a lane per column). Three kernels, reg_panel1, reg_panel2 and reg_panel4, hold RP_ROWS =
+// 1, 2 or 4 rows a thread; kernel.py launches the fewest that hold the panel's m rows with NT = NWARPS * 32
+// threads, from a module of their own compiled with NWARPS = RP_WARPS.
+
+// One step of reduce_scatter32: lanes that differ in bit OFF swap halves of p[0:2 OFF] and add (fully
+// unrolled: p stays in registers).
+template <int OFF>
+__device__ __forceinline__ void halve(float (&p)[32], int lane) {
+  const bool upper = lane & OFF;
+#pragma unroll
+  for (int q = 0; q < OFF; ++q) {
+    const float send = upper ? p[q] : p[q + OFF];
+    const float keep = upper ? p[q + OFF] : p[q];
+    p[q] = keep + __shfl_xor_sync(0xffffffffu, send, OFF);
+  }
+}
+
+// Lane c of the warp gets the sum over the warp's lanes of p[c], in 31 shuffles (p is consumed).
+__device__ __forceinline__ float reduce_scatter32(float (&p)[32], int lane) {
+  halve<16>(p, lane);
+  halve<8>(p, lane);
+  halve<4>(p, lane);
+  halve<2>(p, lane);
+  halve<1>(p, lane);
+  return p[0];
+}
+
+// V (row stride ldv, matrix stride vstride) gets the panel's rows from k on, 32 columns, zero beyond ncols; T
+// (ldt, tstride) 32 x 32: kernel.py points them at its workspaces (ld NB) or into an outer block's buffers.
+template <int RP_ROWS>
+__device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V,
+                                          int ldv, long long vstride, float* __restrict__ T, int ldt,
+                                          long long tstride, int n, int k, int ncols, int with_v) {
+  __shared__ float part[2][NWARPS][32];
+  __shared__ float rowj[2][32];
+  __shared__ float Ts[32][33];  // warp 0's: lane i owns row i
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int m = n - k;
+  float* A = H + (size_t)blockIdx.x * n * n + (size_t)k * n + k;
+  // A warp's rows for one i are 32 consecutive rows: they pass through the warp's own 32 x 33 tile, so that
+  // global memory is read and written a row per instruction (a thread reading its own row touched 32 rows
+  // with every load).
+  extern __shared__ float tiles[];
+  float* tile = tiles + warp * 32 * 33;
+  float a[RP_ROWS][32];
+#pragma unroll
+  for (int i = 0; i < RP_ROWS; ++i) {
+    const int base = warp * 32 + i * NT;
+    for (int rr = 0; rr < 32; ++rr)
+      tile[rr * 33 + lane] = base + rr < m && lane < ncols ? A[(size_t)(base + rr) * n + lane] : 0.f;
+    __syncwarp();
+#pragma unroll
+    for (int c = 0; c < 32; ++c) a[i][c] = tile[lane * 33 + c];
+    __syncwarp();
+  }
+  float aj[RP_ROWS];  // column j of this thread's rows, before reflector j
+#pragma unroll
+  for (int i = 0; i < RP_ROWS; ++i) aj[i] = a[i][0];
+  float my_scale = 1.f, my_beta = 0.f;  // lane c: column c's
+  for (int j = 0; j < ncols; ++j) {
+    const int par = j & 1;
+    float p[32];
+#pragma unroll
+    for (int c = 0; c < 32; ++c) p[c] = 0.f;
+#pragma unroll
+    for (int i = 0; i < RP_ROWS; ++i) {
+      const float x = (int)threadIdx.x + i * NT > j ? aj[i] : 0.f;  // rows below j only
+#pragma unroll
+      for (int c = 0; c < 32; ++c) p[c] += x * a[i][c];
+    }
+    part[par][warp][lane] = reduce_scatter32(p, lane);
+#pragma unroll
+    for (int i = 0; i < RP_ROWS; ++i)
+      if ((int)threadIdx.x + i * NT == j) {
+#pragma unroll
+        for (int c = 0; c < 32; ++c) rowj[par][c] = a[i][c];
+      }
+    __syncthreads();
+    float s = 0.f;  // lane c: s_c
+#pragma unroll
+    for (int w = 0; w < NWARPS; ++w) s += part[par][w][lane];
+    const float row_c = rowj[par][lane];
+    const float xnorm2 = __shfl_sync(0xffffffffu, s, j);
+    const float alpha = __shfl_sync(0xffffffffu, row_c, j);
+    float t, scale, beta;
+    reflector(alpha, xnorm2, t, scale, beta);
+    if (lane == j) {
+      my_scale = t != 0.f ? scale : 1.f;  // tau = 0 leaves the column as it is
+      my_beta = beta;
+    }
+    const float g = row_c + scale * s;  // lane c > j: v_j^T a_c; lane c < j: v_c^T v_j / scale_c
+    const float wq = lane > j ? t * g : 0.f;
+    if (warp == 0) {
+      const float gc = g * my_scale;  // G(lane, j) for lane < j
+      float acc0 = 0.f, acc1 = 0.f, acc2 = 0.f, acc3 = 0.f;
+      int l = 0;
+      for (; l + 3 < j; l += 4) {
+        acc0 += Ts[lane][l] * __shfl_sync(0xffffffffu, gc, l);
+        acc1 += Ts[lane][l + 1] * __shfl_sync(0xffffffffu, gc, l + 1);
+        acc2 += Ts[lane][l + 2] * __shfl_sync(0xffffffffu, gc, l + 2);
+        acc3 += Ts[lane][l + 3] * __shfl_sync(0xffffffffu, gc, l + 3);
+      }
+      for (; l < j; ++l) acc0 += Ts[lane][l] * __shfl_sync(0xffffffffu, gc, l);
+      Ts[lane][j] = lane < j ? -t * ((acc0 + acc1) + (acc2 + acc3)) : (lane == j ? t : 0.f);
+      if (lane == 0) tau[(size_t)blockIdx.x * n + k + j] = t;
+    }
+    float v[RP_ROWS];  // reflector j on this thread's rows
+#pragma unroll
+    for (int i = 0; i < RP_ROWS; ++i) {
+      const int r = threadIdx.x + i * NT;
+      v[i] = r > j ? scale * aj[i] : (r == j ? 1.f : 0.f);
+    }
+#pragma unroll
+    for (int i = 0; i < RP_ROWS; ++i) aj[i] = 0.f;
+#pragma unroll
+    for (int c = 0; c < 32; ++c) {
+      const float w = __shfl_sync(0xffffffffu, wq, c);  // zero for c <= j
+      const float next = c == j + 1 ? 1.f : 0.f;  // an FMA picks column j+1 out: a select here makes nvcc
+#pragma unroll                                     // move the rows to local memory
+      for (int i = 0; i < RP_ROWS; ++i) {
+        a[i][c] -= v[i] * w;
+        aj[i] = fmaf(next, a[i][c], aj[i]);
+      }
+    }
+  }
+  // out: v = scale x below the diagonal, beta on it, R above; V unit lower trapezoidal, zero beyond ncols (ld NB)
+#pragma unroll
+  for (int c = 0; c < 32; ++c) {
+    const float sc = __shfl_sync(0xffffffffu, my_scale, c), bc = __shfl_sync(0xffffffffu, my_beta, c);
+#pragma unroll
+    for (int i = 0; i < RP_ROWS; ++i) {
+      const int r = threadIdx.x + i * NT;
+      a[i][c] = r > c ? sc * a[i][c] : (r == c ? bc : a[i][c]);
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < RP_ROWS; ++i) {
+    const int base = warp * 32 + i * NT;
+#pragma unroll
+    for (int c = 0; c < 32; ++c) tile[lane * 33 + c] = a[i][c];
+    __syncwarp();
+    for (int rr = 0; rr < 32 && base + rr < m; ++rr) {
+      const int r = base + rr;
+      const float x = tile[rr * 33 + lane];
+      if (lane < ncols) A[(size_t)r * n + lane] = x;
+      if (with_v)
+        V[blockIdx.x * vstride + (size_t)r * ldv + lane] = lane >= ncols ? 0.f : (r > lane ? x : (r == lane ? 1.f : 0.f));
+    }
+    __syncwarp();
+  }
+  if (warp == 0) {  // T: upper triangular, zero beyond column ncols (the lane that wrote a row reads it)
+    float* Tb = T + blockIdx.x * tstride;
+    for (int c = 0; c < 32; ++c) Tb[lane * ldt + c] = c < ncols ? Ts[lane][c] : 0.f;
+  }
+}
+
+// The three kernels (written out: evolve export reads their signatures); two resident blocks an SM where
+// 128 registers a thread hold the rows.
+extern "C" __global__ void __launch_bounds__(NT, NWARPS <= 8 ? 2 : 1) reg_panel1(float* __restrict__ H, float* __restrict__ tau,
+                                                                      float* __restrict__ V, int ldv, long long vstride,
+                                                                      float* __restrict__ T, int ldt, long long tstride,
+                                                                      int n, int k, int ncols, int with_v) {
+  reg_panel<1>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
+}
+
+extern "C" __global__ void __launch_bounds__(NT, NWARPS <= 8 ? 2 : 1) reg_panel2(float* __restrict__ H, float* __restrict__ tau,
+                                                                      float* __restrict__ V, int ldv, long long vstride,
+                                                                      float* __restrict__ T, int ldt, long long tstride,
+                                                                      int n, int k, int ncols, int with_v) {
+  reg_panel<2>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
+}
+
+extern "C" __global__ void __launch_bounds__(NT, 1) reg_panel4(float* __restrict__ H, float* __restrict__ tau,
+                                                                      float* __restrict__ V, int ldv, long long vstride,
+                                                                      float* __restrict__ T, int ldt, long long tstride,
+                                                                      int n, int k, int ncols, int with_v) {
+  reg_panel<4>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
+}
