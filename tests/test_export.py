@@ -26,6 +26,8 @@ def test_a_seed_becomes_one_file_the_judge_would_accept(tmp_path: Path, seed: st
     assert text.startswith("# evolve candidate r1/00001\n# tunables (frozen): ")
     assert not find_tunables({"kernel.py": text})  # the values stay, the annotations go
     assert "import cupy" not in text and "_EVOLVE_FILES = {\n    'qr.cu': " in text
+    for source in (SEEDS / seed).glob("*.cu"):  # tsqr_wy reads two, one for each of its modules
+        assert f"'{source.name}': " in text
     compile(text, "kernel.py", "exec")
     (tmp_path / "kernel.py").write_text(text)  # a kernel directory of one file: what `evolve try` judges
     assert guard.scan(tmp_path) == []
