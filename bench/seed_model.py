@@ -122,9 +122,10 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
         if name == "panel_qr":
             H, tau, V, n, k, ncols, _in_smem, _with_v = args
             panel(H, tau, V, n, k, ncols, rows=n - k)
-        elif name == "mb_panel":
+        elif name in ("mb_panel", "mb_cluster"):
             H, tau, V, _part, _rowbuf, _count, n, k, ncols, rows, _with_v = args
-            assert grid[0] == -(-(n - k) // rows) > 1 and shared_mem == rows * (ncols + 1) * 4, (grid, shared_mem)
+            blocks = 8 if name == "mb_cluster" else -(-(n - k) // rows)  # a cluster of 8 may have empty blocks
+            assert grid[0] == blocks > 1 and shared_mem == rows * (ncols + 1) * 4, (grid, shared_mem)
             panel(H, tau, V, n, k, ncols, rows)
         elif name.startswith("reg_panel"):
             H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, _with_v = args
@@ -212,6 +213,7 @@ def main() -> int:
                       {**base, "MB_BELOW": 0, "REG_ROWS": 4, "RP_WARPS": 1},  # 1, 2 and 4 rows a thread
                       {**base, "MB_ROWS": 16, "OUTER_FROM": 0, "OUTER_NB": 64},  # multi-block panels in blocks
                       {**base, "MB_ROWS": 16, "VTC_BELOW": 4096},  # V^T C by vtc32, split over rows
+                      {**base, "MB_ROWS": 16, "MB_CLUSTER": 8},  # the multi-block panel as a cluster of 8
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "VTC_BELOW": 4096},  # and vtc64
                       *({**base, "MB_BELOW": 0, "OUTER_FROM": 0, **outer} for outer in
                       ({"OUTER_NB": 64}, {"NB": 16, "OUTER_NB": 64}, {"OUTER_NB": 96}))):

@@ -13,8 +13,11 @@ no build_t; its rows pass through a tile per warp on the way in and out (qr.cu s
 plus G and build_t it took 640x512 from 10.2 to 7.7 ms and 60x1024 from 9.5 to 6.5 on the H200; it also
 makes 40x176 faster as panels than whole in shared memory (SMALL_N = 128: 0.58 -> 0.30 ms). With VTC_BELOW,
 W = V^T C of the trailing update is qr.cu's vtc, split over rows (cuBLAS gives it few, long tiles: 10.5 of
-2x4096's 32.6 ms); written after the last GPU run of 2026-12-02, checked on the CPU (bench/seed_model.py) and
-by nvcc only, so off (VTC_BELOW = 0) until measured.
+2x4096's 32.6 ms). With MB_CLUSTER, a small batch's multi-block panel runs as one thread block cluster per
+matrix (mb_cluster), whose hardware barrier replaces mb_panel's counted one in global memory (11.3 of
+2x4096's 32.6 ms go to mb_panel, about 2.8 us a column). Both were written after the last GPU run of
+2026-12-02 and checked on the CPU (bench/seed_model.py) and by nvcc only, so they are off (VTC_BELOW = 0,
+MB_CLUSTER = 0) until measured.
 
 What is new against blocked_wy: for batches under MB_BELOW matrices a panel is factored by
 mb_panel, over as many blocks per matrix as the GPU has SMs for it (at least MB_ROWS rows each), one barrier
@@ -76,6 +79,8 @@ MB_ROWS = 64  # @tune MB_ROWS: 32 64 128 256
 
 MB_WARPS = 8  # @tune MB_WARPS: 4 8 16
 
+MB_CLUSTER = 0  # @tune MB_CLUSTER: 0 8
+
 FUSED_BELOW = 0  # @tune FUSED_BELOW: 0 16 64 1024
 
 OUTER_NB = 64  # @tune OUTER_NB: 0 64 96 128
@@ -93,7 +98,7 @@ SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 all
 
 _SOURCE = Path(__file__).with_name("qr.cu").read_text()
 _REG_SOURCE = _SOURCE + Path(__file__).with_name("reg_panel.cu").read_text()  # reg_panel uses qr.cu's helpers
-_NAMES = ("panel_qr", "small_qr", "build_t", "gram", "mb_panel", "trail_update", "vtc32", "vtc64")
+_NAMES = ("panel_qr", "small_qr", "build_t", "gram", "mb_panel", "mb_cluster", "trail_update", "vtc32", "vtc64")
 
 
 def _module(source, warps):
@@ -105,7 +110,7 @@ def _build(warps):
     """qr.cu's kernels for blocks of `warps` warps, by name."""
     module = _module(_SOURCE, warps)
     kernels = {name: module.get_function(name) for name in _NAMES}
-    for name in ("panel_qr", "small_qr", "mb_panel"):
+    for name in ("panel_qr", "small_qr", "mb_panel", "mb_cluster"):
         kernels[name].max_dynamic_shared_size_bytes = SMEM_BUDGET
     return kernels
 
@@ -153,6 +158,7 @@ def compile_info():
                    "SMALL_N": SMALL_N, "MIN_WIDTH": MIN_WIDTH, "TINY_N": TINY_N, "TINY_WARPS": TINY_WARPS,
                    "GRAM_BELOW": GRAM_BELOW, "GRAM_ROWS": GRAM_ROWS,
                    "GRAPH_BYTES": GRAPH_BYTES, "MB_BELOW": MB_BELOW, "MB_ROWS": MB_ROWS, "MB_WARPS": MB_WARPS,
+                   "MB_CLUSTER": MB_CLUSTER,
                    "FUSED_BELOW": FUSED_BELOW, "OUTER_NB": OUTER_NB, "OUTER_FROM": OUTER_FROM,
                    "REG_ROWS": REG_ROWS, "REG_BELOW": REG_BELOW, "RP_WARPS": RP_WARPS,
                    "VTC_BELOW": VTC_BELOW}
@@ -210,7 +216,7 @@ def _small(A, warps):
 
 def _workspace(A):
     batch, n, _ = A.shape
-    most = max(1, _sms(A.device) // batch)  # blocks per matrix of a multi-block panel, at most
+    most = max(1, _sms(A.device) // batch, MB_CLUSTER)  # blocks per matrix of a multi-block panel, at most
     return (torch.empty(batch, n, NB, device=A.device, dtype=torch.float32),  # V
             torch.empty(batch, NB, NB, device=A.device, dtype=torch.float32),  # G
             torch.empty(batch, NB, NB, device=A.device, dtype=torch.float32),  # T
@@ -230,9 +236,13 @@ def _sms(device):
 
 def _spread(batch, m, device):
     """Rows per block of a multi-block panel (0: one block per matrix): every block of the grid resident at
-    once, since a matrix's blocks wait for each other at every column."""
+    once, since a matrix's blocks wait for each other at every column; with MB_CLUSTER, a cluster of that many
+    blocks per matrix (the hardware keeps a cluster resident)."""
     if batch >= MB_BELOW or m <= MB_ROWS:
         return 0
+    if MB_CLUSTER:
+        rows = -(-m // MB_CLUSTER)
+        return rows if rows * (NB + 1) * 4 <= SMEM_BUDGET else 0
     most = max(1, _sms(device) // batch)
     rows = max(MB_ROWS, -(-m // most))
     return rows if rows * (NB + 1) * 4 <= SMEM_BUDGET and -(-m // rows) > 1 else 0
@@ -268,7 +278,7 @@ def _blocked(H, tau, work, warps):
     batch, n, _ = H.shape
     V, G, T, part, rowbuf, counts = work
     panel = _KERNELS[warps]["panel_qr"]
-    mb = _KERNELS[MB_WARPS]["mb_panel"]
+    mb = _KERNELS[MB_WARPS]["mb_cluster" if MB_CLUSTER else "mb_panel"]
     counts.zero_()
     outer = _Outer(H) if OUTER_NB > NB and batch >= OUTER_FROM else None
     k = 0
@@ -283,7 +293,7 @@ def _blocked(H, tau, work, warps):
         trailing = k + ncols < n
         reg = 0 if rows or not in_smem else _reg_rows(batch, m)
         if rows:
-            mb((-(-m // rows), batch), (MB_WARPS * 32,),
+            mb((MB_CLUSTER or -(-m // rows), batch), (MB_WARPS * 32,),
                (_ptr(H), _ptr(tau), _ptr(V), _ptr(part), _ptr(rowbuf), _ptr(counts[k]), cp.int32(n),
                 cp.int32(k), cp.int32(ncols), cp.int32(rows), cp.int32(trailing)), shared_mem=rows * (ncols + 1) * 4)
         elif reg:  # makes T as well; in a block, V and T go straight to the block's buffers

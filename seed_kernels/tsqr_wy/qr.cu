@@ -252,21 +252,41 @@ __device__ __forceinline__ void matrix_barrier(unsigned* count, unsigned target)
   __syncthreads();
 }
 
-extern "C" __global__ void __launch_bounds__(NT) mb_panel(float* __restrict__ H, float* __restrict__ tau,
-                                                          float* __restrict__ V, float* __restrict__ part,
-                                                          float* __restrict__ rowbuf, unsigned* __restrict__ count,
-                                                          int n, int k, int ncols, int rows, int with_v) {
-  extern __shared__ float S[];
+// Thread block clusters need sm_90: for older GPUs mb_cluster compiles to a trap, without cluster dimensions
+// (kernel.py launches it only where MB_CLUSTER is set).
+#define MB_CLUSTER 8
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define MB_CLUSTER_DIMS
+#else
+#define MB_CLUSTER_DIMS __cluster_dims__(MB_CLUSTER, 1, 1)
+#endif
+__device__ __forceinline__ void cluster_barrier() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+#else
+  __trap();
+#endif
+}
+
+// mb_cluster (below) runs the same with a matrix's blocks as one thread block cluster of MB_CLUSTER, whose
+// hardware barrier (release/acquire at cluster scope, which orders the partial products in global memory too)
+// replaces the counted one: no atomics, no fences, no spinning on L2.
+template <bool CLUSTER>
+__device__ __forceinline__ void mb_body(float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V,
+                                        float* __restrict__ part, float* __restrict__ rowbuf,
+                                        unsigned* __restrict__ count, int n, int k, int ncols, int rows,
+                                        int with_v) {
+  extern __shared__ float Sm[];  // the block's rows
   __shared__ float dotp[NWARPS][32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int mat = blockIdx.y, blocks = gridDim.x, r0 = blockIdx.x * rows;
   const int m = n - k;
-  const int mine = min(rows, m - r0);  // rows this block holds (kernel.py launches no empty block)
+  const int mine = min(rows, m - r0);  // rows this block holds (mb_panel has no empty block; mb_cluster may)
   const int ld = ncols + 1;
   float* A = H + (size_t)mat * n * n + (size_t)k * n + k;
   for (int idx = threadIdx.x; idx < mine * ncols; idx += NT) {
     const int r = idx / ncols, c = idx % ncols;
-    S[r * ld + c] = A[(size_t)(r0 + r) * n + c];
+    Sm[r * ld + c] = A[(size_t)(r0 + r) * n + c];
   }
   __syncthreads();
   float* my_part = part + ((size_t)mat * blocks + blockIdx.x) * 64;
@@ -278,7 +298,7 @@ extern "C" __global__ void __launch_bounds__(NT) mb_panel(float* __restrict__ H,
     if (lane >= j && lane < ncols) {
       int r = max(warp, j + 1 - r0);
       r += ((warp - r) % NWARPS + NWARPS) % NWARPS;  // the first row at or after it that this warp owns
-      for (; r < mine; r += NWARPS) acc += S[r * ld + j] * S[r * ld + lane];
+      for (; r < mine; r += NWARPS) acc += Sm[r * ld + j] * Sm[r * ld + lane];
     }
     dotp[warp][lane] = acc;
     __syncthreads();
@@ -287,9 +307,12 @@ extern "C" __global__ void __launch_bounds__(NT) mb_panel(float* __restrict__ H,
 #pragma unroll 8
       for (int w = 0; w < NWARPS; ++w) s += dotp[w][lane];
       my_part[par * 32 + lane] = s;
-      if (j >= r0 && j < r0 + mine) rows_j[par * 32 + lane] = lane < ncols ? S[(j - r0) * ld + lane] : 0.f;
+      if (j >= r0 && j < r0 + mine) rows_j[par * 32 + lane] = lane < ncols ? Sm[(j - r0) * ld + lane] : 0.f;
     }
-    matrix_barrier(count + mat, (unsigned)(j + 1) * blocks);
+    if constexpr (CLUSTER)
+      cluster_barrier();
+    else
+      matrix_barrier(count + mat, (unsigned)(j + 1) * blocks);
     // every block: the column's sums over the whole matrix
     float s = 0.f;
     for (int b = warp; b < blocks; b += NWARPS)
@@ -311,28 +334,41 @@ extern "C" __global__ void __launch_bounds__(NT) mb_panel(float* __restrict__ H,
       r += ((warp - r) % NWARPS + NWARPS) % NWARPS;
       const int first = r;
       if (lane > j && lane < ncols)
-        for (; r < mine; r += NWARPS) S[r * ld + lane] -= ws * S[r * ld + j];
+        for (; r < mine; r += NWARPS) Sm[r * ld + lane] -= ws * Sm[r * ld + j];
       __syncwarp();
-      for (r = first + lane * NWARPS; r < mine; r += 32 * NWARPS) S[r * ld + j] *= scale;
+      for (r = first + lane * NWARPS; r < mine; r += 32 * NWARPS) Sm[r * ld + j] *= scale;
     }
     if (j >= r0 && j < r0 + mine && warp == (j - r0) % NWARPS) {  // row j: R's row, beta on the diagonal
-      if (lane > j && lane < ncols) S[(j - r0) * ld + lane] -= wq;
-      if (lane == j) S[(j - r0) * ld + j] = beta;
+      if (lane > j && lane < ncols) Sm[(j - r0) * ld + lane] -= wq;
+      if (lane == j) Sm[(j - r0) * ld + j] = beta;
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) tau[(size_t)mat * n + k + j] = t;
     __syncthreads();  // dotp and S are reused by the next column
   }
   for (int idx = threadIdx.x; idx < mine * ncols; idx += NT) {
     const int r = idx / ncols, c = idx % ncols;
-    A[(size_t)(r0 + r) * n + c] = S[r * ld + c];
+    A[(size_t)(r0 + r) * n + c] = Sm[r * ld + c];
   }
   if (with_v) {  // V: unit lower trapezoidal, zero beyond column ncols (ld NB)
     float* Vb = V + (size_t)mat * n * NB + (size_t)r0 * NB;
     for (int idx = threadIdx.x; idx < mine * NB; idx += NT) {
       const int r = idx / NB, c = idx % NB, g = r0 + r;
-      Vb[idx] = c >= ncols ? 0.f : (g > c ? S[r * ld + c] : (g == c ? 1.f : 0.f));
+      Vb[idx] = c >= ncols ? 0.f : (g > c ? Sm[r * ld + c] : (g == c ? 1.f : 0.f));
     }
   }
+}
+
+extern "C" __global__ void __launch_bounds__(NT) mb_panel(float* __restrict__ H, float* __restrict__ tau,
+                                                          float* __restrict__ V, float* __restrict__ part,
+                                                          float* __restrict__ rowbuf, unsigned* __restrict__ count,
+                                                          int n, int k, int ncols, int rows, int with_v) {
+  mb_body<false>(H, tau, V, part, rowbuf, count, n, k, ncols, rows, with_v);
+}
+
+extern "C" __global__ void __launch_bounds__(NT) MB_CLUSTER_DIMS mb_cluster(
+    float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, float* __restrict__ part,
+    float* __restrict__ rowbuf, unsigned* __restrict__ count, int n, int k, int ncols, int rows, int with_v) {
+  mb_body<true>(H, tau, V, part, rowbuf, count, n, k, ncols, rows, with_v);
 }
 
 // The trailing update C -= V T^T V^T C of one panel in one kernel, for a strip of TRAIL_COLS columns of C per
