@@ -32,17 +32,17 @@ OUTER_FROM matrices: on the H200 (2026-12-02) OUTER_NB = 64 made 640x512 4.4% fa
 one run; the default since) and, applied to 40x352, 14% slower; 128 gained half as much.
 Everything else is blocked_wy's:
 
-For n <= SMALL_N the whole matrix is factored in shared memory by one launch (small_qr); for n <= TINY_N
-that launch uses blocks of only TINY_WARPS warps, since a column's barriers cost more than its few rows.
-Otherwise the matrix is walked in panels: panel_qr (where reg_panel does not) factors a panel (one block per matrix, in shared
-memory) and writes V; G = V^T V is one batched GEMM, or for batches under GRAM_BELOW matrices comes from
+For n <= SMALL_N the whole matrix is factored in shared memory by one launch (small_qr); for n <= TINY_N that
+launch uses blocks of only TINY_WARPS warps, since a column's barriers cost more than its few rows. Otherwise
+the matrix is walked in panels: panel_qr (where reg_panel does not) factors a panel (one block per matrix, in
+shared memory) and writes V; G = V^T V is one batched GEMM, or for batches under GRAM_BELOW matrices comes from
 gram (split over chunks of GRAM_ROWS rows, so that a few tall matrices still fill the GPU); build_t makes T
-from G; the trailing columns get Q_panel^T = I - V T^T V^T as three batched GEMMs (cuBLAS through
-torch.bmm, full FP32). Panels are NB columns wide, narrower where a tall panel would not fit in shared
-memory; only beyond n ~ 10000 does a panel run in global memory. Small batches leave most SMs idle, so
-they get blocks of NWARPS_WIDE warps to shorten each column's critical path. Batches of at most
-GRAPH_BYTES run the panel loop as one CUDA graph (its dozens of launches would otherwise be paced by
-Python). Kernels are compiled with NVRTC through CuPy and launched on torch's current stream.
+from G; the trailing columns get Q_panel^T = I - V T^T V^T as three batched GEMMs (cuBLAS through torch.bmm,
+full FP32). Panels are NB columns wide, narrower where a tall panel would not fit in shared memory; only beyond
+n ~ 10000 does a panel run in global memory. Small batches leave most SMs idle, so they get blocks of
+NWARPS_WIDE warps to shorten each column's critical path. Batches of at most GRAPH_BYTES run the panel loop as
+one CUDA graph (its dozens of launches would otherwise be paced by Python). Kernels are compiled with NVRTC
+through CuPy and launched on torch's current stream.
 """
 
 from pathlib import Path
@@ -392,22 +392,27 @@ class _Outer:
     def slot(self, k, ncols):
         """Where the panel at column k puts its V (rows k.., ld OUTER_NB) and T (ld OUTER_NB), zero above its
         first row; opens a block at k when none is open."""
-        n = self.H.shape[1]
         if self.start is None:
             self.start, self.w = k, 0
             self.T.zero_()  # below the diagonal blocks
+        if self.w:
+            self.V[:, :k - self.start, self.w:self.w + ncols].zero_()
+        return self._views(k, ncols)
+
+    def _views(self, k, ncols):
         start, w = self.start, self.w
-        if w:
-            self.V[:, :k - start, w:w + ncols].zero_()
-        return self.V[:, k - start:n - start, w:w + ncols], self.T[:, w:w + ncols, w:w + ncols]
+        return self.V[:, k - start:self.H.shape[1] - start, w:w + ncols], self.T[:, w:w + ncols, w:w + ncols]
 
     def add(self, V, T, k, ncols, placed):
-        """The panel at column k (its V and T in `slot` when placed, else in V and T at ld NB) joins the block."""
+        """The panel at column k joins the block: its V and T are in its `slot` when placed, else in V and T
+        (ld NB), copied there now."""
         H = self.H
         n = H.shape[1]
         stop = self.stop(k)
-        Vp, Tp = self.slot(k, ncols)
-        if not placed:
+        if placed:
+            Vp, Tp = self._views(k, ncols)
+        else:
+            Vp, Tp = self.slot(k, ncols)
             Vp.copy_(V[:, :n - k, :ncols])
             Tp.copy_(T[:, :ncols, :ncols])
         start, w, Vb, Tb = self.start, self.w, self.V[:, :n - self.start], self.T

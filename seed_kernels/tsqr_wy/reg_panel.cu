@@ -157,7 +157,8 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
       const float x = tile[rr * 33 + lane];
       if (lane < ncols) A[(size_t)r * n + lane] = x;
       if (with_v)
-        V[blockIdx.x * vstride + (size_t)r * ldv + lane] = lane >= ncols ? 0.f : (r > lane ? x : (r == lane ? 1.f : 0.f));
+        V[blockIdx.x * vstride + (size_t)r * ldv + lane] =
+            lane >= ncols ? 0.f : (r > lane ? x : (r == lane ? 1.f : 0.f));
     }
     __syncwarp();
   }
@@ -169,23 +170,20 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
 
 // The three kernels (written out: evolve export reads their signatures); two resident blocks an SM where
 // 128 registers a thread hold the rows.
-extern "C" __global__ void __launch_bounds__(NT, NWARPS <= 8 ? 2 : 1) reg_panel1(float* __restrict__ H, float* __restrict__ tau,
-                                                                      float* __restrict__ V, int ldv, long long vstride,
-                                                                      float* __restrict__ T, int ldt, long long tstride,
-                                                                      int n, int k, int ncols, int with_v) {
+extern "C" __global__ void __launch_bounds__(NT, NWARPS <= 8 ? 2 : 1) reg_panel1(
+    float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, int ldv, long long vstride,
+    float* __restrict__ T, int ldt, long long tstride, int n, int k, int ncols, int with_v) {
   reg_panel<1>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
 }
 
-extern "C" __global__ void __launch_bounds__(NT, NWARPS <= 8 ? 2 : 1) reg_panel2(float* __restrict__ H, float* __restrict__ tau,
-                                                                      float* __restrict__ V, int ldv, long long vstride,
-                                                                      float* __restrict__ T, int ldt, long long tstride,
-                                                                      int n, int k, int ncols, int with_v) {
+extern "C" __global__ void __launch_bounds__(NT, NWARPS <= 8 ? 2 : 1) reg_panel2(
+    float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, int ldv, long long vstride,
+    float* __restrict__ T, int ldt, long long tstride, int n, int k, int ncols, int with_v) {
   reg_panel<2>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
 }
 
-extern "C" __global__ void __launch_bounds__(NT, 1) reg_panel4(float* __restrict__ H, float* __restrict__ tau,
-                                                                      float* __restrict__ V, int ldv, long long vstride,
-                                                                      float* __restrict__ T, int ldt, long long tstride,
-                                                                      int n, int k, int ncols, int with_v) {
+extern "C" __global__ void __launch_bounds__(NT, 1) reg_panel4(
+    float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, int ldv, long long vstride,
+    float* __restrict__ T, int ldt, long long tstride, int n, int k, int ncols, int with_v) {
   reg_panel<4>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
 }
