@@ -186,7 +186,7 @@ def load(overrides: dict[str, object]) -> types.ModuleType:
     sys.modules["cupy"] = cupy
     text = KERNEL.read_text()
     for name, value in overrides.items():
-        text, count = re.subn(rf"^{name} = .*$", f"{name} = {value}", text, count=1, flags=re.M)
+        text, count = re.subn(rf"^{name} = [^\s#]+(?=\s*(#.*)?$)", f"{name} = {value}", text, flags=re.M)
         assert count == 1, name
     module = types.ModuleType("tsqr_wy")
     module.__file__ = str(KERNEL)

@@ -17,7 +17,8 @@ def variant(kernel_dir: Path, overrides: list[str]) -> Path:
     text = (copy / "kernel.py").read_text()
     for override in overrides:
         name, value = override.split("=", 1)
-        text, count = re.subn(rf"^{name} = \S+", f"{name} = {value}", text, flags=re.M)
+        # the constant's own line: a value, then a comment or nothing (not prose that starts with the name)
+        text, count = re.subn(rf"^{name} = [^\s#]+(?=\s*(#.*)?$)", f"{name} = {value}", text, flags=re.M)
         if count != 1:
             raise SystemExit(f"no constant {name} in {kernel_dir}/kernel.py")
     (copy / "kernel.py").write_text(text)

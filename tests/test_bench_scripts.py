@@ -77,3 +77,26 @@ def test_a_pass_summary_reads_recorded_results(tmp_path: Path, script: str, comm
         assert out.returncode == 0, out.stderr[-2000:]
         printed += out.stdout
     assert "us" in printed and len(printed.splitlines()) >= 3, printed
+
+
+def test_a_variant_changes_the_constant_and_nothing_else(tmp_path: Path) -> None:
+    """bench/variant.py on every @tune constant of tsqr_wy: only the constant's own line changes, even where
+    the docstring has a line that starts like it (a variant run once changed prose instead of the constant)."""
+    import re
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from variant import variant
+
+    seed = ROOT / "seed_kernels" / "tsqr_wy"
+    original = (seed / "kernel.py").read_text()
+    kernel = tmp_path / "seed"
+    kernel.mkdir()
+    (kernel / "kernel.py").write_text(f'"""\nNB = 32) prose that starts like a constant\n"""\n{original}')
+    names = re.findall(r"^(\w+) = \S+  # @tune", original, flags=re.M)
+    assert "MB_CLUSTER" in names and "VTC_BELOW" in names
+    for name in names:
+        text = (variant(kernel, [f"{name}=7"]) / "kernel.py").read_text()
+        before, after = (kernel / "kernel.py").read_text().splitlines(), text.splitlines()
+        changed = [(a, b) for a, b in zip(before, after) if a != b]
+        assert len(before) == len(after) and len(changed) == 1, (name, changed)
+        assert changed[0][1].startswith(f"{name} = 7  # @tune"), changed

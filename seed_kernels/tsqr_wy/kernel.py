@@ -16,8 +16,7 @@ W = V^T C of the trailing update is qr.cu's vtc, split over rows (cuBLAS gives i
 2x4096's 32.6 ms). With MB_CLUSTER, a small batch's multi-block panel runs as one thread block cluster per
 matrix (mb_cluster), whose hardware barrier replaces mb_panel's counted one in global memory (11.3 of
 2x4096's 32.6 ms go to mb_panel, about 2.8 us a column). Both were written after the last GPU run of
-2026-12-02 and checked on the CPU (bench/seed_model.py) and by nvcc only, so they are off (VTC_BELOW = 0,
-MB_CLUSTER = 0) until measured.
+2026-12-02 and checked on the CPU (bench/seed_model.py) and by nvcc only, so both are off until measured.
 
 What is new against blocked_wy: for batches under MB_BELOW matrices a panel is factored by
 mb_panel, over as many blocks per matrix as the GPU has SMs for it (at least MB_ROWS rows each), one barrier
