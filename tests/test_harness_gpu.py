@@ -39,6 +39,20 @@ def test_seed_passes_quick(seed: str) -> None:
     assert result["score"] > 0 and len(result["shapes"]) == 4
 
 
+@pytest.mark.parametrize("overrides", [["REG_ROWS=0"], ["VTC_BELOW=4096"], ["MB_CLUSTER=8"],
+                                       ["OUTER_FROM=1", "VTC_BELOW=4096"], ["RP_WARPS=16", "REG_ROWS=2"]])
+def test_tsqr_wy_paths_pass_quick(overrides: list[str]) -> None:
+    """tsqr_wy's other paths (each a constant of kernel.py, bench/variant.py): the panel without registers, the
+    split V^T C (vtc32; vtc64 inside the outer blocks), the multi-block panel as a cluster."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        pytest.skip("timing needs the GPU to itself")
+    sys.path.insert(0, str(ROOT / "bench"))
+    from variant import variant
+
+    result = run_harness(variant(SEEDS / "tsqr_wy", overrides), "--mode", "quick", "--stall", "30")
+    assert result["status"] == "ok", result.get("error")
+
+
 def cheat_dir(tmp_path: Path, name: str) -> Path:
     d = tmp_path / name
     d.mkdir()
