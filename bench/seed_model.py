@@ -106,6 +106,7 @@ def unit_lower(panel: np.ndarray, ncols: int) -> np.ndarray:
 
 
 CALLS: dict[str, int] = {}
+MODULES: list[tuple[str, ...]] = []  # the options of every module kernel.py compiled
 
 
 def stand_in(name: str, options: tuple[str, ...] = ()):
@@ -180,7 +181,10 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
 def load(overrides: dict[str, object]) -> types.ModuleType:
     """kernel.py with constants overridden, on a stand-in CuPy, pointers as the tensors themselves."""
     cupy = types.ModuleType("cupy")
-    cupy.RawModule = lambda code, options: types.SimpleNamespace(get_function=lambda name: stand_in(name, options))
+    def raw_module(code: str, options: tuple[str, ...]) -> types.SimpleNamespace:
+        MODULES.append(options)
+        return types.SimpleNamespace(get_function=lambda name: stand_in(name, options))
+    cupy.RawModule = raw_module
     cupy.int32, cupy.int64, cupy.uint64 = int, int, (lambda x: x)
     cupy.cuda = types.SimpleNamespace(Device=lambda index: contextlib.nullcontext(), ExternalStream=None)
     sys.modules["cupy"] = cupy

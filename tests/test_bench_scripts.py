@@ -100,3 +100,24 @@ def test_a_variant_changes_the_constant_and_nothing_else(tmp_path: Path) -> None
         changed = [(a, b) for a, b in zip(before, after) if a != b]
         assert len(before) == len(after) and len(changed) == 1, (name, changed)
         assert changed[0][1].startswith(f"{name} = 7  # @tune"), changed
+
+
+def test_tsqr_wy_compiles_one_warp_count_by_default() -> None:
+    """With its defaults tsqr_wy compiles qr.cu for NWARPS only (and reg_panel's module with RP_WARPS, also 8):
+    every module is compiled again in each sandboxed evaluation, and the exported file builds one extension per
+    module on its first import. A small batch (multi-block panels) and a large one, on the CPU stand-ins of
+    bench/seed_model.py (small matrices use TINY_WARPS, 8 as well)."""
+    torch = pytest.importorskip("torch")
+    sys.path.insert(0, str(ROOT / "bench"))
+    import seed_model
+
+    seed_model.MODULES.clear()
+    module = seed_model.load({"GRAPH_BYTES": 0})  # the eager path (no CUDA graph on a CPU)
+    for batch, n in ((2, 150), (20, 150)):
+        A = torch.randn(batch, n, n)
+        H, tau = module.custom_kernel(A)
+        h, t = torch.geqrf(A.double())
+        assert max((H.double() - h).abs().max().item(), (tau.double() - t).abs().max().item()) < 1e-4
+    warps = {option for options in seed_model.MODULES for option in options if option.startswith("-DNWARPS=")}
+    assert warps == {"-DNWARPS=8"}, seed_model.MODULES
+    assert len(seed_model.MODULES) == 2  # qr.cu, and qr.cu + reg_panel.cu

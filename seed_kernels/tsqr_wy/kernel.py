@@ -114,7 +114,19 @@ def _build(warps):
     return kernels
 
 
-_KERNELS = {warps: _build(warps) for warps in sorted({NWARPS, NWARPS_WIDE, TINY_WARPS, MB_WARPS})}
+_KERNELS = {}
+
+
+def _kernels(warps):
+    """qr.cu's kernels for blocks of `warps` warps, the module compiled on first use: with the defaults every
+    shape of the contract needs only NWARPS's (panel_qr with NWARPS_WIDE warps serves only panels reg_panel
+    does not take). build_t, gram, trail_update and vtc do not depend on the count: they come from NWARPS's."""
+    if warps not in _KERNELS:
+        _KERNELS[warps] = _build(warps)
+    return _KERNELS[warps]
+
+
+_kernels(NWARPS)  # at import: a candidate whose CUDA does not compile fails here, not in its first call
 _REG_PANELS = {}
 
 
@@ -208,8 +220,8 @@ def _small(A, warps):
     batch, n, _ = A.shape
     H = torch.empty_like(A)
     tau = torch.empty(batch, n, device=A.device, dtype=torch.float32)
-    _KERNELS[warps]["small_qr"]((batch,), (warps * 32,), (_ptr(A), _ptr(H), _ptr(tau), cp.int32(n)),
-                       shared_mem=n * (n + 1) * 4)
+    _kernels(warps)["small_qr"]((batch,), (warps * 32,), (_ptr(A), _ptr(H), _ptr(tau), cp.int32(n)),
+                                shared_mem=n * (n + 1) * 4)
     return H, tau
 
 
@@ -276,8 +288,6 @@ def _blocked(H, tau, work, warps):
     """Factor H in place, panel by panel (the module docstring says how)."""
     batch, n, _ = H.shape
     V, G, T, part, rowbuf, counts = work
-    panel = _KERNELS[warps]["panel_qr"]
-    mb = _KERNELS[MB_WARPS]["mb_cluster" if MB_CLUSTER else "mb_panel"]
     counts.zero_()
     outer = _Outer(H) if OUTER_NB > NB and batch >= OUTER_FROM else None
     k = 0
@@ -292,6 +302,7 @@ def _blocked(H, tau, work, warps):
         trailing = k + ncols < n
         reg = 0 if rows or not in_smem else _reg_rows(batch, m)
         if rows:
+            mb = _kernels(MB_WARPS)["mb_cluster" if MB_CLUSTER else "mb_panel"]
             mb((MB_CLUSTER or -(-m // rows), batch), (MB_WARPS * 32,),
                (_ptr(H), _ptr(tau), _ptr(V), _ptr(part), _ptr(rowbuf), _ptr(counts[k]), cp.int32(n),
                 cp.int32(k), cp.int32(ncols), cp.int32(rows), cp.int32(trailing)), shared_mem=rows * (ncols + 1) * 4)
@@ -302,9 +313,10 @@ def _blocked(H, tau, work, warps):
                              cp.int32(Td.stride(1)), cp.int64(Td.stride(0)), cp.int32(n), cp.int32(k),
                              cp.int32(ncols), cp.int32(trailing)), shared_mem=_reg_tiles())
         else:
-            panel((batch,), (warps * 32,),
-                  (_ptr(H), _ptr(tau), _ptr(V), cp.int32(n), cp.int32(k), cp.int32(ncols), cp.int32(in_smem),
-                   cp.int32(trailing)), shared_mem=m * (ncols + 1) * 4 if in_smem else 0)
+            _kernels(warps)["panel_qr"]((batch,), (warps * 32,),
+                                        (_ptr(H), _ptr(tau), _ptr(V), cp.int32(n), cp.int32(k), cp.int32(ncols),
+                                         cp.int32(in_smem), cp.int32(trailing)),
+                                        shared_mem=m * (ncols + 1) * 4 if in_smem else 0)
         if trailing:
             if not reg:
                 _make_t(H, tau, V, G, T, k, ncols, warps)
@@ -320,7 +332,7 @@ def _update(H, V, T, k, ncols, warps):
     batch, n, _ = H.shape
     if batch < FUSED_BELOW:  # one kernel, 32 columns of C per block
         strips = -(-(n - k - ncols) // 32)
-        trail = _KERNELS[warps]["trail_update"]
+        trail = _kernels(NWARPS)["trail_update"]
         trail((strips, batch), (256,), (_ptr(H), _ptr(V), _ptr(T), cp.int32(n), cp.int32(k), cp.int32(ncols)))
         return
     _apply(V[:, :n - k, :ncols], T[:, :ncols, :ncols], H[:, k:, k + ncols:])
@@ -330,7 +342,7 @@ def _make_t(H, tau, V, G, T, k, ncols, warps):
     """T of the panel at column k from G = V^T V (gram for few matrices, a batched GEMM otherwise)."""
     batch, n, _ = H.shape
     m = n - k
-    build_t, gram = _KERNELS[warps]["build_t"], _KERNELS[warps]["gram"]
+    build_t, gram = _kernels(NWARPS)["build_t"], _kernels(NWARPS)["gram"]
     if batch < GRAM_BELOW:  # measured: 2x4096 -7%, 8x2048 -2%; 640x512 +6% (so not there)
         G.zero_()
         chunks = (m + GRAM_ROWS - 1) // GRAM_ROWS
@@ -359,7 +371,7 @@ def _vtc(Vm, C):
     rows = -(-m // chunks // 32) * 32 if chunks > 1 else m
     chunks = -(-m // rows)
     P = torch.empty(batch, chunks, w, N, device=C.device, dtype=torch.float32)
-    vtc = _KERNELS[NWARPS]["vtc32" if w <= 32 else "vtc64"]
+    vtc = _kernels(NWARPS)["vtc32" if w <= 32 else "vtc64"]
     vtc((tiles, chunks, batch), (256,), (_ptr(Vm), cp.int32(Vm.stride(1)), cp.int64(Vm.stride(0)), cp.int32(w),
                                          _ptr(C), cp.int32(C.stride(1)), cp.int64(C.stride(0)), cp.int32(m),
                                          cp.int32(N), _ptr(P), cp.int32(rows)))
