@@ -9,8 +9,9 @@
 // v_j^T a_c for the trailing columns c > j (the update) and v_c^T v_j for the reflectors c < j (G's column j),
 // from which warp 0 makes T's column j as larft does: T(0:j, j) = -tau_j T(0:j, 0:j) G(0:j, j).
 // A column stays unscaled (x, not v = scale x) until the panel is written out, and beta joins the diagonal
-// only then: registers are indexed by constants only, except where column j+1 is picked out for the next
-// column (a select per element); lane c keeps column c's scale and beta.
+// only then, so registers are only ever indexed by constants (column j+1 is picked out for the next column by
+// an FMA per element with a 0/1 weight); lane c keeps column c's scale and beta. Rows come in and go out
+// through a 32 x 33 shared tile per warp, a row per memory instruction.
 // Needs NB == 32 (a lane per column). Three kernels, reg_panel1, reg_panel2 and reg_panel4, hold RP_ROWS =
 // 1, 2 or 4 rows a thread; kernel.py launches the fewest that hold the panel's m rows with NT = NWARPS * 32
 // threads, from a module of their own compiled with NWARPS = RP_WARPS.
