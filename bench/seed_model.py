@@ -125,7 +125,8 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             panel(H, tau, V, n, k, ncols, rows=n - k)
         elif name in ("mb_panel", "mb_cluster"):
             H, tau, V, _part, _rowbuf, _count, n, k, ncols, rows, _with_v = args
-            blocks = 8 if name == "mb_cluster" else -(-(n - k) // rows)  # a cluster of 8 may have empty blocks
+            # a cluster (its size compiled in) may have empty blocks
+            blocks = int(defines["MB_CLUSTER"]) if name == "mb_cluster" else -(-(n - k) // rows)
             assert grid[0] == blocks > 1 and shared_mem == rows * (ncols + 1) * 4, (grid, shared_mem)
             panel(H, tau, V, n, k, ncols, rows)
         elif name.startswith("reg_panel"):

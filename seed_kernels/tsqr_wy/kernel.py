@@ -102,7 +102,7 @@ _NAMES = ("panel_qr", "small_qr", "build_t", "gram", "mb_panel", "mb_cluster", "
 
 def _module(source, warps):
     return cp.RawModule(code=source, options=("--std=c++17", f"-DNB={NB}", f"-DNWARPS={warps}",
-                                              f"-DGRAM_ROWS={GRAM_ROWS}"))
+                                              f"-DGRAM_ROWS={GRAM_ROWS}", f"-DMB_CLUSTER={MB_CLUSTER or 8}"))
 
 
 def _build(warps):
@@ -138,22 +138,19 @@ def _reg_panel(rows):
         module = _module(_REG_SOURCE, RP_WARPS)
         for r in (1, 2, 4):
             f = _REG_PANELS[r] = module.get_function(f"reg_panel{r}")
-            f.max_dynamic_shared_size_bytes = _reg_tiles()
+            f.max_dynamic_shared_size_bytes = _REG_TILES
     return _REG_PANELS[rows]
 
 
-def _reg_tiles():
-    """reg_panel's shared memory: a 32 x 33 tile per warp."""
-    return RP_WARPS * 32 * 33 * 4
+_REG_TILES = RP_WARPS * 32 * 33 * 4  # reg_panel's shared memory: a 32 x 33 tile per warp
 
 
 def _reg_rows(batch, m):
     """Rows per thread for reg_panel on an m-row panel (0: it does not take this panel): the fewest that hold
     it, at most REG_ROWS; reg_panel needs a lane per column (NB = 32)."""
-    for rows in (1, 2, 4):
-        if rows <= REG_ROWS and m <= rows * RP_WARPS * 32 and NB == 32 and batch < REG_BELOW:
-            return rows
-    return 0
+    if NB != 32 or batch >= REG_BELOW:
+        return 0
+    return next((rows for rows in (1, 2, 4) if rows <= REG_ROWS and m <= rows * RP_WARPS * 32), 0)
 _STREAMS = {}
 _GRAPHS = {}
 
@@ -311,7 +308,7 @@ def _blocked(H, tau, work, warps):
             _reg_panel(reg)((batch,), (RP_WARPS * 32,),
                             (_ptr(H), _ptr(tau), _ptr(Vd), cp.int32(Vd.stride(1)), cp.int64(Vd.stride(0)), _ptr(Td),
                              cp.int32(Td.stride(1)), cp.int64(Td.stride(0)), cp.int32(n), cp.int32(k),
-                             cp.int32(ncols), cp.int32(trailing)), shared_mem=_reg_tiles())
+                             cp.int32(ncols), cp.int32(trailing)), shared_mem=_REG_TILES)
         else:
             _kernels(warps)["panel_qr"]((batch,), (warps * 32,),
                                         (_ptr(H), _ptr(tau), _ptr(V), cp.int32(n), cp.int32(k), cp.int32(ncols),

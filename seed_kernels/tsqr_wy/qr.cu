@@ -253,8 +253,10 @@ __device__ __forceinline__ void matrix_barrier(unsigned* count, unsigned target)
 }
 
 // Thread block clusters need sm_90: for older GPUs mb_cluster compiles to a trap, without cluster dimensions
-// (kernel.py launches it only where MB_CLUSTER is set).
+// (kernel.py launches it only where its MB_CLUSTER is set, and compiles this file with the same value).
+#ifndef MB_CLUSTER
 #define MB_CLUSTER 8
+#endif
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #define MB_CLUSTER_DIMS
 #else
