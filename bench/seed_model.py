@@ -105,6 +105,21 @@ def unit_lower(panel: np.ndarray, ncols: int) -> np.ndarray:
     return V
 
 
+def tf32(x: torch.Tensor) -> torch.Tensor:
+    """x rounded to TF32 (10 mantissa bits) to nearest, ties away from zero: cvt.rna.tf32.f32."""
+    bits = x.float().contiguous().view(torch.int32)
+    return ((bits + 0x1000) & ~0x1FFF).view(torch.float32)
+
+
+def tf32x3_matmul(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+    """A B as tf32x3.cu makes it: each operand split into TF32 hi + lo, lo hi + hi lo + hi hi (lo lo dropped),
+    the products exact (as a tensor core's) and summed in float64 here (FP32 there)."""
+    Ah, Bh = tf32(A), tf32(B)
+    Al, Bl = tf32(A - Ah), tf32(B - Bh)
+    Ah, Al, Bh, Bl = (x.double() for x in (Ah, Al, Bh, Bl))
+    return (Al @ Bh + Ah @ Bl + Ah @ Bh).float()
+
+
 CALLS: dict[str, int] = {}
 MODULES: list[tuple[str, ...]] = []  # the options of every module kernel.py compiled
 
@@ -152,6 +167,24 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             for chunk in range(chunks):  # each chunk's rows, as the blocks of grid row `chunk` add them up
                 r = slice(chunk * rows, min(m, (chunk + 1) * rows))
                 P[:, chunk] = V[:, r].transpose(1, 2) @ C[:, r]
+        elif name == "tf32x3_update":
+            C, ldc, cstride, V, ldv, vstride, W, ldw, wstride, m, N, w = args
+            assert block == (128,) and grid == (-(-N // 64), -(-m // 64), C.shape[0]), (grid, C.shape)
+            assert (ldc, cstride, ldv, vstride, ldw, wstride) == (C.stride(1), C.stride(0), V.stride(1),
+                                                                   V.stride(0), W.stride(1), W.stride(0))
+            assert w % 8 == 0 and N % 2 == 0 and ldc % 2 == 0 and C.storage_offset() % 2 == 0, (w, N, ldc)
+            C[:, :m, :N] += tf32x3_matmul(V[:, :m, :w], W[:, :w, :N])
+        elif name in ("tf32x3_vtc32", "tf32x3_vtc64"):
+            V, ldv, vstride, w, C, ldc, cstride, m, N, P, rows = args
+            chunks = P.shape[1]
+            assert block == (128,) and grid == (-(-N // 64), chunks, V.shape[0]) and w <= int(name[-2:]), grid
+            assert (ldv, vstride, ldc, cstride) == (V.stride(1), V.stride(0), C.stride(1), C.stride(0))
+            assert P.is_contiguous() and P.shape[2:] == (w, N) and chunks == -(-m // rows) and rows % 8 == 0
+            if chunks > 1:
+                CALLS["tf32x3 split"] = CALLS.get("tf32x3 split", 0) + 1
+            for chunk in range(chunks):
+                r = slice(chunk * rows, min(m, (chunk + 1) * rows))
+                P[:, chunk] = tf32x3_matmul(V[:, r, :w].transpose(1, 2), C[:, r, :N])
         elif name == "gram":
             V, G, n, m = args
             G += V[:, :m].transpose(1, 2) @ V[:, :m]
@@ -220,11 +253,13 @@ def main() -> int:
                       {**base, "MB_ROWS": 16, "VTC_BELOW": 4096},  # V^T C by vtc32, split over rows
                       {**base, "MB_ROWS": 16, "MB_CLUSTER": 8},  # the multi-block panel as a cluster of 8
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "VTC_BELOW": 4096},  # and vtc64
+                      {**base, "MB_ROWS": 16, "TF32X3": 1},  # split-TF32 updates (odd widths: torch's GEMMs)
+                      {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "TF32X3": 1},  # 64 columns wide
                       *({**base, "MB_BELOW": 0, "OUTER_FROM": 0, **outer} for outer in
                       ({"OUTER_NB": 64}, {"NB": 16, "OUTER_NB": 64}, {"OUTER_NB": 96}))):
         NB = int(overrides.get("NB", 32))  # what the stand-ins read, as qr.cu is compiled with -DNB
         module = load(overrides)
-        taller = "OUTER_NB" in overrides or "RP_WARPS" in overrides  # several outer blocks; 2 and 4 rows a thread
+        taller = "OUTER_NB" in overrides or "RP_WARPS" in overrides or "TF32X3" in overrides  # several outer blocks; 2 and 4 rows a thread
         sizes = ((2, 70), (3, 45), (1, 33)) + (((2, 150),) if taller else ())
         for batch, n in sizes:
             A = torch.randn(batch, n, n)

@@ -3,7 +3,7 @@
 # quick mode first (with a short stall limit: a kernel whose blocks wait for each other may hang), then, if it
 # passed, torch.geqrf, blocked_wy and the seed in full mode from one run (seed 7), five noise repeats of the
 # seed, its final mode, each of ${VARIANTS:-VTC_BELOW=16 VTC_BELOW=4096 MB_CLUSTER=8 REG_ROWS=0} (constants of kernel.py, by
-# bench/variant.py) in full mode, and the profile of the seed per shape (bench/profile_blocked.py; SKIP_PROFILE=1
+# bench/variant.py; constants joined by commas make one variant) in full mode, and the profile of the seed per shape (bench/profile_blocked.py; SKIP_PROFILE=1
 # leaves it out). About 6
 # minutes on an H200. Results: ${OUT:-bench/out}/results.jsonl ({"name", "result"}), profile.txt, pass.log.
 source "$(dirname "$0")/lib.sh"
@@ -20,7 +20,7 @@ qr seed --kernel-dir "$seed" --mode full --seed 7
 for i in 1 2 3 4 5; do qr "noise$i" --kernel-dir "$seed" --mode full; done
 qr final --kernel-dir "$seed" --mode final --seed 7
 for v in ${VARIANTS:-VTC_BELOW=16 VTC_BELOW=4096 MB_CLUSTER=8 REG_ROWS=0}; do
-  qr "$v" --kernel-dir "$($py bench/variant.py "$seed" "$v")" --mode full --seed 7
+  qr "$v" --kernel-dir "$($py bench/variant.py "$seed" ${v//,/ })" --mode full --seed 7  # A=1,B=2: both
 done
 if [[ ${SKIP_PROFILE:-} == "" ]]; then
   log "profile of $seed"

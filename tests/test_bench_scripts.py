@@ -39,10 +39,31 @@ def test_tsqr_wy_loop_matches_geqrf_on_the_cpu() -> None:
                          timeout=600, cwd=ROOT)
     assert out.returncode == 0 and out.stdout.rstrip().endswith(": ok"), out.stdout[-2000:] + out.stderr[-2000:]
     for kernel in ("mb_panel", "mb_cluster", "trail_update", "reg_panel1", "reg_panel2", "reg_panel4", "panel_qr",
-                   "build_t", "vtc32", "vtc64"):
+                   "build_t", "vtc32", "vtc64", "tf32x3_vtc32", "tf32x3_vtc64", "tf32x3_update"):
         assert f"'{kernel}'" in out.stdout, kernel  # every panel kernel and the update were exercised
     assert "'outer'" in out.stdout  # and the outer blocking (OUTER_NB)
-    assert "'vtc split'" in out.stdout  # and V^T C over chunks of rows, added up
+    assert "'vtc split'" in out.stdout and "'tf32x3 split'" in out.stdout  # and V^T C over chunks of rows
+
+
+def test_split_tf32_products_are_as_accurate_as_fp32() -> None:
+    """tf32x3.cu's arithmetic, as bench/seed_model.py models it: TF32 rounding is cvt.rna's (10 mantissa bits,
+    ties away from zero), and three products of the split operands come within a small factor of an FP32
+    GEMM's error, where one TF32 product is hundreds of times worse (why the seed takes three)."""
+    torch = pytest.importorskip("torch")
+    sys.path.insert(0, str(ROOT / "bench"))
+    import seed_model
+
+    x = torch.tensor([1 + 2**-11, -(1 + 2**-11), 1 + 2**-11 - 2**-23, 3.0, 1 + 3 * 2**-11])
+    assert seed_model.tf32(x).tolist() == [1 + 2**-10, -(1 + 2**-10), 1.0, 3.0, 1 + 2 * 2**-10]
+    torch.manual_seed(0)
+    A, B = torch.randn(64, 1024), torch.randn(1024, 96)
+    exact = A.double() @ B.double()
+    def error(product: torch.Tensor) -> float:
+        return (product.double() - exact).abs().max().item()
+    fp32 = error(A @ B)
+    split = error(seed_model.tf32x3_matmul(A, B))
+    plain = error(seed_model.tf32(A).double() @ seed_model.tf32(B).double())
+    assert split < 4 * fp32 and plain > 100 * fp32, (fp32, split, plain)
 
 
 def seed_pass_table(tmp_path: Path) -> str:

@@ -93,10 +93,13 @@ REG_ROWS = 4  # @tune REG_ROWS: 0 1 2 4
 REG_BELOW = 4096  # @tune REG_BELOW: 0 64 264 4096
 
 RP_WARPS = 8  # @tune RP_WARPS: 8 16
+
+TF32X3 = 0  # @tune TF32X3: 0 1
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
 _SOURCE = Path(__file__).with_name("qr.cu").read_text()
 _REG_SOURCE = _SOURCE + Path(__file__).with_name("reg_panel.cu").read_text()  # reg_panel uses qr.cu's helpers
+_TF32X3_SOURCE = Path(__file__).with_name("tf32x3.cu").read_text()
 _NAMES = ("panel_qr", "small_qr", "build_t", "gram", "mb_panel", "mb_cluster", "trail_update", "vtc32", "vtc64")
 
 
@@ -143,6 +146,16 @@ def _reg_panel(rows):
 
 
 _REG_TILES = RP_WARPS * 32 * 33 * 4  # reg_panel's shared memory: a 32 x 33 tile per warp
+_TF32X3 = {}
+
+
+def _tf32x3(name):
+    """tf32x3.cu's kernels, compiled on first use (only where TF32X3 is set)."""
+    if not _TF32X3:
+        module = cp.RawModule(code=_TF32X3_SOURCE, options=("--std=c++17",))
+        for kernel in ("tf32x3_update", "tf32x3_vtc32", "tf32x3_vtc64"):
+            _TF32X3[kernel] = module.get_function(kernel)
+    return _TF32X3[name]
 
 
 def _reg_rows(batch, m):
@@ -162,6 +175,8 @@ def compile_info():
             info[f"{name}/{warps}w"] = _attrs(f)
     for rows, f in _REG_PANELS.items():
         info[f"reg_panel/{RP_WARPS}w/{rows}r"] = _attrs(f)
+    for name, f in _TF32X3.items():
+        info[name] = _attrs(f)
     return info | {"NB": NB, "NWARPS": NWARPS, "NWARPS_WIDE": NWARPS_WIDE, "WIDE_BELOW": WIDE_BELOW,
                    "SMALL_N": SMALL_N, "MIN_WIDTH": MIN_WIDTH, "TINY_N": TINY_N, "TINY_WARPS": TINY_WARPS,
                    "GRAM_BELOW": GRAM_BELOW, "GRAM_ROWS": GRAM_ROWS,
@@ -169,7 +184,7 @@ def compile_info():
                    "MB_CLUSTER": MB_CLUSTER,
                    "FUSED_BELOW": FUSED_BELOW, "OUTER_NB": OUTER_NB, "OUTER_FROM": OUTER_FROM,
                    "REG_ROWS": REG_ROWS, "REG_BELOW": REG_BELOW, "RP_WARPS": RP_WARPS,
-                   "VTC_BELOW": VTC_BELOW}
+                   "VTC_BELOW": VTC_BELOW, "TF32X3": TF32X3}
 
 
 def _attrs(f):
@@ -351,7 +366,16 @@ def _make_t(H, tau, V, G, T, k, ncols, warps):
 
 
 def _apply(Vm, Tm, C):
-    """C = (I - V T V^T)^T C, as three batched GEMMs (the first by vtc for batches under VTC_BELOW)."""
+    """C = (I - V T V^T)^T C, as three batched GEMMs (the first by vtc for batches under VTC_BELOW; with TF32X3,
+    the first and last in split TF32 on tensor cores where the shapes allow)."""
+    if TF32X3 and _tf32x3_fits(Vm, C):
+        W = torch.bmm(Tm.transpose(1, 2), _tf32x3_vtc(Vm, C)).neg_()  # -T^T V^T C
+        _tf32x3("tf32x3_update")((-(-C.shape[2] // 64), -(-C.shape[1] // 64), C.shape[0]), (128,),
+                                 (_ptr(C), cp.int32(C.stride(1)), cp.int64(C.stride(0)), _ptr(Vm),
+                                  cp.int32(Vm.stride(1)), cp.int64(Vm.stride(0)), _ptr(W), cp.int32(W.stride(1)),
+                                  cp.int64(W.stride(0)), cp.int32(C.shape[1]), cp.int32(C.shape[2]),
+                                  cp.int32(Vm.shape[2])))
+        return
     W = _vtc(Vm, C) if Vm.shape[0] < VTC_BELOW and Vm.shape[2] <= 64 else torch.bmm(Vm.transpose(1, 2), C)  # V^T C
     W = torch.bmm(Tm.transpose(1, 2), W)  # T^T V^T C
     C.baddbmm_(Vm, W, alpha=-1.0)  # C - V T^T V^T C
@@ -370,6 +394,30 @@ def _vtc(Vm, C):
     P = torch.empty(batch, chunks, w, N, device=C.device, dtype=torch.float32)
     vtc = _kernels(NWARPS)["vtc32" if w <= 32 else "vtc64"]
     vtc((tiles, chunks, batch), (256,), (_ptr(Vm), cp.int32(Vm.stride(1)), cp.int64(Vm.stride(0)), cp.int32(w),
+                                         _ptr(C), cp.int32(C.stride(1)), cp.int64(C.stride(0)), cp.int32(m),
+                                         cp.int32(N), _ptr(P), cp.int32(rows)))
+    return P[:, 0] if chunks == 1 else P.sum(1)
+
+
+def _tf32x3_fits(Vm, C):
+    """tf32x3's conditions: V at most 64 columns, a multiple of 8 (tf32x3_update's steps); C's rows in pairs
+    of columns (float2), so an even width, row stride and offset."""
+    w = Vm.shape[2]
+    return w <= 64 and w % 8 == 0 and C.shape[2] % 2 == 0 and C.stride(1) % 2 == 0 and C.storage_offset() % 2 == 0
+
+
+def _tf32x3_vtc(Vm, C):
+    """V^T C by tf32x3_vtc32 or 64, its rows split into chunks (multiples of 8 rows) until the grid has about
+    four blocks an SM, the chunks' sums then added up by torch."""
+    batch, m, w = Vm.shape
+    N = C.shape[2]
+    tiles = -(-N // 64)
+    chunks = max(1, min(-(-m // 64), -(-4 * _sms(C.device) // (batch * tiles))))
+    rows = -(-m // chunks // 8) * 8
+    chunks = -(-m // rows)
+    P = torch.empty(batch, chunks, w, N, device=C.device, dtype=torch.float32)
+    vtc = _tf32x3("tf32x3_vtc32" if w <= 32 else "tf32x3_vtc64")
+    vtc((tiles, chunks, batch), (128,), (_ptr(Vm), cp.int32(Vm.stride(1)), cp.int64(Vm.stride(0)), cp.int32(w),
                                          _ptr(C), cp.int32(C.stride(1)), cp.int64(C.stride(0)), cp.int32(m),
                                          cp.int32(N), _ptr(P), cp.int32(rows)))
     return P[:, 0] if chunks == 1 else P.sum(1)

@@ -1,0 +1,177 @@
+// Split-TF32 tensor-core GEMMs for the trailing update C -= V T^T V^T C (kernel.py uses them with TF32X3):
+// tf32x3_vtc32/64 make W = V^T C (split over chunks of rows, as vtc does), tf32x3_update then adds V Wn to C
+// (Wn = -T^T W, one small torch GEMM between them). Each operand x is split into hi = tf32(x) and
+// lo = tf32(x - hi), and a product is lo*hi + hi*lo + hi*hi (lo*lo, about 2^-22 of it, dropped), accumulated in
+// FP32: close to an FP32 product, on tensor cores at three MMAs per product. The contract allows split-TF32
+// inside (its gates then decide); plain TF32 fails its factor gate at n = 512.
+//
+// mma.sync m16n8k8 with tf32 operands, lane = 4 g + t: A (16 x 8) a0 (g, t), a1 (g + 8, t), a2 (g, t + 4),
+// a3 (g + 8, t + 4); B (8 x 8) b0 (t, g), b1 (t + 4, g); C (16 x 8) c0 (g, 2t), c1 (g, 2t + 1), c2 (g + 8, 2t),
+// c3 (g + 8, 2t + 1). Operands are read straight from global memory (L1 serves the warps that share them):
+// both GEMMs are bound by reading (and writing) C, which every element of C is read for once per kernel.
+// Needs sm_80 or newer; older GPUs trap (kernel.py uses these kernels only where TF32X3 is set).
+
+__device__ __forceinline__ unsigned to_tf32(float x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return r;
+#else
+  __trap();
+  return 0u;
+#endif
+}
+
+// x = hi + lo, both TF32
+__device__ __forceinline__ void split(float x, unsigned& hi, unsigned& lo) {
+  hi = to_tf32(x);
+  lo = to_tf32(x - __uint_as_float(hi));
+}
+
+__device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+               "{%8, %9}, {%0, %1, %2, %3};"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+  __trap();
+#endif
+}
+
+// d += a b, a and b split: the small terms first
+__device__ __forceinline__ void mma3(float (&d)[4], const unsigned (&ah)[4], const unsigned (&al)[4],
+                                     const unsigned (&bh)[2], const unsigned (&bl)[2]) {
+  mma(d, al, bh);
+  mma(d, ah, bl);
+  mma(d, ah, bh);
+}
+
+// C (m x N, row stride ldc) += V (m x w, ldv) Wn (w x N, ldw), per matrix (strides cstride, vstride, wstride).
+// Block: 4 warps on a 64 x 64 tile of C, a warp on 32 x 32 (2 x 4 MMA tiles). N even, w a multiple of 8, C's
+// rows 8-byte aligned (pairs of columns are read and written as float2). Grid: (ceil(N / 64), ceil(m / 64),
+// batch).
+extern "C" __global__ void __launch_bounds__(128) tf32x3_update(float* __restrict__ C, int ldc, long long cstride,
+                                                               const float* __restrict__ V, int ldv,
+                                                               long long vstride, const float* __restrict__ W,
+                                                               int ldw, long long wstride, int m, int N, int w) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int row0 = blockIdx.y * 64 + (warp >> 1) * 32, col0 = blockIdx.x * 64 + (warp & 1) * 32;
+  if (row0 >= m || col0 >= N) return;
+  C += blockIdx.z * cstride;
+  V += blockIdx.z * vstride;
+  W += blockIdx.z * wstride;
+  float acc[2][4][4];
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int r = row0 + 16 * i + g, c = col0 + 8 * j + 2 * t;
+      float2 lo = make_float2(0.f, 0.f), hi = lo;
+      if (c < N) {
+        if (r < m) lo = *reinterpret_cast<const float2*>(C + (size_t)r * ldc + c);
+        if (r + 8 < m) hi = *reinterpret_cast<const float2*>(C + (size_t)(r + 8) * ldc + c);
+      }
+      acc[i][j][0] = lo.x, acc[i][j][1] = lo.y, acc[i][j][2] = hi.x, acc[i][j][3] = hi.y;
+    }
+  for (int k = 0; k < w; k += 8) {
+    unsigned ah[2][4], al[2][4], bh[4][2], bl[4][2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int r = row0 + 16 * i + g;
+      const float* v = V + (size_t)r * ldv + k + t;
+      const float x[4] = {r < m ? v[0] : 0.f, r + 8 < m ? v[8 * ldv] : 0.f, r < m ? v[4] : 0.f,
+                          r + 8 < m ? v[8 * ldv + 4] : 0.f};
+#pragma unroll
+      for (int q = 0; q < 4; ++q) split(x[q], ah[i][q], al[i][q]);
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int c = col0 + 8 * j + g;
+      const float* p = W + (size_t)(k + t) * ldw + c;
+      split(c < N ? p[0] : 0.f, bh[j][0], bl[j][0]);
+      split(c < N ? p[4 * ldw] : 0.f, bh[j][1], bl[j][1]);
+    }
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) mma3(acc[i][j], ah[i], al[i], bh[j], bl[j]);
+  }
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int r = row0 + 16 * i + g, c = col0 + 8 * j + 2 * t;
+      if (c >= N) continue;
+      if (r < m) *reinterpret_cast<float2*>(C + (size_t)r * ldc + c) = make_float2(acc[i][j][0], acc[i][j][1]);
+      if (r + 8 < m)
+        *reinterpret_cast<float2*>(C + (size_t)(r + 8) * ldc + c) = make_float2(acc[i][j][2], acc[i][j][3]);
+    }
+}
+
+// P (w x N, contiguous; chunk blockIdx.y of each matrix's chunks) = V(r0:r1, :)^T C(r0:r1, :) over the chunk
+// of `rows` rows from r0 = blockIdx.y * rows. Block: 4 warps on all w <= 16 WF rows of W and 64 of its columns,
+// a warp on 16 of them (2 MMA tiles), the chunk's rows 8 at a time (A = V^T, so a0 is V(r + t, g)). Grid:
+// (ceil(N / 64), chunks, batch); P: (batch, chunks, w, N).
+template <int WF>
+__device__ __forceinline__ void vtc_body(const float* __restrict__ V, int ldv, long long vstride, int w,
+                                         const float* __restrict__ C, int ldc, long long cstride, int m, int N,
+                                         float* __restrict__ P, int rows) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int col0 = blockIdx.x * 64 + warp * 16, r0 = blockIdx.y * rows, r1 = min(m, r0 + rows);
+  if (col0 >= N) return;
+  V += blockIdx.z * vstride;
+  C += blockIdx.z * cstride;
+  float acc[WF][2][4] = {};
+#pragma unroll 2
+  for (int r = r0; r < r1; r += 8) {
+    const bool in0 = r + t < r1, in4 = r + t + 4 < r1;
+    unsigned ah[WF][4], al[WF][4], bh[2][2], bl[2][2];
+#pragma unroll
+    for (int f = 0; f < WF; ++f) {
+      const int i = 16 * f + g;  // A's rows: V's columns
+      const float* v = V + (size_t)(r + t) * ldv + i;
+      const float x[4] = {in0 && i < w ? v[0] : 0.f, in0 && i + 8 < w ? v[8] : 0.f,
+                          in4 && i < w ? v[4 * ldv] : 0.f, in4 && i + 8 < w ? v[4 * ldv + 8] : 0.f};
+#pragma unroll
+      for (int q = 0; q < 4; ++q) split(x[q], ah[f][q], al[f][q]);
+    }
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const int c = col0 + 8 * j + g;
+      const float* p = C + (size_t)(r + t) * ldc + c;
+      split(in0 && c < N ? p[0] : 0.f, bh[j][0], bl[j][0]);
+      split(in4 && c < N ? p[4 * ldc] : 0.f, bh[j][1], bl[j][1]);
+    }
+#pragma unroll
+    for (int f = 0; f < WF; ++f)
+#pragma unroll
+      for (int j = 0; j < 2; ++j) mma3(acc[f][j], ah[f], al[f], bh[j], bl[j]);
+  }
+  float* out = P + ((size_t)blockIdx.z * gridDim.y + blockIdx.y) * w * N;
+#pragma unroll
+  for (int f = 0; f < WF; ++f)
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const int i = 16 * f + g, c = col0 + 8 * j + 2 * t;
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int row = i + (q >> 1) * 8, col = c + (q & 1);
+        if (row < w && col < N) out[(size_t)row * N + col] = acc[f][j][q];
+      }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(128) tf32x3_vtc32(const float* __restrict__ V, int ldv,
+                                                              long long vstride, int w, const float* __restrict__ C,
+                                                              int ldc, long long cstride, int m, int N,
+                                                              float* __restrict__ P, int rows) {
+  vtc_body<2>(V, ldv, vstride, w, C, ldc, cstride, m, N, P, rows);
+}
+
+extern "C" __global__ void __launch_bounds__(128) tf32x3_vtc64(const float* __restrict__ V, int ldv,
+                                                              long long vstride, int w, const float* __restrict__ C,
+                                                              int ldc, long long cstride, int m, int N,
+                                                              float* __restrict__ P, int rows) {
+  vtc_body<4>(V, ldv, vstride, w, C, ldc, cstride, m, N, P, rows);
+}
