@@ -2,7 +2,7 @@
 replaced by a Python stand-in, against torch.geqrf. mb_panel and trail_update are transcribed phase by phase
 (block, warp and lane indices as qr.cu has them; the phases are separated by barriers, so running them one
 after another is what the GPU does), reg_panel column by column with its warps' sums (T from the same sums);
-panel_qr, gram, build_t and vtc (chunk by chunk) by their plain arithmetic. It checks the
+panel_qr, gram and build_t by their plain arithmetic, tf32x3's GEMMs (chunk by chunk) by theirs in split TF32. It checks the
 orchestration and the index arithmetic before device time is spent, never the CUDA code itself.
 
     python bench/seed_model.py          (CPU only; a few seconds)
@@ -24,19 +24,20 @@ KERNEL = Path(__file__).resolve().parents[1] / "seed_kernels" / "tsqr_wy" / "ker
 NB, NWARPS = 32, 8  # the seed's defaults (NB, MB_WARPS)
 
 
-def mb_panel(P: np.ndarray, ncols: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
-    """qr.cu's mb_panel on one matrix's m x ncols panel P, in blocks of `rows` rows: (P factored, tau)."""
+def mb_panel(P: np.ndarray, ncols: int, rows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """qr.cu's mb_panel on one matrix's m x ncols panel P, in blocks of `rows` rows: (P factored, tau, T), T
+    made from the column's sums with the reflectors before it, as block 0's last warp makes it."""
     m = P.shape[0]
     blocks = -(-m // rows)
     S = [P[b * rows:min((b + 1) * rows, m), :ncols].astype(np.float32).copy() for b in range(blocks)]
-    tau = np.zeros(ncols, np.float32)
+    tau, T = np.zeros(ncols, np.float32), np.zeros((32, 32), np.float32)
     for j in range(ncols):
         part, row_j = np.zeros((blocks, 32), np.float32), np.zeros(32, np.float32)
         for b, chunk in enumerate(S):  # before the barrier: partial products, row j
             r0 = b * rows
             dotp = np.zeros((NWARPS, 32), np.float32)
             for warp in range(NWARPS):
-                for lane in range(j, ncols):
+                for lane in range(ncols):
                     r = max(warp, j + 1 - r0)
                     r += (warp - r) % NWARPS
                     dotp[warp, lane] = sum(chunk[i, j] * chunk[i, lane] for i in range(r, len(chunk), NWARPS))
@@ -49,7 +50,10 @@ def mb_panel(P: np.ndarray, ncols: int, rows: int) -> tuple[np.ndarray, np.ndarr
         if xnorm2 > 0:
             beta = np.float32(-math.copysign(math.sqrt(alpha * alpha + xnorm2), alpha))
             t, scale = np.float32((beta - alpha) / beta), np.float32(1 / (alpha - beta))
-        wq = t * (row_j + scale * sc)
+        g = row_j + scale * sc  # lane c < j: v_c^T v_j
+        T[:j, j] = -t * (T[:j, :j] @ g[:j])
+        T[j, j] = t
+        wq = t * g
         for b, chunk in enumerate(S):
             r0 = b * rows
             if t != 0:
@@ -63,7 +67,7 @@ def mb_panel(P: np.ndarray, ncols: int, rows: int) -> tuple[np.ndarray, np.ndarr
                 chunk[j - r0, j + 1:ncols] -= wq[j + 1:ncols]
                 chunk[j - r0, j] = beta
         tau[j] = t
-    return np.concatenate(S), tau
+    return np.concatenate(S), tau, T
 
 
 def reg_panel(P: np.ndarray, ncols: int, threads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -126,12 +130,14 @@ MODULES: list[tuple[str, ...]] = []  # the options of every module kernel.py com
 
 def stand_in(name: str, options: tuple[str, ...] = ()):
     defines = dict(o[2:].split("=") for o in options if o.startswith("-D"))
-    def panel(H, tau, V, n, k, ncols, rows):
+    def panel(H, tau, V, n, k, ncols, rows, T=None):
         for b in range(H.shape[0]):
-            out, t = mb_panel(H[b, k:, k:k + ncols].numpy(), ncols, rows)
+            out, t, Tm = mb_panel(H[b, k:, k:k + ncols].numpy(), ncols, rows)
             H[b, k:, k:k + ncols] = torch.from_numpy(out)
             tau[b, k:k + ncols] = torch.from_numpy(t)
             V[b, :n - k] = torch.from_numpy(unit_lower(out, ncols))
+            if T is not None:
+                T[b] = torch.from_numpy(Tm[:NB, :NB])
 
     def run(grid, block, args, shared_mem=0):
         CALLS[name] = CALLS.get(name, 0) + 1
@@ -139,11 +145,11 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             H, tau, V, n, k, ncols, _in_smem, _with_v = args
             panel(H, tau, V, n, k, ncols, rows=n - k)
         elif name in ("mb_panel", "mb_cluster"):
-            H, tau, V, _part, _rowbuf, _count, n, k, ncols, rows, _with_v = args
+            H, tau, V, T, _part, _rowbuf, _count, n, k, ncols, rows, _with_v = args
             # a cluster (its size compiled in) may have empty blocks
             blocks = int(defines["MB_CLUSTER"]) if name == "mb_cluster" else -(-(n - k) // rows)
             assert grid[0] == blocks > 1 and shared_mem == rows * (ncols + 1) * 4, (grid, shared_mem)
-            panel(H, tau, V, n, k, ncols, rows)
+            panel(H, tau, V, n, k, ncols, rows, T)
         elif name.startswith("reg_panel"):
             H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, _with_v = args
             threads = block[0]
@@ -156,17 +162,6 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
                 tau[b, k:k + ncols] = torch.from_numpy(t)
                 V[b, :n - k] = torch.from_numpy(unit_lower(out, ncols)[:, :V.shape[2]])
                 T[b] = torch.from_numpy(Tm[:T.shape[1], :T.shape[2]])
-        elif name in ("vtc32", "vtc64"):
-            V, ldv, vstride, w, C, ldc, cstride, m, N, P, rows = args
-            chunks = P.shape[1]
-            assert block == (256,) and grid == (-(-N // 128), chunks, V.shape[0]) and w <= int(name[3:]), grid
-            assert (ldv, vstride, ldc, cstride) == (V.stride(1), V.stride(0), C.stride(1), C.stride(0))
-            assert chunks == -(-m // rows) and (chunks == 1 or rows % 32 == 0), (m, rows, chunks)
-            if chunks > 1:
-                CALLS["vtc split"] = CALLS.get("vtc split", 0) + 1
-            for chunk in range(chunks):  # each chunk's rows, as the blocks of grid row `chunk` add them up
-                r = slice(chunk * rows, min(m, (chunk + 1) * rows))
-                P[:, chunk] = V[:, r].transpose(1, 2) @ C[:, r]
         elif name == "tf32x3_update":
             C, ldc, cstride, V, ldv, vstride, W, ldw, wstride, m, N, w = args
             assert block == (128,) and grid == (-(-N // 64), -(-m // 64), C.shape[0]), (grid, C.shape)
@@ -176,8 +171,8 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             C[:, :m, :N] += tf32x3_matmul(V[:, :m, :w], W[:, :w, :N])
         elif name in ("tf32x3_vtc32", "tf32x3_vtc64"):
             V, ldv, vstride, w, C, ldc, cstride, m, N, P, rows = args
-            chunks = P.shape[1]
-            assert block == (128,) and grid == (-(-N // 64), chunks, V.shape[0]) and w <= int(name[-2:]), grid
+            chunks, columns = P.shape[1], 32 if name == "tf32x3_vtc64" else 64  # W's columns a block
+            assert block == (128,) and grid == (-(-N // columns), chunks, V.shape[0]) and w <= int(name[-2:]), grid
             assert (ldv, vstride, ldc, cstride) == (V.stride(1), V.stride(0), C.stride(1), C.stride(0))
             assert P.is_contiguous() and P.shape[2:] == (w, N) and chunks == -(-m // rows) and rows % 8 == 0
             if chunks > 1:
@@ -246,20 +241,19 @@ def main() -> int:
     worst = 0.0
     base = {"SMALL_N": 0, "GRAPH_BYTES": 0}  # the blocked path, eagerly (no CUDA graph on a CPU)
     global NB
+    small = {"TF32X3_ROWS": 0, "VTC_BELOW": 4096, "TF32X3_BELOW": 4096}  # split-TF32 updates at these sizes
     for overrides in ({**base, "MB_ROWS": 16, "FUSED_BELOW": 16}, {**base, "MB_ROWS": 16, "FUSED_BELOW": 0},
                       {**base, "MB_BELOW": 0}, {**base, "MB_BELOW": 0, "REG_ROWS": 0},
                       {**base, "MB_BELOW": 0, "REG_ROWS": 4, "RP_WARPS": 1},  # 1, 2 and 4 rows a thread
                       {**base, "MB_ROWS": 16, "OUTER_FROM": 0, "OUTER_NB": 64},  # multi-block panels in blocks
-                      {**base, "MB_ROWS": 16, "VTC_BELOW": 4096},  # V^T C by vtc32, split over rows
-                      {**base, "MB_ROWS": 16, "MB_CLUSTER": 8},  # the multi-block panel as a cluster of 8
-                      {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "VTC_BELOW": 4096},  # and vtc64
-                      {**base, "MB_ROWS": 16, "TF32X3": 1},  # split-TF32 updates (odd widths: torch's GEMMs)
-                      {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "TF32X3": 1},  # 64 columns wide
+                      {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0},  # the multi-block panel as a cluster of 8
+                      {**base, "MB_ROWS": 16, **small},  # V^T C by tf32x3_vtc32 over chunks of rows, tf32x3_update
+                      {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, **small},  # and tf32x3_vtc64
                       *({**base, "MB_BELOW": 0, "OUTER_FROM": 0, **outer} for outer in
                       ({"OUTER_NB": 64}, {"NB": 16, "OUTER_NB": 64}, {"OUTER_NB": 96}))):
         NB = int(overrides.get("NB", 32))  # what the stand-ins read, as qr.cu is compiled with -DNB
         module = load(overrides)
-        taller = "OUTER_NB" in overrides or "RP_WARPS" in overrides or "TF32X3" in overrides  # several outer blocks; 2 and 4 rows a thread
+        taller = "OUTER_NB" in overrides or "RP_WARPS" in overrides or "VTC_BELOW" in overrides  # several outer blocks; 2 and 4 rows a thread
         sizes = ((2, 70), (3, 45), (1, 33)) + (((2, 150),) if taller else ())
         for batch, n in sizes:
             A = torch.randn(batch, n, n)

@@ -39,11 +39,15 @@ def test_seed_passes_quick(seed: str) -> None:
     assert result["score"] > 0 and len(result["shapes"]) == 4
 
 
-@pytest.mark.parametrize("overrides", [["REG_ROWS=0"], ["VTC_BELOW=4096"], ["MB_CLUSTER=8"],
-                                       ["OUTER_FROM=1", "VTC_BELOW=4096"], ["RP_WARPS=16", "REG_ROWS=2"]])
+@pytest.mark.parametrize("overrides", [
+    ["REG_ROWS=0"], ["MB_CLUSTER=0"], ["CLUSTER_FROM=0"], ["VTC_BELOW=0", "TF32X3_BELOW=0"],
+    ["VTC_BELOW=4096", "TF32X3_BELOW=4096", "TF32X3_ROWS=0"], ["OUTER_FROM=1", "VTC_BELOW=4096", "TF32X3_BELOW=4096"],
+    ["RP_WARPS=16", "REG_ROWS=2"]])
 def test_tsqr_wy_paths_pass_quick(overrides: list[str]) -> None:
     """tsqr_wy's other paths (each a constant of kernel.py, bench/variant.py): the panel without registers, the
-    split V^T C (vtc32; vtc64 inside the outer blocks), the multi-block panel as a cluster."""
+    multi-block panel without clusters and always as one, the trailing update all in cuBLAS's FP32 and all in
+    split TF32 (tf32x3_vtc32 and tf32x3_update; tf32x3_vtc64 inside the outer blocks), the 16-warp register
+    panel."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
         pytest.skip("timing needs the GPU to itself")
     sys.path.insert(0, str(ROOT / "bench"))

@@ -11,12 +11,10 @@ reg_panel (for panels of m <= 4 * 32 * RP_WARPS rows, batches under REG_BELOW, N
 rows in registers, one barrier a column, and makes T from the sums the update needs anyway, so no G GEMM and
 no build_t; its rows pass through a tile per warp on the way in and out (qr.cu says how). Against panel_qr
 plus G and build_t it took 640x512 from 10.2 to 7.7 ms and 60x1024 from 9.5 to 6.5 on the H200; it also
-makes 40x176 faster as panels than whole in shared memory (SMALL_N = 128: 0.58 -> 0.30 ms). With VTC_BELOW,
-W = V^T C of the trailing update is qr.cu's vtc, split over rows (cuBLAS gives it few, long tiles: 10.5 of
-2x4096's 32.6 ms). With MB_CLUSTER, a small batch's multi-block panel runs as one thread block cluster per
-matrix (mb_cluster), whose hardware barrier replaces mb_panel's counted one in global memory (11.3 of
-2x4096's 32.6 ms go to mb_panel, about 2.8 us a column). Both were written after the last GPU run of
-2026-12-02 and checked on the CPU (bench/seed_model.py) and by nvcc only, so both are off until measured.
+makes 40x176 faster as panels than whole in shared memory (SMALL_N = 128: 0.58 -> 0.30 ms). For small
+batches the trailing update's W = V^T C and C -= V W run in split TF32 on tensor cores (tf32x3.cu; `_apply`
+says where), and from CLUSTER_FROM matrices a multi-block panel runs as one thread block cluster per matrix
+(mb_cluster), whose hardware barrier replaces mb_panel's counted one in global memory.
 
 What is new against blocked_wy: for batches under MB_BELOW matrices a panel is factored by
 mb_panel, over as many blocks per matrix as the GPU has SMs for it (at least MB_ROWS rows each), one barrier
@@ -78,7 +76,9 @@ MB_ROWS = 64  # @tune MB_ROWS: 32 64 128 256
 
 MB_WARPS = 8  # @tune MB_WARPS: 4 8 16
 
-MB_CLUSTER = 0  # @tune MB_CLUSTER: 0 8
+MB_CLUSTER = 8  # @tune MB_CLUSTER: 0 8
+
+CLUSTER_FROM = 4  # @tune CLUSTER_FROM: 2 4 8 16
 
 FUSED_BELOW = 0  # @tune FUSED_BELOW: 0 16 64 1024
 
@@ -86,7 +86,7 @@ OUTER_NB = 64  # @tune OUTER_NB: 0 64 96 128
 
 OUTER_FROM = 256  # @tune OUTER_FROM: 16 64 256
 
-VTC_BELOW = 0  # @tune VTC_BELOW: 0 16 64 4096
+VTC_BELOW = 16  # @tune VTC_BELOW: 0 4 16 64
 
 REG_ROWS = 4  # @tune REG_ROWS: 0 1 2 4
 
@@ -94,13 +94,15 @@ REG_BELOW = 4096  # @tune REG_BELOW: 0 64 264 4096
 
 RP_WARPS = 8  # @tune RP_WARPS: 8 16
 
-TF32X3 = 0  # @tune TF32X3: 0 1
+TF32X3_BELOW = 64  # @tune TF32X3_BELOW: 0 16 64 256
+
+TF32X3_ROWS = 512  # @tune TF32X3_ROWS: 0 256 512 1024
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
 _SOURCE = Path(__file__).with_name("qr.cu").read_text()
 _REG_SOURCE = _SOURCE + Path(__file__).with_name("reg_panel.cu").read_text()  # reg_panel uses qr.cu's helpers
 _TF32X3_SOURCE = Path(__file__).with_name("tf32x3.cu").read_text()
-_NAMES = ("panel_qr", "small_qr", "build_t", "gram", "mb_panel", "mb_cluster", "trail_update", "vtc32", "vtc64")
+_NAMES = ("panel_qr", "small_qr", "build_t", "gram", "mb_panel", "mb_cluster", "trail_update")
 
 
 def _module(source, warps):
@@ -123,7 +125,7 @@ _KERNELS = {}
 def _kernels(warps):
     """qr.cu's kernels for blocks of `warps` warps, the module compiled on first use: with the defaults every
     shape of the contract needs only NWARPS's (panel_qr with NWARPS_WIDE warps serves only panels reg_panel
-    does not take). build_t, gram, trail_update and vtc do not depend on the count: they come from NWARPS's."""
+    does not take). build_t, gram and trail_update do not depend on the count: they come from NWARPS's."""
     if warps not in _KERNELS:
         _KERNELS[warps] = _build(warps)
     return _KERNELS[warps]
@@ -150,7 +152,7 @@ _TF32X3 = {}
 
 
 def _tf32x3(name):
-    """tf32x3.cu's kernels, compiled on first use (only where TF32X3 is set)."""
+    """tf32x3.cu's kernels, compiled on first use (small batches only)."""
     if not _TF32X3:
         module = cp.RawModule(code=_TF32X3_SOURCE, options=("--std=c++17",))
         for kernel in ("tf32x3_update", "tf32x3_vtc32", "tf32x3_vtc64"):
@@ -181,10 +183,10 @@ def compile_info():
                    "SMALL_N": SMALL_N, "MIN_WIDTH": MIN_WIDTH, "TINY_N": TINY_N, "TINY_WARPS": TINY_WARPS,
                    "GRAM_BELOW": GRAM_BELOW, "GRAM_ROWS": GRAM_ROWS,
                    "GRAPH_BYTES": GRAPH_BYTES, "MB_BELOW": MB_BELOW, "MB_ROWS": MB_ROWS, "MB_WARPS": MB_WARPS,
-                   "MB_CLUSTER": MB_CLUSTER,
+                   "MB_CLUSTER": MB_CLUSTER, "CLUSTER_FROM": CLUSTER_FROM,
                    "FUSED_BELOW": FUSED_BELOW, "OUTER_NB": OUTER_NB, "OUTER_FROM": OUTER_FROM,
                    "REG_ROWS": REG_ROWS, "REG_BELOW": REG_BELOW, "RP_WARPS": RP_WARPS,
-                   "VTC_BELOW": VTC_BELOW, "TF32X3": TF32X3}
+                   "VTC_BELOW": VTC_BELOW, "TF32X3_BELOW": TF32X3_BELOW, "TF32X3_ROWS": TF32X3_ROWS}
 
 
 def _attrs(f):
@@ -257,13 +259,20 @@ def _sms(device):
     return _SMS[device.index]
 
 
+def _clustered(batch):
+    """Whether a multi-block panel runs as one thread block cluster of MB_CLUSTER blocks per matrix (mb_cluster)
+    rather than over the GPU's SMs (mb_panel): on the H200 (2026-12-02) the cluster took 8x2048 from 13.6 to
+    12.5 ms and made 2x4096 1-3% slower (8 blocks of 512 rows against 64 of 64)."""
+    return MB_CLUSTER > 0 and batch >= CLUSTER_FROM
+
+
 def _spread(batch, m, device):
     """Rows per block of a multi-block panel (0: one block per matrix): every block of the grid resident at
-    once, since a matrix's blocks wait for each other at every column; with MB_CLUSTER, a cluster of that many
-    blocks per matrix (the hardware keeps a cluster resident)."""
+    once, since a matrix's blocks wait for each other at every column; in a cluster, MB_CLUSTER blocks per
+    matrix (the hardware keeps a cluster resident)."""
     if batch >= MB_BELOW or m <= MB_ROWS:
         return 0
-    if MB_CLUSTER:
+    if _clustered(batch):
         rows = -(-m // MB_CLUSTER)
         return rows if rows * (NB + 1) * 4 <= SMEM_BUDGET else 0
     most = max(1, _sms(device) // batch)
@@ -314,9 +323,10 @@ def _blocked(H, tau, work, warps):
         trailing = k + ncols < n
         reg = 0 if rows or not in_smem else _reg_rows(batch, m)
         if rows:
-            mb = _kernels(MB_WARPS)["mb_cluster" if MB_CLUSTER else "mb_panel"]
-            mb((MB_CLUSTER or -(-m // rows), batch), (MB_WARPS * 32,),
-               (_ptr(H), _ptr(tau), _ptr(V), _ptr(part), _ptr(rowbuf), _ptr(counts[k]), cp.int32(n),
+            cluster = _clustered(batch)
+            mb = _kernels(MB_WARPS)["mb_cluster" if cluster else "mb_panel"]
+            mb((MB_CLUSTER if cluster else -(-m // rows), batch), (MB_WARPS * 32,),
+               (_ptr(H), _ptr(tau), _ptr(V), _ptr(T), _ptr(part), _ptr(rowbuf), _ptr(counts[k]), cp.int32(n),
                 cp.int32(k), cp.int32(ncols), cp.int32(rows), cp.int32(trailing)), shared_mem=rows * (ncols + 1) * 4)
         elif reg:  # makes T as well; in a block, V and T go straight to the block's buffers
             Vd, Td = outer.slot(k, ncols) if outer is not None and trailing else (V, T)
@@ -330,7 +340,7 @@ def _blocked(H, tau, work, warps):
                                          cp.int32(in_smem), cp.int32(trailing)),
                                         shared_mem=m * (ncols + 1) * 4 if in_smem else 0)
         if trailing:
-            if not reg:
+            if not reg and not rows:  # reg_panel and the multi-block panels make T themselves
                 _make_t(H, tau, V, G, T, k, ncols, warps)
             if outer is not None:
                 outer.add(V, T, k, ncols, placed=bool(reg))
@@ -366,52 +376,38 @@ def _make_t(H, tau, V, G, T, k, ncols, warps):
 
 
 def _apply(Vm, Tm, C):
-    """C = (I - V T V^T)^T C, as three batched GEMMs (the first by vtc for batches under VTC_BELOW; with TF32X3,
-    the first and last in split TF32 on tensor cores where the shapes allow)."""
-    if TF32X3 and _tf32x3_fits(Vm, C):
-        W = torch.bmm(Tm.transpose(1, 2), _tf32x3_vtc(Vm, C)).neg_()  # -T^T V^T C
-        _tf32x3("tf32x3_update")((-(-C.shape[2] // 64), -(-C.shape[1] // 64), C.shape[0]), (128,),
+    """C = (I - V T V^T)^T C in three batched GEMMs: W = V^T C (for batches under VTC_BELOW by tf32x3_vtc, split
+    over chunks of rows), W = T^T W, and C -= V W (for batches under TF32X3_BELOW and C of at least TF32X3_ROWS
+    rows by tf32x3_update); the rest by cuBLAS in FP32. On the H200 (2026-12-02) the split-TF32 kernels took
+    2x4096 from 32.7 to 26.2 ms and 8x2048 from 13.6 to 12.9 (V^T C 10.5 -> 4.0 ms on 2x4096), and lost to cuBLAS
+    on 640x512 (8.3 against 7.7)."""
+    batch, m, _ = Vm.shape
+    fits = _tf32x3_fits(Vm, C)
+    W = _tf32x3_vtc(Vm, C) if batch < VTC_BELOW and fits else torch.bmm(Vm.transpose(1, 2), C)
+    W = torch.bmm(Tm.transpose(1, 2), W)  # T^T V^T C
+    if batch < TF32X3_BELOW and m >= TF32X3_ROWS and fits:
+        W.neg_()
+        _tf32x3("tf32x3_update")((-(-C.shape[2] // 64), -(-m // 64), batch), (128,),
                                  (_ptr(C), cp.int32(C.stride(1)), cp.int64(C.stride(0)), _ptr(Vm),
                                   cp.int32(Vm.stride(1)), cp.int64(Vm.stride(0)), _ptr(W), cp.int32(W.stride(1)),
-                                  cp.int64(W.stride(0)), cp.int32(C.shape[1]), cp.int32(C.shape[2]),
-                                  cp.int32(Vm.shape[2])))
-        return
-    W = _vtc(Vm, C) if Vm.shape[0] < VTC_BELOW and Vm.shape[2] <= 64 else torch.bmm(Vm.transpose(1, 2), C)  # V^T C
-    W = torch.bmm(Tm.transpose(1, 2), W)  # T^T V^T C
-    C.baddbmm_(Vm, W, alpha=-1.0)  # C - V T^T V^T C
-
-
-def _vtc(Vm, C):
-    """V^T C by qr.cu's vtc32 or vtc64 (V at most 64 columns wide), its rows split into chunks (multiples of 32
-    rows) until the grid has about two blocks an SM, the chunks' sums then added up by torch. Off by default:
-    not yet measured (VTC_BELOW = 0)."""
-    batch, m, w = Vm.shape
-    N = C.shape[2]
-    tiles = -(-N // 128)
-    chunks = max(1, min(-(-m // 32), -(-2 * _sms(C.device) // (batch * tiles))))
-    rows = -(-m // chunks // 32) * 32 if chunks > 1 else m
-    chunks = -(-m // rows)
-    P = torch.empty(batch, chunks, w, N, device=C.device, dtype=torch.float32)
-    vtc = _kernels(NWARPS)["vtc32" if w <= 32 else "vtc64"]
-    vtc((tiles, chunks, batch), (256,), (_ptr(Vm), cp.int32(Vm.stride(1)), cp.int64(Vm.stride(0)), cp.int32(w),
-                                         _ptr(C), cp.int32(C.stride(1)), cp.int64(C.stride(0)), cp.int32(m),
-                                         cp.int32(N), _ptr(P), cp.int32(rows)))
-    return P[:, 0] if chunks == 1 else P.sum(1)
+                                  cp.int64(W.stride(0)), cp.int32(m), cp.int32(C.shape[2]), cp.int32(Vm.shape[2])))
+    else:
+        C.baddbmm_(Vm, W, alpha=-1.0)  # C - V T^T V^T C
 
 
 def _tf32x3_fits(Vm, C):
-    """tf32x3's conditions: V at most 64 columns, a multiple of 8 (tf32x3_update's steps); C's rows in pairs
-    of columns (float2), so an even width, row stride and offset."""
+    """tf32x3.cu's conditions: V at most 64 columns (tf32x3_vtc64), a multiple of 8 (tf32x3_update's steps);
+    C's rows in pairs of columns (float2), so an even width, row stride and offset."""
     w = Vm.shape[2]
     return w <= 64 and w % 8 == 0 and C.shape[2] % 2 == 0 and C.stride(1) % 2 == 0 and C.storage_offset() % 2 == 0
 
 
 def _tf32x3_vtc(Vm, C):
-    """V^T C by tf32x3_vtc32 or 64, its rows split into chunks (multiples of 8 rows) until the grid has about
-    four blocks an SM, the chunks' sums then added up by torch."""
+    """V^T C by tf32x3_vtc32 or 64 (W's columns 64 or 32 a block), its rows split into chunks (multiples of 8
+    rows) until the grid has about four blocks an SM, the chunks' sums then added up by torch."""
     batch, m, w = Vm.shape
     N = C.shape[2]
-    tiles = -(-N // 64)
+    tiles = -(-N // (64 if w <= 32 else 32))
     chunks = max(1, min(-(-m // 64), -(-4 * _sms(C.device) // (batch * tiles))))
     rows = -(-m // chunks // 8) * 8
     chunks = -(-m // rows)

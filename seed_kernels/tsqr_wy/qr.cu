@@ -240,6 +240,9 @@ extern "C" __global__ void __launch_bounds__(GRAM_THREADS) gram(const float* __r
 // j, never column j+2 (that needs everyone past barrier j+1). The barrier counts arrivals on `count` (zeroed
 // before the launch); every block of the grid must be resident at once, so kernel.py keeps the grid within
 // the GPU's SM count. part: (batch, blocks, 2, 32); rowbuf: (batch, 2, 32); count: one per matrix.
+// T comes from the same sums, as in reg_panel: the products of column j with the reflectors c < j (already
+// scaled) give v_c^T v_j = a_jc + scale * s_c, G's column j, from which the last warp of block 0 makes T's
+// column j while the others update (no G GEMM, no build_t: 2.7 of 2x4096's 26 ms went to them).
 __device__ __forceinline__ void matrix_barrier(unsigned* count, unsigned target) {
   __threadfence();  // this thread's writes (partial products, row j) before the arrival
   __syncthreads();
@@ -275,11 +278,12 @@ __device__ __forceinline__ void cluster_barrier() {
 // replaces the counted one: no atomics, no fences, no spinning on L2.
 template <bool CLUSTER>
 __device__ __forceinline__ void mb_body(float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V,
-                                        float* __restrict__ part, float* __restrict__ rowbuf,
-                                        unsigned* __restrict__ count, int n, int k, int ncols, int rows,
-                                        int with_v) {
+                                        float* __restrict__ T, float* __restrict__ part,
+                                        float* __restrict__ rowbuf, unsigned* __restrict__ count, int n, int k,
+                                        int ncols, int rows, int with_v) {
   extern __shared__ float Sm[];  // the block's rows
   __shared__ float dotp[NWARPS][32];
+  __shared__ float Ts[32][33];  // block 0's T, lane i of the last warp owning row i
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int mat = blockIdx.y, blocks = gridDim.x, r0 = blockIdx.x * rows;
   const int m = n - k;
@@ -295,9 +299,10 @@ __device__ __forceinline__ void mb_body(float* __restrict__ H, float* __restrict
   float* rows_j = rowbuf + (size_t)mat * 64;
   for (int j = 0; j < ncols; ++j) {
     const int par = j & 1;
-    // partial products of column j with column `lane` over this block's rows below the diagonal
+    // partial products of column j with column `lane` over this block's rows below the diagonal (lanes < j:
+    // with the reflectors, for T)
     float acc = 0.f;
-    if (lane >= j && lane < ncols) {
+    if (lane < ncols) {
       int r = max(warp, j + 1 - r0);
       r += ((warp - r) % NWARPS + NWARPS) % NWARPS;  // the first row at or after it that this warp owns
       for (; r < mine; r += NWARPS) acc += Sm[r * ld + j] * Sm[r * ld + lane];
@@ -329,8 +334,19 @@ __device__ __forceinline__ void mb_body(float* __restrict__ H, float* __restrict
     const float alpha = __shfl_sync(0xffffffffu, row_c, j);
     float t, scale, beta;
     reflector(alpha, xnorm2, t, scale, beta);
-    const float wq = t * (row_c + scale * sc);  // t v^T a_c for c = lane > j
-    const float ws = wq * scale;                // the update uses v_r = scale * a_rj
+    const float g = row_c + scale * sc;  // lane c > j: v_j^T a_c; lane c < j: G(c, j) = v_c^T v_j
+    const float wq = t * g;              // t v^T a_c for c = lane > j
+    const float ws = wq * scale;         // the update uses v_r = scale * a_rj
+    if (blockIdx.x == 0 && warp == NWARPS - 1) {  // T(0:j, j) = -t T(0:j, 0:j) G(0:j, j), T(j, j) = t
+      float acc0 = 0.f, acc1 = 0.f;
+      int l = 0;
+      for (; l + 1 < j; l += 2) {
+        acc0 += Ts[lane][l] * __shfl_sync(0xffffffffu, g, l);
+        acc1 += Ts[lane][l + 1] * __shfl_sync(0xffffffffu, g, l + 1);
+      }
+      if (l < j) acc0 += Ts[lane][l] * __shfl_sync(0xffffffffu, g, l);
+      Ts[lane][j] = lane < j ? -t * (acc0 + acc1) : (lane == j ? t : 0.f);
+    }
     if (t != 0.f) {
       int r = max(warp, j + 1 - r0);
       r += ((warp - r) % NWARPS + NWARPS) % NWARPS;
@@ -351,26 +367,30 @@ __device__ __forceinline__ void mb_body(float* __restrict__ H, float* __restrict
     const int r = idx / ncols, c = idx % ncols;
     A[(size_t)(r0 + r) * n + c] = Sm[r * ld + c];
   }
-  if (with_v) {  // V: unit lower trapezoidal, zero beyond column ncols (ld NB)
+  if (with_v) {  // V: unit lower trapezoidal, zero beyond column ncols (ld NB); T: zero beyond ncols (ld NB)
     float* Vb = V + (size_t)mat * n * NB + (size_t)r0 * NB;
     for (int idx = threadIdx.x; idx < mine * NB; idx += NT) {
-      const int r = idx / NB, c = idx % NB, g = r0 + r;
-      Vb[idx] = c >= ncols ? 0.f : (g > c ? Sm[r * ld + c] : (g == c ? 1.f : 0.f));
+      const int r = idx / NB, c = idx % NB, row = r0 + r;
+      Vb[idx] = c >= ncols ? 0.f : (row > c ? Sm[r * ld + c] : (row == c ? 1.f : 0.f));
     }
+    if (blockIdx.x == 0 && warp == NWARPS - 1 && lane < NB)
+      for (int c = 0; c < NB; ++c) T[(size_t)mat * NB * NB + lane * NB + c] = c < ncols ? Ts[lane][c] : 0.f;
   }
 }
 
 extern "C" __global__ void __launch_bounds__(NT) mb_panel(float* __restrict__ H, float* __restrict__ tau,
-                                                          float* __restrict__ V, float* __restrict__ part,
-                                                          float* __restrict__ rowbuf, unsigned* __restrict__ count,
-                                                          int n, int k, int ncols, int rows, int with_v) {
-  mb_body<false>(H, tau, V, part, rowbuf, count, n, k, ncols, rows, with_v);
+                                                          float* __restrict__ V, float* __restrict__ T,
+                                                          float* __restrict__ part, float* __restrict__ rowbuf,
+                                                          unsigned* __restrict__ count, int n, int k, int ncols,
+                                                          int rows, int with_v) {
+  mb_body<false>(H, tau, V, T, part, rowbuf, count, n, k, ncols, rows, with_v);
 }
 
 extern "C" __global__ void __launch_bounds__(NT) MB_CLUSTER_DIMS mb_cluster(
-    float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, float* __restrict__ part,
-    float* __restrict__ rowbuf, unsigned* __restrict__ count, int n, int k, int ncols, int rows, int with_v) {
-  mb_body<true>(H, tau, V, part, rowbuf, count, n, k, ncols, rows, with_v);
+    float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, float* __restrict__ T,
+    float* __restrict__ part, float* __restrict__ rowbuf, unsigned* __restrict__ count, int n, int k, int ncols,
+    int rows, int with_v) {
+  mb_body<true>(H, tau, V, T, part, rowbuf, count, n, k, ncols, rows, with_v);
 }
 
 // The trailing update C -= V T^T V^T C of one panel in one kernel, for a strip of TRAIL_COLS columns of C per
@@ -449,84 +469,4 @@ extern "C" __global__ void __launch_bounds__(TRAIL_THREADS) trail_update(float* 
       }
     __syncthreads();
   }
-}
-
-// W = V^T C for the trailing update, split over chunks of rows so that a few tall matrices still fill the GPU
-// (cuBLAS gives this product, a 32- or 64-row output per matrix with a long inner dimension, few long tiles:
-// 10.5 of 2x4096's 32.6 ms in the profile of 2026-12-02). Grid: (column tiles of VTC_COLS, row chunks,
-// batch), 256 threads; each block adds up its chunk of rows for a WR x VTC_COLS tile of W, 32 rows at a time
-// through shared memory, thread (ty, tx) holding rows ty * WR / 8 .. of the tile and columns 4 tx .. 4 tx + 3.
-// V: m x w (w <= WR; ld ldv, matrix stride vstride), C: m x N (ldc, cstride); P: the chunks' partial sums,
-// (batch, chunks, w, N), which kernel.py adds up (in a fixed order: no atomics, the same bits every call).
-#define VTC_COLS 128
-#define VTC_ROWS 32
-template <int WR>
-__device__ __forceinline__ void vtc(const float* __restrict__ V, int ldv, long long vstride, int w,
-                                    const float* __restrict__ C, int ldc, long long cstride, int m, int N,
-                                    float* __restrict__ P, int chunk_rows) {
-  constexpr int RPT = WR / 8;  // rows of W per thread
-  __shared__ __align__(16) float Vs[VTC_ROWS][WR];
-  __shared__ __align__(16) float Cs[VTC_ROWS][VTC_COLS];
-  const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
-  const int b = blockIdx.z, chunk = blockIdx.y, col0 = blockIdx.x * VTC_COLS;
-  const int r_begin = chunk * chunk_rows, r_end = min(m, r_begin + chunk_rows);
-  const float* Vb = V + b * vstride;
-  const float* Cb = C + b * cstride;
-  float acc[RPT][4];
-#pragma unroll
-  for (int i = 0; i < RPT; ++i)
-#pragma unroll
-    for (int c = 0; c < 4; ++c) acc[i][c] = 0.f;
-  for (int r0 = r_begin; r0 < r_end; r0 += VTC_ROWS) {
-    for (int idx = threadIdx.x; idx < VTC_ROWS * WR; idx += 256) {
-      const int r = idx / WR, c = idx % WR;
-      Vs[r][c] = r0 + r < r_end && c < w ? Vb[(size_t)(r0 + r) * ldv + c] : 0.f;
-    }
-    for (int idx = threadIdx.x; idx < VTC_ROWS * VTC_COLS; idx += 256) {
-      const int r = idx / VTC_COLS, c = idx % VTC_COLS;
-      Cs[r][c] = r0 + r < r_end && col0 + c < N ? Cb[(size_t)(r0 + r) * ldc + col0 + c] : 0.f;
-    }
-    __syncthreads();
-#pragma unroll 4
-    for (int r = 0; r < VTC_ROWS; ++r) {
-      float v[RPT];
-#pragma unroll
-      for (int i = 0; i < RPT; i += 4) {  // the warp shares ty: a broadcast
-        const float4 q = *reinterpret_cast<const float4*>(&Vs[r][ty * RPT + i]);
-        v[i] = q.x, v[i + 1] = q.y, v[i + 2] = q.z, v[i + 3] = q.w;
-      }
-      const float4 x = *reinterpret_cast<const float4*>(&Cs[r][tx * 4]);
-#pragma unroll
-      for (int i = 0; i < RPT; ++i) {
-        acc[i][0] += v[i] * x.x;
-        acc[i][1] += v[i] * x.y;
-        acc[i][2] += v[i] * x.z;
-        acc[i][3] += v[i] * x.w;
-      }
-    }
-    __syncthreads();
-  }
-  float* Pb = P + ((size_t)b * gridDim.y + chunk) * w * N;
-#pragma unroll
-  for (int i = 0; i < RPT; ++i) {
-    const int row = ty * RPT + i;
-    if (row < w)
-#pragma unroll
-      for (int c = 0; c < 4; ++c)
-        if (col0 + tx * 4 + c < N) Pb[(size_t)row * N + col0 + tx * 4 + c] = acc[i][c];
-  }
-}
-
-extern "C" __global__ void __launch_bounds__(256) vtc32(const float* __restrict__ V, int ldv, long long vstride,
-                                                        int w, const float* __restrict__ C, int ldc,
-                                                        long long cstride, int m, int N, float* __restrict__ P,
-                                                        int chunk_rows) {
-  vtc<32>(V, ldv, vstride, w, C, ldc, cstride, m, N, P, chunk_rows);
-}
-
-extern "C" __global__ void __launch_bounds__(256) vtc64(const float* __restrict__ V, int ldv, long long vstride,
-                                                        int w, const float* __restrict__ C, int ldc,
-                                                        long long cstride, int m, int N, float* __restrict__ P,
-                                                        int chunk_rows) {
-  vtc<64>(V, ldv, vstride, w, C, ldc, cstride, m, N, P, chunk_rows);
 }

@@ -1,15 +1,16 @@
-// Split-TF32 tensor-core GEMMs for the trailing update C -= V T^T V^T C (kernel.py uses them with TF32X3):
-// tf32x3_vtc32/64 make W = V^T C (split over chunks of rows, as vtc does), tf32x3_update then adds V Wn to C
-// (Wn = -T^T W, one small torch GEMM between them). Each operand x is split into hi = tf32(x) and
-// lo = tf32(x - hi), and a product is lo*hi + hi*lo + hi*hi (lo*lo, about 2^-22 of it, dropped), accumulated in
+// Split-TF32 tensor-core GEMMs for the trailing update C -= V T^T V^T C of small batches (kernel.py says
+// where): tf32x3_vtc32/64 make W = V^T C split over chunks of rows (cuBLAS gives this product, a 32-row output
+// per matrix with a long inner dimension, few long tiles), tf32x3_update adds V Wn to C (Wn = -T^T W, a small
+// torch GEMM between them). Each operand x is split into hi = tf32(x) and lo = tf32(x - hi), and a product is lo*hi + hi*lo + hi*hi (lo*lo, about 2^-22 of it, dropped), accumulated in
 // FP32: close to an FP32 product, on tensor cores at three MMAs per product. The contract allows split-TF32
 // inside (its gates then decide); plain TF32 fails its factor gate at n = 512.
 //
 // mma.sync m16n8k8 with tf32 operands, lane = 4 g + t: A (16 x 8) a0 (g, t), a1 (g + 8, t), a2 (g, t + 4),
 // a3 (g + 8, t + 4); B (8 x 8) b0 (t, g), b1 (t + 4, g); C (16 x 8) c0 (g, 2t), c1 (g, 2t + 1), c2 (g + 8, 2t),
-// c3 (g + 8, 2t + 1). Operands are read straight from global memory (L1 serves the warps that share them):
-// both GEMMs are bound by reading (and writing) C, which every element of C is read for once per kernel.
-// Needs sm_80 or newer; older GPUs trap (kernel.py uses these kernels only where TF32X3 is set).
+// c3 (g + 8, 2t + 1). Operands are read straight from global memory, no shared-memory staging: on the H200
+// (2026-12-02) that made them slower than cuBLAS's FP32 GEMMs for 640 matrices of 512 (2.5 against 2.1 ms for
+// C += V Wn, 1.65 against 1.75 for V^T C), so kernel.py keeps them to small batches; a staged, pipelined
+// version is the next step. Needs sm_80 or newer; older GPUs trap.
 
 __device__ __forceinline__ unsigned to_tf32(float x) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -110,26 +111,30 @@ extern "C" __global__ void __launch_bounds__(128) tf32x3_update(float* __restric
 }
 
 // P (w x N, contiguous; chunk blockIdx.y of each matrix's chunks) = V(r0:r1, :)^T C(r0:r1, :) over the chunk
-// of `rows` rows from r0 = blockIdx.y * rows. Block: 4 warps on all w <= 16 WF rows of W and 64 of its columns,
-// a warp on 16 of them (2 MMA tiles), the chunk's rows 8 at a time (A = V^T, so a0 is V(r + t, g)). Grid:
-// (ceil(N / 64), chunks, batch); P: (batch, chunks, w, N).
-template <int WF>
+// of `rows` rows from r0 = blockIdx.y * rows (A = V^T, so a0 is V(r + t, g)). Block: 4 warps on all w <= 16 WF
+// rows and 8 NF columns of W, the chunk's rows split among them (warp q takes rows r0 + 8 q, r0 + 8 q + 32, ...):
+// a warp loads each value of V and C it multiplies once and issues 2 NF MMAs per value of V; the four warps'
+// sums are added up in shared memory at the end. (Measured on the H200, 2026-12-02: splitting W's columns among
+// the warps instead, each loading all of V, was 5-10% slower.) Grid: (ceil(N / (8 NF)), chunks, batch); P:
+// (batch, chunks, w, N).
+template <int WF, int NF>
 __device__ __forceinline__ void vtc_body(const float* __restrict__ V, int ldv, long long vstride, int w,
-                                         const float* __restrict__ C, int ldc, long long cstride, int m, int N,
-                                         float* __restrict__ P, int rows) {
+                                              const float* __restrict__ C, int ldc, long long cstride, int m, int N,
+                                              float* __restrict__ P, int rows) {
+  constexpr int WR = 16 * WF, NC = 8 * NF;
+  __shared__ float sums[4][WR * NC];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-  const int col0 = blockIdx.x * 64 + warp * 16, r0 = blockIdx.y * rows, r1 = min(m, r0 + rows);
-  if (col0 >= N) return;
+  const int col0 = blockIdx.x * NC, r0 = blockIdx.y * rows, r1 = min(m, r0 + rows);
   V += blockIdx.z * vstride;
   C += blockIdx.z * cstride;
-  float acc[WF][2][4] = {};
+  float acc[WF][NF][4] = {};
 #pragma unroll 2
-  for (int r = r0; r < r1; r += 8) {
+  for (int r = r0 + 8 * warp; r < r1; r += 32) {
     const bool in0 = r + t < r1, in4 = r + t + 4 < r1;
-    unsigned ah[WF][4], al[WF][4], bh[2][2], bl[2][2];
+    unsigned ah[WF][4], al[WF][4], bh[NF][2], bl[NF][2];
 #pragma unroll
     for (int f = 0; f < WF; ++f) {
-      const int i = 16 * f + g;  // A's rows: V's columns
+      const int i = 16 * f + g;
       const float* v = V + (size_t)(r + t) * ldv + i;
       const float x[4] = {in0 && i < w ? v[0] : 0.f, in0 && i + 8 < w ? v[8] : 0.f,
                           in4 && i < w ? v[4 * ldv] : 0.f, in4 && i + 8 < w ? v[4 * ldv + 8] : 0.f};
@@ -137,7 +142,7 @@ __device__ __forceinline__ void vtc_body(const float* __restrict__ V, int ldv, l
       for (int q = 0; q < 4; ++q) split(x[q], ah[f][q], al[f][q]);
     }
 #pragma unroll
-    for (int j = 0; j < 2; ++j) {
+    for (int j = 0; j < NF; ++j) {
       const int c = col0 + 8 * j + g;
       const float* p = C + (size_t)(r + t) * ldc + c;
       split(in0 && c < N ? p[0] : 0.f, bh[j][0], bl[j][0]);
@@ -146,32 +151,32 @@ __device__ __forceinline__ void vtc_body(const float* __restrict__ V, int ldv, l
 #pragma unroll
     for (int f = 0; f < WF; ++f)
 #pragma unroll
-      for (int j = 0; j < 2; ++j) mma3(acc[f][j], ah[f], al[f], bh[j], bl[j]);
+      for (int j = 0; j < NF; ++j) mma3(acc[f][j], ah[f], al[f], bh[j], bl[j]);
   }
-  float* out = P + ((size_t)blockIdx.z * gridDim.y + blockIdx.y) * w * N;
 #pragma unroll
   for (int f = 0; f < WF; ++f)
 #pragma unroll
-    for (int j = 0; j < 2; ++j) {
-      const int i = 16 * f + g, c = col0 + 8 * j + 2 * t;
+    for (int j = 0; j < NF; ++j)
 #pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const int row = i + (q >> 1) * 8, col = c + (q & 1);
-        if (row < w && col < N) out[(size_t)row * N + col] = acc[f][j][q];
-      }
-    }
+      for (int q = 0; q < 4; ++q) sums[warp][(16 * f + g + (q >> 1) * 8) * NC + 8 * j + 2 * t + (q & 1)] = acc[f][j][q];
+  __syncthreads();
+  float* out = P + ((size_t)blockIdx.z * gridDim.y + blockIdx.y) * w * N;
+  for (int idx = threadIdx.x; idx < WR * NC; idx += 128) {
+    const int row = idx / NC, col = col0 + idx % NC;
+    if (row < w && col < N) out[(size_t)row * N + col] = (sums[0][idx] + sums[1][idx]) + (sums[2][idx] + sums[3][idx]);
+  }
 }
 
 extern "C" __global__ void __launch_bounds__(128) tf32x3_vtc32(const float* __restrict__ V, int ldv,
-                                                              long long vstride, int w, const float* __restrict__ C,
-                                                              int ldc, long long cstride, int m, int N,
-                                                              float* __restrict__ P, int rows) {
-  vtc_body<2>(V, ldv, vstride, w, C, ldc, cstride, m, N, P, rows);
+                                                               long long vstride, int w, const float* __restrict__ C,
+                                                               int ldc, long long cstride, int m, int N,
+                                                               float* __restrict__ P, int rows) {
+  vtc_body<2, 8>(V, ldv, vstride, w, C, ldc, cstride, m, N, P, rows);
 }
 
 extern "C" __global__ void __launch_bounds__(128) tf32x3_vtc64(const float* __restrict__ V, int ldv,
-                                                              long long vstride, int w, const float* __restrict__ C,
-                                                              int ldc, long long cstride, int m, int N,
-                                                              float* __restrict__ P, int rows) {
-  vtc_body<4>(V, ldv, vstride, w, C, ldc, cstride, m, N, P, rows);
+                                                               long long vstride, int w, const float* __restrict__ C,
+                                                               int ldc, long long cstride, int m, int N,
+                                                               float* __restrict__ P, int rows) {
+  vtc_body<4, 4>(V, ldv, vstride, w, C, ldc, cstride, m, N, P, rows);
 }
