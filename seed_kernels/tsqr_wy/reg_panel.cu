@@ -10,7 +10,7 @@
 // from which warp 0 makes T's column j as larft does: T(0:j, j) = -tau_j T(0:j, 0:j) G(0:j, j).
 // A column stays unscaled (x, not v = scale x) until the panel is written out, and beta joins the diagonal
 // only then, so registers are only ever indexed by constants (column j+1 is picked out for the next column by
-// an FMA per element with a 0/1 weight); lane c keeps column c's scale and beta. Rows come in and go out
+// a switch on j); lane c keeps column c's scale and beta. Rows come in and go out
 // through a 32 x 33 shared tile per warp, a row per memory instruction.
 // Needs NB == 32 (a lane per column). Three kernels, reg_panel1, reg_panel2 and reg_panel4, hold RP_ROWS =
 // 1, 2 or 4 rows a thread; kernel.py launches the fewest that hold the panel's m rows with NT = NWARPS * 32
@@ -37,6 +37,26 @@ __device__ __forceinline__ float reduce_scatter32(float (&p)[32], int lane) {
   halve<2>(p, lane);
   halve<1>(p, lane);
   return p[0];
+}
+
+// aj = column c of the thread's rows, by a switch on c (uniform across the block): branches to a case that
+// copies registers by constant index (a select makes nvcc move the rows to local memory; an FMA with a 0/1
+// weight per element, as before, cost 1.6% of the 12-shape score on the H200, 2026-12-02).
+#define PICK_CASE(K)                                     \
+  case K:                                                \
+    _Pragma("unroll") for (int i = 0; i < RP_ROWS; ++i) aj[i] = a[i][K]; \
+    break;
+template <int RP_ROWS>
+__device__ __forceinline__ void pick_column(const float (&a)[RP_ROWS][32], float (&aj)[RP_ROWS], int c) {
+  switch (c) {
+    PICK_CASE(0) PICK_CASE(1) PICK_CASE(2) PICK_CASE(3) PICK_CASE(4) PICK_CASE(5) PICK_CASE(6) PICK_CASE(7)
+    PICK_CASE(8) PICK_CASE(9) PICK_CASE(10) PICK_CASE(11) PICK_CASE(12) PICK_CASE(13) PICK_CASE(14)
+    PICK_CASE(15) PICK_CASE(16) PICK_CASE(17) PICK_CASE(18) PICK_CASE(19) PICK_CASE(20) PICK_CASE(21)
+    PICK_CASE(22) PICK_CASE(23) PICK_CASE(24) PICK_CASE(25) PICK_CASE(26) PICK_CASE(27) PICK_CASE(28)
+    PICK_CASE(29) PICK_CASE(30) PICK_CASE(31)
+    default:
+      break;
+  }
 }
 
 // V (row stride ldv, matrix stride vstride) gets the panel's rows from k on, 32 columns, zero beyond ncols; T
@@ -125,17 +145,12 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
       v[i] = r > j ? scale * aj[i] : (r == j ? 1.f : 0.f);
     }
 #pragma unroll
-    for (int i = 0; i < RP_ROWS; ++i) aj[i] = 0.f;
-#pragma unroll
     for (int c = 0; c < 32; ++c) {
       const float w = __shfl_sync(0xffffffffu, wq, c);  // zero for c <= j
-      const float next = c == j + 1 ? 1.f : 0.f;  // an FMA picks column j+1 out: a select here makes nvcc
-#pragma unroll                                     // move the rows to local memory
-      for (int i = 0; i < RP_ROWS; ++i) {
-        a[i][c] -= v[i] * w;
-        aj[i] = fmaf(next, a[i][c], aj[i]);
-      }
+#pragma unroll
+      for (int i = 0; i < RP_ROWS; ++i) a[i][c] -= v[i] * w;
     }
+    pick_column<RP_ROWS>(a, aj, j + 1);
   }
   // out: v = scale x below the diagonal, beta on it, R above; V unit lower trapezoidal, zero beyond ncols (ld NB)
 #pragma unroll
