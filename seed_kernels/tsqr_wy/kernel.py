@@ -1,11 +1,11 @@
 """Blocked Householder QR with compact WY (qr.cu) whose panels live in registers (one block per matrix) or
 spread over many thread blocks when the batch is small: the second seed, from blocked_wy.
 
-STATUS (2026-12-02, H200, docs/benchmarks.md "ninth pass"): correct on every test of the contract; 3.464 ms
-in `full` mode (33.7x torch.geqrf's 116.73 ms in the same run; blocked_wy 5.434 ms), every shape faster than
-geqrf, 2x4096 by 1.4x. Not the 3 ms the contest needs: 640x512 takes 7.7 ms (cuBLAS GEMMs about 4.6,
-reg_panel 2.6), 60x1024 6.5, 8x2048 13.6 and 2x4096 32.6 (mb_panel's barrier per column and W = V^T C with
-few, long tiles).
+STATUS (2026-12-02, H200, docs/benchmarks.md "tenth pass"): correct on every test of the contract; 3.235 ms
+in `full` mode (36.1x torch.geqrf's 116.93 ms in the same run; blocked_wy 5.429 ms), every shape faster than
+geqrf, 2x4096 by 1.9x. Not the 2.9 ms (40x) the contest issue asks: 640x512 takes 7.5 ms (cuBLAS GEMMs about
+4.2, reg_panel 2.4), 60x1024 6.2, 8x2048 10.9 (mb_cluster 5.0, the split-TF32 update 4.6) and 2x4096 24.1
+(mb_panel 12.3: a barrier among a matrix's blocks for each column; the split-TF32 update 9.4).
 
 reg_panel (for panels of m <= 4 * 32 * RP_WARPS rows, batches under REG_BELOW, NB = 32) holds a thread's whole
 rows in registers, one barrier a column, and makes T from the sums the update needs anyway, so no G GEMM and
