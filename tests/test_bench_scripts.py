@@ -142,4 +142,4 @@ def test_tsqr_wy_compiles_one_warp_count_by_default() -> None:
         assert max((H.double() - h).abs().max().item(), (tau.double() - t).abs().max().item()) < 1e-4
     warps = {option for options in seed_model.MODULES for option in options if option.startswith("-DNWARPS=")}
     assert warps == {"-DNWARPS=8"}, seed_model.MODULES
-    assert len(seed_model.MODULES) == 3  # qr.cu, qr.cu + reg_panel.cu, tf32x3.cu
+    assert len(seed_model.MODULES) == 3  # common.cu + qr.cu, common.cu + reg_panel.cu, tf32x3.cu

@@ -9,7 +9,7 @@ geqrf, 2x4096 by 1.9x. Not the 2.9 ms (40x) the contest issue asks: 640x512 take
 
 reg_panel (for panels of m <= 4 * 32 * RP_WARPS rows, batches under REG_BELOW, NB = 32) holds a thread's whole
 rows in registers, one barrier a column, and makes T from the sums the update needs anyway, so no G GEMM and
-no build_t; its rows pass through a tile per warp on the way in and out (qr.cu says how). Against panel_qr
+no build_t; its rows pass through a tile per warp on the way in and out (reg_panel.cu says how). Against panel_qr
 plus G and build_t it took 640x512 from 10.2 to 7.7 ms and 60x1024 from 9.5 to 6.5 on the H200; it also
 makes 40x176 faster as panels than whole in shared memory (SMALL_N = 128: 0.58 -> 0.30 ms). For small
 batches the trailing update's W = V^T C and C -= V W run in split TF32 on tensor cores (tf32x3.cu; `_apply`
@@ -98,8 +98,9 @@ TF32X3_BELOW = 64  # @tune TF32X3_BELOW: 0 16 64 256
 TF32X3_ROWS = 512  # @tune TF32X3_ROWS: 0 256 512 1024
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
-_SOURCE = Path(__file__).with_name("qr.cu").read_text()
-_REG_SOURCE = _SOURCE + Path(__file__).with_name("reg_panel.cu").read_text()  # reg_panel uses qr.cu's helpers
+_COMMON = Path(__file__).with_name("common.cu").read_text()  # defines and helpers of both modules below
+_SOURCE = _COMMON + Path(__file__).with_name("qr.cu").read_text()
+_REG_SOURCE = _COMMON + Path(__file__).with_name("reg_panel.cu").read_text()
 _TF32X3_SOURCE = Path(__file__).with_name("tf32x3.cu").read_text()
 _NAMES = ("panel_qr", "small_qr", "build_t", "gram", "mb_panel", "mb_cluster", "trail_update")
 

@@ -1,4 +1,4 @@
-// Compiled after qr.cu (kernel.py puts the two together): it uses qr.cu's NT, NWARPS and reflector.
+// Compiled after common.cu (kernel.py puts the two together): it uses its NT, NWARPS and reflector.
 //
 // reg_panel: the panel of one matrix in registers, one thread block per matrix, and T made on the way (no G =
 // V^T V GEMM, no build_t). Thread t holds whole rows t, t + NT, ... of the m x 32 panel (RP_ROWS of them),

@@ -1,0 +1,34 @@
+// What qr.cu and reg_panel.cu share: kernel.py compiles common.cu + qr.cu as one module and common.cu +
+// reg_panel.cu as another (reg_panel's module used to take all of qr.cu with it, compiled twice per evaluation).
+// NB, NWARPS and GRAM_ROWS are set by kernel.py from its @tune parameters.
+#ifndef NB
+#define NB 32
+#endif
+#ifndef NWARPS
+#define NWARPS 8
+#endif
+#ifndef GRAM_ROWS
+#define GRAM_ROWS 128
+#endif
+#define NT (NWARPS * 32)
+#define GRAM_THREADS 256
+
+__device__ __forceinline__ float warp_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// The Householder reflector of a column whose diagonal entry is alpha and whose squared norm below it is
+// xnorm2, as the reference larfg (without its rescaling): beta on the diagonal, tau = t, and v = scale * x below
+// it. A zero column needs no reflection (tau = 0), as in larfg. For mb_panel and reg_panel; factor_panel
+// keeps its own copy, blocked_wy's code as measured (through this helper nvcc schedules it differently).
+__device__ __forceinline__ void reflector(float alpha, float xnorm2, float& t, float& scale, float& beta) {
+  t = 0.f;
+  scale = 0.f;
+  beta = alpha;
+  if (xnorm2 > 0.f) {
+    beta = -copysignf(sqrtf(alpha * alpha + xnorm2), alpha);
+    t = (beta - alpha) / beta;
+    scale = 1.f / (alpha - beta);
+  }
+}
