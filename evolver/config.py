@@ -45,6 +45,7 @@ class EvaluationConfig:
     files: tuple[str, ...]  # repo-relative paths the command needs, taken from the run's base commit
     mode: str  # passed as {mode}; the QR harness knows quick|full|final
     confirm_mode: str  # "": off; else a new best is re-evaluated in this mode before `best` moves
+    min_gain: float  # `best` moves only to a candidate that beats it by more than this fraction of its score
     slots: int  # concurrent evaluations
     gpus: tuple[int, ...] | None  # None: one slot per visible GPU (or one CPU slot without GPUs)
     timeout_s: float
@@ -124,6 +125,7 @@ SCHEMA: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "files": ((list,), []),
         "mode": ((str,), "full"),
         "confirm_mode": ((str,), ""),
+        "min_gain": (_NUM, 0.0),
         "slots": ((int,), 0),
         "gpus": ((list, str), "auto"),
         "timeout_s": (_NUM, 600),
@@ -274,12 +276,16 @@ def _evaluation_config(reader: TomlReader, e: dict[str, Any], repo_path: _Paths)
         gpus = tuple(e["gpus"])
     if e["slots"] < 0 or e["timeout_s"] <= 0:
         raise reader.error("evaluation", "slots" if e["slots"] < 0 else "timeout_s", "must be positive")
+    if not 0 <= e["min_gain"] < 0.5:
+        raise reader.error("evaluation", "min_gain", "must be a fraction from 0 (any gain) up to 0.5, "
+                           "e.g. 0.005: `best` moves only on a gain of more than 0.5%")
     if e["sandbox"] not in ("on", "off"):
         raise reader.error("evaluation", "sandbox", f'must be "on" or "off", not {e["sandbox"]!r}')
     if e["backend"] not in ("local", "ray"):
         raise reader.error("evaluation", "backend", f'must be "local" or "ray", not {e["backend"]!r}')
     return EvaluationConfig(builtin=e["builtin"], command=e["command"], files=files, mode=e["mode"],
-                            confirm_mode=e["confirm_mode"], slots=e["slots"], gpus=gpus,
+                            confirm_mode=e["confirm_mode"], min_gain=float(e["min_gain"]), slots=e["slots"],
+                            gpus=gpus,
                             timeout_s=float(e["timeout_s"]),
                             prestart=bool(e["builtin"]) if e["prestart"] is None else e["prestart"],
                             sandbox=e["sandbox"] == "on", network=e["network"], backend=e["backend"],

@@ -86,5 +86,5 @@ def open_run(config: Config, store: Store, run: str, create: bool, say: Callable
     snapshot = store.snapshot(run)
     recorder = Recorder(store, snapshot, evaluator.version, confirm_mode,
                         evaluator.version_for(confirm_mode) if confirm_mode else "", {s.fingerprint for s in slots},
-                        say)
+                        say, min_gain=config.evaluation.min_gain)
     return OpenRun(base, evaluator, slots, snapshot, recorder)

@@ -23,6 +23,16 @@ FIXABLE = ("compile_error", "incorrect", "timeout", "crash")  # failures a `fix`
 FAILED = (*(s for s in EVALUATOR_STATUSES if s != "ok"), *NOT_EVALUATED)
 
 
+def leader(entries: list[tuple[Candidate, Result]], min_gain: float) -> Candidate | None:
+    """Of (candidate, its deciding result) pairs, taken in the order the results were written: the first, then
+    each that beats the one before it by more than min_gain (a fraction of the leader's score)."""
+    lead: tuple[Candidate, float] | None = None
+    for c, r in sorted(entries, key=lambda e: (e[1].t or 0.0, e[0].id)):
+        if r.score is not None and (lead is None or r.score < lead[1] * (1 - min_gain)):
+            lead = (c, r.score)
+    return lead[0] if lead else None
+
+
 def measured(c: Candidate, version: str, fingerprints: set[str]) -> bool:
     """Correct, and measured by the judge `version` on one of the devices `fingerprints`: a result that
     compares with this machine's, and so a candidate that may be a parent or `best`."""
@@ -32,10 +42,11 @@ def measured(c: Candidate, version: str, fingerprints: set[str]) -> bool:
 
 class Recorder:
     def __init__(self, store: Store, snapshot: Snapshot, version: str, confirm_mode: str, confirm_version: str,
-                 fingerprints: set[str], say: Callable[[str], None]) -> None:
+                 fingerprints: set[str], say: Callable[[str], None], min_gain: float = 0.0) -> None:
         self.store, self.snapshot, self.say = store, snapshot, say
         self.version = version  # the judge of this run's measurements
         self.confirm_mode, self.confirm_version = confirm_mode, confirm_version
+        self.min_gain = min_gain  # a new best must beat the one before by more than this fraction of its score
         self.fingerprints = fingerprints  # the devices whose measurements compare with ours
         self.confirms: collections.deque[Candidate] = collections.deque()  # to re-measure, before anything new
         self.confirming: set[str] = set()
@@ -78,10 +89,18 @@ class Recorder:
         return [again[cid] for cid in sorted(again)]
 
     def best(self) -> Candidate | None:
-        """The best correct candidate; with a confirm mode, only confirmed ones count, by confirmed score."""
+        """The best correct candidate; with a confirm mode, only confirmed ones count, by confirmed score. With
+        a min_gain, the lead passes, in the order the deciding scores were recorded, only to a candidate that
+        beats the leader by more than that fraction: two measurements of the same code differ by the judge's
+        noise, and `best` should not move on it (in a run on the H200 it moved twice to children whose changes
+        no timed shape runs: the seed's SMALL_N and GRAPH_BYTES)."""
         if self.confirm_mode:
             confirmed = [c for c in self.snapshot.candidates.values() if self.confirmed(c)]
+            if self.min_gain:
+                return leader([(c, c.confirmation) for c in confirmed if c.confirmation], self.min_gain)
             return min(confirmed, key=lambda c: (c.confirmation.score if c.confirmation else 0.0, c.id), default=None)
+        if self.min_gain:
+            return leader([(c, c.result) for c in self.pool() if c.result], self.min_gain)
         return best_of(self.pool())
 
     def cached(self, candidate: Candidate) -> dict[str, Any] | None:
@@ -139,7 +158,8 @@ class Recorder:
         if not self.confirm_mode or self.confirmed_here(c) or c.id in self.confirming or not self.measured(c):
             return
         best = self.best()
-        if best is not None and best.score is not None and c.score is not None and c.score >= best.score:
+        if best is not None and best.score is not None and c.score is not None and \
+                c.score >= best.score * (1 - self.min_gain):
             return
         self.confirming.add(c.id)
         self.confirms.append(c)

@@ -130,7 +130,8 @@ def recorder_for(config: Config, store: Store, run: str) -> Callable[[Snapshot],
     def recorder(snapshot: Snapshot) -> Recorder:
         seen = devices if devices is not None else {r.gpu for c in snapshot.candidates.values()
                                                     for r in c.results if r.gpu}
-        return Recorder(store, snapshot, evaluator.version, mode, confirm_version, seen, lambda line: None)
+        return Recorder(store, snapshot, evaluator.version, mode, confirm_version, seen, lambda line: None,
+                        min_gain=config.evaluation.min_gain)
     return recorder
 
 

@@ -45,6 +45,20 @@ def test_wrong_type(repo: Path) -> None:
         load_config(path, repo)
 
 
+def test_min_gain_is_a_fraction(repo: Path) -> None:
+    """`evaluation.min_gain`: how much a new best must beat the one before (a fraction of its score); the QR
+    problem sets it above the judge's noise, the example leaves it at 0 (any gain)."""
+    assert load_config(repo / "examples/sort/evolve.toml", repo).evaluation.min_gain == 0.0
+    assert 0.0 < load_config(ROOT / "evolve.toml", ROOT).evaluation.min_gain < 0.05
+    command = 'command = "{python} check.py --kernel-dir {kernel_dir}"\n'
+    path = write(repo, example_config(evaluation=command + "min_gain = 0.005"))
+    assert load_config(path, repo).evaluation.min_gain == 0.005
+    for bad in ("1", "-0.01", "0.5"):
+        path = write(repo, example_config(evaluation=command + f"min_gain = {bad}"))
+        with pytest.raises(ConfigError, match=r"evaluation.min_gain: must be a fraction from 0"):
+            load_config(path, repo)
+
+
 def test_missing_seed_dir(repo: Path) -> None:
     path = write(repo, example_config(problem='kernel_dir = "kernel"\nseeds = ["seeds/nope"]'))
     with pytest.raises(ConfigError, match=r"problem.seeds: 'seeds/nope' does not exist"):

@@ -1,0 +1,54 @@
+"""`best` with evaluation.min_gain: the lead passes, in the order the deciding scores were written, only to a
+candidate that beats the leader by more than that fraction of its score (results.Recorder.best)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evolver.candidates import Candidate, Snapshot
+from evolver.results import Recorder
+
+JUDGE, CONFIRM, GPU = "h1", "h1-final", "gpu0"
+
+
+def candidate(cid: str, t: float, score: float, confirmed: float | None = None) -> Candidate:
+    lines: list[dict[str, Any]] = [{"t": t, "status": "ok", "score": score, "harness": JUDGE, "gpu": GPU}]
+    if confirmed is not None:
+        lines.append({"t": t + 1, "status": "ok", "score": confirmed, "harness": CONFIRM, "gpu": GPU,
+                      "confirm": True})
+    return Candidate(run="r1", id=cid, commit=cid * 8, parents=(), created=int(t), subject=cid,
+                     trailers={"Op": "tune"}, results=tuple(lines))  # type: ignore[arg-type]
+
+
+def best(candidates: list[Candidate], min_gain: float, confirm: bool = False) -> str | None:
+    snapshot = Snapshot(run="r1", candidates={c.id: c for c in candidates})
+    recorder = Recorder(None, snapshot, JUDGE, "final" if confirm else "", CONFIRM if confirm else "",  # type: ignore[arg-type]
+                        {GPU}, lambda line: None, min_gain=min_gain)
+    found = recorder.best()
+    return found.id if found else None
+
+
+def test_noise_does_not_move_best_but_a_gain_does() -> None:
+    # the run of 2026-12-02 on the H200, confirmed in final mode: the seed 3219.83 us, then two children
+    # whose changes no timed shape runs (3209.25, 3201.01), then a real gain
+    run = [candidate("00001", 10, 3235.3, 3219.83), candidate("00005", 20, 3212.7, 3209.25),
+           candidate("00011", 30, 3209.17, 3201.01)]
+    assert best(run, 0.0, confirm=True) == "00011"  # the minimum, as without min_gain
+    assert best(run, 0.01, confirm=True) == "00001"  # 0.3% and 0.6% below it: noise, at 1%
+    assert best(run, 0.005, confirm=True) == "00011"  # at 0.5%, 0.6% is enough
+    gain = candidate("00020", 40, 3180.0, 3170.0)
+    assert best([*run, gain], 0.01, confirm=True) == "00020"  # 1.5% below the seed
+
+
+def test_gains_add_up_to_a_new_best() -> None:
+    # each 0.4% below the one before: no single step clears 0.5%, the second clears it against the leader
+    steps = [candidate("00001", 1, 1000.0), candidate("00002", 2, 996.0), candidate("00003", 3, 992.0)]
+    assert best(steps, 0.005) == "00003"
+    assert best(steps[:2], 0.005) == "00001"
+
+
+def test_the_order_is_the_order_results_were_written() -> None:
+    # a faster candidate written first keeps the lead against a slower one written later, whatever the ids
+    assert best([candidate("00002", 1, 990.0), candidate("00001", 2, 1000.0)], 0.005) == "00002"
+    assert best([candidate("00002", 1, 1000.0), candidate("00001", 2, 990.0)], 0.005) == "00001"
+    assert best([], 0.005) is None
