@@ -1,5 +1,5 @@
 // Blocked Householder QR with compact WY, for a batch of row-major (batch, n, n) matrices: blocked_wy's
-// kernels, and mb_panel (at the end) for the panels of small batches.
+// kernels, and mb_panel and mb_cluster (at the end) for the panels of small batches.
 //
 // panel_qr: one thread block per matrix factors the panel of columns k..k+ncols-1 (rows k..n-1), in shared
 //   memory when it fits (else in place in global memory), writes tau and, when a trailing matrix follows,

@@ -1,9 +1,10 @@
 // Split-TF32 tensor-core GEMMs for the trailing update C -= V T^T V^T C of small batches (kernel.py says
 // where): tf32x3_vtc32/64 make W = V^T C split over chunks of rows (cuBLAS gives this product, a 32-row output
 // per matrix with a long inner dimension, few long tiles), tf32x3_update adds V Wn to C (Wn = -T^T W, a small
-// torch GEMM between them). Each operand x is split into hi = tf32(x) and lo = tf32(x - hi), and a product is lo*hi + hi*lo + hi*hi (lo*lo, about 2^-22 of it, dropped), accumulated in
-// FP32: close to an FP32 product, on tensor cores at three MMAs per product. The contract allows split-TF32
-// inside (its gates then decide); plain TF32 fails its factor gate at n = 512.
+// torch GEMM between them). Each operand x is split into hi = tf32(x) and lo = tf32(x - hi), and a product
+// is lo*hi + hi*lo + hi*hi (lo*lo, about 2^-22 of it, dropped), accumulated in FP32: close to an FP32
+// product, on tensor cores at three MMAs per product. The contract allows split-TF32 inside (its gates then
+// decide); plain TF32 fails its factor gate at n = 512.
 //
 // mma.sync m16n8k8 with tf32 operands, lane = 4 g + t: A (16 x 8) a0 (g, t), a1 (g + 8, t), a2 (g, t + 4),
 // a3 (g + 8, t + 4); B (8 x 8) b0 (t, g), b1 (t + 4, g); C (16 x 8) c0 (g, 2t), c1 (g, 2t + 1), c2 (g + 8, 2t),
