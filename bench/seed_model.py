@@ -2,10 +2,12 @@
 replaced by a Python stand-in, against torch.geqrf. mb_panel and trail_update are transcribed phase by phase
 (block, warp and lane indices as qr.cu has them; the phases are separated by barriers, so running them one
 after another is what the GPU does), reg_panel column by column with its warps' sums (T from the same sums);
-panel_qr, gram and build_t by their plain arithmetic, tf32x3's GEMMs (chunk by chunk) by theirs in split TF32. It checks the
-orchestration and the index arithmetic before device time is spent, never the CUDA code itself.
+panel_qr, gram and build_t by their plain arithmetic, tf32x3's GEMMs (chunk by chunk) by theirs in split TF32.
+It checks the orchestration and the index arithmetic before device time is spent, never the CUDA code itself.
+`--gates` shows what split TF32 does to the contract's gates (on one 512 and one 1024 matrix, with plain TF32
+beside it).
 
-    python bench/seed_model.py          (CPU only; a few seconds)
+    python bench/seed_model.py [--gates]          (CPU only; a few seconds)
 """
 
 from __future__ import annotations
@@ -253,7 +255,8 @@ def main() -> int:
                       ({"OUTER_NB": 64}, {"NB": 16, "OUTER_NB": 64}, {"OUTER_NB": 96}))):
         NB = int(overrides.get("NB", 32))  # what the stand-ins read, as qr.cu is compiled with -DNB
         module = load(overrides)
-        taller = "OUTER_NB" in overrides or "RP_WARPS" in overrides or "VTC_BELOW" in overrides  # several outer blocks; 2 and 4 rows a thread
+        # several outer blocks; 2 and 4 rows a thread; V^T C over several chunks of rows
+        taller = "OUTER_NB" in overrides or "RP_WARPS" in overrides or "VTC_BELOW" in overrides
         sizes = ((2, 70), (3, 45), (1, 33)) + (((2, 150),) if taller else ())
         for batch, n in sizes:
             A = torch.randn(batch, n, n)
@@ -267,5 +270,38 @@ def main() -> int:
     return 0 if worst < 1e-4 else 1
 
 
+def gate_use(n: int, updates: str = "split") -> tuple[float, float]:
+    """The share of the contract's factor and orthogonality gates that one n x n dense cond=2 matrix uses when
+    the blocked path runs every trailing update in tf32x3's arithmetic (updates="split"), in plain TF32
+    ("plain") or in FP32 ("fp32", torch's GEMMs), reg_panel's stand-in factoring the panels; residuals in
+    float64, as the checker computes them."""
+    global tf32x3_matmul
+    split_matmul = tf32x3_matmul
+    if updates == "plain":
+        tf32x3_matmul = lambda A, B: (tf32(A).double() @ tf32(B).double()).float()  # noqa: E731
+    below = 0 if updates == "fp32" else 4096
+    try:
+        module = load({"SMALL_N": 0, "GRAPH_BYTES": 0, "MB_BELOW": 0, "VTC_BELOW": below, "TF32X3_BELOW": below,
+                       "TF32X3_ROWS": 0})
+        torch.manual_seed(1)
+        A = torch.randn(1, n, n) * 10 ** (-2 * torch.arange(n) / (n - 1))
+        H, tau = module.custom_kernel(A.clone())
+    finally:
+        tf32x3_matmul = split_matmul
+    eps = torch.finfo(torch.float32).eps
+    Q, R, Ad = torch.linalg.householder_product(H, tau).double(), torch.triu(H).double(), A.double()
+    factor = (R - Q.transpose(1, 2) @ Ad).abs().sum(1).amax() / (20 * n * eps * Ad.abs().sum(1).amax())
+    orth = (Q.transpose(1, 2) @ Q - torch.eye(n, dtype=torch.float64)).abs().sum(1).amax() / (100 * n * eps)
+    return factor.item(), orth.item()
+
+
+def gates() -> int:
+    for n in (512, 1024):
+        for updates in ("fp32", "split", "plain"):
+            factor, orth = gate_use(n, updates)
+            print(f"n={n} updates in {updates:5}: factor gate {factor:.3%} used, orthogonality gate {orth:.2%}")
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(gates() if sys.argv[1:] == ["--gates"] else main())

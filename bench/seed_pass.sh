@@ -2,12 +2,13 @@
 # One GPU pass for a new seed (issue "contest-ready", must-show 1): ${SEED:-seed_kernels/tsqr_wy} screened in
 # quick mode first (with a short stall limit: a kernel whose blocks wait for each other may hang), then, if it
 # passed, torch.geqrf, blocked_wy and the seed in full mode from one run (seed 7), five noise repeats of the
-# seed, its final mode, each of ${VARIANTS:-MB_CLUSTER=0 VTC_BELOW=0,TF32X3_BELOW=0 REG_ROWS=0} (constants of kernel.py, by
-# bench/variant.py; constants joined by commas make one variant) in full mode, and the profile of the seed per shape (bench/profile_blocked.py; SKIP_PROFILE=1
-# leaves it out). About 6
-# minutes on an H200. Results: ${OUT:-bench/out}/results.jsonl ({"name", "result"}), profile.txt, pass.log.
+# seed, its final mode, each of $variants below (constants of kernel.py, by bench/variant.py; constants joined by
+# commas make one variant) in full mode, and the profile of the seed per shape (bench/profile_blocked.py;
+# SKIP_PROFILE=1 leaves it out). About 6 minutes on an H200. Results: ${OUT:-bench/out}/results.jsonl
+# ({"name", "result"}), profile.txt, pass.log.
 source "$(dirname "$0")/lib.sh"
 seed=${SEED:-seed_kernels/tsqr_wy}
+variants=${VARIANTS:-MB_CLUSTER=0 VTC_BELOW=0,TF32X3_BELOW=0 REG_ROWS=0}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee -a "$OUT/pass.log"
 qr screen --kernel-dir "$seed" --mode quick --stall 30
 if ! tail -1 "$OUT/results.jsonl" | grep -q '"status": "ok"'; then
@@ -19,7 +20,7 @@ qr blocked_wy --kernel-dir seed_kernels/blocked_wy --mode full --seed 7
 qr seed --kernel-dir "$seed" --mode full --seed 7
 for i in 1 2 3 4 5; do qr "noise$i" --kernel-dir "$seed" --mode full; done
 qr final --kernel-dir "$seed" --mode final --seed 7
-for v in ${VARIANTS:-MB_CLUSTER=0 VTC_BELOW=0,TF32X3_BELOW=0 REG_ROWS=0}; do
+for v in $variants; do
   qr "$v" --kernel-dir "$($py bench/variant.py "$seed" ${v//,/ })" --mode full --seed 7  # A=1,B=2: both
 done
 if [[ ${SKIP_PROFILE:-} == "" ]]; then

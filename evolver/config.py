@@ -277,7 +277,7 @@ def _evaluation_config(reader: TomlReader, e: dict[str, Any], repo_path: _Paths)
     if e["slots"] < 0 or e["timeout_s"] <= 0:
         raise reader.error("evaluation", "slots" if e["slots"] < 0 else "timeout_s", "must be positive")
     if not 0 <= e["min_gain"] < 0.5:
-        raise reader.error("evaluation", "min_gain", "must be a fraction from 0 (any gain) up to 0.5, "
+        raise reader.error("evaluation", "min_gain", "must be a fraction from 0 (any gain) to below 0.5, "
                            "e.g. 0.005: `best` moves only on a gain of more than 0.5%")
     if e["sandbox"] not in ("on", "off"):
         raise reader.error("evaluation", "sandbox", f'must be "on" or "off", not {e["sandbox"]!r}')

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from typing import Any
 
 from evolver.candidates import Candidate, Result, Snapshot, now
-from evolver.population import best_of
 from evolver.reader import candidate_at
 from evolver.store import Store, StoreError
 
@@ -94,14 +93,14 @@ class Recorder:
         beats the leader by more than that fraction: two measurements of the same code differ by the judge's
         noise, and `best` should not move on it (in a run on the H200 it moved twice to children whose changes
         no timed shape runs: the seed's SMALL_N and GRAPH_BYTES)."""
-        if self.confirm_mode:
-            confirmed = [c for c in self.snapshot.candidates.values() if self.confirmed(c)]
-            if self.min_gain:
-                return leader([(c, c.confirmation) for c in confirmed if c.confirmation], self.min_gain)
-            return min(confirmed, key=lambda c: (c.confirmation.score if c.confirmation else 0.0, c.id), default=None)
+        if self.confirm_mode:  # each candidate with the result that decides
+            decided = [(c, c.confirmation) for c in self.snapshot.candidates.values() if self.confirmed(c)]
+        else:
+            decided = [(c, c.result) for c in self.pool()]
+        scored = [(c, r) for c, r in decided if r is not None and r.score is not None]
         if self.min_gain:
-            return leader([(c, c.result) for c in self.pool() if c.result], self.min_gain)
-        return best_of(self.pool())
+            return leader(scored, self.min_gain)
+        return min(scored, key=lambda e: (e[1].score or 0.0, e[0].id), default=(None, None))[0]
 
     def cached(self, candidate: Candidate) -> dict[str, Any] | None:
         """Another candidate's result for the same kernel tree, by this judge on one of our devices."""

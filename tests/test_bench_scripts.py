@@ -66,6 +66,17 @@ def test_split_tf32_products_are_as_accurate_as_fp32() -> None:
     assert split < 4 * fp32 and plain > 100 * fp32, (fp32, split, plain)
 
 
+def test_split_tf32_updates_keep_the_gates_where_fp32_has_them() -> None:
+    """The blocked path at n = 512 with every trailing update in tf32x3's arithmetic (bench/seed_model.py
+    --gates): the factor gate used about as much as with FP32 GEMMs, far less than with plain TF32."""
+    pytest.importorskip("torch")
+    sys.path.insert(0, str(ROOT / "bench"))
+    import seed_model
+
+    fp32, split, plain = (seed_model.gate_use(512, updates)[0] for updates in ("fp32", "split", "plain"))
+    assert split < 2 * fp32 < 0.01 and plain > 0.05, (fp32, split, plain)
+
+
 def seed_pass_table(tmp_path: Path) -> str:
     """The Python bench/seed_pass.sh runs on its results at the end (its per-shape table), as a file."""
     text = (ROOT / "bench" / "seed_pass.sh").read_text()

@@ -93,6 +93,7 @@ REG_ROWS = 4  # @tune REG_ROWS: 0 1 2 4
 REG_BELOW = 4096  # @tune REG_BELOW: 0 64 264 4096
 
 RP_WARPS = 8  # @tune RP_WARPS: 8 16
+
 TF32X3_BELOW = 64  # @tune TF32X3_BELOW: 0 16 64 256
 
 TF32X3_ROWS = 512  # @tune TF32X3_ROWS: 0 256 512 1024
@@ -262,7 +263,7 @@ def _sms(device):
 def _clustered(batch):
     """Whether a multi-block panel runs as one thread block cluster of MB_CLUSTER blocks per matrix (mb_cluster)
     rather than over the GPU's SMs (mb_panel): on the H200 (2026-12-02) the cluster took 8x2048 from 13.6 to
-    12.5 ms and made 2x4096 1-3% slower (8 blocks of 512 rows against 64 of 64)."""
+    12.5 ms and made 2x4096 0.2-3.5% slower in three runs (8 blocks of 512 rows against 64 of 64)."""
     return MB_CLUSTER > 0 and batch >= CLUSTER_FROM
 
 
@@ -386,11 +387,7 @@ def _apply(Vm, Tm, C):
     W = _tf32x3_vtc(Vm, C) if batch < VTC_BELOW and fits else torch.bmm(Vm.transpose(1, 2), C)
     W = torch.bmm(Tm.transpose(1, 2), W)  # T^T V^T C
     if batch < TF32X3_BELOW and m >= TF32X3_ROWS and fits:
-        W.neg_()
-        _tf32x3("tf32x3_update")((-(-C.shape[2] // 64), -(-m // 64), batch), (128,),
-                                 (_ptr(C), cp.int32(C.stride(1)), cp.int64(C.stride(0)), _ptr(Vm),
-                                  cp.int32(Vm.stride(1)), cp.int64(Vm.stride(0)), _ptr(W), cp.int32(W.stride(1)),
-                                  cp.int64(W.stride(0)), cp.int32(m), cp.int32(C.shape[2]), cp.int32(Vm.shape[2])))
+        _tf32x3_update(Vm, W.neg_(), C)
     else:
         C.baddbmm_(Vm, W, alpha=-1.0)  # C - V T^T V^T C
 
@@ -400,6 +397,16 @@ def _tf32x3_fits(Vm, C):
     C's rows in pairs of columns (float2), so an even width, row stride and offset."""
     w = Vm.shape[2]
     return w <= 64 and w % 8 == 0 and C.shape[2] % 2 == 0 and C.stride(1) % 2 == 0 and C.storage_offset() % 2 == 0
+
+
+def _tf32x3_update(Vm, Wn, C):
+    """C += V Wn by tf32x3_update, a 64 x 64 tile of C a block."""
+    batch, m, w = Vm.shape
+    N = C.shape[2]
+    _tf32x3("tf32x3_update")((-(-N // 64), -(-m // 64), batch), (128,),
+                             (_ptr(C), cp.int32(C.stride(1)), cp.int64(C.stride(0)), _ptr(Vm), cp.int32(Vm.stride(1)),
+                              cp.int64(Vm.stride(0)), _ptr(Wn), cp.int32(Wn.stride(1)), cp.int64(Wn.stride(0)),
+                              cp.int32(m), cp.int32(N), cp.int32(w)))
 
 
 def _tf32x3_vtc(Vm, C):

@@ -10,8 +10,8 @@
 // from which warp 0 makes T's column j as larft does: T(0:j, j) = -tau_j T(0:j, 0:j) G(0:j, j).
 // A column stays unscaled (x, not v = scale x) until the panel is written out, and beta joins the diagonal
 // only then, so registers are only ever indexed by constants (column j+1 is picked out for the next column by
-// a switch on j); lane c keeps column c's scale and beta. Rows come in and go out
-// through a 32 x 33 shared tile per warp, a row per memory instruction.
+// a switch on j); lane c keeps column c's scale and beta. Rows come in and go out through a 32 x 33 shared
+// tile per warp, a row per memory instruction.
 // Needs NB == 32 (a lane per column). Three kernels, reg_panel1, reg_panel2 and reg_panel4, hold RP_ROWS =
 // 1, 2 or 4 rows a thread; kernel.py launches the fewest that hold the panel's m rows with NT = NWARPS * 32
 // threads, from a module of their own compiled with NWARPS = RP_WARPS.
@@ -42,8 +42,8 @@ __device__ __forceinline__ float reduce_scatter32(float (&p)[32], int lane) {
 // aj = column c of the thread's rows, by a switch on c (uniform across the block): branches to a case that
 // copies registers by constant index (a select makes nvcc move the rows to local memory; an FMA with a 0/1
 // weight per element, as before, cost 1.6% of the 12-shape score on the H200, 2026-12-02).
-#define PICK_CASE(K)                                     \
-  case K:                                                \
+#define PICK_CASE(K)                                                   \
+  case K:                                                              \
     _Pragma("unroll") for (int i = 0; i < RP_ROWS; ++i) aj[i] = a[i][K]; \
     break;
 template <int RP_ROWS>

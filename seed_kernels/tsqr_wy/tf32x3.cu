@@ -116,7 +116,7 @@ extern "C" __global__ void __launch_bounds__(128) tf32x3_update(float* __restric
 // rows and 8 NF columns of W, the chunk's rows split among them (warp q takes rows r0 + 8 q, r0 + 8 q + 32, ...):
 // a warp loads each value of V and C it multiplies once and issues 2 NF MMAs per value of V; the four warps'
 // sums are added up in shared memory at the end. (Measured on the H200, 2026-12-02: splitting W's columns among
-// the warps instead, each loading all of V, was 5-10% slower.) Grid: (ceil(N / (8 NF)), chunks, batch); P:
+// the warps instead, each loading all of V, took 12-25% longer a call.) Grid: (ceil(N / (8 NF)), chunks, batch); P:
 // (batch, chunks, w, N).
 template <int WF, int NF>
 __device__ __forceinline__ void vtc_body(const float* __restrict__ V, int ldv, long long vstride, int w,
