@@ -171,6 +171,15 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
                                                                    V.stride(0), W.stride(1), W.stride(0))
             assert w % 8 == 0 and N % 2 == 0 and ldc % 2 == 0 and C.storage_offset() % 2 == 0, (w, N, ldc)
             C[:, :m, :N] += tf32x3_matmul(V[:, :m, :w], W[:, :w, :N])
+        elif name == "tf32x3_apply":
+            C, ldc, cstride, V, ldv, vstride, T, ldt, tstride, m, N, w = args
+            assert block == (256,) and grid == (-(-N // 32), C.shape[0]) and w <= 64 and w % 8 == 0, (grid, w)
+            assert (ldc, cstride, ldv, vstride, ldt, tstride) == (C.stride(1), C.stride(0), V.stride(1),
+                                                                   V.stride(0), T.stride(1), T.stride(0))
+            assert shared_mem == ((-(-m // 16) * 16 + 64) * 40 + 2 * 64 * 40) * 4 <= 200 * 1024, shared_mem
+            W = tf32x3_matmul(V[:, :m, :w].transpose(1, 2), C[:, :m, :N])
+            Wn = -tf32x3_matmul(T[:, :w, :w].transpose(1, 2), W)
+            C[:, :m, :N] += tf32x3_matmul(V[:, :m, :w], Wn)
         elif name in ("tf32x3_vtc32", "tf32x3_vtc64"):
             V, ldv, vstride, w, C, ldc, cstride, m, N, P, rows = args
             chunks, columns = P.shape[1], 32 if name == "tf32x3_vtc64" else 64  # W's columns a block
@@ -251,12 +260,15 @@ def main() -> int:
                       {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0},  # the multi-block panel as a cluster of 8
                       {**base, "MB_ROWS": 16, **small},  # V^T C by tf32x3_vtc32 over chunks of rows, tf32x3_update
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, **small},  # and tf32x3_vtc64
+                      {**base, "MB_BELOW": 0, "APPLY_FROM": 0},  # every update by tf32x3_apply
+                      {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "APPLY_FROM": 0},  # 64 wide too
+                      {**base, "MB_BELOW": 0, "APPLY_FROM": 0, "APPLY_ROWS": 100},  # and cuBLAS above 100 rows
                       *({**base, "MB_BELOW": 0, "OUTER_FROM": 0, **outer} for outer in
                       ({"OUTER_NB": 64}, {"NB": 16, "OUTER_NB": 64}, {"OUTER_NB": 96}))):
         NB = int(overrides.get("NB", 32))  # what the stand-ins read, as qr.cu is compiled with -DNB
         module = load(overrides)
         # several outer blocks; 2 and 4 rows a thread; V^T C over several chunks of rows
-        taller = "OUTER_NB" in overrides or "RP_WARPS" in overrides or "VTC_BELOW" in overrides
+        taller = any(key in overrides for key in ("OUTER_NB", "RP_WARPS", "VTC_BELOW", "APPLY_ROWS"))
         sizes = ((2, 70), (3, 45), (1, 33)) + (((2, 150),) if taller else ())
         for batch, n in sizes:
             A = torch.randn(batch, n, n)
@@ -272,7 +284,8 @@ def main() -> int:
 
 def gate_use(n: int, updates: str = "split") -> tuple[float, float]:
     """The share of the contract's factor and orthogonality gates that one n x n dense cond=2 matrix uses when
-    the blocked path runs every trailing update in tf32x3's arithmetic (updates="split"), in plain TF32
+    the blocked path runs every trailing update in tf32x3's arithmetic (updates="split": tf32x3_vtc and
+    tf32x3_update with an FP32 T^T W between them; "apply": tf32x3_apply, T^T W split as well), in plain TF32
     ("plain") or in FP32 ("fp32", torch's GEMMs), reg_panel's stand-in factoring the panels; residuals in
     float64, as the checker computes them."""
     global tf32x3_matmul
@@ -282,7 +295,7 @@ def gate_use(n: int, updates: str = "split") -> tuple[float, float]:
     below = 0 if updates == "fp32" else 4096
     try:
         module = load({"SMALL_N": 0, "GRAPH_BYTES": 0, "MB_BELOW": 0, "VTC_BELOW": below, "TF32X3_BELOW": below,
-                       "TF32X3_ROWS": 0})
+                       "TF32X3_ROWS": 0, "APPLY_FROM": 0 if updates == "apply" else 4096})
         torch.manual_seed(1)
         A = torch.randn(1, n, n) * 10 ** (-2 * torch.arange(n) / (n - 1))
         H, tau = module.custom_kernel(A.clone())
@@ -297,7 +310,7 @@ def gate_use(n: int, updates: str = "split") -> tuple[float, float]:
 
 def gates() -> int:
     for n in (512, 1024):
-        for updates in ("fp32", "split", "plain"):
+        for updates in ("fp32", "split", "apply", "plain"):
             factor, orth = gate_use(n, updates)
             print(f"n={n} updates in {updates:5}: factor gate {factor:.3%} used, orthogonality gate {orth:.2%}")
     return 0

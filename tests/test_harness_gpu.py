@@ -40,14 +40,15 @@ def test_seed_passes_quick(seed: str) -> None:
 
 
 @pytest.mark.parametrize("overrides", [
-    ["REG_ROWS=0"], ["MB_CLUSTER=0"], ["CLUSTER_FROM=0"], ["VTC_BELOW=0", "TF32X3_BELOW=0"],
-    ["VTC_BELOW=4096", "TF32X3_BELOW=4096", "TF32X3_ROWS=0"], ["OUTER_FROM=1", "VTC_BELOW=4096", "TF32X3_BELOW=4096"],
+    ["REG_ROWS=0"], ["MB_CLUSTER=0"], ["CLUSTER_FROM=0"], ["VTC_BELOW=0", "TF32X3_BELOW=0", "APPLY_ROWS=0"],
+    ["VTC_BELOW=4096", "TF32X3_BELOW=4096", "TF32X3_ROWS=0", "APPLY_ROWS=0"],
+    ["OUTER_FROM=1", "VTC_BELOW=4096", "TF32X3_BELOW=4096", "APPLY_ROWS=0"], ["APPLY_FROM=0", "OUTER_FROM=1"],
     ["RP_WARPS=16", "REG_ROWS=2"]])
 def test_tsqr_wy_paths_pass_quick(overrides: list[str]) -> None:
     """tsqr_wy's other paths (each a constant of kernel.py, bench/variant.py): the panel without registers, the
-    multi-block panel without clusters and always as one, the trailing update all in cuBLAS's FP32 and all in
-    split TF32 (tf32x3_vtc32 and tf32x3_update; tf32x3_vtc64 inside the outer blocks), the 16-warp register
-    panel."""
+    multi-block panel without clusters and always as one, the trailing update all in cuBLAS's FP32, all in
+    split TF32 by three kernels (tf32x3_vtc32 and tf32x3_update; tf32x3_vtc64 inside the outer blocks) and by
+    tf32x3_apply at every batch (64-wide outer blocks too), the 16-warp register panel."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
         pytest.skip("timing needs the GPU to itself")
     sys.path.insert(0, str(ROOT / "bench"))
@@ -55,6 +56,38 @@ def test_tsqr_wy_paths_pass_quick(overrides: list[str]) -> None:
 
     result = run_harness(variant(SEEDS / "tsqr_wy", overrides), "--mode", "quick", "--stall", "30")
     assert result["status"] == "ok", result.get("error")
+
+
+@pytest.mark.parametrize("m, N, w", [(16, 1, 8), (33, 31, 16), (70, 5, 48), (100, 33, 24), (512, 448, 64),
+                                     (1024, 992, 32), (1088, 40, 64)])
+def test_tsqr_wy_fused_update_matches_float64(m: int, N: int, w: int) -> None:
+    """tf32x3_apply (C += V Wn, Wn = -T^T V^T C, a 32-column tile of C per block held in shared memory) on
+    strided views like the ones kernel.py passes, against the same update in float64: within 1e-5 of the result's
+    largest entry, and no entry outside the view touched. Sizes: partial tiles (N not a multiple of 32), rows not a
+    multiple of 16, every width class (W's 1, 2 and 4 MMA tiles), the largest C that fits in shared memory."""
+    torch = pytest.importorskip("torch")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("tsqr_wy_kernel", SEEDS / "tsqr_wy" / "kernel.py")
+    kernel = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(kernel)
+    torch.manual_seed(0)
+    batch = 3
+    V = torch.randn(batch, m + 3, 70, device="cuda")[:, 3:, :w]
+    T = torch.randn(batch, 72, 72, device="cuda").triu()[:, :w, :w]
+    H = torch.randn(batch, m + 5, N + 9, device="cuda")
+    before = H.clone()
+    C = H[:, 5:, 7:7 + N]
+    Cd, Vd, Td = C.double(), V.double(), T.double()
+    expected = Cd - Vd @ (Td.transpose(1, 2) @ (Vd.transpose(1, 2) @ Cd))
+    assert kernel._apply_bytes(m) <= kernel.SMEM_BUDGET
+    kernel._tf32x3_apply(V, T, C)
+    torch.cuda.synchronize()
+    error = (C.double() - expected).abs().max().item() / expected.abs().max().item()
+    assert error < 1e-5, error
+    outside = torch.ones_like(H, dtype=torch.bool)
+    outside[:, 5:, 7:7 + N] = False
+    assert torch.equal(H[outside], before[outside])
 
 
 def cheat_dir(tmp_path: Path, name: str) -> Path:

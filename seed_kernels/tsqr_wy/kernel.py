@@ -97,6 +97,10 @@ RP_WARPS = 8  # @tune RP_WARPS: 8 16
 TF32X3_BELOW = 64  # @tune TF32X3_BELOW: 0 16 64 256
 
 TF32X3_ROWS = 512  # @tune TF32X3_ROWS: 0 256 512 1024
+
+APPLY_ROWS = 1088  # @tune APPLY_ROWS: 0 512 1088
+
+APPLY_FROM = 16  # @tune APPLY_FROM: 4 16 64
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
 _COMMON = Path(__file__).with_name("common.cu").read_text()  # defines and helpers of both modules below
@@ -156,8 +160,9 @@ def _tf32x3(name):
     """tf32x3.cu's kernels, compiled on first use (small batches only)."""
     if not _TF32X3:
         module = cp.RawModule(code=_TF32X3_SOURCE, options=("--std=c++17",))
-        for kernel in ("tf32x3_update", "tf32x3_vtc32", "tf32x3_vtc64"):
+        for kernel in ("tf32x3_update", "tf32x3_vtc32", "tf32x3_vtc64", "tf32x3_apply"):
             _TF32X3[kernel] = module.get_function(kernel)
+        _TF32X3["tf32x3_apply"].max_dynamic_shared_size_bytes = SMEM_BUDGET
     return _TF32X3[name]
 
 
@@ -187,7 +192,8 @@ def compile_info():
                    "MB_CLUSTER": MB_CLUSTER, "CLUSTER_FROM": CLUSTER_FROM,
                    "FUSED_BELOW": FUSED_BELOW, "OUTER_NB": OUTER_NB, "OUTER_FROM": OUTER_FROM,
                    "REG_ROWS": REG_ROWS, "REG_BELOW": REG_BELOW, "RP_WARPS": RP_WARPS,
-                   "VTC_BELOW": VTC_BELOW, "TF32X3_BELOW": TF32X3_BELOW, "TF32X3_ROWS": TF32X3_ROWS}
+                   "VTC_BELOW": VTC_BELOW, "TF32X3_BELOW": TF32X3_BELOW, "TF32X3_ROWS": TF32X3_ROWS,
+                   "APPLY_ROWS": APPLY_ROWS, "APPLY_FROM": APPLY_FROM}
 
 
 def _attrs(f):
@@ -382,7 +388,10 @@ def _apply(Vm, Tm, C):
     rows by tf32x3_update); the rest by cuBLAS in FP32. On the H200 (2026-12-02) the split-TF32 kernels took
     2x4096 from 32.7 to 26.2 ms and 8x2048 from 13.6 to 12.9 (V^T C 10.5 -> 4.0 ms on 2x4096), and lost to cuBLAS
     on 640x512 (8.3 against 7.7)."""
-    batch, m, _ = Vm.shape
+    batch, m, w = Vm.shape
+    if batch >= APPLY_FROM and m <= APPLY_ROWS and w <= 64 and w % 8 == 0 and _apply_bytes(m) <= SMEM_BUDGET:
+        _tf32x3_apply(Vm, Tm, C)
+        return
     fits = _tf32x3_fits(Vm, C)
     W = _tf32x3_vtc(Vm, C) if batch < VTC_BELOW and fits else torch.bmm(Vm.transpose(1, 2), C)
     W = torch.bmm(Tm.transpose(1, 2), W)  # T^T V^T C
@@ -390,6 +399,21 @@ def _apply(Vm, Tm, C):
         _tf32x3_update(Vm, W.neg_(), C)
     else:
         C.baddbmm_(Vm, W, alpha=-1.0)  # C - V T^T V^T C
+
+
+def _apply_bytes(m):
+    """tf32x3_apply's shared memory for C of m rows: the tile (rows padded to 16), W, and the partial sums."""
+    return ((-(-m // 16) * 16 + 64) * 40 + 2 * 64 * 40) * 4
+
+
+def _tf32x3_apply(Vm, Tm, C):
+    """C = (I - V T V^T)^T C by tf32x3_apply, a 32-column tile of C a block, read and written once."""
+    batch, m, w = Vm.shape
+    N = C.shape[2]
+    _tf32x3("tf32x3_apply")((-(-N // 32), batch), (256,),
+                            (_ptr(C), cp.int32(C.stride(1)), cp.int64(C.stride(0)), _ptr(Vm), cp.int32(Vm.stride(1)),
+                             cp.int64(Vm.stride(0)), _ptr(Tm), cp.int32(Tm.stride(1)), cp.int64(Tm.stride(0)),
+                             cp.int32(m), cp.int32(N), cp.int32(w)), shared_mem=_apply_bytes(m))
 
 
 def _tf32x3_fits(Vm, C):

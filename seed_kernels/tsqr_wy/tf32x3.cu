@@ -181,3 +181,152 @@ extern "C" __global__ void __launch_bounds__(128) tf32x3_vtc64(const float* __re
                                                                float* __restrict__ P, int rows) {
   vtc_body<4, 4>(V, ldv, vstride, w, C, ldc, cstride, m, N, P, rows);
 }
+
+// The whole trailing update of one 32-column tile of C (m x N) in one block: W = V^T C, Wn = -T^T W, C += V Wn,
+// the tile held in shared memory from its load to its store, so C is read once and written once (cuBLAS's three
+// GEMMs read it twice and pass W through global memory twice). For C of at most ~1088 rows (the tile must fit in
+// shared memory; kernel.py's _apply_bytes). 8 warps. W = V^T C: warp (f, kg) makes W's 16-row MMA tile f over
+// every KG-th group of 8 rows (MF tiles, KG = 8 / MF groups), the groups' sums added up in shared memory; Wn =
+// -T^T W: a warp a tile of Wn, split into TF32 hi and lo once, in shared memory; C += V Wn: a warp 16 rows of C at
+// a time, all 32 columns. Every product in split TF32, like the kernels above. Shared memory rows are AP_LD
+// floats apart: lanes (g, t) reading rows t and columns g hit 8 t + g, 32 different banks. w a multiple of 8, at
+// most 64; T upper triangular (T^T's upper part is read as it is, zero in every T kernel.py makes). Grid:
+// (ceil(N / 32), batch); dynamic shared memory: (ceil16(m) + 64) * AP_LD + AP_PART floats.
+#define AP_LD 40
+#define AP_PART (2 * 64 * AP_LD)  // the groups' partial sums (at most 7 x 16 x AP_LD), later Wn's hi and lo
+
+extern "C" __global__ void __launch_bounds__(256, 2) tf32x3_apply(float* __restrict__ C, int ldc, long long cstride,
+                                                                  const float* __restrict__ V, int ldv,
+                                                                  long long vstride, const float* __restrict__ T,
+                                                                  int ldt, long long tstride, int m, int N, int w) {
+  extern __shared__ float apply_smem[];
+  const int mp = (m + 15) & ~15;  // rows padded to whole 16-row MMA tiles
+  float* Cs = apply_smem;         // mp x AP_LD
+  float* Ws = Cs + mp * AP_LD;    // 64 x AP_LD: W = V^T C
+  float* part = Ws + 64 * AP_LD;  // AP_PART
+  unsigned* Wh = reinterpret_cast<unsigned*>(part);
+  unsigned* Wl = Wh + 64 * AP_LD;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int col0 = blockIdx.x * 32, ncol = min(32, N - col0);
+  C += blockIdx.y * cstride + col0;
+  V += blockIdx.y * vstride;
+  T += blockIdx.y * tstride;
+
+  // C's tile in: a warp reads a row's 32 columns at once, eight rows in flight; zero past m and N
+  for (int r0 = warp; r0 < mp; r0 += 64) {
+    float x[8];
+#pragma unroll
+    for (int q = 0; q < 8; ++q) {
+      const int r = r0 + 8 * q;
+      x[q] = r < m && lane < ncol ? C[(size_t)r * ldc + lane] : 0.f;
+    }
+#pragma unroll
+    for (int q = 0; q < 8; ++q)
+      if (r0 + 8 * q < mp) Cs[(r0 + 8 * q) * AP_LD + lane] = x[q];
+  }
+  __syncthreads();
+
+  // W = V^T C: A = V^T, a0 = V(r + t, i0), a1 = V(r + t, i0 + 8), a2 and a3 four rows down
+  const int MF = w <= 16 ? 1 : w <= 32 ? 2 : 4, KG = 8 / MF;
+  const int f = warp % MF, kg = warp / MF, i0 = 16 * f + g;
+  float acc[4][4] = {};
+#pragma unroll 2
+  for (int r = 8 * kg; r < mp; r += 8 * KG) {
+    const int ra = r + t, rb = r + t + 4;
+    const float x[4] = {ra < m && i0 < w ? V[(size_t)ra * ldv + i0] : 0.f,
+                        ra < m && i0 + 8 < w ? V[(size_t)ra * ldv + i0 + 8] : 0.f,
+                        rb < m && i0 < w ? V[(size_t)rb * ldv + i0] : 0.f,
+                        rb < m && i0 + 8 < w ? V[(size_t)rb * ldv + i0 + 8] : 0.f};
+    unsigned ah[4], al[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) split(x[q], ah[q], al[q]);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      unsigned bh[2], bl[2];
+      split(Cs[ra * AP_LD + 8 * j + g], bh[0], bl[0]);
+      split(Cs[rb * AP_LD + 8 * j + g], bh[1], bl[1]);
+      mma3(acc[j], ah, al, bh, bl);
+    }
+  }
+  // the groups' sums: groups 1.. leave theirs in `part`, group 0 adds them up into Ws
+  if (kg > 0)
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q)
+        part[((kg - 1) * MF + f) * 16 * AP_LD + (g + 8 * (q >> 1)) * AP_LD + 8 * j + 2 * t + (q & 1)] = acc[j][q];
+  __syncthreads();
+  if (kg == 0)
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int at = (g + 8 * (q >> 1)) * AP_LD + 8 * j + 2 * t + (q & 1);
+        float s = acc[j][q];
+        for (int p = 1; p < KG; ++p) s += part[((p - 1) * MF + f) * 16 * AP_LD + at];
+        Ws[16 * f * AP_LD + at] = s;
+      }
+  __syncthreads();
+
+  // Wn = -T^T W, a 16 x 8 tile a warp: A = T^T, a0 = T(k + t, i), B = W; kept split, as C += V Wn reads it
+  for (int tile = warp; tile < 4 * MF; tile += 8) {
+    const int i = 16 * (tile >> 2) + g, j = tile & 3;
+    float d[4] = {};
+    for (int k = 0; k < w; k += 8) {
+      const float* p = T + (size_t)(k + t) * ldt + i;
+      const float x[4] = {i < w ? p[0] : 0.f, i + 8 < w ? p[8] : 0.f, i < w ? p[4 * ldt] : 0.f,
+                          i + 8 < w ? p[4 * ldt + 8] : 0.f};
+      unsigned ah[4], al[4], bh[2], bl[2];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) split(x[q], ah[q], al[q]);
+      split(Ws[(k + t) * AP_LD + 8 * j + g], bh[0], bl[0]);
+      split(Ws[(k + t + 4) * AP_LD + 8 * j + g], bh[1], bl[1]);
+      mma3(d, ah, al, bh, bl);
+    }
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const int at = (i + 8 * (q >> 1)) * AP_LD + 8 * j + 2 * t + (q & 1);
+      split(-d[q], Wh[at], Wl[at]);
+    }
+  }
+  __syncthreads();
+
+  // C += V Wn, 16 rows of the tile a warp at a time: A = V, a0 = V(r, k + t); B = Wn, b0 = Wn(k + t, 8 j + g)
+  for (int r = 16 * warp + g; r < mp; r += 128) {
+    float d[4][4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int at = r * AP_LD + 8 * j + 2 * t;
+      d[j][0] = Cs[at], d[j][1] = Cs[at + 1], d[j][2] = Cs[at + 8 * AP_LD], d[j][3] = Cs[at + 8 * AP_LD + 1];
+    }
+#pragma unroll 2
+    for (int k = 0; k < w; k += 8) {
+      const float* p = V + (size_t)r * ldv + k + t;
+      const float x[4] = {r < m ? p[0] : 0.f, r + 8 < m ? p[8 * ldv] : 0.f, r < m ? p[4] : 0.f,
+                          r + 8 < m ? p[8 * ldv + 4] : 0.f};
+      unsigned ah[4], al[4];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) split(x[q], ah[q], al[q]);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int at = (k + t) * AP_LD + 8 * j + g;
+        const unsigned bh[2] = {Wh[at], Wh[at + 4 * AP_LD]}, bl[2] = {Wl[at], Wl[at + 4 * AP_LD]};
+        mma3(d[j], ah, al, bh, bl);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int at = r * AP_LD + 8 * j + 2 * t;
+      Cs[at] = d[j][0], Cs[at + 1] = d[j][1], Cs[at + 8 * AP_LD] = d[j][2], Cs[at + 8 * AP_LD + 1] = d[j][3];
+    }
+  }
+  __syncthreads();
+
+  // the tile out, as it came in
+  for (int r0 = warp; r0 < m; r0 += 64)
+#pragma unroll
+    for (int q = 0; q < 8; ++q) {
+      const int r = r0 + 8 * q;
+      if (r < m && lane < ncol) C[(size_t)r * ldc + lane] = Cs[r * AP_LD + lane];
+    }
+}
