@@ -212,40 +212,54 @@ extern "C" __global__ void __launch_bounds__(256, 2) tf32x3_apply(float* __restr
   V += blockIdx.y * vstride;
   T += blockIdx.y * tstride;
 
-  // C's tile in: a warp reads a row's 32 columns at once, eight rows in flight; zero past m and N
-  for (int r0 = warp; r0 < mp; r0 += 64) {
-    float x[8];
+  // C's tile in: a warp reads a row's 32 columns at once, sixteen rows in flight; zero past m and N
+  for (int r0 = warp; r0 < mp; r0 += 128) {
+    float x[16];
 #pragma unroll
-    for (int q = 0; q < 8; ++q) {
+    for (int q = 0; q < 16; ++q) {
       const int r = r0 + 8 * q;
       x[q] = r < m && lane < ncol ? C[(size_t)r * ldc + lane] : 0.f;
     }
 #pragma unroll
-    for (int q = 0; q < 8; ++q)
+    for (int q = 0; q < 16; ++q)
       if (r0 + 8 * q < mp) Cs[(r0 + 8 * q) * AP_LD + lane] = x[q];
   }
   __syncthreads();
 
-  // W = V^T C: A = V^T, a0 = V(r + t, i0), a1 = V(r + t, i0 + 8), a2 and a3 four rows down
+  // W = V^T C: A = V^T, a0 = V(r + t, i0), a1 = V(r + t, i0 + 8), a2 and a3 four rows down. V comes from global
+  // memory (L2): its values are loaded four steps ahead, into a ring of registers, so that a step does not wait
+  // for its own loads (unpipelined, each step waited for them, and the kernel was slower than cuBLAS's GEMMs).
   const int MF = w <= 16 ? 1 : w <= 32 ? 2 : 4, KG = 8 / MF;
   const int f = warp % MF, kg = warp / MF, i0 = 16 * f + g;
+  const int steps = (mp / 8 - kg + KG - 1) / KG;  // this warp's groups of 8 rows: 8 (kg + KG s)
+  auto load_vt = [&](int s, float (&x)[4]) {
+    const int ra = 8 * (kg + KG * s) + t, rb = ra + 4;
+    x[0] = ra < m && i0 < w ? V[(size_t)ra * ldv + i0] : 0.f;
+    x[1] = ra < m && i0 + 8 < w ? V[(size_t)ra * ldv + i0 + 8] : 0.f;
+    x[2] = rb < m && i0 < w ? V[(size_t)rb * ldv + i0] : 0.f;
+    x[3] = rb < m && i0 + 8 < w ? V[(size_t)rb * ldv + i0 + 8] : 0.f;
+  };
+  float ring[4][4];
+#pragma unroll
+  for (int q = 0; q < 4; ++q) load_vt(q, ring[q]);
   float acc[4][4] = {};
-#pragma unroll 2
-  for (int r = 8 * kg; r < mp; r += 8 * KG) {
-    const int ra = r + t, rb = r + t + 4;
-    const float x[4] = {ra < m && i0 < w ? V[(size_t)ra * ldv + i0] : 0.f,
-                        ra < m && i0 + 8 < w ? V[(size_t)ra * ldv + i0 + 8] : 0.f,
-                        rb < m && i0 < w ? V[(size_t)rb * ldv + i0] : 0.f,
-                        rb < m && i0 + 8 < w ? V[(size_t)rb * ldv + i0 + 8] : 0.f};
-    unsigned ah[4], al[4];
+  for (int s0 = 0; s0 < steps; s0 += 4) {
 #pragma unroll
-    for (int q = 0; q < 4; ++q) split(x[q], ah[q], al[q]);
+    for (int q = 0; q < 4; ++q) {
+      const int s = s0 + q;
+      if (s >= steps) break;
+      const int ra = 8 * (kg + KG * s) + t, rb = ra + 4;
+      unsigned ah[4], al[4];
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      unsigned bh[2], bl[2];
-      split(Cs[ra * AP_LD + 8 * j + g], bh[0], bl[0]);
-      split(Cs[rb * AP_LD + 8 * j + g], bh[1], bl[1]);
-      mma3(acc[j], ah, al, bh, bl);
+      for (int e = 0; e < 4; ++e) split(ring[q][e], ah[e], al[e]);
+      load_vt(s + 4, ring[q]);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        unsigned bh[2], bl[2];
+        split(Cs[ra * AP_LD + 8 * j + g], bh[0], bl[0]);
+        split(Cs[rb * AP_LD + 8 * j + g], bh[1], bl[1]);
+        mma3(acc[j], ah, al, bh, bl);
+      }
     }
   }
   // the groups' sums: groups 1.. leave theirs in `part`, group 0 adds them up into Ws
@@ -268,17 +282,28 @@ extern "C" __global__ void __launch_bounds__(256, 2) tf32x3_apply(float* __restr
       }
   __syncthreads();
 
-  // Wn = -T^T W, a 16 x 8 tile a warp: A = T^T, a0 = T(k + t, i), B = W; kept split, as C += V Wn reads it
+  // Wn = -T^T W, a 16 x 8 tile a warp: A = T^T, a0 = T(k + t, i), B = W; kept split, as C += V Wn reads it.
+  // T's values for every step are loaded first.
   for (int tile = warp; tile < 4 * MF; tile += 8) {
     const int i = 16 * (tile >> 2) + g, j = tile & 3;
+    float x[8][4];
+#pragma unroll
+    for (int kk = 0; kk < 8; ++kk) {
+      const float* p = T + (size_t)(8 * kk + t) * ldt + i;
+      const bool in = 8 * kk < w;
+      x[kk][0] = in && i < w ? p[0] : 0.f;
+      x[kk][1] = in && i + 8 < w ? p[8] : 0.f;
+      x[kk][2] = in && i < w ? p[4 * ldt] : 0.f;
+      x[kk][3] = in && i + 8 < w ? p[4 * ldt + 8] : 0.f;
+    }
     float d[4] = {};
-    for (int k = 0; k < w; k += 8) {
-      const float* p = T + (size_t)(k + t) * ldt + i;
-      const float x[4] = {i < w ? p[0] : 0.f, i + 8 < w ? p[8] : 0.f, i < w ? p[4 * ldt] : 0.f,
-                          i + 8 < w ? p[4 * ldt + 8] : 0.f};
+#pragma unroll
+    for (int kk = 0; kk < 8; ++kk) {
+      if (8 * kk >= w) break;
+      const int k = 8 * kk;
       unsigned ah[4], al[4], bh[2], bl[2];
 #pragma unroll
-      for (int q = 0; q < 4; ++q) split(x[q], ah[q], al[q]);
+      for (int e = 0; e < 4; ++e) split(x[kk][e], ah[e], al[e]);
       split(Ws[(k + t) * AP_LD + 8 * j + g], bh[0], bl[0]);
       split(Ws[(k + t + 4) * AP_LD + 8 * j + g], bh[1], bl[1]);
       mma3(d, ah, al, bh, bl);
@@ -291,7 +316,21 @@ extern "C" __global__ void __launch_bounds__(256, 2) tf32x3_apply(float* __restr
   }
   __syncthreads();
 
-  // C += V Wn, 16 rows of the tile a warp at a time: A = V, a0 = V(r, k + t); B = Wn, b0 = Wn(k + t, 8 j + g)
+  // C += V Wn, 16 rows of the tile a warp at a time: A = V, a0 = V(r, k + t); B = Wn, b0 = Wn(k + t, 8 j + g).
+  // The next 16 rows' V is loaded while these are multiplied.
+  auto load_v = [&](int r, float (&x)[8][4]) {
+#pragma unroll
+    for (int kk = 0; kk < 8; ++kk) {
+      const float* p = V + (size_t)r * ldv + 8 * kk + t;
+      const bool in = 8 * kk < w;
+      x[kk][0] = in && r < m ? p[0] : 0.f;
+      x[kk][1] = in && r + 8 < m ? p[8 * ldv] : 0.f;
+      x[kk][2] = in && r < m ? p[4] : 0.f;
+      x[kk][3] = in && r + 8 < m ? p[8 * ldv + 4] : 0.f;
+    }
+  };
+  float vx[8][4];
+  load_v(16 * warp + g, vx);
   for (int r = 16 * warp + g; r < mp; r += 128) {
     float d[4][4];
 #pragma unroll
@@ -299,21 +338,25 @@ extern "C" __global__ void __launch_bounds__(256, 2) tf32x3_apply(float* __restr
       const int at = r * AP_LD + 8 * j + 2 * t;
       d[j][0] = Cs[at], d[j][1] = Cs[at + 1], d[j][2] = Cs[at + 8 * AP_LD], d[j][3] = Cs[at + 8 * AP_LD + 1];
     }
-#pragma unroll 2
-    for (int k = 0; k < w; k += 8) {
-      const float* p = V + (size_t)r * ldv + k + t;
-      const float x[4] = {r < m ? p[0] : 0.f, r + 8 < m ? p[8 * ldv] : 0.f, r < m ? p[4] : 0.f,
-                          r + 8 < m ? p[8 * ldv + 4] : 0.f};
+    float vn[8][4];
+    load_v(r + 128, vn);
+#pragma unroll
+    for (int kk = 0; kk < 8; ++kk) {
+      if (8 * kk >= w) break;
       unsigned ah[4], al[4];
 #pragma unroll
-      for (int q = 0; q < 4; ++q) split(x[q], ah[q], al[q]);
+      for (int e = 0; e < 4; ++e) split(vx[kk][e], ah[e], al[e]);
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
-        const int at = (k + t) * AP_LD + 8 * j + g;
+        const int at = (8 * kk + t) * AP_LD + 8 * j + g;
         const unsigned bh[2] = {Wh[at], Wh[at + 4 * AP_LD]}, bl[2] = {Wl[at], Wl[at + 4 * AP_LD]};
         mma3(d[j], ah, al, bh, bl);
       }
     }
+#pragma unroll
+    for (int kk = 0; kk < 8; ++kk)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) vx[kk][e] = vn[kk][e];
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       const int at = r * AP_LD + 8 * j + 2 * t;
@@ -323,9 +366,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) tf32x3_apply(float* __restr
   __syncthreads();
 
   // the tile out, as it came in
-  for (int r0 = warp; r0 < m; r0 += 64)
+  for (int r0 = warp; r0 < m; r0 += 128)
 #pragma unroll
-    for (int q = 0; q < 8; ++q) {
+    for (int q = 0; q < 16; ++q) {
       const int r = r0 + 8 * q;
       if (r < m && lane < ncol) C[(size_t)r * ldc + lane] = Cs[r * AP_LD + lane];
     }
