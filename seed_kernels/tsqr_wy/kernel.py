@@ -402,8 +402,8 @@ def _apply(Vm, Tm, C):
 
 
 def _apply_bytes(m):
-    """tf32x3_apply's shared memory for C of m rows: the tile (rows padded to 16), W, and the partial sums."""
-    return ((-(-m // 16) * 16 + 64) * 40 + 2 * 64 * 40) * 4
+    """tf32x3_apply's shared memory for C of m rows: the tile (rows padded to 32), W, and the partial sums."""
+    return ((-(-m // 32) * 32 + 64) * 40 + 2 * 64 * 40) * 4
 
 
 def _tf32x3_apply(Vm, Tm, C):

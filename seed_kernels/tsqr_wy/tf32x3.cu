@@ -13,16 +13,10 @@
 // C += V Wn, 1.65 against 1.75 for V^T C), so kernel.py keeps them to small batches; a staged, pipelined
 // version is the next step. Needs sm_80 or newer; older GPUs trap.
 
-__device__ __forceinline__ unsigned to_tf32(float x) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  unsigned r;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-  return r;
-#else
-  __trap();
-  return 0u;
-#endif
-}
+// x rounded to TF32 as cvt.rna.tf32.f32 rounds a finite x (to nearest, ties away from zero; the carry may reach the
+// exponent): two integer instructions, where sm_90's cvt.rna takes four or more (it checks for NaN and
+// infinity; kernel.py's inputs are finite). In these kernels the splits, not the MMAs, were most instructions.
+__device__ __forceinline__ unsigned to_tf32(float x) { return (__float_as_uint(x) + 0x1000u) & 0xFFFFE000u; }
 
 // x = hi + lo, both TF32
 __device__ __forceinline__ void split(float x, unsigned& hi, unsigned& lo) {
@@ -185,27 +179,30 @@ extern "C" __global__ void __launch_bounds__(128) tf32x3_vtc64(const float* __re
 // The whole trailing update of one 32-column tile of C (m x N) in one block: W = V^T C, Wn = -T^T W, C += V Wn,
 // the tile held in shared memory from its load to its store, so C is read once and written once (cuBLAS's three
 // GEMMs read it twice and pass W through global memory twice). For C of at most ~1088 rows (the tile must fit in
-// shared memory; kernel.py's _apply_bytes). 8 warps. W = V^T C: warp (f, kg) makes W's 16-row MMA tile f over
-// every KG-th group of 8 rows (MF tiles, KG = 8 / MF groups), the groups' sums added up in shared memory; Wn =
-// -T^T W: a warp a tile of Wn, split into TF32 hi and lo once, in shared memory; C += V Wn: a warp 16 rows of C at
-// a time, all 32 columns. Every product in split TF32, like the kernels above. Shared memory rows are AP_LD
-// floats apart: lanes (g, t) reading rows t and columns g hit 8 t + g, 32 different banks. w a multiple of 8, at
-// most 64; T upper triangular (T^T's upper part is read as it is, zero in every T kernel.py makes). Grid:
-// (ceil(N / 32), batch); dynamic shared memory: (ceil16(m) + 64) * AP_LD + AP_PART floats.
+// shared memory; kernel.py's _apply_bytes). 8 warps; every product in split TF32, like the kernels above.
+// - W = V^T C: a warp makes two of W's 16-row MMA tiles (all 32 columns) over every KG-th group of 8 rows, V's
+//   values loaded four steps ahead; the groups' sums are added up pairwise in shared memory (deterministic).
+// - Wn = -T^T W: a warp a 16 x 8 tile, kept split (hi, lo) in shared memory for the last step.
+// - C += V Wn: a warp 32 rows of the tile at a time, V's values loaded two steps ahead.
+// Two MMA tiles share each split operand: the first version (one tile a warp) issued 15 instructions per MMA and
+// ran at a third of cuBLAS's speed on 640x512 (ncu, H200, 2026-12-02). Shared memory rows are AP_LD floats apart:
+// lanes (g, t) reading rows t and columns g hit 8 t + g, 32 different banks. w a multiple of 8, at most 64; T
+// upper triangular (T^T's upper part is read as it is, zero in every T kernel.py makes). Grid: (ceil(N / 32),
+// batch); dynamic shared memory: (ceil32(m) + 64) * AP_LD + AP_PART floats.
 #define AP_LD 40
-#define AP_PART (2 * 64 * AP_LD)  // the groups' partial sums (at most 7 x 16 x AP_LD), later Wn's hi and lo
+#define AP_PART (2 * 64 * AP_LD)  // the groups' partial sums (4 x 32 x AP_LD), later Wn split (64 x AP_WN uint2)
+#define AP_WN 36                  // Wn's row stride in uint2: (8 t + 2 g) mod 32 over a half-warp's 64-bit reads
 
 extern "C" __global__ void __launch_bounds__(256, 2) tf32x3_apply(float* __restrict__ C, int ldc, long long cstride,
                                                                   const float* __restrict__ V, int ldv,
                                                                   long long vstride, const float* __restrict__ T,
                                                                   int ldt, long long tstride, int m, int N, int w) {
   extern __shared__ float apply_smem[];
-  const int mp = (m + 15) & ~15;  // rows padded to whole 16-row MMA tiles
+  const int mp = (m + 31) & ~31;  // rows padded to whole pairs of 16-row MMA tiles
   float* Cs = apply_smem;         // mp x AP_LD
   float* Ws = Cs + mp * AP_LD;    // 64 x AP_LD: W = V^T C
   float* part = Ws + 64 * AP_LD;  // AP_PART
-  unsigned* Wh = reinterpret_cast<unsigned*>(part);
-  unsigned* Wl = Wh + 64 * AP_LD;
+  uint2* Wn = reinterpret_cast<uint2*>(part);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
   const int col0 = blockIdx.x * 32, ncol = min(32, N - col0);
   C += blockIdx.y * cstride + col0;
@@ -226,64 +223,83 @@ extern "C" __global__ void __launch_bounds__(256, 2) tf32x3_apply(float* __restr
   }
   __syncthreads();
 
-  // W = V^T C: A = V^T, a0 = V(r + t, i0), a1 = V(r + t, i0 + 8), a2 and a3 four rows down. V comes from global
-  // memory (L2): its values are loaded four steps ahead, into a ring of registers, so that a step does not wait
-  // for its own loads (unpipelined, each step waited for them, and the kernel was slower than cuBLAS's GEMMs).
-  const int MF = w <= 16 ? 1 : w <= 32 ? 2 : 4, KG = 8 / MF;
-  const int f = warp % MF, kg = warp / MF, i0 = 16 * f + g;
-  const int steps = (mp / 8 - kg + KG - 1) / KG;  // this warp's groups of 8 rows: 8 (kg + KG s)
-  auto load_vt = [&](int s, float (&x)[4]) {
-    const int ra = 8 * (kg + KG * s) + t, rb = ra + 4;
-    x[0] = ra < m && i0 < w ? V[(size_t)ra * ldv + i0] : 0.f;
-    x[1] = ra < m && i0 + 8 < w ? V[(size_t)ra * ldv + i0 + 8] : 0.f;
-    x[2] = rb < m && i0 < w ? V[(size_t)rb * ldv + i0] : 0.f;
-    x[3] = rb < m && i0 + 8 < w ? V[(size_t)rb * ldv + i0 + 8] : 0.f;
+  // W = V^T C. Warp (h, kg) makes W's rows 32 h .. 32 h + 31 (tiles e = 0, 1: rows i0 + 16 e, + 8) over the row
+  // groups 8 (kg + KG s). A = V^T: a0 = V(r + t, i), a1 = V(r + t, i + 8), a2 and a3 four rows down.
+  const int MH = w > 32 ? 2 : 1, KG = 8 / MH, h = warp % MH, kg = warp / MH, i0 = 32 * h + g;
+  const bool in0 = i0 < w, in1 = i0 + 8 < w, in2 = i0 + 16 < w, in3 = i0 + 24 < w;
+  const int steps = (mp / 8 - kg + KG - 1) / KG;
+  auto load_vt = [&](int s, float (&x)[8]) {  // int offsets: C fits in shared memory, so m * ldv is small
+    const int ra = 8 * (kg + KG * s) + t;
+    const float* p = V + ra * ldv + i0;
+    const float* q = p + 4 * ldv;
+    const bool a = ra < m, b = ra + 4 < m;
+    x[0] = a && in0 ? p[0] : 0.f, x[1] = a && in1 ? p[8] : 0.f, x[2] = b && in0 ? q[0] : 0.f;
+    x[3] = b && in1 ? q[8] : 0.f, x[4] = a && in2 ? p[16] : 0.f, x[5] = a && in3 ? p[24] : 0.f;
+    x[6] = b && in2 ? q[16] : 0.f, x[7] = b && in3 ? q[24] : 0.f;
   };
-  float ring[4][4];
+  float acc[2][4][4] = {};
+  {
+    float ring[4][8];
 #pragma unroll
-  for (int q = 0; q < 4; ++q) load_vt(q, ring[q]);
-  float acc[4][4] = {};
-  for (int s0 = 0; s0 < steps; s0 += 4) {
+    for (int q = 0; q < 4; ++q) load_vt(q, ring[q]);
+    for (int s0 = 0; s0 < steps; s0 += 4) {
 #pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      const int s = s0 + q;
-      if (s >= steps) break;
-      const int ra = 8 * (kg + KG * s) + t, rb = ra + 4;
-      unsigned ah[4], al[4];
+      for (int q = 0; q < 4; ++q) {
+        const int s = s0 + q;
+        if (s >= steps) break;
+        const int ra = 8 * (kg + KG * s) + t, rb = ra + 4;
+        unsigned ah[2][4], al[2][4];
 #pragma unroll
-      for (int e = 0; e < 4; ++e) split(ring[q][e], ah[e], al[e]);
-      load_vt(s + 4, ring[q]);
+        for (int e = 0; e < 8; ++e) split(ring[q][e], ah[e >> 2][e & 3], al[e >> 2][e & 3]);
+        load_vt(s + 4, ring[q]);
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        unsigned bh[2], bl[2];
-        split(Cs[ra * AP_LD + 8 * j + g], bh[0], bl[0]);
-        split(Cs[rb * AP_LD + 8 * j + g], bh[1], bl[1]);
-        mma3(acc[j], ah, al, bh, bl);
+        for (int j = 0; j < 4; ++j) {
+          unsigned bh[2], bl[2];
+          split(Cs[ra * AP_LD + 8 * j + g], bh[0], bl[0]);
+          split(Cs[rb * AP_LD + 8 * j + g], bh[1], bl[1]);
+          mma3(acc[0][j], ah[0], al[0], bh, bl);
+          mma3(acc[1][j], ah[1], al[1], bh, bl);
+        }
       }
     }
   }
-  // the groups' sums: groups 1.. leave theirs in `part`, group 0 adds them up into Ws
-  if (kg > 0)
+  // the groups' sums, pairwise: groups half .. 2 half - 1 leave theirs in `part`, groups 0 .. half - 1 add them
+  for (int half = KG / 2; half >= 1; half >>= 1) {
+    if (kg >= half && kg < 2 * half) {
+      float* slot = part + ((kg - half) * MH + h) * 32 * AP_LD;
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
+      for (int e = 0; e < 2; ++e)
 #pragma unroll
-      for (int q = 0; q < 4; ++q)
-        part[((kg - 1) * MF + f) * 16 * AP_LD + (g + 8 * (q >> 1)) * AP_LD + 8 * j + 2 * t + (q & 1)] = acc[j][q];
-  __syncthreads();
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+          for (int q = 0; q < 4; ++q)
+            slot[(16 * e + g + 8 * (q >> 1)) * AP_LD + 8 * j + 2 * t + (q & 1)] = acc[e][j][q];
+    }
+    __syncthreads();
+    if (kg < half) {
+      const float* slot = part + (kg * MH + h) * 32 * AP_LD;
+#pragma unroll
+      for (int e = 0; e < 2; ++e)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+          for (int q = 0; q < 4; ++q)
+            acc[e][j][q] += slot[(16 * e + g + 8 * (q >> 1)) * AP_LD + 8 * j + 2 * t + (q & 1)];
+    }
+    __syncthreads();
+  }
   if (kg == 0)
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
+    for (int e = 0; e < 2; ++e)
 #pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const int at = (g + 8 * (q >> 1)) * AP_LD + 8 * j + 2 * t + (q & 1);
-        float s = acc[j][q];
-        for (int p = 1; p < KG; ++p) s += part[((p - 1) * MF + f) * 16 * AP_LD + at];
-        Ws[16 * f * AP_LD + at] = s;
-      }
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int q = 0; q < 4; ++q)
+          Ws[(i0 + 16 * e + 8 * (q >> 1)) * AP_LD + 8 * j + 2 * t + (q & 1)] = acc[e][j][q];
   __syncthreads();
 
-  // Wn = -T^T W, a 16 x 8 tile a warp: A = T^T, a0 = T(k + t, i), B = W; kept split, as C += V Wn reads it.
-  // T's values for every step are loaded first.
+  // Wn = -T^T W, a 16 x 8 tile a warp: A = T^T, a0 = T(k + t, i), B = W; T's values for every step loaded first
+  const int MF = (w + 15) / 16;
   for (int tile = warp; tile < 4 * MF; tile += 8) {
     const int i = 16 * (tile >> 2) + g, j = tile & 3;
     float x[8][4];
@@ -310,57 +326,79 @@ extern "C" __global__ void __launch_bounds__(256, 2) tf32x3_apply(float* __restr
     }
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
-      const int at = (i + 8 * (q >> 1)) * AP_LD + 8 * j + 2 * t + (q & 1);
-      split(-d[q], Wh[at], Wl[at]);
+      unsigned hi, lo;
+      split(-d[q], hi, lo);
+      Wn[(i + 8 * (q >> 1)) * AP_WN + 8 * j + 2 * t + (q & 1)] = make_uint2(hi, lo);
     }
   }
   __syncthreads();
 
-  // C += V Wn, 16 rows of the tile a warp at a time: A = V, a0 = V(r, k + t); B = Wn, b0 = Wn(k + t, 8 j + g).
-  // The next 16 rows' V is loaded while these are multiplied.
-  auto load_v = [&](int r, float (&x)[8][4]) {
+  // C += V Wn: warp w's row pairs 32 (warp + 8 p) .. + 31, each over Wn's w / 8 steps of 8 (one flat stream of
+  // steps, V's values two steps ahead). A = V: a0 = V(r, k + t), a1 = V(r + 8, k + t), a2, a3 four columns on;
+  // B = Wn: b0 = Wn(k + t, 8 j + g), b1 four rows down.
+  const int KK = w / 8, total = (mp / 32 - warp + 7) / 8 * KK;
+  auto load_v = [&](int pair, int kk, float (&x)[8]) {
+    const int r = 32 * pair + g;
+    const float* p = V + r * ldv + 8 * kk + t;
 #pragma unroll
-    for (int kk = 0; kk < 8; ++kk) {
-      const float* p = V + (size_t)r * ldv + 8 * kk + t;
-      const bool in = 8 * kk < w;
-      x[kk][0] = in && r < m ? p[0] : 0.f;
-      x[kk][1] = in && r + 8 < m ? p[8 * ldv] : 0.f;
-      x[kk][2] = in && r < m ? p[4] : 0.f;
-      x[kk][3] = in && r + 8 < m ? p[8 * ldv + 4] : 0.f;
+    for (int e = 0; e < 4; ++e) {  // rows r + 8 e
+      const bool in = r + 8 * e < m;
+      x[2 * e] = in ? p[8 * e * ldv] : 0.f;
+      x[2 * e + 1] = in ? p[8 * e * ldv + 4] : 0.f;
     }
   };
-  float vx[8][4];
-  load_v(16 * warp + g, vx);
-  for (int r = 16 * warp + g; r < mp; r += 128) {
-    float d[4][4];
+  {
+    float ring[2][8];
+    int pair = warp, kk = 0, next_pair = warp, next_kk = 0;
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int at = r * AP_LD + 8 * j + 2 * t;
-      d[j][0] = Cs[at], d[j][1] = Cs[at + 1], d[j][2] = Cs[at + 8 * AP_LD], d[j][3] = Cs[at + 8 * AP_LD + 1];
+    for (int q = 0; q < 2; ++q) {
+      load_v(next_pair, next_kk, ring[q]);
+      if (++next_kk == KK) next_kk = 0, next_pair += 8;
     }
-    float vn[8][4];
-    load_v(r + 128, vn);
+    float d[2][4][4];
+    for (int s0 = 0; s0 < total; s0 += 2) {
 #pragma unroll
-    for (int kk = 0; kk < 8; ++kk) {
-      if (8 * kk >= w) break;
-      unsigned ah[4], al[4];
+      for (int q = 0; q < 2; ++q) {
+        if (s0 + q >= total) break;
+        const int r = 32 * pair + g;
+        if (kk == 0)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) split(vx[kk][e], ah[e], al[e]);
+          for (int e = 0; e < 2; ++e)
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const int at = (8 * kk + t) * AP_LD + 8 * j + g;
-        const unsigned bh[2] = {Wh[at], Wh[at + 4 * AP_LD]}, bl[2] = {Wl[at], Wl[at + 4 * AP_LD]};
-        mma3(d[j], ah, al, bh, bl);
+            for (int j = 0; j < 4; ++j) {
+              const int at = (r + 16 * e) * AP_LD + 8 * j + 2 * t;
+              d[e][j][0] = Cs[at], d[e][j][1] = Cs[at + 1];
+              d[e][j][2] = Cs[at + 8 * AP_LD], d[e][j][3] = Cs[at + 8 * AP_LD + 1];
+            }
+        // ring[q]: rows r, r + 8, r + 16, r + 24 at columns k + t and k + t + 4
+        unsigned ah[2][4], al[2][4];
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          split(ring[q][4 * e], ah[e][0], al[e][0]);      // V(r + 16 e, k + t)
+          split(ring[q][4 * e + 2], ah[e][1], al[e][1]);  // V(r + 16 e + 8, k + t)
+          split(ring[q][4 * e + 1], ah[e][2], al[e][2]);  // V(r + 16 e, k + t + 4)
+          split(ring[q][4 * e + 3], ah[e][3], al[e][3]);  // V(r + 16 e + 8, k + t + 4)
+        }
+        if (s0 + q + 2 < total) load_v(next_pair, next_kk, ring[q]);
+        if (++next_kk == KK) next_kk = 0, next_pair += 8;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const uint2 u = Wn[(8 * kk + t) * AP_WN + 8 * j + g], v = Wn[(8 * kk + t + 4) * AP_WN + 8 * j + g];
+          const unsigned bh[2] = {u.x, v.x}, bl[2] = {u.y, v.y};
+          mma3(d[0][j], ah[0], al[0], bh, bl);
+          mma3(d[1][j], ah[1], al[1], bh, bl);
+        }
+        if (kk == KK - 1)
+#pragma unroll
+          for (int e = 0; e < 2; ++e)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+              const int at = (r + 16 * e) * AP_LD + 8 * j + 2 * t;
+              Cs[at] = d[e][j][0], Cs[at + 1] = d[e][j][1];
+              Cs[at + 8 * AP_LD] = d[e][j][2], Cs[at + 8 * AP_LD + 1] = d[e][j][3];
+            }
+        if (++kk == KK) kk = 0, pair += 8;
       }
-    }
-#pragma unroll
-    for (int kk = 0; kk < 8; ++kk)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) vx[kk][e] = vn[kk][e];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int at = r * AP_LD + 8 * j + 2 * t;
-      Cs[at] = d[j][0], Cs[at + 1] = d[j][1], Cs[at + 8 * AP_LD] = d[j][2], Cs[at + 8 * AP_LD + 1] = d[j][3];
     }
   }
   __syncthreads();
