@@ -54,7 +54,7 @@ def main(argv):
             line.append(f"{name} {ms:.3f} ms ({flops / ms / 1e9:.1f} TFLOP/s fp32-eq)")
         f = k._tf32x3("tf32x3_apply")
         try:
-            blocks = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(f.ptr, 256, k._apply_bytes(m))
+            blocks = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(f.kernel.ptr, 256, k._apply_bytes(m))
             f.preferred_shared_memory_carveout = 100  # all of L1 as shared memory
             C.copy_(C0)
             line.append(f"apply, carveout 100: {timed(lambda: k._tf32x3_apply(V, T, C)):.3f} ms; "

@@ -42,7 +42,8 @@ def test_seed_passes_quick(seed: str) -> None:
 @pytest.mark.parametrize("overrides", [
     ["REG_ROWS=0"], ["MB_CLUSTER=0"], ["CLUSTER_FROM=0"], ["VTC_BELOW=0", "TF32X3_BELOW=0", "APPLY_ROWS=0"],
     ["VTC_BELOW=4096", "TF32X3_BELOW=4096", "TF32X3_ROWS=0", "APPLY_ROWS=0"],
-    ["OUTER_FROM=1", "VTC_BELOW=4096", "TF32X3_BELOW=4096", "APPLY_ROWS=0"], ["APPLY_FROM=0", "OUTER_FROM=1"],
+    ["OUTER_FROM=1", "VTC_BELOW=4096", "TF32X3_BELOW=4096", "APPLY_ROWS=0"],
+    ["APPLY_FROM=0", "APPLY_BELOW=4096", "APPLY_ROWS=1088", "OUTER_FROM=1"],
     ["RP_WARPS=16", "REG_ROWS=2"]])
 def test_tsqr_wy_paths_pass_quick(overrides: list[str]) -> None:
     """tsqr_wy's other paths (each a constant of kernel.py, bench/variant.py): the panel without registers, the

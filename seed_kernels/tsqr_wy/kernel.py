@@ -11,9 +11,10 @@ reg_panel (for panels of m <= 4 * 32 * RP_WARPS rows, batches under REG_BELOW, N
 rows in registers, one barrier a column, and makes T from the sums the update needs anyway, so no G GEMM and
 no build_t; its rows pass through a tile per warp on the way in and out (reg_panel.cu says how). Against panel_qr
 plus G and build_t it took 640x512 from 10.2 to 7.7 ms and 60x1024 from 9.5 to 6.5 on the H200; it also
-makes 40x176 faster as panels than whole in shared memory (SMALL_N = 128: 0.58 -> 0.30 ms). For small
-batches the trailing update's W = V^T C and C -= V W run in split TF32 on tensor cores (tf32x3.cu; `_apply`
-says where), and from CLUSTER_FROM matrices a multi-block panel runs as one thread block cluster per matrix
+makes 40x176 faster as panels than whole in shared memory (SMALL_N = 128: 0.58 -> 0.30 ms). For batches of
+16 to 255 matrices the trailing update of panels of at most 512 rows is one kernel, tf32x3_apply (split TF32 on
+tensor cores, C read and written once); for small batches the trailing update's W = V^T C and C -= V W run in
+split TF32 (tf32x3.cu; `_apply` says where), and from CLUSTER_FROM matrices a multi-block panel runs as one thread block cluster per matrix
 (mb_cluster), whose hardware barrier replaces mb_panel's counted one in global memory.
 
 What is new against blocked_wy: for batches under MB_BELOW matrices a panel is factored by
@@ -98,9 +99,11 @@ TF32X3_BELOW = 64  # @tune TF32X3_BELOW: 0 16 64 256
 
 TF32X3_ROWS = 512  # @tune TF32X3_ROWS: 0 256 512 1024
 
-APPLY_ROWS = 1088  # @tune APPLY_ROWS: 0 512 1088
+APPLY_ROWS = 512  # @tune APPLY_ROWS: 0 256 512 1088
 
 APPLY_FROM = 16  # @tune APPLY_FROM: 4 16 64
+
+APPLY_BELOW = 256  # @tune APPLY_BELOW: 64 256 1024
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
 _COMMON = Path(__file__).with_name("common.cu").read_text()  # defines and helpers of both modules below
@@ -193,7 +196,7 @@ def compile_info():
                    "FUSED_BELOW": FUSED_BELOW, "OUTER_NB": OUTER_NB, "OUTER_FROM": OUTER_FROM,
                    "REG_ROWS": REG_ROWS, "REG_BELOW": REG_BELOW, "RP_WARPS": RP_WARPS,
                    "VTC_BELOW": VTC_BELOW, "TF32X3_BELOW": TF32X3_BELOW, "TF32X3_ROWS": TF32X3_ROWS,
-                   "APPLY_ROWS": APPLY_ROWS, "APPLY_FROM": APPLY_FROM}
+                   "APPLY_ROWS": APPLY_ROWS, "APPLY_FROM": APPLY_FROM, "APPLY_BELOW": APPLY_BELOW}
 
 
 def _attrs(f):
@@ -383,13 +386,16 @@ def _make_t(H, tau, V, G, T, k, ncols, warps):
 
 
 def _apply(Vm, Tm, C):
-    """C = (I - V T V^T)^T C in three batched GEMMs: W = V^T C (for batches under VTC_BELOW by tf32x3_vtc, split
-    over chunks of rows), W = T^T W, and C -= V W (for batches under TF32X3_BELOW and C of at least TF32X3_ROWS
-    rows by tf32x3_update); the rest by cuBLAS in FP32. On the H200 (2026-12-02) the split-TF32 kernels took
-    2x4096 from 32.7 to 26.2 ms and 8x2048 from 13.6 to 12.9 (V^T C 10.5 -> 4.0 ms on 2x4096), and lost to cuBLAS
-    on 640x512 (8.3 against 7.7)."""
+    """C = (I - V T V^T)^T C. For batches of APPLY_FROM to APPLY_BELOW matrices and C of at most APPLY_ROWS rows
+    one kernel does it all in split TF32, C read and written once (tf32x3_apply): on the H200 (2026-12-02) that
+    took 40x176 from 300 to 282 us, 40x352 from 697 to 663 and 60x1024 from 6.19 to 6.14 ms, and lost to cuBLAS
+    on 640x512 (8.0 against 7.5 ms) and on 60x1024's panels of more than 512 rows. Otherwise three batched GEMMs:
+    W = V^T C (for batches under VTC_BELOW by tf32x3_vtc, split over chunks of rows), W = T^T W, and C -= V W (for
+    batches under TF32X3_BELOW and C of at least TF32X3_ROWS rows by tf32x3_update); the rest by cuBLAS in FP32.
+    There the split-TF32 kernels took 2x4096 from 32.7 to 26.2 ms and 8x2048 from 13.6 to 12.9 (V^T C 10.5 -> 4.0
+    ms on 2x4096), and lost to cuBLAS on 640x512 (8.3 against 7.7)."""
     batch, m, w = Vm.shape
-    if batch >= APPLY_FROM and m <= APPLY_ROWS and w <= 64 and w % 8 == 0 and _apply_bytes(m) <= SMEM_BUDGET:
+    if APPLY_FROM <= batch < APPLY_BELOW and m <= APPLY_ROWS and _apply_fits(m, w):
         _tf32x3_apply(Vm, Tm, C)
         return
     fits = _tf32x3_fits(Vm, C)
@@ -399,6 +405,11 @@ def _apply(Vm, Tm, C):
         _tf32x3_update(Vm, W.neg_(), C)
     else:
         C.baddbmm_(Vm, W, alpha=-1.0)  # C - V T^T V^T C
+
+
+def _apply_fits(m, w):
+    """tf32x3_apply's conditions: V at most 64 columns, a multiple of 8; C's tile within shared memory."""
+    return w <= 64 and w % 8 == 0 and _apply_bytes(m) <= SMEM_BUDGET
 
 
 def _apply_bytes(m):
