@@ -1,10 +1,11 @@
 """Blocked Householder QR with compact WY (qr.cu) whose panels live in registers (one block per matrix) or
 spread over many thread blocks when the batch is small: the second seed, from blocked_wy.
 
-STATUS (2026-12-02, H200, docs/benchmarks.md "tenth pass"): correct on every test of the contract; 3.235 ms
-in `full` mode (36.1x torch.geqrf's 116.93 ms in the same run; blocked_wy 5.429 ms), every shape faster than
+STATUS (2026-12-02, H200, docs/benchmarks.md "eleventh pass"): correct on every test of the contract; 3.185 ms
+in `full` mode, the mean of five repeats (36.8x torch.geqrf's 117.08 ms in the same run, whose seed-7 evaluation
+of this kernel took 3.293 with 8x2048 and 2x4096 in a slow state; blocked_wy 5.423 ms), every shape faster than
 geqrf, 2x4096 by 1.9x. Not the 2.9 ms (40x) the contest issue asks: 640x512 takes 7.5 ms (cuBLAS GEMMs about
-4.2, reg_panel 2.4), 60x1024 6.2, 8x2048 10.9 (mb_cluster 5.0, the split-TF32 update 4.6) and 2x4096 24.1
+4.2, reg_panel 2.4), 60x1024 6.2, 8x2048 10.9 (mb_cluster 5.0, the split-TF32 update 4.6) and 2x4096 23.7
 (mb_panel 12.3: a barrier among a matrix's blocks for each column; the split-TF32 update 9.4).
 
 reg_panel (for panels of m <= 4 * 32 * RP_WARPS rows, batches under REG_BELOW, NB = 32) holds a thread's whole

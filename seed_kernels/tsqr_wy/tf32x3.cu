@@ -1,17 +1,20 @@
-// Split-TF32 tensor-core GEMMs for the trailing update C -= V T^T V^T C of small batches (kernel.py says
-// where): tf32x3_vtc32/64 make W = V^T C split over chunks of rows (cuBLAS gives this product, a 32-row output
-// per matrix with a long inner dimension, few long tiles), tf32x3_update adds V Wn to C (Wn = -T^T W, a small
-// torch GEMM between them). Each operand x is split into hi = tf32(x) and lo = tf32(x - hi), and a product
-// is lo*hi + hi*lo + hi*hi (lo*lo, about 2^-22 of it, dropped), accumulated in FP32: close to an FP32
-// product, on tensor cores at three MMAs per product. The contract allows split-TF32 inside (its gates then
-// decide); plain TF32 fails its factor gate at n = 512.
+// Split-TF32 tensor-core kernels for the trailing update C -= V T^T V^T C (kernel.py's _apply says where):
+// tf32x3_apply does all of it for one tile of C (the batches of 16 to 255 matrices, panels of at most 512 rows);
+// for small batches tf32x3_vtc32/64 make W = V^T C split over chunks of rows (cuBLAS gives this product, a
+// 32-row output per matrix with a long inner dimension, few long tiles), tf32x3_update adds V Wn to C (Wn =
+// -T^T W, a small torch GEMM between them). Each operand x is split into hi = tf32(x) and lo = tf32(x - hi),
+// and a product is lo*hi + hi*lo + hi*hi (lo*lo, about 2^-22 of it, dropped), accumulated in FP32: close to an
+// FP32 product, on tensor cores at three MMAs per product. The contract allows split TF32 inside (its gates then
+// decide); plain TF32 uses about 500 times the factor gate that split TF32 or FP32 use at n = 512
+// (bench/seed_model.py --gates).
 //
 // mma.sync m16n8k8 with tf32 operands, lane = 4 g + t: A (16 x 8) a0 (g, t), a1 (g + 8, t), a2 (g, t + 4),
 // a3 (g + 8, t + 4); B (8 x 8) b0 (t, g), b1 (t + 4, g); C (16 x 8) c0 (g, 2t), c1 (g, 2t + 1), c2 (g + 8, 2t),
-// c3 (g + 8, 2t + 1). Operands are read straight from global memory, no shared-memory staging: on the H200
-// (2026-12-02) that made them slower than cuBLAS's FP32 GEMMs for 640 matrices of 512 (2.5 against 2.1 ms for
-// C += V Wn, 1.65 against 1.75 for V^T C), so kernel.py keeps them to small batches; a staged, pipelined
-// version is the next step. Needs sm_80 or newer; older GPUs trap.
+// c3 (g + 8, 2t + 1). tf32x3_vtc and tf32x3_update read their operands straight from global memory, no
+// shared-memory staging: on the H200 (2026-12-02) that made them slower than cuBLAS's FP32 GEMMs for 640
+// matrices of 512 (2.5 against 2.1 ms for C += V Wn, 1.65 against 1.75 for V^T C), and tf32x3_apply, which
+// holds C's tile in shared memory, still loses there (docs/benchmarks.md, eleventh pass). Needs sm_80 or newer;
+// older GPUs trap.
 
 // x rounded to TF32 as cvt.rna.tf32.f32 rounds a finite x (to nearest, ties away from zero; the carry may reach the
 // exponent): two integer instructions, where sm_90's cvt.rna takes four or more (it checks for NaN and
