@@ -196,6 +196,19 @@ extern "C" __global__ void __launch_bounds__(128) tf32x3_vtc64(const float* __re
 #define AP_PART (2 * 64 * AP_LD)  // the groups' partial sums (4 x 32 x AP_LD), later Wn split (64 x AP_WN uint2)
 #define AP_WN 36                  // Wn's row stride in uint2: (8 t + 2 g) mod 32 over a half-warp's 64-bit reads
 
+// f(e, j, q, at) for each accumulator value q of a warp's 2 x 4 MMA tiles (e, j) of a 32 x 32 block, `at` its
+// offset in a tile of row stride AP_LD less the lane's own, g * AP_LD + 2 t: rows 16 e + g (+ 8), columns
+// 8 j + 2 t (+ 1)
+template <class F>
+__device__ __forceinline__ void each_acc(F f) {
+#pragma unroll
+  for (int e = 0; e < 2; ++e)
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) f(e, j, q, (16 * e + 8 * (q >> 1)) * AP_LD + 8 * j + (q & 1));
+}
+
 extern "C" __global__ void __launch_bounds__(256, 2) tf32x3_apply(float* __restrict__ C, int ldc, long long cstride,
                                                                   const float* __restrict__ V, int ldv,
                                                                   long long vstride, const float* __restrict__ T,
@@ -267,38 +280,20 @@ extern "C" __global__ void __launch_bounds__(256, 2) tf32x3_apply(float* __restr
     }
   }
   // the groups' sums, pairwise: groups half .. 2 half - 1 leave theirs in `part`, groups 0 .. half - 1 add them
+  const int lane_at = g * AP_LD + 2 * t;
   for (int half = KG / 2; half >= 1; half >>= 1) {
     if (kg >= half && kg < 2 * half) {
-      float* slot = part + ((kg - half) * MH + h) * 32 * AP_LD;
-#pragma unroll
-      for (int e = 0; e < 2; ++e)
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-#pragma unroll
-          for (int q = 0; q < 4; ++q)
-            slot[(16 * e + g + 8 * (q >> 1)) * AP_LD + 8 * j + 2 * t + (q & 1)] = acc[e][j][q];
+      float* slot = part + ((kg - half) * MH + h) * 32 * AP_LD + lane_at;
+      each_acc([&](int e, int j, int q, int at) { slot[at] = acc[e][j][q]; });
     }
     __syncthreads();
     if (kg < half) {
-      const float* slot = part + (kg * MH + h) * 32 * AP_LD;
-#pragma unroll
-      for (int e = 0; e < 2; ++e)
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-#pragma unroll
-          for (int q = 0; q < 4; ++q)
-            acc[e][j][q] += slot[(16 * e + g + 8 * (q >> 1)) * AP_LD + 8 * j + 2 * t + (q & 1)];
+      const float* slot = part + (kg * MH + h) * 32 * AP_LD + lane_at;
+      each_acc([&](int e, int j, int q, int at) { acc[e][j][q] += slot[at]; });
     }
     __syncthreads();
   }
-  if (kg == 0)
-#pragma unroll
-    for (int e = 0; e < 2; ++e)
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-#pragma unroll
-        for (int q = 0; q < 4; ++q)
-          Ws[(i0 + 16 * e + 8 * (q >> 1)) * AP_LD + 8 * j + 2 * t + (q & 1)] = acc[e][j][q];
+  if (kg == 0) each_acc([&](int e, int j, int q, int at) { Ws[32 * h * AP_LD + lane_at + at] = acc[e][j][q]; });
   __syncthreads();
 
   // Wn = -T^T W, a 16 x 8 tile a warp: A = T^T, a0 = T(k + t, i), B = W; T's values for every step loaded first
@@ -363,16 +358,8 @@ extern "C" __global__ void __launch_bounds__(256, 2) tf32x3_apply(float* __restr
 #pragma unroll
       for (int q = 0; q < 2; ++q) {
         if (s0 + q >= total) break;
-        const int r = 32 * pair + g;
-        if (kk == 0)
-#pragma unroll
-          for (int e = 0; e < 2; ++e)
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-              const int at = (r + 16 * e) * AP_LD + 8 * j + 2 * t;
-              d[e][j][0] = Cs[at], d[e][j][1] = Cs[at + 1];
-              d[e][j][2] = Cs[at + 8 * AP_LD], d[e][j][3] = Cs[at + 8 * AP_LD + 1];
-            }
+        float* tile = Cs + 32 * pair * AP_LD + lane_at;  // rows 32 pair + g (+ 8, 16, 24)
+        if (kk == 0) each_acc([&](int e, int j, int q, int at) { d[e][j][q] = tile[at]; });
         // ring[q]: rows r, r + 8, r + 16, r + 24 at columns k + t and k + t + 4
         unsigned ah[2][4], al[2][4];
 #pragma unroll
@@ -391,15 +378,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) tf32x3_apply(float* __restr
           mma3(d[0][j], ah[0], al[0], bh, bl);
           mma3(d[1][j], ah[1], al[1], bh, bl);
         }
-        if (kk == KK - 1)
-#pragma unroll
-          for (int e = 0; e < 2; ++e)
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-              const int at = (r + 16 * e) * AP_LD + 8 * j + 2 * t;
-              Cs[at] = d[e][j][0], Cs[at + 1] = d[e][j][1];
-              Cs[at + 8 * AP_LD] = d[e][j][2], Cs[at + 8 * AP_LD + 1] = d[e][j][3];
-            }
+        if (kk == KK - 1) each_acc([&](int e, int j, int q, int at) { tile[at] = d[e][j][q]; });
         if (++kk == KK) kk = 0, pair += 8;
       }
     }
