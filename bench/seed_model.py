@@ -1,8 +1,10 @@
 """tsqr_wy's kernel.py on the CPU: its own loop (panels, workspaces, which kernel when) with each CUDA kernel
 replaced by a Python stand-in, against torch.geqrf. mb_panel and trail_update are transcribed phase by phase
 (block, warp and lane indices as qr.cu has them; the phases are separated by barriers, so running them one
-after another is what the GPU does), reg_panel column by column with its warps' sums (T from the same sums);
-panel_qr, gram and build_t by their plain arithmetic, tf32x3's GEMMs (chunk by chunk) by theirs in split TF32.
+after another is what the GPU does), reg_panel column by column with its warps' sums (T from the same sums),
+tf32x3_apply lane by lane (each MMA from its fragments, as PTX defines them; shared memory as one array, each
+index checked against its region); panel_qr, gram and build_t by their plain arithmetic, tf32x3's other GEMMs
+(chunk by chunk) by theirs in split TF32.
 It checks the orchestration and the index arithmetic before device time is spent, never the CUDA code itself.
 `--gates` shows what split TF32 does to the contract's gates (on one 512 and one 1024 matrix, with plain TF32
 beside it).
@@ -126,6 +128,192 @@ def tf32x3_matmul(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
     return (Al @ Bh + Ah @ Bl + Ah @ Bh).float()
 
 
+AP_LD, AP_WN, AP_PART = 40, 36, 2 * 64 * 40  # tf32x3.cu's defines for tf32x3_apply
+G, TL = np.arange(32) >> 2, np.arange(32) & 3  # a lane's g and t (lane = 4 g + t)
+APPLY_LANES = True  # tf32x3_apply's stand-in: the kernel lane by lane (False: its arithmetic as three products)
+
+
+def rna(x: np.ndarray) -> np.ndarray:
+    """tf32x3.cu's to_tf32 on float32 values: (bits + 0x1000) & 0xFFFFE000."""
+    bits = np.asarray(x, np.float32).view(np.uint32)
+    return ((bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
+
+
+def split_np(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    hi = rna(x)
+    return hi, rna(np.asarray(x, np.float32) - hi)
+
+
+def mma(d: list, a: list, b: list) -> list:
+    """mma.sync m16n8k8 on a warp's fragments, each a value per lane: D = C + A B, exact products (a tensor
+    core's), the sum rounded to FP32."""
+    A, B, D = np.zeros((16, 8)), np.zeros((8, 8)), np.zeros((16, 8))
+    A[G, TL], A[G + 8, TL], A[G, TL + 4], A[G + 8, TL + 4] = a
+    B[TL, G], B[TL + 4, G] = b
+    D[G, 2 * TL], D[G, 2 * TL + 1], D[G + 8, 2 * TL], D[G + 8, 2 * TL + 1] = d
+    D = (D + A @ B).astype(np.float32)
+    return [D[G, 2 * TL], D[G, 2 * TL + 1], D[G + 8, 2 * TL], D[G + 8, 2 * TL + 1]]
+
+
+def mma3(d: list, ah: list, al: list, bh: list, bl: list) -> list:
+    return mma(mma(mma(d, al, bh), ah, bl), ah, bh)
+
+
+def each_acc():
+    """tf32x3.cu's each_acc: (e, j, q, offset) over a warp's 2 x 4 accumulator tiles."""
+    for e in range(2):
+        for j in range(4):
+            for q in range(4):
+                yield e, j, q, (16 * e + 8 * (q >> 1)) * AP_LD + 8 * j + (q & 1)
+
+
+def apply_block(C: np.ndarray, V: np.ndarray, T: np.ndarray, m: int, N: int, w: int, col0: int) -> None:
+    """tf32x3_apply's block for C's 32 columns from col0 (one matrix; C updated in place), warp by warp and lane
+    by lane as tf32x3.cu has it: shared memory as one array of the size kernel.py gives the launch, every index
+    checked against its region; each phase's warps one after another (barriers separate the phases)."""
+    mp = (m + 31) & ~31
+    ws, part = mp * AP_LD, (mp + 64) * AP_LD  # where W and the partial sums (later Wn) start
+    smem = np.full(part + AP_PART, np.nan, np.float32)  # unwritten shared memory is garbage
+    lane = np.arange(32)
+    ncol = min(32, N - col0)
+    lane_at = G * AP_LD + 2 * TL
+
+    def at(index: np.ndarray, start: int, stop: int) -> np.ndarray:
+        assert (index >= start).all() and (index < stop).all(), (start, stop)
+        return index
+
+    def load(A: np.ndarray, rows: np.ndarray, cols: np.ndarray, ok: np.ndarray) -> np.ndarray:
+        ok = ok & (rows < A.shape[0]) & (cols < A.shape[1])
+        return np.where(ok, A[np.minimum(rows, A.shape[0] - 1), np.minimum(cols, A.shape[1] - 1)], 0).astype(np.float32)
+
+    for warp in range(8):  # C's tile in
+        for r0 in range(warp, mp, 128):
+            x = [load(C, np.full(32, r0 + 8 * q), col0 + lane, (r0 + 8 * q < m) & (lane < ncol)) for q in range(16)]
+            for q in range(16):
+                if r0 + 8 * q < mp:
+                    smem[at((r0 + 8 * q) * AP_LD + lane, 0, ws)] = x[q]
+    MH = 2 if w > 32 else 1
+    KG = 8 // MH
+    acc = {}
+    for warp in range(8):  # W = V^T C
+        h, kg = warp % MH, warp // MH
+        i0 = 32 * h + G
+        steps = (mp // 8 - kg + KG - 1) // KG
+
+        def load_vt(s: int, kg: int = kg, i0: np.ndarray = i0) -> list:
+            # tile e's a0..a3: V(ra, i), V(ra, i + 8), V(rb, i), V(rb, i + 8), i = i0 + 16 e
+            ra = 8 * (kg + KG * s) + TL
+            return [load(V, r, i0 + 16 * e + c, (r < m) & (i0 + 16 * e + c < w))
+                    for e in range(2) for r, c in ((ra, 0), (ra, 8), (ra + 4, 0), (ra + 4, 8))]
+        ring = [load_vt(q) for q in range(4)]
+        a = [[[np.zeros(32, np.float32)] * 4 for _ in range(4)] for _ in range(2)]
+        for s0 in range(0, steps, 4):
+            for q in range(4):
+                s = s0 + q
+                if s >= steps:
+                    break
+                ra = 8 * (kg + KG * s) + TL
+                hl = [split_np(v) for v in ring[q]]
+                ah = [[hl[4 * e + k][0] for k in range(4)] for e in range(2)]
+                al = [[hl[4 * e + k][1] for k in range(4)] for e in range(2)]
+                ring[q] = load_vt(s + 4)
+                for j in range(4):
+                    b = [split_np(smem[at(r * AP_LD + 8 * j + G, 0, ws)]) for r in (ra, ra + 4)]
+                    bh, bl = [b[0][0], b[1][0]], [b[0][1], b[1][1]]
+                    for e in range(2):
+                        a[e][j] = mma3(a[e][j], ah[e], al[e], bh, bl)
+        acc[warp] = a
+    half = KG // 2
+    while half >= 1:  # the groups' sums, pairwise
+        for warp in range(8):
+            h, kg = warp % MH, warp // MH
+            if half <= kg < 2 * half:
+                slot = part + ((kg - half) * MH + h) * 32 * AP_LD + lane_at
+                for e, j, q, off in each_acc():
+                    smem[at(slot + off, part, part + AP_PART)] = acc[warp][e][j][q]
+        for warp in range(8):
+            h, kg = warp % MH, warp // MH
+            if kg < half:
+                slot = part + (kg * MH + h) * 32 * AP_LD + lane_at
+                for e, j, q, off in each_acc():
+                    acc[warp][e][j][q] = acc[warp][e][j][q] + smem[at(slot + off, part, part + AP_PART)]
+        half //= 2
+    for warp in range(MH):  # kg == 0
+        for e, j, q, off in each_acc():
+            smem[at(ws + 32 * warp * AP_LD + lane_at + off, ws, part)] = acc[warp][e][j][q]
+    MF = (w + 15) // 16
+    for warp in range(8):  # Wn = -T^T W, kept split: uint2 u at part + 2 u (hi) and part + 2 u + 1 (lo)
+        for tile in range(warp, 4 * MF, 8):
+            i, j = 16 * (tile >> 2) + G, tile & 3
+            d = [np.zeros(32, np.float32)] * 4
+            for kk in range(8):
+                if 8 * kk >= w:
+                    break
+                k = 8 * kk
+                x = [load(T, k + TL, i, i < w), load(T, k + TL, i + 8, i + 8 < w), load(T, k + TL + 4, i, i < w),
+                     load(T, k + TL + 4, i + 8, i + 8 < w)]
+                hl = [split_np(v) for v in x]
+                b = [split_np(smem[at(ws + r * AP_LD + 8 * j + G, ws, part)]) for r in (k + TL, k + TL + 4)]
+                d = mma3(d, [v[0] for v in hl], [v[1] for v in hl], [b[0][0], b[1][0]], [b[0][1], b[1][1]])
+            for q in range(4):
+                u = (i + 8 * (q >> 1)) * AP_WN + 8 * j + 2 * TL + (q & 1)
+                hi, lo = split_np(-d[q])
+                smem[at(part + 2 * u, part, part + AP_PART)], smem[at(part + 2 * u + 1, part, part + AP_PART)] = hi, lo
+    KK = w // 8
+    for warp in range(8):  # C += V Wn, one flat stream of steps (pair, kk)
+        total = (mp // 32 - warp + 7) // 8 * KK
+
+        def load_v(pair: int, kk: int) -> list:  # a0..a3 of rows r + 8 e at columns c and c + 4
+            r = 32 * pair + G
+            c = 8 * kk + TL
+            return [load(V, r + 8 * e, c + 4 * x, r + 8 * e < m) for e in range(4) for x in range(2)]
+        ring, next_pair, next_kk = [], warp, 0
+        for _ in range(2):
+            ring.append(load_v(next_pair, next_kk))
+            next_kk += 1
+            if next_kk == KK:
+                next_kk, next_pair = 0, next_pair + 8
+        pair, kk = warp, 0
+        d = None
+        for s0 in range(0, total, 2):
+            for q in range(2):
+                if s0 + q >= total:
+                    break
+                tile = 32 * pair * AP_LD + lane_at
+                if kk == 0:
+                    d = [[[None] * 4 for _ in range(4)] for _ in range(2)]
+                    for e, j, qq, off in each_acc():
+                        d[e][j][qq] = smem[at(tile + off, 0, ws)].copy()
+                hl = [split_np(v) for v in ring[q]]
+                ah = [[hl[4 * e][0], hl[4 * e + 2][0], hl[4 * e + 1][0], hl[4 * e + 3][0]] for e in range(2)]
+                al = [[hl[4 * e][1], hl[4 * e + 2][1], hl[4 * e + 1][1], hl[4 * e + 3][1]] for e in range(2)]
+                if s0 + q + 2 < total:
+                    ring[q] = load_v(next_pair, next_kk)
+                next_kk += 1
+                if next_kk == KK:
+                    next_kk, next_pair = 0, next_pair + 8
+                for j in range(4):
+                    u = (8 * kk + TL) * AP_WN + 8 * j + G
+                    v = u + 4 * AP_WN
+                    bh = [smem[at(part + 2 * u, part, part + AP_PART)], smem[at(part + 2 * v, part, part + AP_PART)]]
+                    bl = [smem[part + 2 * u + 1], smem[part + 2 * v + 1]]
+                    for e in range(2):
+                        d[e][j] = mma3(d[e][j], ah[e], al[e], bh, bl)
+                if kk == KK - 1:
+                    for e, j, qq, off in each_acc():
+                        smem[at(tile + off, 0, ws)] = d[e][j][qq]
+                kk += 1
+                if kk == KK:
+                    kk, pair = 0, pair + 8
+    for warp in range(8):  # the tile out
+        for r0 in range(warp, m, 128):
+            for q in range(16):
+                r = r0 + 8 * q
+                if r < m:
+                    C[r, col0:col0 + ncol] = smem[at(r * AP_LD + lane[:ncol], 0, ws)]
+    assert not np.isnan(C[:m, col0:col0 + ncol]).any(), "tf32x3_apply read shared memory nobody wrote"
+
+
 CALLS: dict[str, int] = {}
 MODULES: list[tuple[str, ...]] = []  # the options of every module kernel.py compiled
 
@@ -177,9 +365,15 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             assert (ldc, cstride, ldv, vstride, ldt, tstride) == (C.stride(1), C.stride(0), V.stride(1),
                                                                    V.stride(0), T.stride(1), T.stride(0))
             assert shared_mem == ((-(-m // 32) * 32 + 64) * 40 + 2 * 64 * 40) * 4 <= 200 * 1024, shared_mem
-            W = tf32x3_matmul(V[:, :m, :w].transpose(1, 2), C[:, :m, :N])
-            Wn = -tf32x3_matmul(T[:, :w, :w].transpose(1, 2), W)
-            C[:, :m, :N] += tf32x3_matmul(V[:, :m, :w], Wn)
+            if APPLY_LANES:
+                CALLS["tf32x3_apply lanes"] = CALLS.get("tf32x3_apply lanes", 0) + 1
+                for b in range(C.shape[0]):
+                    for col0 in range(0, N, 32):
+                        apply_block(C[b].numpy(), V[b].numpy(), T[b].numpy(), m, N, w, col0)
+            else:
+                W = tf32x3_matmul(V[:, :m, :w].transpose(1, 2), C[:, :m, :N])
+                Wn = -tf32x3_matmul(T[:, :w, :w].transpose(1, 2), W)
+                C[:, :m, :N] += tf32x3_matmul(V[:, :m, :w], Wn)
         elif name in ("tf32x3_vtc32", "tf32x3_vtc64"):
             V, ldv, vstride, w, C, ldc, cstride, m, N, P, rows = args
             chunks, columns = P.shape[1], 32 if name == "tf32x3_vtc64" else 64  # W's columns a block
@@ -288,8 +482,9 @@ def gate_use(n: int, updates: str = "split") -> tuple[float, float]:
     tf32x3_update with an FP32 T^T W between them; "apply": tf32x3_apply, T^T W split as well), in plain TF32
     ("plain") or in FP32 ("fp32", torch's GEMMs), reg_panel's stand-in factoring the panels; residuals in
     float64, as the checker computes them."""
-    global tf32x3_matmul
-    split_matmul = tf32x3_matmul
+    global tf32x3_matmul, APPLY_LANES
+    split_matmul, lanes = tf32x3_matmul, APPLY_LANES
+    APPLY_LANES = False  # the same arithmetic as three products; lane by lane, n = 1024 would take minutes
     if updates == "plain":
         tf32x3_matmul = lambda A, B: (tf32(A).double() @ tf32(B).double()).float()  # noqa: E731
     below = 0 if updates == "fp32" else 4096
@@ -300,7 +495,7 @@ def gate_use(n: int, updates: str = "split") -> tuple[float, float]:
         A = torch.randn(1, n, n) * 10 ** (-2 * torch.arange(n) / (n - 1))
         H, tau = module.custom_kernel(A.clone())
     finally:
-        tf32x3_matmul = split_matmul
+        tf32x3_matmul, APPLY_LANES = split_matmul, lanes
     eps = torch.finfo(torch.float32).eps
     Q, R, Ad = torch.linalg.householder_product(H, tau).double(), torch.triu(H).double(), A.double()
     factor = (R - Q.transpose(1, 2) @ Ad).abs().sum(1).amax() / (20 * n * eps * Ad.abs().sum(1).amax())

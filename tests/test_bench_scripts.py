@@ -43,6 +43,7 @@ def test_tsqr_wy_loop_matches_geqrf_on_the_cpu() -> None:
         assert f"'{kernel}'" in out.stdout, kernel  # every panel kernel and the update were exercised
     assert "'outer'" in out.stdout  # and the outer blocking (OUTER_NB)
     assert "'tf32x3 split'" in out.stdout  # and V^T C over chunks of rows, added up
+    assert "'tf32x3_apply lanes'" in out.stdout  # and tf32x3_apply lane by lane
 
 
 def test_split_tf32_products_are_as_accurate_as_fp32() -> None:
@@ -64,6 +65,27 @@ def test_split_tf32_products_are_as_accurate_as_fp32() -> None:
     split = error(seed_model.tf32x3_matmul(A, B))
     plain = error(seed_model.tf32(A).double() @ seed_model.tf32(B).double())
     assert split < 4 * fp32 and plain > 100 * fp32, (fp32, split, plain)
+
+
+@pytest.mark.parametrize("m, N, w", [(16, 1, 8), (33, 31, 16), (70, 40, 48), (100, 33, 24), (130, 40, 64)])
+def test_tf32x3_apply_lane_by_lane_matches_float64(m: int, N: int, w: int) -> None:
+    """bench/seed_model.py's transcription of tf32x3_apply (warps, lanes, MMA fragments as PTX defines them,
+    shared memory bounds-checked per region, unwritten shared memory NaN) against the update in float64: partial
+    tiles, rows not a multiple of 32, every width class, more than 128 rows (two passes of the load loop)."""
+    pytest.importorskip("torch")
+    sys.path.insert(0, str(ROOT / "bench"))
+    import numpy as np
+    import seed_model
+
+    rng = np.random.default_rng(0)
+    V = rng.standard_normal((m, w)).astype(np.float32)
+    T = np.triu(rng.standard_normal((w, w))).astype(np.float32)
+    C = rng.standard_normal((m, N)).astype(np.float32)
+    Cd, Vd, Td = C.astype(np.float64), V.astype(np.float64), T.astype(np.float64)
+    expected = Cd - Vd @ (Td.T @ (Vd.T @ Cd))
+    for col0 in range(0, N, 32):
+        seed_model.apply_block(C, V, T, m, N, w, col0)
+    assert np.abs(C - expected).max() / np.abs(expected).max() < 1e-6
 
 
 def test_split_tf32_updates_keep_the_gates_where_fp32_has_them() -> None:

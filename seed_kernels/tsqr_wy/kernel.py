@@ -15,8 +15,9 @@ plus G and build_t it took 640x512 from 10.2 to 7.7 ms and 60x1024 from 9.5 to 6
 makes 40x176 faster as panels than whole in shared memory (SMALL_N = 128: 0.58 -> 0.30 ms). For batches of
 16 to 255 matrices the trailing update of panels of at most 512 rows is one kernel, tf32x3_apply (split TF32 on
 tensor cores, C read and written once); for small batches the trailing update's W = V^T C and C -= V W run in
-split TF32 (tf32x3.cu; `_apply` says where), and from CLUSTER_FROM matrices a multi-block panel runs as one thread block cluster per matrix
-(mb_cluster), whose hardware barrier replaces mb_panel's counted one in global memory.
+split TF32 (tf32x3.cu; `_apply` says where), and from CLUSTER_FROM matrices a multi-block panel runs as one
+thread block cluster per matrix (mb_cluster), whose hardware barrier replaces mb_panel's counted one in global
+memory.
 
 What is new against blocked_wy: for batches under MB_BELOW matrices a panel is factored by
 mb_panel, over as many blocks per matrix as the GPU has SMs for it (at least MB_ROWS rows each), one barrier
