@@ -3,12 +3,13 @@
 # quick mode first (with a short stall limit: a kernel whose blocks wait for each other may hang), then, if it
 # passed, torch.geqrf, blocked_wy and the seed in full mode from one run (seed 7), five noise repeats of the
 # seed, its final mode, each of $variants below (constants of kernel.py, by bench/variant.py; constants joined by
-# commas make one variant) in full mode, and the profile of the seed per shape (bench/profile_blocked.py;
-# SKIP_PROFILE=1 leaves it out). About 6 minutes on an H200. Results: ${OUT:-bench/out}/results.jsonl
+# commas make one variant; by default: no cluster, no tf32x3_apply, every update by cuBLAS, no register panel) in
+# full mode, and the profile of the seed per shape (bench/profile_blocked.py; SKIP_PROFILE=1 leaves it out).
+# About 6 minutes on an H200. Results: ${OUT:-bench/out}/results.jsonl
 # ({"name", "result"}), profile.txt, pass.log.
 source "$(dirname "$0")/lib.sh"
 seed=${SEED:-seed_kernels/tsqr_wy}
-variants=${VARIANTS:-MB_CLUSTER=0 VTC_BELOW=0,TF32X3_BELOW=0 REG_ROWS=0}
+variants=${VARIANTS:-MB_CLUSTER=0 APPLY_ROWS=0 VTC_BELOW=0,TF32X3_BELOW=0,APPLY_ROWS=0 REG_ROWS=0}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee -a "$OUT/pass.log"
 qr screen --kernel-dir "$seed" --mode quick --stall 30
 if ! tail -1 "$OUT/results.jsonl" | grep -q '"status": "ok"'; then
