@@ -1,5 +1,6 @@
 # Shared by the GPU pass scripts (sourced): results under $OUT, the repository on PYTHONPATH, a log helper,
-# one harness evaluation into results.jsonl (`qr`, `prestarted`, `record`).
+# one harness evaluation into results.jsonl (`qr`, `prestarted`, `record`), the GPU's clock during each
+# evaluation (`sampling`, `sampled`: every 200 ms into $OUT/gpu.csv, its range in pass.log).
 set -uo pipefail
 OUT=${OUT:-bench/out}
 mkdir -p "$OUT"
@@ -12,13 +13,35 @@ record() {  # name, a verdict line: kept as {"name", "result"} in $OUT/results.j
   echo "{\"name\": \"$1\", \"result\": $result}" >> "$OUT/results.jsonl"
   echo "$1: $(echo "$result" | cut -c1-160)" | tee -a "$OUT/pass.log"
 }
+sampler=
+sampling() {  # name: the GPU's SM clock, temperature, power and throttle reasons from now on, under a mark
+  command -v nvidia-smi > /dev/null || return 0
+  echo "# $1" >> "$OUT/gpu.csv"
+  nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw,clocks_throttle_reasons.active \
+    --format=csv,noheader,nounits -lms 200 >> "$OUT/gpu.csv" 2>/dev/null &
+  sampler=$!
+}
+sampled() {  # the sampler stopped; the range of SM clocks since the last mark (the slowest first) in pass.log
+  [[ -n $sampler ]] || return 0
+  kill "$sampler" 2>/dev/null
+  wait "$sampler" 2>/dev/null
+  sampler=
+  awk -F', *' '/^#/ {n = 0; lo = 1e9; hi = 0; warm = 0; next}
+               $1 ~ /^[0-9]+$/ {n++; if ($1 < lo) lo = $1; if ($1 > hi) hi = $1; if ($2 > warm) warm = $2}
+               END {if (n) printf "   SM clock %d-%d MHz, up to %d C (%d samples)\n", lo, hi, warm, n}' \
+    "$OUT/gpu.csv" | tee -a "$OUT/pass.log"
+}
 qr() {  # name, then harness args: one evaluation, recorded
   local name=$1; shift
   log "harness $name $*"
+  sampling "$name"
   record "$name" "$($py -m harness.qr "$@" 2>>"$OUT/harness.log" | tail -1)"
+  sampled
 }
 prestarted() {  # name, then harness args: the process starts, the go line comes 8 s later (torch imported)
   local name=$1; shift
   log "harness (prestarted) $name $*"
+  sampling "$name"
   record "$name" "$( (sleep 8; echo go) | $py -m harness.qr --prestart "$@" 2>>"$OUT/harness.log" | tail -1)"
+  sampled
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -97,6 +98,41 @@ def test_split_tf32_updates_keep_the_gates_where_fp32_has_them() -> None:
 
     fp32, split, plain = (seed_model.gate_use(512, updates)[0] for updates in ("fp32", "split", "plain"))
     assert split < 2 * fp32 < 0.01 and plain > 0.05, (fp32, split, plain)
+
+
+def test_each_evaluation_of_a_pass_logs_the_gpu_clock_range(tmp_path: Path) -> None:
+    """bench/lib.sh's `qr` samples nvidia-smi while the harness runs (a fake of each here: the clock drops after
+    the first sample) and writes the SM clock's range to pass.log; the sampler does not outlive the
+    evaluation, and a machine without nvidia-smi gets no line and no error."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    smi = bin_dir / "nvidia-smi"
+    smi.write_text("#!/bin/sh\nclock=1980\nwhile true; do echo \"$clock, 61, 310.25, 0x0000000000000000\"; "
+                   "clock=1755; sleep 0.05; done\n")
+    harness = bin_dir / "fake-python"
+    harness.write_text("#!/bin/sh\nsleep 0.5\necho '{\"status\": \"ok\", \"score\": 1.0}'\n")
+    for tool in (smi, harness):
+        tool.chmod(0o755)
+    for path, expect in ((f"{bin_dir}:/usr/bin:/bin", "SM clock 1755-1980 MHz, up to 61 C"), ("/usr/bin:/bin", None)):
+        out = tmp_path / ("with" if expect else "without")
+        env = {**os.environ, "PATH": path, "OUT": str(out), "PYTHON": str(harness)}
+        run = subprocess.run(["bash", "-c", f"source {ROOT}/bench/lib.sh; qr one --mode quick"], cwd=ROOT, env=env,
+                             capture_output=True, text=True, timeout=60)
+        log = (out / "pass.log").read_text()
+        assert run.returncode == 0 and '"score": 1.0' in (out / "results.jsonl").read_text(), run.stderr
+        if expect:
+            assert expect in log, log
+        else:
+            assert "SM clock" not in log and not (out / "gpu.csv").exists(), log
+    def running(path: Path) -> bool:
+        for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+            try:
+                if str(path).encode() in cmdline.read_bytes():
+                    return True
+            except OSError:  # the process ended while we looked
+                pass
+        return False
+    assert not running(smi), "the sampler outlived its evaluation"
 
 
 def seed_pass_table(tmp_path: Path) -> str:
