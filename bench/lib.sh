@@ -14,11 +14,16 @@ record() {  # name, a verdict line: kept as {"name", "result"} in $OUT/results.j
   echo "$1: $(echo "$result" | cut -c1-160)" | tee -a "$OUT/pass.log"
 }
 sampler=
+gpu_fields=
 sampling() {  # name: the GPU's SM clock, temperature, power and throttle reasons from now on, under a mark
   command -v nvidia-smi > /dev/null || return 0
+  if [[ -z $gpu_fields ]]; then  # the throttle reasons where this driver still knows the field by that name
+    gpu_fields=clocks.sm,temperature.gpu,power.draw,clocks_throttle_reasons.active
+    nvidia-smi --query-gpu="$gpu_fields" --format=csv,noheader > /dev/null 2>&1 ||
+      gpu_fields=clocks.sm,temperature.gpu,power.draw
+  fi
   echo "# $1" >> "$OUT/gpu.csv"
-  nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw,clocks_throttle_reasons.active \
-    --format=csv,noheader,nounits -lms 200 >> "$OUT/gpu.csv" 2>/dev/null &
+  nvidia-smi --query-gpu="$gpu_fields" --format=csv,noheader,nounits -lms 200 >> "$OUT/gpu.csv" 2>/dev/null &
   sampler=$!
 }
 sampled() {  # the sampler stopped; the range of SM clocks since the last mark (the slowest first) in pass.log

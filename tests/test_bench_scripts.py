@@ -107,8 +107,9 @@ def test_each_evaluation_of_a_pass_logs_the_gpu_clock_range(tmp_path: Path) -> N
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     smi = bin_dir / "nvidia-smi"
-    smi.write_text("#!/bin/sh\nclock=1980\nwhile true; do echo \"$clock, 61, 310.25, 0x0000000000000000\"; "
-                   "clock=1755; sleep 0.05; done\n")
+    smi.write_text("#!/bin/sh\ncase \"$*\" in *-lms*) ;; *) echo 1980; exit 0 ;; esac\n"  # one query, or a loop
+                   "clock=1980\nwhile true; do echo \"$clock, 61, 310.25, 0x0000000000000000\"; clock=1755;"
+                   " sleep 0.05; done\n")
     harness = bin_dir / "fake-python"
     harness.write_text("#!/bin/sh\nsleep 0.5\necho '{\"status\": \"ok\", \"score\": 1.0}'\n")
     for tool in (smi, harness):
