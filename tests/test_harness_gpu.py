@@ -65,7 +65,7 @@ def test_tsqr_wy_fused_update_matches_float64(m: int, N: int, w: int) -> None:
     """tf32x3_apply (C += V Wn, Wn = -T^T V^T C, a 32-column tile of C per block held in shared memory) on
     strided views like the ones kernel.py passes, against the same update in float64: within 1e-5 of the result's
     largest entry, and no entry outside the view touched. Sizes: partial tiles (N not a multiple of 32), rows not a
-    multiple of 16, every width class (W's 1, 2 and 4 MMA tiles), the largest C that fits in shared memory."""
+    multiple of 32, every width class (V of 8 to 64 columns), the largest C that fits in shared memory."""
     torch = pytest.importorskip("torch")
     import importlib.util
 

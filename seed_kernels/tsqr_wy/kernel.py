@@ -162,7 +162,7 @@ _TF32X3 = {}
 
 
 def _tf32x3(name):
-    """tf32x3.cu's kernels, compiled on first use (small batches only)."""
+    """tf32x3.cu's kernels, compiled on first use (batches under APPLY_BELOW matrices use them)."""
     if not _TF32X3:
         module = cp.RawModule(code=_TF32X3_SOURCE, options=("--std=c++17",))
         for kernel in ("tf32x3_update", "tf32x3_vtc32", "tf32x3_vtc64", "tf32x3_apply"):
