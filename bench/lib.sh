@@ -22,6 +22,9 @@ sampling() {  # name: the GPU's SM clock, temperature, power and throttle reason
     nvidia-smi --query-gpu="$gpu_fields" --format=csv,noheader > /dev/null 2>&1 ||
       gpu_fields=clocks.sm,temperature.gpu,power.draw
   fi
+  local others  # a process still holding the GPU would time-slice with the evaluation's kernels
+  others=$(nvidia-smi --query-compute-apps=pid,process_name --format=csv,noheader 2>/dev/null | grep -c .)
+  if (( others > 0 )); then echo "   $others CUDA process(es) on the GPU as $1 starts" | tee -a "$OUT/pass.log"; fi
   echo "# $1" >> "$OUT/gpu.csv"
   nvidia-smi --query-gpu="$gpu_fields" --format=csv,noheader,nounits -lms 200 >> "$OUT/gpu.csv" 2>/dev/null &
   sampler=$!

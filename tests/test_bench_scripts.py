@@ -102,19 +102,22 @@ def test_split_tf32_updates_keep_the_gates_where_fp32_has_them() -> None:
 
 def test_each_evaluation_of_a_pass_logs_the_gpu_clock_range(tmp_path: Path) -> None:
     """bench/lib.sh's `qr` samples nvidia-smi while the harness runs (a fake of each here: the clock drops after
-    the first sample) and writes the SM clock's range to pass.log; the sampler does not outlive the
-    evaluation, and a machine without nvidia-smi gets no line and no error."""
+    the first sample, another process holds the GPU) and writes the SM clock's range and the other processes to
+    pass.log; the sampler does not outlive the evaluation, and a machine without nvidia-smi gets no line and no
+    error."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     smi = bin_dir / "nvidia-smi"
-    smi.write_text("#!/bin/sh\ncase \"$*\" in *-lms*) ;; *) echo 1980; exit 0 ;; esac\n"  # one query, or a loop
+    smi.write_text("#!/bin/sh\ncase \"$*\" in *compute-apps*) echo '4242, python3'; exit 0 ;; *-lms*) ;; "
+                   "*) echo 1980; exit 0 ;; esac\n"  # the processes, one query, or a loop
                    "clock=1980\nwhile true; do echo \"$clock, 61, 310.25, 0x0000000000000000\"; clock=1755;"
                    " sleep 0.05; done\n")
     harness = bin_dir / "fake-python"
     harness.write_text("#!/bin/sh\nsleep 0.5\necho '{\"status\": \"ok\", \"score\": 1.0}'\n")
     for tool in (smi, harness):
         tool.chmod(0o755)
-    for path, expect in ((f"{bin_dir}:/usr/bin:/bin", "SM clock 1755-1980 MHz, up to 61 C"), ("/usr/bin:/bin", None)):
+    clock = "SM clock 1755-1980 MHz, up to 61 C"
+    for path, expect in ((f"{bin_dir}:/usr/bin:/bin", clock), ("/usr/bin:/bin", None)):
         out = tmp_path / ("with" if expect else "without")
         env = {**os.environ, "PATH": path, "OUT": str(out), "PYTHON": str(harness)}
         run = subprocess.run(["bash", "-c", f"source {ROOT}/bench/lib.sh; qr one --mode quick"], cwd=ROOT, env=env,
@@ -122,7 +125,7 @@ def test_each_evaluation_of_a_pass_logs_the_gpu_clock_range(tmp_path: Path) -> N
         log = (out / "pass.log").read_text()
         assert run.returncode == 0 and '"score": 1.0' in (out / "results.jsonl").read_text(), run.stderr
         if expect:
-            assert expect in log, log
+            assert expect in log and "1 CUDA process(es) on the GPU as one starts" in log, log
         else:
             assert "SM clock" not in log and not (out / "gpu.csv").exists(), log
     def running(path: Path) -> bool:
