@@ -89,6 +89,30 @@ def test_tf32x3_apply_lane_by_lane_matches_float64(m: int, N: int, w: int) -> No
     assert np.abs(C - expected).max() / np.abs(expected).max() < 1e-6
 
 
+def test_sass_stats_reads_each_kernels_registers_mmas_and_loops() -> None:
+    """bench/sass_stats.py on tf32x3.cu (nvcc and cuobjdump where they are): its four kernels, tf32x3_apply
+    within the 128 registers its launch bounds allow two blocks an SM, without spills, with loops whose bodies
+    issue MMAs (W = V^T C and C += V Wn)."""
+    import shutil
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import sass_stats
+
+    try:
+        sass_stats.cuobjdump()
+    except SystemExit:
+        pytest.skip("no cuobjdump or nvdisasm")
+    if not shutil.which("nvcc"):
+        pytest.skip("no nvcc")
+    kernels = sass_stats.compile_kernels([ROOT / "seed_kernels" / "tsqr_wy" / "tf32x3.cu"], [])
+    assert set(kernels) == {"tf32x3_apply", "tf32x3_update", "tf32x3_vtc32", "tf32x3_vtc64"}
+    apply = kernels["tf32x3_apply"]
+    assert 0 < apply.registers <= 128 and apply.spill_bytes == 0, apply.registers
+    mma_loops = [loop for loop in apply.loops() if loop[3]]
+    assert len(mma_loops) >= 2 and all(count > mmas for _, _, count, mmas in mma_loops), mma_loops
+    assert sum(op.startswith("HMMA") for _, op, _ in apply.code) % 3 == 0  # three MMAs per split product
+
+
 def test_split_tf32_updates_keep_the_gates_where_fp32_has_them() -> None:
     """The blocked path at n = 512 with every trailing update in tf32x3's arithmetic (bench/seed_model.py
     --gates): the factor gate used about as much as with FP32 GEMMs, far less than with plain TF32."""
