@@ -2,6 +2,7 @@
 kernel, the tile in shared memory), cuBLAS's three FP32 GEMMs (kernel.py's _apply with APPLY_ROWS = 0 and no
 split TF32), and the split-TF32 pair tf32x3_vtc + tf32x3_update; milliseconds per call by CUDA events, median of
 20. Shapes: 640x512's first outer block (w = 64, 512 rows, 448 columns) and 60x1024's first panel (w = 32).
+Occupancy, issue rate and spills: run it under `ncu --kernel-name tf32x3_apply` (docs/benchmarks.md, eleventh pass).
 
     python bench/apply_probe.py [BATCH M N W ...]     (on a GPU machine; groups of four numbers)
 """
@@ -11,7 +12,6 @@ import statistics
 import sys
 from pathlib import Path
 
-import cupy as cp
 import torch
 
 KERNEL = Path(__file__).resolve().parents[1] / "seed_kernels" / "tsqr_wy" / "kernel.py"
@@ -60,16 +60,6 @@ def main(argv):
             C.copy_(C0)
             ms = timed(fn)
             line.append(f"{name} {ms:.3f} ms ({flops / ms / 1e9:.1f} TFLOP/s fp32-eq)")
-        f = k._tf32x3("tf32x3_apply")
-        try:
-            blocks = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(f.kernel.ptr, 256, k._apply_bytes(m))
-            f.preferred_shared_memory_carveout = 100  # all of L1 as shared memory
-            C.copy_(C0)
-            line.append(f"apply, carveout 100: {timed(fused):.3f} ms; "
-                        f"resident blocks an SM: {blocks}")
-            f.preferred_shared_memory_carveout = -1
-        except Exception as e:  # noqa: BLE001 (a probe: say what CuPy lacks and go on)
-            line.append(f"(occupancy/carveout: {e!r})")
         print("  ".join(line), flush=True)
 
 

@@ -133,15 +133,10 @@ G, TL = np.arange(32) >> 2, np.arange(32) & 3  # a lane's g and t (lane = 4 g + 
 APPLY_LANES = True  # tf32x3_apply's stand-in: the kernel lane by lane (False: its arithmetic as three products)
 
 
-def rna(x: np.ndarray) -> np.ndarray:
-    """tf32x3.cu's to_tf32 on float32 values: (bits + 0x1000) & 0xFFFFE000."""
-    bits = np.asarray(x, np.float32).view(np.uint32)
-    return ((bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
-
-
 def split_np(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    hi = rna(x)
-    return hi, rna(np.asarray(x, np.float32) - hi)
+    """tf32x3.cu's split of float32 values: hi = tf32(x), lo = tf32(x - hi)."""
+    hi = tf32(torch.from_numpy(np.asarray(x, np.float32))).numpy()
+    return hi, tf32(torch.from_numpy(np.asarray(x, np.float32) - hi)).numpy()
 
 
 def mma(d: list, a: list, b: list) -> list:
@@ -167,13 +162,19 @@ def each_acc():
                 yield e, j, q, (16 * e + 8 * (q >> 1)) * AP_LD + 8 * j + (q & 1)
 
 
+def apply_smem_floats(m: int) -> int:
+    """tf32x3_apply's shared memory for C of m rows: the tile (rows padded to 32), W, the partial sums."""
+    return (((m + 31) & ~31) + 64) * AP_LD + AP_PART
+
+
 def apply_block(C: np.ndarray, V: np.ndarray, T: np.ndarray, m: int, N: int, w: int, col0: int) -> None:
     """tf32x3_apply's block for C's 32 columns from col0 (one matrix; C updated in place), warp by warp and lane
     by lane as tf32x3.cu has it: shared memory as one array of the size kernel.py gives the launch, every index
     checked against its region; each phase's warps one after another (barriers separate the phases)."""
     mp = (m + 31) & ~31
     ws, part = mp * AP_LD, (mp + 64) * AP_LD  # where W and the partial sums (later Wn) start
-    smem = np.full(part + AP_PART, np.nan, np.float32)  # unwritten shared memory is garbage
+    smem = np.full(apply_smem_floats(m), np.nan, np.float32)  # unwritten shared memory is garbage
+    assert part + AP_PART == len(smem)
     lane = np.arange(32)
     ncol = min(32, N - col0)
     lane_at = G * AP_LD + 2 * TL
@@ -364,7 +365,7 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             assert block == (256,) and grid == (-(-N // 32), C.shape[0]) and w <= 64 and w % 8 == 0, (grid, w)
             assert (ldc, cstride, ldv, vstride, ldt, tstride) == (C.stride(1), C.stride(0), V.stride(1),
                                                                    V.stride(0), T.stride(1), T.stride(0))
-            assert shared_mem == ((-(-m // 32) * 32 + 64) * 40 + 2 * 64 * 40) * 4 <= 200 * 1024, shared_mem
+            assert shared_mem == 4 * apply_smem_floats(m) <= 200 * 1024, shared_mem
             if APPLY_LANES:
                 CALLS["tf32x3_apply lanes"] = CALLS.get("tf32x3_apply lanes", 0) + 1
                 for b in range(C.shape[0]):

@@ -1,4 +1,4 @@
-"""Parent selection over a snapshot of the run: islands, elites, exploration, best.
+"""Parent selection over a snapshot of the run: islands, elites, exploration, lineage.
 
 Pure functions over `Candidate` records; the engine passes a seeded `random.Random`, so a run with a fixed
 seed makes the same choices. Scores from another evaluator version or device are never compared with the
@@ -14,11 +14,6 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from evolver.candidates import Candidate
-
-
-def best_of(candidates: Iterable[Candidate]) -> Candidate | None:
-    scored = [c for c in candidates if c.score is not None]
-    return min(scored, key=lambda c: (c.score, c.id)) if scored else None
 
 
 def select_parent(members: list[Candidate], elite: int, explore: float, rng: random.Random,

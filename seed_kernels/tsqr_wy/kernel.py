@@ -218,6 +218,11 @@ def _ptr(t):
     return cp.uint64(t.data_ptr())
 
 
+def _strided(t):
+    """A batch of matrices as the kernels take it: pointer, row stride, matrix stride."""
+    return _ptr(t), cp.int32(t.stride(1)), cp.int64(t.stride(0))
+
+
 def _width(m):
     """Panel width: NB, or the widest panel of m rows that fits in shared memory (0: none does)."""
     if m * (NB + 1) * 4 <= SMEM_BUDGET:
@@ -343,8 +348,7 @@ def _blocked(H, tau, work, warps):
         elif reg:  # makes T as well; in a block, V and T go straight to the block's buffers
             Vd, Td = outer.slot(k, ncols) if outer is not None and trailing else (V, T)
             _reg_panel(reg)((batch,), (RP_WARPS * 32,),
-                            (_ptr(H), _ptr(tau), _ptr(Vd), cp.int32(Vd.stride(1)), cp.int64(Vd.stride(0)), _ptr(Td),
-                             cp.int32(Td.stride(1)), cp.int64(Td.stride(0)), cp.int32(n), cp.int32(k),
+                            (_ptr(H), _ptr(tau), *_strided(Vd), *_strided(Td), cp.int32(n), cp.int32(k),
                              cp.int32(ncols), cp.int32(trailing)), shared_mem=_REG_TILES)
         else:
             _kernels(warps)["panel_qr"]((batch,), (warps * 32,),
@@ -415,7 +419,8 @@ def _apply_fits(m, w):
 
 
 def _apply_bytes(m):
-    """tf32x3_apply's shared memory for C of m rows: the tile (rows padded to 32), W, and the partial sums."""
+    """tf32x3_apply's shared memory for C of m rows: the tile (rows padded to 32) and W, AP_LD = 40 floats a row,
+    and AP_PART = 2 * 64 * AP_LD floats of partial sums (tf32x3.cu's defines)."""
     return ((-(-m // 32) * 32 + 64) * 40 + 2 * 64 * 40) * 4
 
 
@@ -424,9 +429,8 @@ def _tf32x3_apply(Vm, Tm, C):
     batch, m, w = Vm.shape
     N = C.shape[2]
     _tf32x3("tf32x3_apply")((-(-N // 32), batch), (256,),
-                            (_ptr(C), cp.int32(C.stride(1)), cp.int64(C.stride(0)), _ptr(Vm), cp.int32(Vm.stride(1)),
-                             cp.int64(Vm.stride(0)), _ptr(Tm), cp.int32(Tm.stride(1)), cp.int64(Tm.stride(0)),
-                             cp.int32(m), cp.int32(N), cp.int32(w)), shared_mem=_apply_bytes(m))
+                            (*_strided(C), *_strided(Vm), *_strided(Tm), cp.int32(m), cp.int32(N), cp.int32(w)),
+                            shared_mem=_apply_bytes(m))
 
 
 def _tf32x3_fits(Vm, C):
@@ -441,9 +445,7 @@ def _tf32x3_update(Vm, Wn, C):
     batch, m, w = Vm.shape
     N = C.shape[2]
     _tf32x3("tf32x3_update")((-(-N // 64), -(-m // 64), batch), (128,),
-                             (_ptr(C), cp.int32(C.stride(1)), cp.int64(C.stride(0)), _ptr(Vm), cp.int32(Vm.stride(1)),
-                              cp.int64(Vm.stride(0)), _ptr(Wn), cp.int32(Wn.stride(1)), cp.int64(Wn.stride(0)),
-                              cp.int32(m), cp.int32(N), cp.int32(w)))
+                             (*_strided(C), *_strided(Vm), *_strided(Wn), cp.int32(m), cp.int32(N), cp.int32(w)))
 
 
 def _tf32x3_vtc(Vm, C):
@@ -457,9 +459,8 @@ def _tf32x3_vtc(Vm, C):
     chunks = -(-m // rows)
     P = torch.empty(batch, chunks, w, N, device=C.device, dtype=torch.float32)
     vtc = _tf32x3("tf32x3_vtc32" if w <= 32 else "tf32x3_vtc64")
-    vtc((tiles, chunks, batch), (128,), (_ptr(Vm), cp.int32(Vm.stride(1)), cp.int64(Vm.stride(0)), cp.int32(w),
-                                         _ptr(C), cp.int32(C.stride(1)), cp.int64(C.stride(0)), cp.int32(m),
-                                         cp.int32(N), _ptr(P), cp.int32(rows)))
+    vtc((tiles, chunks, batch), (128,), (*_strided(Vm), cp.int32(w), *_strided(C), cp.int32(m), cp.int32(N), _ptr(P),
+                                         cp.int32(rows)))
     return P[:, 0] if chunks == 1 else P.sum(1)
 
 

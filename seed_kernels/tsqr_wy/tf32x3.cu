@@ -187,8 +187,9 @@ extern "C" __global__ void __launch_bounds__(128) tf32x3_vtc64(const float* __re
 //   values loaded four steps ahead; the groups' sums are added up pairwise in shared memory (deterministic).
 // - Wn = -T^T W: a warp a 16 x 8 tile, kept split (hi, lo) in shared memory for the last step.
 // - C += V Wn: a warp 32 rows of the tile at a time, V's values loaded two steps ahead.
-// Two MMA tiles share each split operand: the first version (one tile a warp) issued 15 instructions per MMA and
-// ran at a third of cuBLAS's speed on 640x512 (ncu, H200, 2026-12-02). Shared memory rows are AP_LD floats apart:
+// Two MMA tiles share each split operand: with one tile a warp, W = V^T C's loop had 126 instructions per 12 MMAs
+// (most of them splits) and the kernel took 6.0 ms a call on 640x512, where cuBLAS's GEMMs take 4.2 (H200,
+// 2026-12-02). Shared memory rows are AP_LD floats apart:
 // lanes (g, t) reading rows t and columns g hit 8 t + g, 32 different banks. w a multiple of 8, at most 64; T
 // upper triangular (T^T's upper part is read as it is, zero in every T kernel.py makes). Grid: (ceil(N / 32),
 // batch); dynamic shared memory: (ceil32(m) + 64) * AP_LD + AP_PART floats.
@@ -331,7 +332,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) tf32x3_apply(float* __restr
   }
   __syncthreads();
 
-  // C += V Wn: warp w's row pairs 32 (warp + 8 p) .. + 31, each over Wn's w / 8 steps of 8 (one flat stream of
+  // C += V Wn: a warp's row pairs 32 (warp + 8 p) .. + 31, each over Wn's w / 8 steps of 8 (one flat stream of
   // steps, V's values two steps ahead). A = V: a0 = V(r, k + t), a1 = V(r + 8, k + t), a2, a3 four columns on;
   // B = Wn: b0 = Wn(k + t, 8 j + g), b1 four rows down.
   const int KK = w / 8, total = (mp / 32 - warp + 7) / 8 * KK;
@@ -359,8 +360,8 @@ extern "C" __global__ void __launch_bounds__(256, 2) tf32x3_apply(float* __restr
       for (int q = 0; q < 2; ++q) {
         if (s0 + q >= total) break;
         float* tile = Cs + 32 * pair * AP_LD + lane_at;  // rows 32 pair + g (+ 8, 16, 24)
-        if (kk == 0) each_acc([&](int e, int j, int q, int at) { d[e][j][q] = tile[at]; });
-        // ring[q]: rows r, r + 8, r + 16, r + 24 at columns k + t and k + t + 4
+        if (kk == 0) each_acc([&](int e, int j, int v, int at) { d[e][j][v] = tile[at]; });
+        // ring[q]: rows r = 32 pair + g, r + 8, r + 16, r + 24 at columns k + t and k + t + 4 (k = 8 kk)
         unsigned ah[2][4], al[2][4];
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
@@ -378,7 +379,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) tf32x3_apply(float* __restr
           mma3(d[0][j], ah[0], al[0], bh, bl);
           mma3(d[1][j], ah[1], al[1], bh, bl);
         }
-        if (kk == KK - 1) each_acc([&](int e, int j, int q, int at) { tile[at] = d[e][j][q]; });
+        if (kk == KK - 1) each_acc([&](int e, int j, int v, int at) { tile[at] = d[e][j][v]; });
         if (++kk == KK) kk = 0, pair += 8;
       }
     }
