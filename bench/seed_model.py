@@ -74,20 +74,26 @@ def mb_panel(P: np.ndarray, ncols: int, rows: int) -> tuple[np.ndarray, np.ndarr
     return np.concatenate(S), tau, T
 
 
-def reg_panel(P: np.ndarray, ncols: int, threads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """qr.cu's reg_panel on one matrix's m x ncols panel P: (P factored, tau, T). Each column's sums over the
-    rows below it, a_rj a_rc for every c, serve both the update (c > j) and G's column j (c < j), from which T's
-    column is made as warp 0 makes it; the warps' partial sums are added up as the barrier's readers do."""
+def reg_panel(P: np.ndarray, ncols: int, threads: int, block_rows: int = 0) -> tuple[np.ndarray, np.ndarray,
+                                                                                    np.ndarray]:
+    """reg_panel.cu's reg_panel on one matrix's m x ncols panel P: (P factored, tau, T). Each column's sums over
+    the rows below it, a_rj a_rc for every c, serve both the update (c > j) and G's column j (c < j), from which
+    T's column is made as warp 0 makes it; the warps' partial sums are added up as the barrier's readers do. With
+    block_rows, reg_cluster: block q of the cluster holds rows q * block_rows on, its warps' sums are added up
+    first, then the blocks' in rank order."""
     m = P.shape[0]
     a = np.zeros((m, 32), np.float32)
     a[:, :ncols] = P[:, :ncols]
     tau, T = np.zeros(ncols, np.float32), np.zeros((32, 32), np.float32)
     rows = np.arange(m)
-    warp_of = (rows % threads) // 32  # thread t holds rows t, t + threads, ...
+    block_rows = block_rows or m
+    blocks, warps = -(-m // block_rows), threads // 32
+    group = rows // block_rows * warps + (rows % block_rows % threads) // 32  # thread t holds rows t, t + threads
     for j in range(ncols):
         below = np.where(rows > j, a[:, j], 0).astype(np.float32)
-        part = np.stack([(below[warp_of == w, None] * a[warp_of == w]).sum(0) for w in range(threads // 32)])
-        s, row_c = part.sum(0, dtype=np.float32), a[j].copy()
+        part = np.stack([(below[group == g, None] * a[group == g]).sum(0) for g in range(blocks * warps)])
+        block_sums = part.reshape(blocks, warps, 32).sum(1, dtype=np.float32)
+        s, row_c = block_sums.sum(0, dtype=np.float32), a[j].copy()
         xnorm2, alpha = s[j], row_c[j]
         t, scale, beta = np.float32(0), np.float32(0), alpha
         if xnorm2 > 0:
@@ -341,14 +347,17 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             blocks = int(defines["MB_CLUSTER"]) if name == "mb_cluster" else -(-(n - k) // rows)
             assert grid[0] == blocks > 1 and shared_mem == rows * (ncols + 1) * 4, (grid, shared_mem)
             panel(H, tau, V, n, k, ncols, rows, T)
-        elif name.startswith("reg_panel"):
+        elif name.startswith(("reg_panel", "reg_cluster")):
             H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, _with_v = args
-            threads = block[0]
-            assert threads == 32 * int(defines["NWARPS"]) and n - k <= threads * int(name[9:]), (block, n - k)
+            threads, per_thread = block[0], int(name[-1])
+            cluster = int(defines["MB_CLUSTER"]) if name.startswith("reg_cluster") else 1
+            assert grid == (cluster, H.shape[0]) if cluster > 1 else grid == (H.shape[0],), grid
+            assert threads == 32 * int(defines["NWARPS"]) and n - k <= cluster * threads * per_thread, (block, n - k)
             assert shared_mem == threads * 33 * 4, shared_mem  # a 32 x 33 tile per warp
             assert (ldv, vstride, ldt, tstride) == (V.stride(1), V.stride(0), T.stride(1), T.stride(0))
             for b in range(H.shape[0]):  # V and T may be views of at most 32 columns (an outer block's slot)
-                out, t, Tm = reg_panel(H[b, k:, k:k + ncols].numpy(), ncols, threads)
+                out, t, Tm = reg_panel(H[b, k:, k:k + ncols].numpy(), ncols, threads,
+                                       threads * per_thread if cluster > 1 else 0)
                 H[b, k:, k:k + ncols] = torch.from_numpy(out)
                 tau[b, k:k + ncols] = torch.from_numpy(t)
                 V[b, :n - k] = torch.from_numpy(unit_lower(out, ncols)[:, :V.shape[2]])
@@ -452,7 +461,9 @@ def main() -> int:
                       {**base, "MB_BELOW": 0}, {**base, "MB_BELOW": 0, "REG_ROWS": 0},
                       {**base, "MB_BELOW": 0, "REG_ROWS": 4, "RP_WARPS": 1},  # 1, 2 and 4 rows a thread
                       {**base, "MB_ROWS": 16, "OUTER_FROM": 0, "OUTER_NB": 64},  # multi-block panels in blocks
-                      {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0},  # the multi-block panel as a cluster of 8
+                      {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "REG_CLUSTER": 0},  # as a cluster of 8
+                      {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0},  # a cluster of 8 with the rows in registers
+                      {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "RP_WARPS": 1},  # and 2 rows a thread
                       {**base, "MB_ROWS": 16, **small},  # V^T C by tf32x3_vtc32 over chunks of rows, tf32x3_update
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, **small},  # and tf32x3_vtc64
                       {**base, "MB_BELOW": 0, "APPLY_FROM": 0},  # every update by tf32x3_apply
@@ -464,7 +475,8 @@ def main() -> int:
         module = load(overrides)
         # several outer blocks; 2 and 4 rows a thread; V^T C over several chunks of rows
         taller = any(key in overrides for key in ("OUTER_NB", "RP_WARPS", "VTC_BELOW", "APPLY_ROWS"))
-        sizes = ((2, 70), (3, 45), (1, 33)) + (((2, 150),) if taller else ())
+        sizes = ((2, 70), (3, 45), (1, 33)) + (((2, 150),) if taller else ()) + (((1, 300),) if "RP_WARPS" in
+                                                                                   overrides else ())
         for batch, n in sizes:
             A = torch.randn(batch, n, n)
             H, tau = module.custom_kernel(A)

@@ -32,3 +32,36 @@ __device__ __forceinline__ void reflector(float alpha, float xnorm2, float& t, f
     scale = 1.f / (alpha - beta);
   }
 }
+
+// Thread block clusters need sm_90: for older GPUs mb_cluster and the reg_cluster kernels compile to a trap,
+// without cluster dimensions (kernel.py launches them only where its MB_CLUSTER is set, and compiles both modules
+// with the same value).
+#ifndef MB_CLUSTER
+#define MB_CLUSTER 8
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define MB_CLUSTER_DIMS
+#else
+#define MB_CLUSTER_DIMS __cluster_dims__(MB_CLUSTER, 1, 1)
+#endif
+__device__ __forceinline__ void cluster_barrier() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+#else
+  __trap();
+#endif
+}
+
+// The float at p (a __shared__ address of this block's) in the shared memory of the cluster's block `rank`.
+__device__ __forceinline__ float ld_cluster(const float* p, unsigned rank) {
+  float v = 0.f;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const unsigned local = (unsigned)__cvta_generic_to_shared(p);
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+#else
+  __trap();
+#endif
+  return v;
+}

@@ -81,7 +81,9 @@ MB_WARPS = 8  # @tune MB_WARPS: 4 8 16
 
 MB_CLUSTER = 8  # @tune MB_CLUSTER: 0 8
 
-CLUSTER_FROM = 4  # @tune CLUSTER_FROM: 2 4 8 16
+CLUSTER_FROM = 4  # @tune CLUSTER_FROM: 1 2 4 8 16
+
+REG_CLUSTER = 2  # @tune REG_CLUSTER: 0 1 2
 
 FUSED_BELOW = 0  # @tune FUSED_BELOW: 0 16 64 1024
 
@@ -145,16 +147,16 @@ _kernels(NWARPS)  # at import: a candidate whose CUDA does not compile fails her
 _REG_PANELS = {}
 
 
-def _reg_panel(rows):
-    """reg_panel holding `rows` rows per thread (1, 2 or 4), from a module of the three (reg_panel.cu)
-    compiled on first use with RP_WARPS warps; the other modules leave reg_panel out (it is the costly one to
-    compile)."""
+def _reg_panel(name):
+    """reg_panel1, 2 or 4 (`rows` rows per thread) or reg_cluster1 or 2, from a module of the five
+    (reg_panel.cu) compiled on first use with RP_WARPS warps; the other modules leave them out (they are the
+    costly ones to compile)."""
     if not _REG_PANELS:
         module = _module(_REG_SOURCE, RP_WARPS)
-        for r in (1, 2, 4):
-            f = _REG_PANELS[r] = module.get_function(f"reg_panel{r}")
+        for kernel in ("reg_panel1", "reg_panel2", "reg_panel4", "reg_cluster1", "reg_cluster2"):
+            f = _REG_PANELS[kernel] = module.get_function(kernel)
             f.max_dynamic_shared_size_bytes = _REG_TILES
-    return _REG_PANELS[rows]
+    return _REG_PANELS[name]
 
 
 _REG_TILES = RP_WARPS * 32 * 33 * 4  # reg_panel's shared memory: a 32 x 33 tile per warp
@@ -177,6 +179,16 @@ def _reg_rows(batch, m):
     if NB != 32 or batch >= REG_BELOW:
         return 0
     return next((rows for rows in (1, 2, 4) if rows <= REG_ROWS and m <= rows * RP_WARPS * 32), 0)
+
+
+def _reg_cluster_rows(m):
+    """Rows per thread for reg_cluster on a clustered panel of m rows (0: mb_cluster takes it): the fewest
+    that hold it over the cluster's MB_CLUSTER blocks, at most REG_CLUSTER."""
+    if NB != 32:
+        return 0
+    return next((rows for rows in (1, 2) if rows <= REG_CLUSTER and m <= rows * MB_CLUSTER * RP_WARPS * 32), 0)
+
+
 _STREAMS = {}
 _GRAPHS = {}
 
@@ -186,15 +198,15 @@ def compile_info():
     for warps, kernels in _KERNELS.items():
         for name, f in kernels.items():
             info[f"{name}/{warps}w"] = _attrs(f)
-    for rows, f in _REG_PANELS.items():
-        info[f"reg_panel/{RP_WARPS}w/{rows}r"] = _attrs(f)
+    for name, f in _REG_PANELS.items():
+        info[f"{name}/{RP_WARPS}w"] = _attrs(f)
     for name, f in _TF32X3.items():
         info[name] = _attrs(f)
     return info | {"NB": NB, "NWARPS": NWARPS, "NWARPS_WIDE": NWARPS_WIDE, "WIDE_BELOW": WIDE_BELOW,
                    "SMALL_N": SMALL_N, "MIN_WIDTH": MIN_WIDTH, "TINY_N": TINY_N, "TINY_WARPS": TINY_WARPS,
                    "GRAM_BELOW": GRAM_BELOW, "GRAM_ROWS": GRAM_ROWS,
                    "GRAPH_BYTES": GRAPH_BYTES, "MB_BELOW": MB_BELOW, "MB_ROWS": MB_ROWS, "MB_WARPS": MB_WARPS,
-                   "MB_CLUSTER": MB_CLUSTER, "CLUSTER_FROM": CLUSTER_FROM,
+                   "MB_CLUSTER": MB_CLUSTER, "CLUSTER_FROM": CLUSTER_FROM, "REG_CLUSTER": REG_CLUSTER,
                    "FUSED_BELOW": FUSED_BELOW, "OUTER_NB": OUTER_NB, "OUTER_FROM": OUTER_FROM,
                    "REG_ROWS": REG_ROWS, "REG_BELOW": REG_BELOW, "RP_WARPS": RP_WARPS,
                    "VTC_BELOW": VTC_BELOW, "TF32X3_BELOW": TF32X3_BELOW, "TF32X3_ROWS": TF32X3_ROWS,
@@ -339,7 +351,10 @@ def _blocked(H, tau, work, warps):
             ncols = min(ncols, outer.stop(k) - k)
         trailing = k + ncols < n
         reg = 0 if rows or not in_smem else _reg_rows(batch, m)
-        if rows:
+        cluster_rows = _reg_cluster_rows(m) if rows and _clustered(batch) else 0
+        if cluster_rows:  # one cluster a matrix, the panel in registers; makes T as well
+            _in_registers(f"reg_cluster{cluster_rows}", (MB_CLUSTER, batch), H, tau, V, T, k, ncols, trailing)
+        elif rows:
             cluster = _clustered(batch)
             mb = _kernels(MB_WARPS)["mb_cluster" if cluster else "mb_panel"]
             mb((MB_CLUSTER if cluster else -(-m // rows), batch), (MB_WARPS * 32,),
@@ -347,9 +362,7 @@ def _blocked(H, tau, work, warps):
                 cp.int32(k), cp.int32(ncols), cp.int32(rows), cp.int32(trailing)), shared_mem=rows * (ncols + 1) * 4)
         elif reg:  # makes T as well; in a block, V and T go straight to the block's buffers
             Vd, Td = outer.slot(k, ncols) if outer is not None and trailing else (V, T)
-            _reg_panel(reg)((batch,), (RP_WARPS * 32,),
-                            (_ptr(H), _ptr(tau), *_strided(Vd), *_strided(Td), cp.int32(n), cp.int32(k),
-                             cp.int32(ncols), cp.int32(trailing)), shared_mem=_REG_TILES)
+            _in_registers(f"reg_panel{reg}", (batch,), H, tau, Vd, Td, k, ncols, trailing)
         else:
             _kernels(warps)["panel_qr"]((batch,), (warps * 32,),
                                         (_ptr(H), _ptr(tau), _ptr(V), cp.int32(n), cp.int32(k), cp.int32(ncols),
@@ -363,6 +376,13 @@ def _blocked(H, tau, work, warps):
             else:
                 _update(H, V, T, k, ncols, warps)
         k += ncols
+
+
+def _in_registers(name, grid, H, tau, V, T, k, ncols, with_v):
+    """The panel at column k by reg_panel.cu's kernel `name`, its V and T written to V and T (views of at most
+    32 columns)."""
+    _reg_panel(name)(grid, (RP_WARPS * 32,), (_ptr(H), _ptr(tau), *_strided(V), *_strided(T), cp.int32(H.shape[1]),
+                                              cp.int32(k), cp.int32(ncols), cp.int32(with_v)), shared_mem=_REG_TILES)
 
 
 def _update(H, V, T, k, ncols, warps):

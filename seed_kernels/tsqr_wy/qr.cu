@@ -224,24 +224,6 @@ __device__ __forceinline__ void matrix_barrier(unsigned* count, unsigned target)
   __syncthreads();
 }
 
-// Thread block clusters need sm_90: for older GPUs mb_cluster compiles to a trap, without cluster dimensions
-// (kernel.py launches it only where its MB_CLUSTER is set, and compiles this file with the same value).
-#ifndef MB_CLUSTER
-#define MB_CLUSTER 8
-#endif
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-#define MB_CLUSTER_DIMS
-#else
-#define MB_CLUSTER_DIMS __cluster_dims__(MB_CLUSTER, 1, 1)
-#endif
-__device__ __forceinline__ void cluster_barrier() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-#else
-  __trap();
-#endif
-}
-
 // mb_cluster (below) runs the same with a matrix's blocks as one thread block cluster of MB_CLUSTER, whose
 // hardware barrier (release/acquire at cluster scope, which orders the partial products in global memory too)
 // replaces the counted one: no atomics, no fences, no spinning on L2.

@@ -15,6 +15,14 @@
 // Needs NB == 32 (a lane per column). Three kernels, reg_panel1, reg_panel2 and reg_panel4, hold RP_ROWS =
 // 1, 2 or 4 rows a thread; kernel.py launches the fewest that hold the panel's m rows with NT = NWARPS * 32
 // threads, from a module of their own compiled with NWARPS = RP_WARPS.
+//
+// reg_cluster1 and reg_cluster2 run the same over a thread block cluster of MB_CLUSTER blocks per matrix, for
+// the panels of small batches (mb_cluster's place): block `rank` holds rows rank * NT * RP_ROWS on. Per column,
+// after the block barrier, warp 0 adds up the warps' sums into the block's own (double-buffered by parity);
+// one cluster barrier, then every warp adds up the blocks' sums from their shared memory (distributed shared
+// memory, in rank order, so every block gets the same bits) and reads row j from block 0, which holds the
+// first NT rows. mb_cluster's column kept its rows in shared memory and its partial sums and row j in global
+// memory, three round trips to L2 per column; here the sums never leave the cluster's shared memory.
 
 // One step of reduce_scatter32: lanes that differ in bit OFF swap halves of p[0:2 OFF] and add (fully
 // unrolled: p stays in registers).
@@ -61,16 +69,20 @@ __device__ __forceinline__ void pick_column(const float (&a)[RP_ROWS][32], float
 
 // V (row stride ldv, matrix stride vstride) gets the panel's rows from k on, 32 columns, zero beyond ncols; T
 // (ldt, tstride) 32 x 32: kernel.py points them at its workspaces (ld NB) or into an outer block's buffers.
-template <int RP_ROWS>
+template <int RP_ROWS, bool CLUSTER>
 __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V,
                                           int ldv, long long vstride, float* __restrict__ T, int ldt,
                                           long long tstride, int n, int k, int ncols, int with_v) {
   __shared__ float part[2][NWARPS][32];
   __shared__ float rowj[2][32];
-  __shared__ float Ts[32][33];  // warp 0's: lane i owns row i
+  __shared__ float block_sum[2][32];  // a cluster's block: its warps' sums added up, for every block to read
+  __shared__ float Ts[32][33];        // warp 0's (of block 0 in a cluster): lane i owns row i
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int m = n - k;
-  float* A = H + (size_t)blockIdx.x * n * n + (size_t)k * n + k;
+  const unsigned mat = CLUSTER ? blockIdx.y : blockIdx.x;
+  const int row0 = CLUSTER ? blockIdx.x * NT * RP_ROWS : 0;  // the block's first row (gridDim.x: the cluster)
+  const bool lead = !CLUSTER || blockIdx.x == 0;              // writes tau and T
+  float* A = H + (size_t)mat * n * n + (size_t)k * n + k;
   // A warp's rows for one i are 32 consecutive rows: they pass through the warp's own 32 x 33 tile, so that
   // global memory is read and written a row per instruction (a thread reading its own row touched 32 rows
   // with every load).
@@ -79,7 +91,7 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
   float a[RP_ROWS][32];
 #pragma unroll
   for (int i = 0; i < RP_ROWS; ++i) {
-    const int base = warp * 32 + i * NT;
+    const int base = row0 + warp * 32 + i * NT;
     for (int rr = 0; rr < 32; ++rr)
       tile[rr * 33 + lane] = base + rr < m && lane < ncols ? A[(size_t)(base + rr) * n + lane] : 0.f;
     __syncwarp();
@@ -98,22 +110,39 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
     for (int c = 0; c < 32; ++c) p[c] = 0.f;
 #pragma unroll
     for (int i = 0; i < RP_ROWS; ++i) {
-      const float x = (int)threadIdx.x + i * NT > j ? aj[i] : 0.f;  // rows below j only
+      const float x = row0 + (int)threadIdx.x + i * NT > j ? aj[i] : 0.f;  // rows below j only
 #pragma unroll
       for (int c = 0; c < 32; ++c) p[c] += x * a[i][c];
     }
     part[par][warp][lane] = reduce_scatter32(p, lane);
 #pragma unroll
     for (int i = 0; i < RP_ROWS; ++i)
-      if ((int)threadIdx.x + i * NT == j) {
+      if (row0 + (int)threadIdx.x + i * NT == j) {
 #pragma unroll
         for (int c = 0; c < 32; ++c) rowj[par][c] = a[i][c];
       }
     __syncthreads();
     float s = 0.f;  // lane c: s_c
+    float row_c;
+    if constexpr (CLUSTER) {
+      if (warp == 0) {
 #pragma unroll
-    for (int w = 0; w < NWARPS; ++w) s += part[par][w][lane];
-    const float row_c = rowj[par][lane];
+        for (int w = 0; w < NWARPS; ++w) s += part[par][w][lane];
+        block_sum[par][lane] = s;
+      }
+      cluster_barrier();
+      float b[MB_CLUSTER];  // loaded together, added in rank order
+#pragma unroll
+      for (int q = 0; q < MB_CLUSTER; ++q) b[q] = ld_cluster(&block_sum[par][lane], q);
+      row_c = ld_cluster(&rowj[par][lane], 0);
+      s = 0.f;
+#pragma unroll
+      for (int q = 0; q < MB_CLUSTER; ++q) s += b[q];
+    } else {
+#pragma unroll
+      for (int w = 0; w < NWARPS; ++w) s += part[par][w][lane];
+      row_c = rowj[par][lane];
+    }
     const float xnorm2 = __shfl_sync(0xffffffffu, s, j);
     const float alpha = __shfl_sync(0xffffffffu, row_c, j);
     float t, scale, beta;
@@ -124,7 +153,7 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
     }
     const float g = row_c + scale * s;  // lane c > j: v_j^T a_c; lane c < j: v_c^T v_j / scale_c
     const float wq = lane > j ? t * g : 0.f;
-    if (warp == 0) {
+    if (lead && warp == 0) {
       const float gc = g * my_scale;  // G(lane, j) for lane < j
       float acc0 = 0.f, acc1 = 0.f, acc2 = 0.f, acc3 = 0.f;
       int l = 0;
@@ -136,12 +165,12 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
       }
       for (; l < j; ++l) acc0 += Ts[lane][l] * __shfl_sync(0xffffffffu, gc, l);
       Ts[lane][j] = lane < j ? -t * ((acc0 + acc1) + (acc2 + acc3)) : (lane == j ? t : 0.f);
-      if (lane == 0) tau[(size_t)blockIdx.x * n + k + j] = t;
+      if (lane == 0) tau[(size_t)mat * n + k + j] = t;
     }
     float v[RP_ROWS];  // reflector j on this thread's rows
 #pragma unroll
     for (int i = 0; i < RP_ROWS; ++i) {
-      const int r = threadIdx.x + i * NT;
+      const int r = row0 + threadIdx.x + i * NT;
       v[i] = r > j ? scale * aj[i] : (r == j ? 1.f : 0.f);
     }
 #pragma unroll
@@ -152,19 +181,20 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
     }
     pick_column<RP_ROWS>(a, aj, j + 1);
   }
+  if constexpr (CLUSTER) cluster_barrier();  // no block leaves while another may still read its shared memory
   // out: v = scale x below the diagonal, beta on it, R above; V unit lower trapezoidal, zero beyond ncols (ld NB)
 #pragma unroll
   for (int c = 0; c < 32; ++c) {
     const float sc = __shfl_sync(0xffffffffu, my_scale, c), bc = __shfl_sync(0xffffffffu, my_beta, c);
 #pragma unroll
     for (int i = 0; i < RP_ROWS; ++i) {
-      const int r = threadIdx.x + i * NT;
+      const int r = row0 + threadIdx.x + i * NT;
       a[i][c] = r > c ? sc * a[i][c] : (r == c ? bc : a[i][c]);
     }
   }
 #pragma unroll
   for (int i = 0; i < RP_ROWS; ++i) {
-    const int base = warp * 32 + i * NT;
+    const int base = row0 + warp * 32 + i * NT;
 #pragma unroll
     for (int c = 0; c < 32; ++c) tile[lane * 33 + c] = a[i][c];
     __syncwarp();
@@ -173,13 +203,13 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
       const float x = tile[rr * 33 + lane];
       if (lane < ncols) A[(size_t)r * n + lane] = x;
       if (with_v)
-        V[blockIdx.x * vstride + (size_t)r * ldv + lane] =
+        V[mat * vstride + (size_t)r * ldv + lane] =
             lane >= ncols ? 0.f : (r > lane ? x : (r == lane ? 1.f : 0.f));
     }
     __syncwarp();
   }
-  if (warp == 0) {  // T: upper triangular, zero beyond column ncols (the lane that wrote a row reads it)
-    float* Tb = T + blockIdx.x * tstride;
+  if (lead && warp == 0) {  // T: upper triangular, zero beyond column ncols (the lane that wrote a row reads it)
+    float* Tb = T + mat * tstride;
     for (int c = 0; c < 32; ++c) Tb[lane * ldt + c] = c < ncols ? Ts[lane][c] : 0.f;
   }
 }
@@ -189,17 +219,30 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
 extern "C" __global__ void __launch_bounds__(NT, NWARPS <= 8 ? 2 : 1) reg_panel1(
     float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, int ldv, long long vstride,
     float* __restrict__ T, int ldt, long long tstride, int n, int k, int ncols, int with_v) {
-  reg_panel<1>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
+  reg_panel<1, false>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
 }
 
 extern "C" __global__ void __launch_bounds__(NT, NWARPS <= 8 ? 2 : 1) reg_panel2(
     float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, int ldv, long long vstride,
     float* __restrict__ T, int ldt, long long tstride, int n, int k, int ncols, int with_v) {
-  reg_panel<2>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
+  reg_panel<2, false>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
 }
 
 extern "C" __global__ void __launch_bounds__(NT, 1) reg_panel4(
     float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, int ldv, long long vstride,
     float* __restrict__ T, int ldt, long long tstride, int n, int k, int ncols, int with_v) {
-  reg_panel<4>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
+  reg_panel<4, false>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
+}
+
+// gridDim = (MB_CLUSTER, batch), one cluster per matrix: one block an SM (a cluster's blocks on different SMs).
+extern "C" __global__ void __launch_bounds__(NT, 1) MB_CLUSTER_DIMS reg_cluster1(
+    float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, int ldv, long long vstride,
+    float* __restrict__ T, int ldt, long long tstride, int n, int k, int ncols, int with_v) {
+  reg_panel<1, true>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
+}
+
+extern "C" __global__ void __launch_bounds__(NT, 1) MB_CLUSTER_DIMS reg_cluster2(
+    float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, int ldv, long long vstride,
+    float* __restrict__ T, int ldt, long long tstride, int n, int k, int ncols, int with_v) {
+  reg_panel<2, true>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
 }
