@@ -442,6 +442,10 @@ def load(overrides: dict[str, object]) -> types.ModuleType:
     module._ptr = lambda t: t
     module._stream = lambda device: contextlib.nullcontext()
     module._sms = lambda device: 8  # a GPU of 8 SMs: several blocks per matrix at these sizes
+
+    def fork(device: object) -> None:  # one stream on a CPU: the look-ahead's panels run in order, counted here
+        CALLS["lookahead"] = CALLS.get("lookahead", 0) + 1
+    module._fork, module._join = fork, (lambda device, side: None)
     outer = module._Outer
 
     def counted(*args: object) -> object:  # the outer blocking is Python, not a kernel: counted here
@@ -464,6 +468,9 @@ def main() -> int:
                       {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "REG_CLUSTER": 0},  # as a cluster of 8
                       {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0},  # a cluster of 8 with the rows in registers
                       {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "RP_WARPS": 1},  # and 2 rows a thread
+                      {**base, "MB_ROWS": 16, "LOOKAHEAD_BELOW": 64},  # a panel of look-ahead: multi-block
+                      {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "LOOKAHEAD_BELOW": 64},  # clustered
+                      {**base, "MB_BELOW": 0, "LOOKAHEAD_BELOW": 64},  # one block a matrix
                       {**base, "MB_ROWS": 16, **small},  # V^T C by tf32x3_vtc32 over chunks of rows, tf32x3_update
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, **small},  # and tf32x3_vtc64
                       {**base, "MB_BELOW": 0, "APPLY_FROM": 0},  # every update by tf32x3_apply

@@ -44,6 +44,7 @@ def test_tsqr_wy_loop_matches_geqrf_on_the_cpu() -> None:
                    "tf32x3_apply"):
         assert f"'{kernel}'" in out.stdout, kernel  # every panel kernel and the update were exercised
     assert "'outer'" in out.stdout  # and the outer blocking (OUTER_NB)
+    assert "'lookahead'" in out.stdout  # and the look-ahead (LOOKAHEAD_BELOW)
     assert "'tf32x3 split'" in out.stdout  # and V^T C over chunks of rows, added up
     assert "'tf32x3_apply lanes'" in out.stdout  # and tf32x3_apply lane by lane
 

@@ -52,16 +52,14 @@ __device__ __forceinline__ void cluster_barrier() {
 #endif
 }
 
-// The float at p (a __shared__ address of this block's) in the shared memory of the cluster's block `rank`.
-__device__ __forceinline__ float ld_cluster(const float* p, unsigned rank) {
-  float v = 0.f;
+// Stores v at p (a __shared__ address of this block's) in the shared memory of the cluster's block `rank`.
+__device__ __forceinline__ void st_cluster(float* p, unsigned rank, float v) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   const unsigned local = (unsigned)__cvta_generic_to_shared(p);
   unsigned remote;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
-  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+  asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(remote), "f"(v) : "memory");
 #else
   __trap();
 #endif
-  return v;
 }

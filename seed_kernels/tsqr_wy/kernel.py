@@ -108,6 +108,8 @@ APPLY_ROWS = 512  # @tune APPLY_ROWS: 0 256 512 1088
 APPLY_FROM = 16  # @tune APPLY_FROM: 4 16 64
 
 APPLY_BELOW = 256  # @tune APPLY_BELOW: 64 256 1024
+
+LOOKAHEAD_BELOW = 0  # @tune LOOKAHEAD_BELOW: 0 16 64 256
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
 _COMMON = Path(__file__).with_name("common.cu").read_text()  # defines and helpers of both modules below
@@ -210,7 +212,8 @@ def compile_info():
                    "FUSED_BELOW": FUSED_BELOW, "OUTER_NB": OUTER_NB, "OUTER_FROM": OUTER_FROM,
                    "REG_ROWS": REG_ROWS, "REG_BELOW": REG_BELOW, "RP_WARPS": RP_WARPS,
                    "VTC_BELOW": VTC_BELOW, "TF32X3_BELOW": TF32X3_BELOW, "TF32X3_ROWS": TF32X3_ROWS,
-                   "APPLY_ROWS": APPLY_ROWS, "APPLY_FROM": APPLY_FROM, "APPLY_BELOW": APPLY_BELOW}
+                   "APPLY_ROWS": APPLY_ROWS, "APPLY_FROM": APPLY_FROM, "APPLY_BELOW": APPLY_BELOW,
+                   "LOOKAHEAD_BELOW": LOOKAHEAD_BELOW}
 
 
 def _attrs(f):
@@ -337,45 +340,105 @@ def _graphed(A, warps):
 def _blocked(H, tau, work, warps):
     """Factor H in place, panel by panel (the module docstring says how)."""
     batch, n, _ = H.shape
-    V, G, T, part, rowbuf, counts = work
+    V, _G, T, *_, counts = work
     counts.zero_()
     outer = _Outer(H) if OUTER_NB > NB and batch >= OUTER_FROM else None
+    if outer is None and batch < LOOKAHEAD_BELOW:
+        _lookahead(H, tau, work, warps)
+        return
     k = 0
     while k < n:
-        m = n - k
-        rows = _spread(batch, m, H.device)
-        width = NB if rows else _width(m)
-        in_smem = width > 0
-        ncols = min(width if in_smem else NB, m)
+        ncols = _panel_width(batch, n - k, H.device)
         if outer is not None:  # a panel never crosses the end of its block
             ncols = min(ncols, outer.stop(k) - k)
-        trailing = k + ncols < n
-        reg = 0 if rows or not in_smem else _reg_rows(batch, m)
-        cluster_rows = _reg_cluster_rows(m) if rows and _clustered(batch) else 0
-        if cluster_rows:  # one cluster a matrix, the panel in registers; makes T as well
-            _in_registers(f"reg_cluster{cluster_rows}", (MB_CLUSTER, batch), H, tau, V, T, k, ncols, trailing)
-        elif rows:
-            cluster = _clustered(batch)
-            mb = _kernels(MB_WARPS)["mb_cluster" if cluster else "mb_panel"]
-            mb((MB_CLUSTER if cluster else -(-m // rows), batch), (MB_WARPS * 32,),
-               (_ptr(H), _ptr(tau), _ptr(V), _ptr(T), _ptr(part), _ptr(rowbuf), _ptr(counts[k]), cp.int32(n),
-                cp.int32(k), cp.int32(ncols), cp.int32(rows), cp.int32(trailing)), shared_mem=rows * (ncols + 1) * 4)
-        elif reg:  # makes T as well; in a block, V and T go straight to the block's buffers
-            Vd, Td = outer.slot(k, ncols) if outer is not None and trailing else (V, T)
-            _in_registers(f"reg_panel{reg}", (batch,), H, tau, Vd, Td, k, ncols, trailing)
-        else:
-            _kernels(warps)["panel_qr"]((batch,), (warps * 32,),
-                                        (_ptr(H), _ptr(tau), _ptr(V), cp.int32(n), cp.int32(k), cp.int32(ncols),
-                                         cp.int32(in_smem), cp.int32(trailing)),
-                                        shared_mem=m * (ncols + 1) * 4 if in_smem else 0)
-        if trailing:
-            if not reg and not rows:  # reg_panel and the multi-block panels make T themselves
-                _make_t(H, tau, V, G, T, k, ncols, warps)
+        placed = _panel(H, tau, work, k, ncols, warps, outer)
+        if k + ncols < n:
             if outer is not None:
-                outer.add(V, T, k, ncols, placed=bool(reg))
+                outer.add(V, T, k, ncols, placed)
             else:
                 _update(H, V, T, k, ncols, warps)
         k += ncols
+
+
+def _lookahead(H, tau, work, warps):
+    """The panel loop with a panel of look-ahead, for batches under LOOKAHEAD_BELOW, whose panels leave most SMs
+    idle: as soon as panel k's reflectors have updated the next panel's columns, the next panel is factored on a
+    second stream while they update the rest. Two sets of V and T, used in turn: the next panel writes one while
+    the update reads the other."""
+    batch, n, _ = H.shape
+    V, G, T, *shared = work
+    sets = (work, (torch.empty_like(V), torch.empty_like(G), torch.empty_like(T), *shared))
+    k, ncols, cur = 0, _panel_width(batch, n, H.device), 0
+    _panel(H, tau, sets[cur], k, ncols, warps)
+    while k + ncols < n:
+        nxt = k + ncols
+        width = _panel_width(batch, n - nxt, H.device)
+        Vk, Tk = sets[cur][0][:, :n - k, :ncols], sets[cur][2][:, :ncols, :ncols]
+        _apply(Vk, Tk, H[:, k:, nxt:nxt + width])
+        side = _fork(H.device)
+        with torch.cuda.stream(side), _stream(H.device):
+            _panel(H, tau, sets[1 - cur], nxt, width, warps)
+        if nxt + width < n:
+            _apply(Vk, Tk, H[:, k:, nxt + width:])
+        _join(H.device, side)  # the next panel's V and T before the next round reads them
+        k, ncols, cur = nxt, width, 1 - cur
+
+
+_SIDE = {}
+
+
+def _fork(device):
+    """The side stream of the look-ahead (one per device, of high priority, so that its blocks are scheduled
+    before the update's as SMs come free), after everything queued so far on the current stream."""
+    if device.index not in _SIDE:
+        _SIDE[device.index] = torch.cuda.Stream(device, priority=-1)
+    side = _SIDE[device.index]
+    side.wait_stream(torch.cuda.current_stream(device))
+    return side
+
+
+def _join(device, side):
+    """The current stream waits for what was queued on the side stream."""
+    torch.cuda.current_stream(device).wait_stream(side)
+
+
+def _panel_width(batch, m, device):
+    """Columns of the panel of an m-row trailing matrix: NB, or fewer where the panel would not fit in shared
+    memory (_width), or all m."""
+    width = NB if _spread(batch, m, device) else _width(m)
+    return min(width if width > 0 else NB, m)
+
+
+def _panel(H, tau, work, k, ncols, warps, outer=None):
+    """Factor the panel of ncols columns at column k: its columns of H, tau, and (when columns follow it) V and T
+    in work's buffers, or for reg_panel in an outer block straight in the block's (True then)."""
+    batch, n, _ = H.shape
+    V, G, T, part, rowbuf, counts = work
+    m = n - k
+    rows = _spread(batch, m, H.device)
+    in_smem = bool(rows) or _width(m) > 0
+    trailing = k + ncols < n
+    reg = 0 if rows or not in_smem else _reg_rows(batch, m)
+    cluster_rows = _reg_cluster_rows(m) if rows and _clustered(batch) else 0
+    if cluster_rows:  # one cluster a matrix, the panel in registers; makes T as well
+        _in_registers(f"reg_cluster{cluster_rows}", (MB_CLUSTER, batch), H, tau, V, T, k, ncols, trailing)
+    elif rows:
+        cluster = _clustered(batch)
+        mb = _kernels(MB_WARPS)["mb_cluster" if cluster else "mb_panel"]
+        mb((MB_CLUSTER if cluster else -(-m // rows), batch), (MB_WARPS * 32,),
+           (_ptr(H), _ptr(tau), _ptr(V), _ptr(T), _ptr(part), _ptr(rowbuf), _ptr(counts[k]), cp.int32(n),
+            cp.int32(k), cp.int32(ncols), cp.int32(rows), cp.int32(trailing)), shared_mem=rows * (ncols + 1) * 4)
+    elif reg:  # makes T as well; in a block, V and T go straight to the block's buffers
+        Vd, Td = outer.slot(k, ncols) if outer is not None and trailing else (V, T)
+        _in_registers(f"reg_panel{reg}", (batch,), H, tau, Vd, Td, k, ncols, trailing)
+    else:
+        _kernels(warps)["panel_qr"]((batch,), (warps * 32,),
+                                    (_ptr(H), _ptr(tau), _ptr(V), cp.int32(n), cp.int32(k), cp.int32(ncols),
+                                     cp.int32(in_smem), cp.int32(trailing)),
+                                    shared_mem=m * (ncols + 1) * 4 if in_smem else 0)
+    if trailing and not reg and not rows:  # reg_panel and the multi-block panels make T themselves
+        _make_t(H, tau, V, G, T, k, ncols, warps)
+    return bool(reg)
 
 
 def _in_registers(name, grid, H, tau, V, T, k, ncols, with_v):

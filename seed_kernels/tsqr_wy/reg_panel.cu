@@ -1,13 +1,15 @@
 // Compiled after common.cu (kernel.py puts the two together): it uses its NT, NWARPS and reflector.
 //
-// reg_panel: the panel of one matrix in registers, one thread block per matrix, and T made on the way (no G =
-// V^T V GEMM, no build_t). Thread t holds whole rows t, t + NT, ... of the m x 32 panel (RP_ROWS of them),
-// so a column's products with every column are its own FMAs: per column, each warp adds up its lanes' 32
-// partial sums in 31 shuffles (lane c ends with column c's), one barrier publishes them and row j, and every
-// warp then sums the warps' partials itself; no second barrier. Partial sums and row j are double-buffered by
-// the column's parity, as in mb_panel. The sums s_c over rows below j of x_rj x_rc give, with row j, both
-// v_j^T a_c for the trailing columns c > j (the update) and v_c^T v_j for the reflectors c < j (G's column j),
-// from which warp 0 makes T's column j as larft does: T(0:j, j) = -tau_j T(0:j, 0:j) G(0:j, j).
+// reg_panel: the panel of one matrix in registers, one thread block per matrix, and T made from sums the
+// column needs anyway (no G = V^T V GEMM, no build_t). Thread t holds whole rows t, t + NT, ... of the m x 32
+// panel (RP_ROWS of them), so a column's products with every column are its own FMAs: per column, each warp
+// adds up its lanes' 32 partial sums in 31 shuffles (lane c ends with column c's), one barrier publishes them
+// and row j, and every warp then sums the warps' partials itself; no second barrier. Partial sums and row j
+// are double-buffered by the column's parity, as in mb_panel. The sums s_c over rows below j of x_rj x_rc
+// give, with row j, both v_j^T a_c for the trailing columns c > j (the update) and v_c^T v_j for the
+// reflectors c < j (G's column j). Warp 0 keeps G's columns and makes T from them after the last column, as
+// larft does: T(0:j, j) = -tau_j T(0:j, 0:j) G(0:j, j) (made inside the loop it cost 0.38 of reg_cluster1's
+// 1.84 us a column on the H200, 2026-12-02, bench/panel_probe.py --dissect: every other block waited for it).
 // A column stays unscaled (x, not v = scale x) until the panel is written out, and beta joins the diagonal
 // only then, so registers are only ever indexed by constants (column j+1 is picked out for the next column by
 // a switch on j); lane c keeps column c's scale and beta. Rows come in and go out through a 32 x 33 shared
@@ -18,11 +20,12 @@
 //
 // reg_cluster1 and reg_cluster2 run the same over a thread block cluster of MB_CLUSTER blocks per matrix, for
 // the panels of small batches (mb_cluster's place): block `rank` holds rows rank * NT * RP_ROWS on. Per column,
-// after the block barrier, warp 0 adds up the warps' sums into the block's own (double-buffered by parity);
-// one cluster barrier, then every warp adds up the blocks' sums from their shared memory (distributed shared
-// memory, in rank order, so every block gets the same bits) and reads row j from block 0, which holds the
-// first NT rows. mb_cluster's column kept its rows in shared memory and its partial sums and row j in global
-// memory, three round trips to L2 per column; here the sums never leave the cluster's shared memory.
+// after the block barrier, warp 0 adds up the warps' sums and stores them into every block's shared memory
+// (distributed shared memory; block 0 sends row j along, it holds the first NT rows); one cluster barrier, whose
+// release and acquire make the stores visible, then every warp adds up the blocks' sums from its own shared
+// memory, in rank order, so every block gets the same bits. Stores rather than loads: the loads' latency
+// was 0.31 us of the column's 1.84 (bench/panel_probe.py --dissect). mb_cluster's column kept its rows in
+// shared memory and its partial sums and row j in global memory, round trips to L2 in every column.
 
 // One step of reduce_scatter32: lanes that differ in bit OFF swap halves of p[0:2 OFF] and add (fully
 // unrolled: p stays in registers).
@@ -75,8 +78,8 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
                                           long long tstride, int n, int k, int ncols, int with_v) {
   __shared__ float part[2][NWARPS][32];
   __shared__ float rowj[2][32];
-  __shared__ float block_sum[2][32];  // a cluster's block: its warps' sums added up, for every block to read
-  __shared__ float Ts[32][33];        // warp 0's (of block 0 in a cluster): lane i owns row i
+  __shared__ float sums[2][CLUSTER ? MB_CLUSTER : 1][32];  // a cluster's blocks' sums, each block's pushed here
+  __shared__ float Gs[32][33], Ts[32][33], taus[32];        // warp 0's (of block 0 in a cluster): T after the loop
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int m = n - k;
   const unsigned mat = CLUSTER ? blockIdx.y : blockIdx.x;
@@ -125,19 +128,21 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
     float s = 0.f;  // lane c: s_c
     float row_c;
     if constexpr (CLUSTER) {
-      if (warp == 0) {
+      if (warp == 0) {  // this block's sums into every block's shared memory (row j too, from block 0)
 #pragma unroll
         for (int w = 0; w < NWARPS; ++w) s += part[par][w][lane];
-        block_sum[par][lane] = s;
-      }
-      cluster_barrier();
-      float b[MB_CLUSTER];  // loaded together, added in rank order
+        const float r = rowj[par][lane];
 #pragma unroll
-      for (int q = 0; q < MB_CLUSTER; ++q) b[q] = ld_cluster(&block_sum[par][lane], q);
-      row_c = ld_cluster(&rowj[par][lane], 0);
+        for (int q = 0; q < MB_CLUSTER; ++q) {
+          st_cluster(&sums[par][blockIdx.x][lane], q, s);
+          if (lead && q > 0) st_cluster(&rowj[par][lane], q, r);
+        }
+      }
+      cluster_barrier();  // its release makes the stores visible to every block's acquire
       s = 0.f;
 #pragma unroll
-      for (int q = 0; q < MB_CLUSTER; ++q) s += b[q];
+      for (int q = 0; q < MB_CLUSTER; ++q) s += sums[par][q][lane];  // in rank order: the same bits everywhere
+      row_c = rowj[par][lane];
     } else {
 #pragma unroll
       for (int w = 0; w < NWARPS; ++w) s += part[par][w][lane];
@@ -154,18 +159,11 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
     const float g = row_c + scale * s;  // lane c > j: v_j^T a_c; lane c < j: v_c^T v_j / scale_c
     const float wq = lane > j ? t * g : 0.f;
     if (lead && warp == 0) {
-      const float gc = g * my_scale;  // G(lane, j) for lane < j
-      float acc0 = 0.f, acc1 = 0.f, acc2 = 0.f, acc3 = 0.f;
-      int l = 0;
-      for (; l + 3 < j; l += 4) {
-        acc0 += Ts[lane][l] * __shfl_sync(0xffffffffu, gc, l);
-        acc1 += Ts[lane][l + 1] * __shfl_sync(0xffffffffu, gc, l + 1);
-        acc2 += Ts[lane][l + 2] * __shfl_sync(0xffffffffu, gc, l + 2);
-        acc3 += Ts[lane][l + 3] * __shfl_sync(0xffffffffu, gc, l + 3);
+      Gs[lane][j] = g * my_scale;  // G(lane, j) for lane < j
+      if (lane == 0) {
+        taus[j] = t;
+        tau[(size_t)mat * n + k + j] = t;
       }
-      for (; l < j; ++l) acc0 += Ts[lane][l] * __shfl_sync(0xffffffffu, gc, l);
-      Ts[lane][j] = lane < j ? -t * ((acc0 + acc1) + (acc2 + acc3)) : (lane == j ? t : 0.f);
-      if (lane == 0) tau[(size_t)mat * n + k + j] = t;
     }
     float v[RP_ROWS];  // reflector j on this thread's rows
 #pragma unroll
@@ -181,7 +179,23 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
     }
     pick_column<RP_ROWS>(a, aj, j + 1);
   }
-  if constexpr (CLUSTER) cluster_barrier();  // no block leaves while another may still read its shared memory
+  // (a cluster's last stores to another block's shared memory came before the last column's barrier)
+  if (lead && warp == 0) {  // T as larft makes it, column by column: T(0:j, j) = -tau_j T(0:j, 0:j) G(0:j, j)
+    __syncwarp();
+    for (int j = 0; j < ncols; ++j) {
+      float acc0 = 0.f, acc1 = 0.f, acc2 = 0.f, acc3 = 0.f;
+      int l = 0;
+      for (; l + 3 < j; l += 4) {
+        acc0 += Ts[lane][l] * Gs[l][j];
+        acc1 += Ts[lane][l + 1] * Gs[l + 1][j];
+        acc2 += Ts[lane][l + 2] * Gs[l + 2][j];
+        acc3 += Ts[lane][l + 3] * Gs[l + 3][j];
+      }
+      for (; l < j; ++l) acc0 += Ts[lane][l] * Gs[l][j];
+      Ts[lane][j] = lane < j ? -taus[j] * ((acc0 + acc1) + (acc2 + acc3)) : (lane == j ? taus[j] : 0.f);
+      __syncwarp();
+    }
+  }
   // out: v = scale x below the diagonal, beta on it, R above; V unit lower trapezoidal, zero beyond ncols (ld NB)
 #pragma unroll
   for (int c = 0; c < 32; ++c) {

@@ -1,0 +1,134 @@
+"""The first panel (32 columns, all n rows) of a small batch on each of tsqr_wy's multi-block panel kernels,
+timed alone with CUDA events: mb_panel (blocks over the GPU's SMs, a barrier in global memory), mb_cluster (a
+cluster of MB_CLUSTER blocks, partial sums through global memory) and reg_cluster (the rows in registers, the
+sums through the cluster's shared memory), per call and per column. Usage on a GPU machine:
+
+    python bench/panel_probe.py [BATCH N ...]        (default: 8 2048 2 4096)
+    python bench/panel_probe.py --dissect [BATCH N]   (default: 8 2048)
+
+Each call factors the panel factored by the call before (the same work; only the values differ). --dissect
+times reg_cluster1 compiled with parts of its column taken out (the results are wrong; the times say what each
+part costs) and reg_panel1 on one block's rows alone (no cluster).
+"""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import cupy as cp
+import torch
+
+SEED = Path(__file__).resolve().parents[1] / "seed_kernels" / "tsqr_wy"
+REPS = 50
+
+
+def load():
+    spec = importlib.util.spec_from_file_location("tsqr_wy", SEED / "kernel.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def timed(fn) -> float:
+    """Milliseconds a call, over REPS calls after one outside the timing."""
+    fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(REPS):
+        fn()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / REPS
+
+
+def probe(kernel, batch: int, n: int) -> None:
+    A = torch.randn(batch, n, n, device="cuda")
+    H, tau = A.clone(), torch.empty(batch, n, device="cuda")
+    V, _G, T, part, rowbuf, counts = kernel._workspace(A)
+    sms, ncols = kernel._sms(A.device), 32
+    args = (kernel._ptr(H), kernel._ptr(tau), kernel._ptr(V), kernel._ptr(T), kernel._ptr(part), kernel._ptr(rowbuf),
+            kernel._ptr(counts[0]), cp.int32(n), cp.int32(0), cp.int32(ncols))
+
+    def multi_block(name, blocks, rows):
+        def call():
+            counts[0].zero_()  # mb_panel's barrier counts start at zero
+            kernel._kernels(kernel.MB_WARPS)[name]((blocks, batch), (kernel.MB_WARPS * 32,),
+                                                   (*args, cp.int32(rows), cp.int32(1)), shared_mem=rows * 33 * 4)
+        return call
+
+    def registers(rows_per_thread):
+        return lambda: kernel._in_registers(f"reg_cluster{rows_per_thread}", (kernel.MB_CLUSTER, batch), H, tau,
+                                            V, T, 0, ncols, 1)
+
+    spread = max(kernel.MB_ROWS, -(-n // max(1, sms // batch)))
+    runs = {f"mb_panel ({-(-n // spread)} blocks of {spread} rows)": multi_block("mb_panel", -(-n // spread), spread),
+            f"mb_cluster ({kernel.MB_CLUSTER} blocks)": multi_block("mb_cluster", kernel.MB_CLUSTER,
+                                                                     -(-n // kernel.MB_CLUSTER))}
+    for r in (1, 2):
+        if n <= r * kernel.MB_CLUSTER * kernel.RP_WARPS * 32:
+            runs[f"reg_cluster{r}"] = registers(r)
+    zero = lambda: counts[0].zero_()
+    base = timed(zero)
+    with cp.cuda.Device(A.device.index), kernel._stream(A.device):
+        for label, fn in runs.items():
+            ms = timed(fn) - (base if label.startswith("mb_") else 0)
+            print(f"{batch}x{n} {label:40} {ms * 1e3:9.1f} us a panel, {ms * 1e3 / ncols:6.2f} us a column")
+
+
+CUTS = {  # what --dissect takes out of reg_panel.cu's column: (text, replacement) pairs
+    "the cluster barrier (a block barrier instead)": [
+        ("      cluster_barrier();", "      __syncthreads();"),
+        ("  // (a cluster's last stores", "  cluster_barrier();  // (a cluster's last stores")],  # no early exit
+    "the stores to the other blocks (to its own shared memory instead)": [
+        ("st_cluster(&sums[par][blockIdx.x][lane], q, s);", "sums[par][q][lane] = s;")],
+}
+
+
+def dissect(kernel, batch: int, n: int) -> None:
+    A = torch.randn(batch, n, n, device="cuda")
+    H, tau = A.clone(), torch.empty(batch, n, device="cuda")
+    V, _G, T, *_ = kernel._workspace(A)
+    options = ("--std=c++17", "-DNB=32", f"-DNWARPS={kernel.RP_WARPS}", f"-DMB_CLUSTER={kernel.MB_CLUSTER}")
+
+    def run(source, name, grid, h):
+        f = cp.RawModule(code=source, options=options).get_function(name)
+        f.max_dynamic_shared_size_bytes = kernel._REG_TILES
+        m = h.shape[1]
+        return timed(lambda: f(grid, (kernel.RP_WARPS * 32,),
+                               (kernel._ptr(h), kernel._ptr(tau), *kernel._strided(V), *kernel._strided(T),
+                                cp.int32(m), cp.int32(0), cp.int32(32), cp.int32(1)), shared_mem=kernel._REG_TILES))
+
+    def cut(source, pairs):
+        for text, replacement in pairs:
+            assert source.count(text) == 1, text
+            source = source.replace(text, replacement)
+        return source
+
+    variants = {"as it is": kernel._REG_SOURCE}
+    for label, pairs in CUTS.items():
+        variants[f"without {label}"] = cut(kernel._REG_SOURCE, pairs)
+    variants["without both"] = cut(kernel._REG_SOURCE, [pair for pairs in CUTS.values() for pair in pairs])
+    with cp.cuda.Device(A.device.index), kernel._stream(A.device):
+        for label, source in variants.items():
+            ms = run(source, "reg_cluster1", (kernel.MB_CLUSTER, batch), H)
+            print(f"{batch}x{n} reg_cluster1 {label:60} {ms * 1e3 / 32:6.2f} us a column")
+        rows = kernel.RP_WARPS * 32
+        ms = run(kernel._REG_SOURCE, "reg_panel1", (batch,), H[:, :rows, :rows].contiguous())
+        print(f"{batch}x{rows} reg_panel1 (one block a matrix, no cluster) {ms * 1e3 / 32:6.2f} us a column")
+
+
+def main() -> int:
+    kernel = load()
+    if sys.argv[1:2] == ["--dissect"]:
+        batch, n = [int(x) for x in sys.argv[2:4]] or [8, 2048]
+        dissect(kernel, batch, n)
+        return 0
+    pairs = [int(x) for x in sys.argv[1:]] or [8, 2048, 2, 4096]
+    for batch, n in zip(pairs[::2], pairs[1::2]):
+        probe(kernel, batch, n)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
