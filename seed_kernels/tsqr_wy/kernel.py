@@ -71,7 +71,7 @@ GRAM_BELOW = 16  # @tune GRAM_BELOW: 0 4 16 64
 
 GRAM_ROWS = 128  # @tune GRAM_ROWS: 64 128 256
 
-GRAPH_BYTES = 33554432  # @tune GRAPH_BYTES: 0 8388608 33554432 134217728
+GRAPH_BYTES = 134217728  # @tune GRAPH_BYTES: 0 8388608 33554432 134217728 268435456
 
 MB_BELOW = 16  # @tune MB_BELOW: 0 4 16 64
 
@@ -81,7 +81,7 @@ MB_WARPS = 8  # @tune MB_WARPS: 4 8 16
 
 MB_CLUSTER = 8  # @tune MB_CLUSTER: 0 8
 
-CLUSTER_FROM = 4  # @tune CLUSTER_FROM: 1 2 4 8 16
+CLUSTER_FROM = 1  # @tune CLUSTER_FROM: 1 2 4 8 16
 
 REG_CLUSTER = 2  # @tune REG_CLUSTER: 0 1 2
 
@@ -109,7 +109,7 @@ APPLY_FROM = 16  # @tune APPLY_FROM: 4 16 64
 
 APPLY_BELOW = 256  # @tune APPLY_BELOW: 64 256 1024
 
-LOOKAHEAD_BELOW = 0  # @tune LOOKAHEAD_BELOW: 0 16 64 256
+LOOKAHEAD_BELOW = 48  # @tune LOOKAHEAD_BELOW: 0 16 48 64 256
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
 _COMMON = Path(__file__).with_name("common.cu").read_text()  # defines and helpers of both modules below
