@@ -461,14 +461,15 @@ def main() -> int:
     base = {"SMALL_N": 0, "GRAPH_BYTES": 0}  # the blocked path, eagerly (no CUDA graph on a CPU)
     global NB
     small = {"TF32X3_ROWS": 0, "VTC_BELOW": 4096, "TF32X3_BELOW": 4096}  # split-TF32 updates at these sizes
-    for overrides in ({**base, "MB_ROWS": 16, "FUSED_BELOW": 16}, {**base, "MB_ROWS": 16, "FUSED_BELOW": 0},
+    flat = {"MB_CLUSTER": 0, "LOOKAHEAD_BELOW": 0}  # mb_panel, and the loop without look-ahead (trail_update's)
+    for overrides in ({**base, "MB_ROWS": 16, **flat, "FUSED_BELOW": 16}, {**base, "MB_ROWS": 16, **flat},
                       {**base, "MB_BELOW": 0}, {**base, "MB_BELOW": 0, "REG_ROWS": 0},
                       {**base, "MB_BELOW": 0, "REG_ROWS": 4, "RP_WARPS": 1},  # 1, 2 and 4 rows a thread
                       {**base, "MB_ROWS": 16, "OUTER_FROM": 0, "OUTER_NB": 64},  # multi-block panels in blocks
                       {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "REG_CLUSTER": 0},  # as a cluster of 8
                       {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0},  # a cluster of 8 with the rows in registers
                       {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "RP_WARPS": 1},  # and 2 rows a thread
-                      {**base, "MB_ROWS": 16, "LOOKAHEAD_BELOW": 64},  # a panel of look-ahead: multi-block
+                      {**base, "MB_ROWS": 16, "MB_CLUSTER": 0, "LOOKAHEAD_BELOW": 64},  # look-ahead: mb_panel
                       {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "LOOKAHEAD_BELOW": 64},  # clustered
                       {**base, "MB_BELOW": 0, "LOOKAHEAD_BELOW": 64},  # one block a matrix
                       {**base, "MB_ROWS": 16, **small},  # V^T C by tf32x3_vtc32 over chunks of rows, tf32x3_update

@@ -1,12 +1,11 @@
 """Blocked Householder QR with compact WY (qr.cu) whose panels live in registers (one block per matrix) or
 spread over many thread blocks when the batch is small: the second seed, from blocked_wy.
 
-STATUS (2026-12-02, H200, docs/benchmarks.md "eleventh pass"): correct on every test of the contract; 3.185 ms
-in `full` mode, the mean of five repeats (36.8x torch.geqrf's 117.08 ms in the same run, whose seed-7 evaluation
-of this kernel took 3.293 with 8x2048 and 2x4096 in a slow state; blocked_wy 5.423 ms), every shape faster than
-geqrf, 2x4096 by 1.9x. Not the 2.9 ms (40x) the contest issue asks: 640x512 takes 7.5 ms (cuBLAS GEMMs about
-4.2, reg_panel 2.4), 60x1024 6.2, 8x2048 10.9 (mb_cluster 5.0, the split-TF32 update 4.6) and 2x4096 23.7
-(mb_panel 12.3: a barrier among a matrix's blocks for each column; the split-TF32 update 9.4).
+STATUS (2026-12-02, H200, docs/benchmarks.md "twelfth pass"): correct on every test of the contract; 2.966 ms
+in `full` mode, the mean of five repeats (39.4x torch.geqrf's 116.94 ms in the same run; its seed-7 evaluation
+2.934, 39.9x; blocked_wy 5.401 ms), every shape faster than geqrf, 2x4096 by 3.2x. Not yet the 40x the contest
+issue asks: 640x512 takes 7.5 ms (cuBLAS GEMMs about 4.2, reg_panel 2.4), 60x1024 6.1, 8x2048 7.6 and 2x4096
+14.2 (reg_cluster's panels beside the split-TF32 update, one panel ahead).
 
 reg_panel (for panels of m <= 4 * 32 * RP_WARPS rows, batches under REG_BELOW, NB = 32) holds a thread's whole
 rows in registers, one barrier a column, and makes T from the sums the update needs anyway, so no G GEMM and
@@ -16,8 +15,16 @@ makes 40x176 faster as panels than whole in shared memory (SMALL_N = 128: 0.58 -
 16 to 255 matrices the trailing update of panels of at most 512 rows is one kernel, tf32x3_apply (split TF32 on
 tensor cores, C read and written once); for small batches the trailing update's W = V^T C and C -= V W run in
 split TF32 (tf32x3.cu; `_apply` says where), and from CLUSTER_FROM matrices a multi-block panel runs as one
-thread block cluster per matrix (mb_cluster), whose hardware barrier replaces mb_panel's counted one in global
-memory.
+thread block cluster per matrix: reg_cluster (reg_panel's column over the cluster's blocks, the blocks' sums
+stored into each other's shared memory, one cluster barrier a column; 1.57 us a column on 8x2048's first panel
+against mb_cluster's 1.90 and mb_panel's 2.51, bench/panel_probe.py) or, beyond REG_CLUSTER rows a thread,
+mb_cluster, whose hardware barrier replaces mb_panel's counted one in global memory. For batches under
+LOOKAHEAD_BELOW the panel loop looks one panel ahead (`_lookahead`): once panel k's reflectors have updated the
+next panel's columns, the next panel is factored on a second stream while they update the rest, so the
+latency-bound panels of a small batch run beside the update instead of before it. It pays only where the
+launches are not paced by Python, in CUDA graphs (GRAPH_BYTES now takes 8x2048 and 2x4096): on the H200
+(2026-12-02) 2x4096 22.9 -> 14.2 ms, 8x2048 8.5 -> 7.7, 40x352 0.664 -> 0.607; outside graphs it made 8x2048
+and 2x4096 slower, and it lost on 60x1024 (6.2 -> 6.4 ms in a graph).
 
 What is new against blocked_wy: for batches under MB_BELOW matrices a panel is factored by
 mb_panel, over as many blocks per matrix as the GPU has SMs for it (at least MB_ROWS rows each), one barrier
