@@ -110,41 +110,6 @@ def reg_panel(P: np.ndarray, ncols: int, threads: int, block_rows: int = 0) -> t
     return a[:, :ncols], tau, T
 
 
-def warp_qr(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """qr.cu's warp_qr on one n x n matrix (n <= 32), lane by lane: column c of `a` is lane c's registers, rows
-    beyond n zero; every lane makes the reflector from column j as the kernel's unrolled sums do (even and odd
-    rows apart), lanes c > j apply it, lane j keeps v and beta. (H, tau) in float32."""
-    n = P.shape[0]
-    f = np.float32
-    a = np.zeros((32, 32), f)
-    a[:n, :n] = P
-    tau = np.zeros(n, f)
-    for j in range(n):
-        x = a[:, j].copy()  # the 32 shuffles
-        s0, s1 = f(0), f(0)
-        for r in range(0, 32, 2):
-            s0 = f(s0 + (x[r] * x[r] if r > j else f(0)))
-            s1 = f(s1 + (x[r + 1] * x[r + 1] if r + 1 > j else f(0)))
-        alpha, xnorm2 = x[j], f(s0 + s1)
-        t, scale, beta = f(0), f(0), alpha
-        if xnorm2 > 0:
-            beta = f(-math.copysign(math.sqrt(f(alpha * alpha + xnorm2)), alpha))
-            t, scale = f((beta - alpha) / beta), f(f(1) / f(alpha - beta))
-        if t != 0:
-            for c in range(j + 1, 32):
-                d0, d1 = f(0), f(0)
-                for r in range(0, 32, 2):
-                    d0 = f(d0 + (x[r] * a[r, c] if r > j else f(0)))
-                    d1 = f(d1 + (x[r + 1] * a[r + 1, c] if r + 1 > j else f(0)))
-                w = f(t * f(a[j, c] + f(scale * f(d0 + d1))))
-                a[j, c] = f(a[j, c] - w)
-                a[j + 1:, c] = (a[j + 1:, c] - f(w * scale) * x[j + 1:]).astype(f)
-            a[j + 1:, j] = (scale * a[j + 1:, j]).astype(f)
-        a[j, j] = beta
-        tau[j] = t
-    return a[:n, :n], tau
-
-
 def unit_lower(panel: np.ndarray, ncols: int) -> np.ndarray:
     """V as the panel kernels write it: unit lower trapezoidal, zero beyond column ncols (ld NB)."""
     m = panel.shape[0]
@@ -430,12 +395,6 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             for chunk in range(chunks):
                 r = slice(chunk * rows, min(m, (chunk + 1) * rows))
                 P[:, chunk] = tf32x3_matmul(V[:, r, :w].transpose(1, 2), C[:, r, :N])
-        elif name == "warp_qr":
-            A, H, tau, n = args
-            assert block == (32,) and grid == (A.shape[0],) and shared_mem == 0 and n <= 32, (grid, block)
-            for b in range(A.shape[0]):
-                out, t = warp_qr(A[b].numpy())
-                H[b], tau[b] = torch.from_numpy(out), torch.from_numpy(t)
         elif name == "gram":
             V, G, n, m = args
             G += V[:, :m].transpose(1, 2) @ V[:, :m]
@@ -513,7 +472,6 @@ def main() -> int:
                       {**base, "MB_ROWS": 16, "MB_CLUSTER": 0, "LOOKAHEAD_BELOW": 64},  # look-ahead: mb_panel
                       {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "LOOKAHEAD_BELOW": 64},  # clustered
                       {**base, "MB_BELOW": 0, "LOOKAHEAD_BELOW": 64},  # one block a matrix
-                      {**base, "WARP_N": 32},  # n <= 32: warp_qr
                       {**base, "MB_ROWS": 16, **small},  # V^T C by tf32x3_vtc32 over chunks of rows, tf32x3_update
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, **small},  # and tf32x3_vtc64
                       {**base, "MB_BELOW": 0, "APPLY_FROM": 0},  # every update by tf32x3_apply
@@ -527,7 +485,6 @@ def main() -> int:
         taller = any(key in overrides for key in ("OUTER_NB", "RP_WARPS", "VTC_BELOW", "APPLY_ROWS"))
         sizes = ((2, 70), (3, 45), (1, 33)) + (((2, 150),) if taller else ()) + (((1, 300),) if "RP_WARPS" in
                                                                                    overrides else ())
-        sizes += ((3, 32), (2, 17), (1, 1)) if "WARP_N" in overrides else ()
         for batch, n in sizes:
             A = torch.randn(batch, n, n)
             H, tau = module.custom_kernel(A)

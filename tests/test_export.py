@@ -66,7 +66,7 @@ def _append(kernel: Path, text: str) -> None:
     (kernel / "kernel.py").write_text((kernel / "kernel.py").read_text() + text)
 
 
-TSQR = ["panel_qr", "build_t", "small_qr", "warp_qr", "gram", "mb_panel", "mb_cluster", "trail_update"]
+TSQR = ["panel_qr", "build_t", "small_qr", "gram", "mb_panel", "mb_cluster", "trail_update"]
 
 
 @pytest.mark.slow

@@ -39,8 +39,7 @@ OUTER_FROM matrices: on the H200 (2026-12-02) OUTER_NB = 64 made 640x512 4.4% fa
 one run; the default since) and, applied to 40x352, 14% slower; 128 gained half as much.
 Everything else is blocked_wy's:
 
-For n <= WARP_N (at most 32) one warp factors a matrix in its registers (warp_qr, qr.cu says how). For n <=
-SMALL_N the whole matrix is factored in shared memory by one launch (small_qr); for n <= TINY_N that
+For n <= SMALL_N the whole matrix is factored in shared memory by one launch (small_qr); for n <= TINY_N that
 launch uses blocks of only TINY_WARPS warps, since a column's barriers cost more than its few rows. Otherwise
 the matrix is walked in panels: panel_qr (where reg_panel does not) factors a panel (one block per matrix, in
 shared memory) and writes V; G = V^T V is one batched GEMM, or for batches under GRAM_BELOW matrices comes from
@@ -74,8 +73,6 @@ MIN_WIDTH = 2  # @tune MIN_WIDTH: 2 8 16 32
 TINY_N = 192  # @tune TINY_N: 0 32 64 128 192
 
 TINY_WARPS = 8  # @tune TINY_WARPS: 1 2 4 8
-
-WARP_N = 32  # @tune WARP_N: 0 16 32
 
 GRAM_BELOW = 16  # @tune GRAM_BELOW: 0 4 16 64
 
@@ -126,7 +123,7 @@ _COMMON = Path(__file__).with_name("common.cu").read_text()  # defines and helpe
 _SOURCE = _COMMON + Path(__file__).with_name("qr.cu").read_text()
 _REG_SOURCE = _COMMON + Path(__file__).with_name("reg_panel.cu").read_text()
 _TF32X3_SOURCE = Path(__file__).with_name("tf32x3.cu").read_text()
-_NAMES = ("panel_qr", "small_qr", "warp_qr", "build_t", "gram", "mb_panel", "mb_cluster", "trail_update")
+_NAMES = ("panel_qr", "small_qr", "build_t", "gram", "mb_panel", "mb_cluster", "trail_update")
 
 
 def _module(source, warps):
@@ -216,7 +213,6 @@ def compile_info():
         info[name] = _attrs(f)
     return info | {"NB": NB, "NWARPS": NWARPS, "NWARPS_WIDE": NWARPS_WIDE, "WIDE_BELOW": WIDE_BELOW,
                    "SMALL_N": SMALL_N, "MIN_WIDTH": MIN_WIDTH, "TINY_N": TINY_N, "TINY_WARPS": TINY_WARPS,
-                   "WARP_N": WARP_N,
                    "GRAM_BELOW": GRAM_BELOW, "GRAM_ROWS": GRAM_ROWS,
                    "GRAPH_BYTES": GRAPH_BYTES, "MB_BELOW": MB_BELOW, "MB_ROWS": MB_ROWS, "MB_WARPS": MB_WARPS,
                    "MB_CLUSTER": MB_CLUSTER, "CLUSTER_FROM": CLUSTER_FROM, "REG_CLUSTER": REG_CLUSTER,
@@ -264,8 +260,6 @@ def custom_kernel(A):
         return A.clone(), torch.empty(batch, n, device=A.device, dtype=torch.float32)
     warps = NWARPS_WIDE if batch < WIDE_BELOW else NWARPS
     with cp.cuda.Device(A.device.index), _stream(A.device):
-        if n <= min(WARP_N, 32):  # one warp a matrix, in registers
-            return _small(A, 1, "warp_qr")
         if n <= SMALL_N and n * (n + 1) * 4 <= SMEM_BUDGET:
             return _small(A, TINY_WARPS if n <= TINY_N else warps)
         if A.numel() * 4 <= GRAPH_BYTES:
@@ -275,15 +269,12 @@ def custom_kernel(A):
     return H, tau
 
 
-def _small(A, warps, name="small_qr"):
-    """The whole matrix in one launch: small_qr (in shared memory, blocks of `warps` warps) or warp_qr (n <= 32,
-    a warp's registers; its kernel comes from NWARPS's module)."""
+def _small(A, warps):
     batch, n, _ = A.shape
     H = torch.empty_like(A)
     tau = torch.empty(batch, n, device=A.device, dtype=torch.float32)
-    kernel = _kernels(NWARPS if name == "warp_qr" else warps)[name]
-    kernel((batch,), (warps * 32,), (_ptr(A), _ptr(H), _ptr(tau), cp.int32(n)),
-           shared_mem=0 if name == "warp_qr" else n * (n + 1) * 4)
+    _kernels(warps)["small_qr"]((batch,), (warps * 32,), (_ptr(A), _ptr(H), _ptr(tau), cp.int32(n)),
+                                shared_mem=n * (n + 1) * 4)
     return H, tau
 
 

@@ -171,58 +171,6 @@ extern "C" __global__ void __launch_bounds__(NT) small_qr(const float* __restric
   for (int idx = threadIdx.x; idx < n * n; idx += NT) A[idx] = S[(idx / n) * ld + idx % n];
 }
 
-// warp_qr: a matrix of n <= 32 in one warp's registers, lane c holding column c (rows beyond n zero), for
-// the smallest shapes: no barrier at all, where small_qr's block pays two a column (20x32: 31 us on the H200,
-// about 1 us a column). Per column j every lane gets column j by 32 shuffles and makes the reflector itself (the
-// same sums in the same order on every lane, so the same bits), then lanes c > j apply it to their columns and
-// lane j keeps v = scale * x below the diagonal and beta on it. Registers are indexed by constants only (the
-// row loops are unrolled; j is a runtime value compared against them).
-extern "C" __global__ void __launch_bounds__(32) warp_qr(const float* __restrict__ Ain, float* __restrict__ H,
-                                                         float* __restrict__ tau, int n) {
-  const int c = threadIdx.x;
-  const float* In = Ain + (size_t)blockIdx.x * n * n;
-  float a[32];
-#pragma unroll
-  for (int r = 0; r < 32; ++r) a[r] = r < n && c < n ? In[(size_t)r * n + c] : 0.f;
-  for (int j = 0; j < n; ++j) {
-    float x[32];  // column j, on every lane
-#pragma unroll
-    for (int r = 0; r < 32; ++r) x[r] = __shfl_sync(0xffffffffu, a[r], j);
-    float alpha = 0.f, s0 = 0.f, s1 = 0.f;
-#pragma unroll
-    for (int r = 0; r < 32; r += 2) {
-      alpha = r == j ? x[r] : (r + 1 == j ? x[r + 1] : alpha);
-      s0 += r > j ? x[r] * x[r] : 0.f;
-      s1 += r + 1 > j ? x[r + 1] * x[r + 1] : 0.f;
-    }
-    float t, scale, beta;
-    reflector(alpha, s0 + s1, t, scale, beta);
-    if (t != 0.f && c > j) {  // a_c -= t v (v^T a_c), v = (1 at row j, scale * x below it)
-      float d0 = 0.f, d1 = 0.f;
-#pragma unroll
-      for (int r = 0; r < 32; r += 2) {
-        d0 += r > j ? x[r] * a[r] : 0.f;
-        d1 += r + 1 > j ? x[r + 1] * a[r + 1] : 0.f;
-      }
-      float ajc = 0.f;
-#pragma unroll
-      for (int r = 0; r < 32; ++r) ajc = r == j ? a[r] : ajc;
-      const float w = t * (ajc + scale * (d0 + d1));
-#pragma unroll
-      for (int r = 0; r < 32; ++r) a[r] = r == j ? a[r] - w : (r > j ? a[r] - w * scale * x[r] : a[r]);
-    }
-    if (c == j) {
-#pragma unroll
-      for (int r = 0; r < 32; ++r) a[r] = r == j ? beta : (r > j && t != 0.f ? scale * a[r] : a[r]);
-    }
-    if (c == 0) tau[(size_t)blockIdx.x * n + j] = t;
-  }
-  float* A = H + (size_t)blockIdx.x * n * n;
-#pragma unroll
-  for (int r = 0; r < 32; ++r)
-    if (r < n && c < n) A[(size_t)r * n + c] = a[r];
-}
-
 // G (NB x NB per matrix, zeroed before) += V(r0:r0+GRAM_ROWS, :)^T V(r0:r0+GRAM_ROWS, :) for the chunk of rows
 // r0 = blockIdx.y * GRAM_ROWS of the first m rows of each matrix's V (ld NB). Grid: (batch, chunks).
 extern "C" __global__ void __launch_bounds__(GRAM_THREADS) gram(const float* __restrict__ V, float* __restrict__ G,
