@@ -446,6 +446,12 @@ def load(overrides: dict[str, object]) -> types.ModuleType:
     def fork(device: object) -> None:  # one stream on a CPU: the look-ahead's panels run in order, counted here
         CALLS["lookahead"] = CALLS.get("lookahead", 0) + 1
     module._fork, module._join = fork, (lambda device, side: None)
+
+    def graphed(A: torch.Tensor, warps: int) -> tuple[torch.Tensor, torch.Tensor]:  # no CUDA graphs on a CPU:
+        H, tau = A.clone(), torch.empty(A.shape[0], A.shape[1])  # the graphed loop, run eagerly
+        module._blocked(H, tau, module._workspace(A), warps, graphed=True)
+        return H, tau
+    module._graphed = graphed
     outer = module._Outer
 
     def counted(*args: object) -> object:  # the outer blocking is Python, not a kernel: counted here
@@ -462,6 +468,7 @@ def main() -> int:
     global NB
     small = {"TF32X3_ROWS": 0, "VTC_BELOW": 4096, "TF32X3_BELOW": 4096}  # split-TF32 updates at these sizes
     flat = {"MB_CLUSTER": 0, "LOOKAHEAD_BELOW": 0}  # mb_panel, and the loop without look-ahead (trail_update's)
+    graphs = {"GRAPH_BYTES": 1 << 40, "LOOKAHEAD_BELOW": 64}  # every call "graphed": the look-ahead's loop
     for overrides in ({**base, "MB_ROWS": 16, **flat, "FUSED_BELOW": 16}, {**base, "MB_ROWS": 16, **flat},
                       {**base, "MB_BELOW": 0}, {**base, "MB_BELOW": 0, "REG_ROWS": 0},
                       {**base, "MB_BELOW": 0, "REG_ROWS": 4, "RP_WARPS": 1},  # 1, 2 and 4 rows a thread
@@ -469,9 +476,10 @@ def main() -> int:
                       {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "REG_CLUSTER": 0},  # as a cluster of 8
                       {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0},  # a cluster of 8 with the rows in registers
                       {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "RP_WARPS": 1},  # and 2 rows a thread
-                      {**base, "MB_ROWS": 16, "MB_CLUSTER": 0, "LOOKAHEAD_BELOW": 64},  # look-ahead: mb_panel
-                      {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "LOOKAHEAD_BELOW": 64},  # clustered
-                      {**base, "MB_BELOW": 0, "LOOKAHEAD_BELOW": 64},  # one block a matrix
+                      {**base, **graphs, "MB_ROWS": 16, "MB_CLUSTER": 0},  # look-ahead (in graphs): mb_panel
+                      {**base, **graphs, "MB_ROWS": 16, "CLUSTER_FROM": 0},  # clustered
+                      {**base, **graphs, "MB_BELOW": 0},  # one block a matrix
+                      {**base, "MB_ROWS": 16, "LOOKAHEAD_BELOW": 64},  # and none outside graphs
                       {**base, "MB_ROWS": 16, **small},  # V^T C by tf32x3_vtc32 over chunks of rows, tf32x3_update
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, **small},  # and tf32x3_vtc64
                       {**base, "MB_BELOW": 0, "APPLY_FROM": 0},  # every update by tf32x3_apply

@@ -52,7 +52,7 @@ def test_tsqr_wy_paths_pass_quick(overrides: list[str]) -> None:
     REG_CLUSTER leaves it panels), the trailing update all in cuBLAS's FP32, all in
     split TF32 by three kernels (tf32x3_vtc32 and tf32x3_update; tf32x3_vtc64 inside the outer blocks) and by
     tf32x3_apply at every batch (64-wide outer blocks too), the 16-warp register panel, the panel loop without
-    look-ahead and with it for every batch (in CUDA graphs too), multi-block panels clustered at every batch."""
+    look-ahead and with it at every batch that runs as a CUDA graph, multi-block panels clustered at every batch."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
         pytest.skip("timing needs the GPU to itself")
     sys.path.insert(0, str(ROOT / "bench"))

@@ -19,7 +19,7 @@ thread block cluster per matrix: reg_cluster (reg_panel's column over the cluste
 stored into each other's shared memory, one cluster barrier a column; 1.57 us a column on 8x2048's first panel
 against mb_cluster's 1.90 and mb_panel's 2.51, bench/panel_probe.py) or, beyond REG_CLUSTER rows a thread,
 mb_cluster, whose hardware barrier replaces mb_panel's counted one in global memory. For batches under
-LOOKAHEAD_BELOW the panel loop looks one panel ahead (`_lookahead`): once panel k's reflectors have updated the
+LOOKAHEAD_BELOW the panel loop in a CUDA graph looks one panel ahead (`_lookahead`): once panel k's reflectors have updated the
 next panel's columns, the next panel is factored on a second stream while they update the rest, so the
 latency-bound panels of a small batch run beside the update instead of before it. It pays only where the
 launches are not paced by Python, in CUDA graphs (GRAPH_BYTES now takes 8x2048 and 2x4096): on the H200
@@ -331,12 +331,12 @@ def _graphed(A, warps):
         H, tau = torch.empty_like(A), torch.empty(batch, n, device=A.device, dtype=torch.float32)
         work = _workspace(A)
         H.copy_(static_in)
-        _blocked(H, tau, work, warps)  # once eagerly: cuBLAS picks its kernels and workspaces outside capture
+        _blocked(H, tau, work, warps, graphed=True)  # once eagerly: cuBLAS picks its kernels outside capture
         torch.cuda.synchronize(A.device)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph), _stream(A.device):  # launches go to the capturing stream
             H.copy_(static_in)
-            _blocked(H, tau, work, warps)
+            _blocked(H, tau, work, warps, graphed=True)
         entry = _GRAPHS[key] = (graph, static_in, H, tau, work)  # the graph reads and writes these buffers
     graph, static_in, H, tau, _ = entry
     static_in.copy_(A)
@@ -344,13 +344,14 @@ def _graphed(A, warps):
     return H.clone(), tau.clone()
 
 
-def _blocked(H, tau, work, warps):
-    """Factor H in place, panel by panel (the module docstring says how)."""
+def _blocked(H, tau, work, warps, graphed=False):
+    """Factor H in place, panel by panel (the module docstring says how); with a panel of look-ahead for batches
+    under LOOKAHEAD_BELOW when the launches go into a CUDA graph (`graphed`): paced by Python, it lost."""
     batch, n, _ = H.shape
     V, _G, T, *_, counts = work
     counts.zero_()
     outer = _Outer(H) if OUTER_NB > NB and batch >= OUTER_FROM else None
-    if outer is None and batch < LOOKAHEAD_BELOW:
+    if outer is None and graphed and batch < LOOKAHEAD_BELOW:
         _lookahead(H, tau, work, warps)
         return
     k = 0
