@@ -19,9 +19,9 @@ thread block cluster per matrix: reg_cluster (reg_panel's column over the cluste
 stored into each other's shared memory, one cluster barrier a column; 1.57 us a column on 8x2048's first panel
 against mb_cluster's 1.90 and mb_panel's 2.51, bench/panel_probe.py) or, beyond REG_CLUSTER rows a thread,
 mb_cluster, whose hardware barrier replaces mb_panel's counted one in global memory. For batches under
-LOOKAHEAD_BELOW the panel loop in a CUDA graph looks one panel ahead (`_lookahead`): once panel k's reflectors have updated the
-next panel's columns, the next panel is factored on a second stream while they update the rest, so the
-latency-bound panels of a small batch run beside the update instead of before it. It pays only where the
+LOOKAHEAD_BELOW the panel loop in a CUDA graph looks one panel ahead (`_lookahead`): once panel k's reflectors
+have updated the next panel's columns, the next panel is factored on a second stream while they update the rest,
+so the latency-bound panels of a small batch run beside the update instead of before it. It pays only where the
 launches are not paced by Python, in CUDA graphs (GRAPH_BYTES now takes 8x2048 and 2x4096): on the H200
 (2026-12-02) 2x4096 22.9 -> 14.2 ms, 8x2048 8.5 -> 7.7, 40x352 0.664 -> 0.607; outside graphs it made 8x2048
 and 2x4096 slower, and it lost on 60x1024 (6.2 -> 6.4 ms in a graph).
