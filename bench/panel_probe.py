@@ -11,22 +11,13 @@ times reg_cluster1 compiled with parts of its column taken out (the results are 
 part costs) and reg_panel1 on one block's rows alone (no cluster).
 """
 
-import importlib.util
 import sys
-from pathlib import Path
 
 import cupy as cp
 import torch
+from apply_probe import load  # tsqr_wy's kernel.py as a module (bench/ is on the path when run as a script)
 
-SEED = Path(__file__).resolve().parents[1] / "seed_kernels" / "tsqr_wy"
 REPS = 50
-
-
-def load():
-    spec = importlib.util.spec_from_file_location("tsqr_wy", SEED / "kernel.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def timed(fn) -> float:
@@ -61,8 +52,9 @@ def probe(kernel, batch: int, n: int) -> None:
         return lambda: kernel._in_registers(f"reg_cluster{rows_per_thread}", (kernel.MB_CLUSTER, batch), H, tau,
                                             V, T, 0, ncols, 1)
 
-    spread = max(kernel.MB_ROWS, -(-n // max(1, sms // batch)))
-    runs = {f"mb_panel ({-(-n // spread)} blocks of {spread} rows)": multi_block("mb_panel", -(-n // spread), spread),
+    spread = max(kernel.MB_ROWS, -(-n // max(1, sms // batch)))  # kernel._spread's rows when not clustered
+    blocks = -(-n // spread)
+    runs = {f"mb_panel ({blocks} blocks of {spread} rows)": multi_block("mb_panel", blocks, spread),
             f"mb_cluster ({kernel.MB_CLUSTER} blocks)": multi_block("mb_cluster", kernel.MB_CLUSTER,
                                                                      -(-n // kernel.MB_CLUSTER))}
     for r in (1, 2):

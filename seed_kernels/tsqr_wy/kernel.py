@@ -23,12 +23,12 @@ LOOKAHEAD_BELOW the panel loop in a CUDA graph looks one panel ahead (`_lookahea
 have updated the next panel's columns, the next panel is factored on a second stream while they update the rest,
 so the latency-bound panels of a small batch run beside the update instead of before it. It pays only where the
 launches are not paced by Python, in CUDA graphs (GRAPH_BYTES now takes 8x2048 and 2x4096): on the H200
-(2026-12-02) 2x4096 22.9 -> 14.2 ms, 8x2048 8.5 -> 7.7, 40x352 0.664 -> 0.607; outside graphs it made 8x2048
-and 2x4096 slower, and it lost on 60x1024 (6.2 -> 6.4 ms in a graph).
+(2026-12-02, one run, against LOOKAHEAD_BELOW = 0) 2x4096 17.36 -> 14.18 ms, 8x2048 8.50 -> 7.62, 40x352 0.662 ->
+0.604; outside graphs it made 8x2048 and 2x4096 slower, and it lost on 60x1024 (6.2 -> 6.4 ms in a graph).
 
-What is new against blocked_wy: for batches under MB_BELOW matrices a panel is factored by
-mb_panel, over as many blocks per matrix as the GPU has SMs for it (at least MB_ROWS rows each), one barrier
-among a matrix's blocks per column (qr.cu says how); blocked_wy factors each panel on one block per matrix,
+What is new against blocked_wy: for batches under MB_BELOW matrices a panel is factored over many blocks per
+matrix, as a cluster (above) or by mb_panel, over as many blocks per matrix as the GPU has SMs for it (at least
+MB_ROWS rows each), one barrier among a matrix's blocks per column (qr.cu says how); blocked_wy factors each panel on one block per matrix,
 walking all rows per column, which is 55% of its 2x4096 time with most SMs idle (the profile of 2026-11-30).
 For batches under FUSED_BELOW the trailing update is one kernel (trail_update: C read twice, written once)
 instead of three batched GEMMs; off by default (FUSED_BELOW = 0), since on the H200 it measured slower than
@@ -49,7 +49,8 @@ full FP32). Panels are NB columns wide, narrower where a tall panel would not fi
 n ~ 10000 does a panel run in global memory. Small batches leave most SMs idle, so they get blocks of
 NWARPS_WIDE warps to shorten each column's critical path. Batches of at most GRAPH_BYTES run the panel loop as
 one CUDA graph (its dozens of launches would otherwise be paced by Python). Kernels are compiled with NVRTC
-through CuPy and launched on torch's current stream.
+through CuPy and launched on torch's current stream (the look-ahead's panels on a second one, which the current
+stream waits for before the call returns).
 """
 
 from pathlib import Path
@@ -157,9 +158,9 @@ _REG_PANELS = {}
 
 
 def _reg_panel(name):
-    """reg_panel1, 2 or 4 (`rows` rows per thread) or reg_cluster1 or 2, from a module of the five
-    (reg_panel.cu) compiled on first use with RP_WARPS warps; the other modules leave them out (they are the
-    costly ones to compile)."""
+    """reg_panel.cu's kernel `name` (reg_panel1, 2 or 4, reg_cluster1 or 2: the digit is rows per thread), from
+    a module of the five compiled on first use with RP_WARPS warps; the other modules leave them out (they are
+    the costly ones to compile)."""
     if not _REG_PANELS:
         module = _module(_REG_SOURCE, RP_WARPS)
         for kernel in ("reg_panel1", "reg_panel2", "reg_panel4", "reg_cluster1", "reg_cluster2"):
@@ -299,9 +300,11 @@ def _sms(device):
 
 
 def _clustered(batch):
-    """Whether a multi-block panel runs as one thread block cluster of MB_CLUSTER blocks per matrix (mb_cluster)
-    rather than over the GPU's SMs (mb_panel): on the H200 (2026-12-02) the cluster took 8x2048 from 13.6 to
-    12.5 ms and made 2x4096 0.2-3.5% slower in three runs (8 blocks of 512 rows against 64 of 64)."""
+    """Whether a multi-block panel runs as one thread block cluster of MB_CLUSTER blocks per matrix (reg_cluster,
+    or mb_cluster beyond REG_CLUSTER rows a thread) rather than over the GPU's SMs (mb_panel). On the H200
+    (2026-12-02) mb_cluster took 8x2048 from 13.6 to 12.5 ms but made 2x4096 slower (8 blocks of 512 rows against
+    64 of 64); reg_cluster beats both on 2x4096's first panel too (1.74 us a column, mb_panel 2.48,
+    bench/panel_probe.py), hence clusters from one matrix on."""
     return MB_CLUSTER > 0 and batch >= CLUSTER_FROM
 
 
@@ -427,11 +430,11 @@ def _panel(H, tau, work, k, ncols, warps, outer=None):
     in_smem = bool(rows) or _width(m) > 0
     trailing = k + ncols < n
     reg = 0 if rows or not in_smem else _reg_rows(batch, m)
-    cluster_rows = _reg_cluster_rows(m) if rows and _clustered(batch) else 0
+    cluster = bool(rows) and _clustered(batch)
+    cluster_rows = _reg_cluster_rows(m) if cluster else 0
     if cluster_rows:  # one cluster a matrix, the panel in registers; makes T as well
         _in_registers(f"reg_cluster{cluster_rows}", (MB_CLUSTER, batch), H, tau, V, T, k, ncols, trailing)
     elif rows:
-        cluster = _clustered(batch)
         mb = _kernels(MB_WARPS)["mb_cluster" if cluster else "mb_panel"]
         mb((MB_CLUSTER if cluster else -(-m // rows), batch), (MB_WARPS * 32,),
            (_ptr(H), _ptr(tau), _ptr(V), _ptr(T), _ptr(part), _ptr(rowbuf), _ptr(counts[k]), cp.int32(n),

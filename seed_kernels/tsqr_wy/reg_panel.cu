@@ -9,7 +9,8 @@
 // give, with row j, both v_j^T a_c for the trailing columns c > j (the update) and v_c^T v_j for the
 // reflectors c < j (G's column j). Warp 0 keeps G's columns and makes T from them after the last column, as
 // larft does: T(0:j, j) = -tau_j T(0:j, 0:j) G(0:j, j) (made inside the loop it cost 0.38 of reg_cluster1's
-// 1.84 us a column on the H200, 2026-12-02, bench/panel_probe.py --dissect: every other block waited for it).
+// 1.84 us a column on the H200, 2026-12-02, by that version's bench/panel_probe.py --dissect: every other block
+// waited for it; bench/results/2026-12-02-g).
 // A column stays unscaled (x, not v = scale x) until the panel is written out, and beta joins the diagonal
 // only then, so registers are only ever indexed by constants (column j+1 is picked out for the next column by
 // a switch on j); lane c keeps column c's scale and beta. Rows come in and go out through a 32 x 33 shared
@@ -23,9 +24,10 @@
 // after the block barrier, warp 0 adds up the warps' sums and stores them into every block's shared memory
 // (distributed shared memory; block 0 sends row j along, it holds the first NT rows); one cluster barrier, whose
 // release and acquire make the stores visible, then every warp adds up the blocks' sums from its own shared
-// memory, in rank order, so every block gets the same bits. Stores rather than loads: the loads' latency
-// was 0.31 us of the column's 1.84 (bench/panel_probe.py --dissect). mb_cluster's column kept its rows in
-// shared memory and its partial sums and row j in global memory, round trips to L2 in every column.
+// memory, in rank order, so every block gets the same bits. Stores rather than loads: the first version's
+// loads cost 0.31 us of its 1.84 a column (its --dissect); the stores cost 0.02 of 1.59 (today's). mb_cluster's
+// column kept its rows in shared memory and its partial sums and row j in global memory, round trips to L2 in
+// every column.
 
 // One step of reduce_scatter32: lanes that differ in bit OFF swap halves of p[0:2 OFF] and add (fully
 // unrolled: p stays in registers).
@@ -125,12 +127,13 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
         for (int c = 0; c < 32; ++c) rowj[par][c] = a[i][c];
       }
     __syncthreads();
-    float s = 0.f;  // lane c: s_c
-    float row_c;
+    float s = 0.f;  // lane c: s_c (in a cluster, first the block's own, by warp 0)
+    if (!CLUSTER || warp == 0) {
+#pragma unroll
+      for (int w = 0; w < NWARPS; ++w) s += part[par][w][lane];
+    }
     if constexpr (CLUSTER) {
       if (warp == 0) {  // this block's sums into every block's shared memory (row j too, from block 0)
-#pragma unroll
-        for (int w = 0; w < NWARPS; ++w) s += part[par][w][lane];
         const float r = rowj[par][lane];
 #pragma unroll
         for (int q = 0; q < MB_CLUSTER; ++q) {
@@ -142,12 +145,8 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
       s = 0.f;
 #pragma unroll
       for (int q = 0; q < MB_CLUSTER; ++q) s += sums[par][q][lane];  // in rank order: the same bits everywhere
-      row_c = rowj[par][lane];
-    } else {
-#pragma unroll
-      for (int w = 0; w < NWARPS; ++w) s += part[par][w][lane];
-      row_c = rowj[par][lane];
     }
+    const float row_c = rowj[par][lane];
     const float xnorm2 = __shfl_sync(0xffffffffu, s, j);
     const float alpha = __shfl_sync(0xffffffffu, row_c, j);
     float t, scale, beta;
