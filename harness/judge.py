@@ -50,8 +50,10 @@ STASH_BYTES = 256 << 20  # cheap checks are batched: inputs and outputs kept unt
 # honest kernels the fastest call exceeded the fastest calibration call by -1.0 to +2.0 ms (2026-12-01,
 # docs/benchmarks.md). So a runner reporting 0.9 of its time is caught on shapes above ~40 ms (2x4096 for
 # the seeds) and one reporting half of it above ~8 ms; a patched clock in Python (the trick models write)
-# is caught at any factor by the runner's integrity check. docs/QR_CONTRACT.md, "Threat model".
-WALL_SLACK = {"cuda": (3000.0, 0.05), "cpu": (5000.0, 0.5)}
+# is caught at any factor by the runner's integrity check. docs/QR_CONTRACT.md, "Threat model". The CPU
+# self-test's pipes wait on a shared scheduler: on a loaded two-core CI machine the fastest of an honest
+# kernel's timed calls once came 5.8 ms after its calibration, so its slack is 20 ms.
+WALL_SLACK = {"cuda": (3000.0, 0.05), "cpu": (20000.0, 0.5)}
 # Timed calls on inputs up to this size are primed (Context.call). Each call is a round trip between two
 # processes, with the judge's GPU work (input, checks) in the gap; a call on a small input, which mostly times
 # how fast the host launches its kernels, took up to twice as long after such a gap on an H200 as in a loop of

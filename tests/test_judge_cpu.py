@@ -103,9 +103,9 @@ def test_a_forger_reaches_neither_the_judge_stdout_nor_its_environment(tmp_path:
 def test_a_runner_that_misreports_its_clock_is_caught_by_the_judges_clock(tmp_path: Path) -> None:
     """A runner subverted below the Python level (fault injection) reports 2% of every time: the judge's
     own clock sees the difference."""
-    slow = tmp_path / "slow.py"  # about 20 ms a call: well above the CPU self-test's slack of 5 ms
+    slow = tmp_path / "slow.py"  # about 60 ms a call: well above the CPU self-test's slack of 20 ms
     slow.write_text("import torch\nfrom base import custom_kernel as honest\n\n\ndef custom_kernel(A):\n"
-                    "    x = torch.ones(300, 300)\n    for _ in range(40):\n        x = (x @ x) * 1e-3\n"
+                    "    x = torch.ones(300, 300)\n    for _ in range(120):\n        x = (x @ x) * 1e-3\n"
                     "    return honest(A)\n")
     result = judge(candidate(tmp_path, slow), env={"EVOLVE_HARNESS_FAULT": "clock=0.02"})
     assert result["status"] == "rejected" and "judge's clock" in result["error"], result.get("error")
