@@ -3,9 +3,10 @@ replaced by a Python stand-in, against torch.geqrf. mb_panel and trail_update ar
 (block, warp and lane indices as qr.cu has them; the phases are separated by barriers, so running them one
 after another is what the GPU does), reg_panel column by column with its warps' sums (T from the same sums),
 tf32x3_apply lane by lane (each MMA from its fragments, as PTX defines them; shared memory as one array, each
-index checked against its region); panel_qr, gram and build_t by their plain arithmetic, tf32x3's other GEMMs
+index checked against its region), col_qr warp by warp, col_panel by reg_panel's arithmetic; panel_qr, gram and build_t by their plain arithmetic, tf32x3's other GEMMs
 (chunk by chunk) by theirs in split TF32.
-It checks the orchestration and the index arithmetic before device time is spent, never the CUDA code itself.
+It checks the orchestration and the index arithmetic before device time is spent, never the CUDA code itself
+(tests/test_cuda_on_cpu.py runs col_qr's and col_panel's own source on the CPU).
 `--gates` shows what split TF32 does to the contract's gates (on one 512 and one 1024 matrix, with plain TF32
 beside it).
 
@@ -108,6 +109,41 @@ def reg_panel(P: np.ndarray, ncols: int, threads: int, block_rows: int = 0) -> t
         a -= v[:, None] * wq[None, :]
         a[:, j] = col
     return a[:, :ncols], tau, T
+
+
+def col_qr(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """qr.cu's col_qr on one n x n matrix (n <= 32): column c of `a` is warp c's registers, a lane per row, rows
+    beyond n zero; each warp sum in the butterfly order of common.cu's warp_sum. (H, tau) in float32."""
+    n = P.shape[0]
+    f = np.float32
+    a = np.zeros((32, 32), f)
+    a[:n, :n] = P
+    tau = np.zeros(n, f)
+    lanes = np.arange(32)
+
+    def warp_sum(x: np.ndarray) -> np.float32:
+        for o in (16, 8, 4, 2, 1):
+            x = (x + x[lanes ^ o]).astype(f)
+        return x[0]
+
+    xnorm2 = warp_sum(np.where(lanes > 0, a[:, 0] * a[:, 0], f(0)))
+    for j in range(n):
+        alpha = a[j, j]
+        t, scale, beta = f(0), f(0), alpha
+        if xnorm2 > 0:
+            beta = f(-math.copysign(math.sqrt(f(alpha * alpha + xnorm2)), alpha))
+            t, scale = f((beta - alpha) / beta), f(f(1) / f(alpha - beta))
+        x = np.where(lanes > j, scale * a[:, j], f(0)).astype(f)
+        v = np.where(lanes == j, f(1), x).astype(f)
+        if t != 0:
+            a[j + 1:, j] = x[j + 1:]
+        a[j, j], tau[j] = beta, t
+        for c in range(j + 1, n):
+            if t != 0:
+                a[:, c] = (a[:, c] - f(t * warp_sum((v * a[:, c]).astype(f))) * v).astype(f)
+            if c == j + 1:
+                xnorm2 = warp_sum(np.where(lanes > j + 1, a[:, c] * a[:, c], f(0)).astype(f))
+    return a[:n, :n], tau
 
 
 def unit_lower(panel: np.ndarray, ncols: int) -> np.ndarray:
@@ -336,6 +372,16 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             if T is not None:
                 T[b] = torch.from_numpy(Tm[:NB, :NB])
 
+    def in_registers(args, threads, block_rows):  # reg_panel's model; V and T may be views of at most 32 columns
+        H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, _with_v = args  # (an outer block's slot)
+        assert (ldv, vstride, ldt, tstride) == (V.stride(1), V.stride(0), T.stride(1), T.stride(0))
+        for b in range(H.shape[0]):
+            out, t, Tm = reg_panel(H[b, k:, k:k + ncols].numpy(), ncols, threads, block_rows)
+            H[b, k:, k:k + ncols] = torch.from_numpy(out)
+            tau[b, k:k + ncols] = torch.from_numpy(t)
+            V[b, :n - k] = torch.from_numpy(unit_lower(out, ncols)[:, :V.shape[2]])
+            T[b] = torch.from_numpy(Tm[:T.shape[1], :T.shape[2]])
+
     def run(grid, block, args, shared_mem=0):
         CALLS[name] = CALLS.get(name, 0) + 1
         if name == "panel_qr":
@@ -347,21 +393,18 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             blocks = int(defines["MB_CLUSTER"]) if name == "mb_cluster" else -(-(n - k) // rows)
             assert grid[0] == blocks > 1 and shared_mem == rows * (ncols + 1) * 4, (grid, shared_mem)
             panel(H, tau, V, n, k, ncols, rows, T)
+        elif name.startswith("col_panel"):  # reg_panel's arithmetic (tests/test_cuda_on_cpu.py runs its code)
+            rows, n, k = int(name[len("col_panel"):]), args[8], args[9]
+            assert grid == (args[0].shape[0],) and block == (1024,) and n - k <= 32 * rows, (grid, block, n - k)
+            assert shared_mem == 32 * rows * 33 * 4, shared_mem  # a tile of its rows
+            in_registers(args, 256, 0)
         elif name.startswith(("reg_panel", "reg_cluster")):
-            H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, _with_v = args
-            threads, per_thread = block[0], int(name[-1])
+            threads, per_thread, n, k = block[0], int(name[-1]), args[8], args[9]
             cluster = int(defines["MB_CLUSTER"]) if name.startswith("reg_cluster") else 1
-            assert grid == (cluster, H.shape[0]) if cluster > 1 else grid == (H.shape[0],), grid
+            assert grid == (cluster, args[0].shape[0]) if cluster > 1 else grid == (args[0].shape[0],), grid
             assert threads == 32 * int(defines["NWARPS"]) and n - k <= cluster * threads * per_thread, (block, n - k)
             assert shared_mem == threads * 33 * 4, shared_mem  # a 32 x 33 tile per warp
-            assert (ldv, vstride, ldt, tstride) == (V.stride(1), V.stride(0), T.stride(1), T.stride(0))
-            for b in range(H.shape[0]):  # V and T may be views of at most 32 columns (an outer block's slot)
-                out, t, Tm = reg_panel(H[b, k:, k:k + ncols].numpy(), ncols, threads,
-                                       threads * per_thread if cluster > 1 else 0)
-                H[b, k:, k:k + ncols] = torch.from_numpy(out)
-                tau[b, k:k + ncols] = torch.from_numpy(t)
-                V[b, :n - k] = torch.from_numpy(unit_lower(out, ncols)[:, :V.shape[2]])
-                T[b] = torch.from_numpy(Tm[:T.shape[1], :T.shape[2]])
+            in_registers(args, threads, threads * per_thread if cluster > 1 else 0)
         elif name == "tf32x3_update":
             C, ldc, cstride, V, ldv, vstride, W, ldw, wstride, m, N, w = args
             assert block == (128,) and grid == (-(-N // 64), -(-m // 64), C.shape[0]), (grid, C.shape)
@@ -395,6 +438,12 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             for chunk in range(chunks):
                 r = slice(chunk * rows, min(m, (chunk + 1) * rows))
                 P[:, chunk] = tf32x3_matmul(V[:, r, :w].transpose(1, 2), C[:, r, :N])
+        elif name == "col_qr":
+            A, H, tau, n = args
+            assert block == (32 * n,) and grid == (A.shape[0],) and shared_mem == 0 and n <= 32, (grid, block)
+            for b in range(A.shape[0]):
+                out, t = col_qr(A[b].numpy())
+                H[b], tau[b] = torch.from_numpy(out), torch.from_numpy(t)
         elif name == "gram":
             V, G, n, m = args
             G += V[:, :m].transpose(1, 2) @ V[:, :m]
@@ -434,7 +483,7 @@ def load(overrides: dict[str, object]) -> types.ModuleType:
     sys.modules["cupy"] = cupy
     text = KERNEL.read_text()
     for name, value in overrides.items():
-        text, count = re.subn(rf"^{name} = [^\s#]+(?=\s*(#.*)?$)", f"{name} = {value}", text, flags=re.M)
+        text, count = re.subn(rf"^{name} = [^\s#]+(?=\s*(#.*)?$)", f"{name} = {value}", text, flags=re.MULTILINE)
         assert count == 1, name
     module = types.ModuleType("tsqr_wy")
     module.__file__ = str(KERNEL)
@@ -480,6 +529,9 @@ def main() -> int:
                       {**base, **graphs, "MB_ROWS": 16, "CLUSTER_FROM": 0},  # clustered
                       {**base, **graphs, "MB_BELOW": 0},  # one block a matrix
                       {**base, "MB_ROWS": 16, "LOOKAHEAD_BELOW": 64},  # and none outside graphs
+                      {**base, "COL_N": 32},  # n <= 32: col_qr
+                      {**base, "MB_BELOW": 0, "COL_PANEL_BELOW": 64},  # panels of up to 512 rows: col_panel
+                      {**base, "MB_BELOW": 0, "COL_PANEL_BELOW": 64, "OUTER_FROM": 0, "OUTER_NB": 64},  # in blocks
                       {**base, "MB_ROWS": 16, **small},  # V^T C by tf32x3_vtc32 over chunks of rows, tf32x3_update
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, **small},  # and tf32x3_vtc64
                       {**base, "MB_BELOW": 0, "APPLY_FROM": 0},  # every update by tf32x3_apply
@@ -490,9 +542,11 @@ def main() -> int:
         NB = int(overrides.get("NB", 32))  # what the stand-ins read, as qr.cu is compiled with -DNB
         module = load(overrides)
         # several outer blocks; 2 and 4 rows a thread; V^T C over several chunks of rows
-        taller = any(key in overrides for key in ("OUTER_NB", "RP_WARPS", "VTC_BELOW", "APPLY_ROWS"))
+        taller = any(key in overrides for key in ("OUTER_NB", "RP_WARPS", "VTC_BELOW", "APPLY_ROWS", "COL_PANEL_BELOW"))
         sizes = ((2, 70), (3, 45), (1, 33)) + (((2, 150),) if taller else ()) + (((1, 300),) if "RP_WARPS" in
                                                                                    overrides else ())
+        sizes += ((3, 32), (2, 17), (1, 1)) if "COL_N" in overrides else ()
+        sizes += ((1, 600),) if "COL_PANEL_BELOW" in overrides else ()  # panels of 512 rows and fewer, reg_panel's above
         for batch, n in sizes:
             A = torch.randn(batch, n, n)
             H, tau = module.custom_kernel(A)
@@ -515,7 +569,7 @@ def gate_use(n: int, updates: str = "split") -> tuple[float, float]:
     split_matmul, lanes = tf32x3_matmul, APPLY_LANES
     APPLY_LANES = False  # the same arithmetic as three products; lane by lane, n = 1024 would take minutes
     if updates == "plain":
-        tf32x3_matmul = lambda A, B: (tf32(A).double() @ tf32(B).double()).float()  # noqa: E731
+        tf32x3_matmul = lambda A, B: (tf32(A).double() @ tf32(B).double()).float()
     below = 0 if updates == "fp32" else 4096
     try:
         module = load({"SMALL_N": 0, "GRAPH_BYTES": 0, "MB_BELOW": 0, "VTC_BELOW": below, "TF32X3_BELOW": below,

@@ -66,7 +66,7 @@ def _append(kernel: Path, text: str) -> None:
     (kernel / "kernel.py").write_text((kernel / "kernel.py").read_text() + text)
 
 
-TSQR = ["panel_qr", "build_t", "small_qr", "gram", "mb_panel", "mb_cluster", "trail_update"]
+TSQR = ["panel_qr", "build_t", "small_qr", "col_qr", "gram", "mb_panel", "mb_cluster", "trail_update"]
 
 
 @pytest.mark.slow
@@ -75,7 +75,7 @@ TSQR = ["panel_qr", "build_t", "small_qr", "gram", "mb_panel", "mb_cluster", "tr
     ("blocked_wy", ["qr.cu"], ["panel_qr", "build_t", "small_qr", "gram"]),
     ("tsqr_wy", ["common.cu", "qr.cu"], TSQR),
     ("tsqr_wy", ["common.cu", "reg_panel.cu"], ["reg_panel1", "reg_panel2", "reg_panel4", "reg_cluster1",
-                                                "reg_cluster2"]),  # its second module
+                                                "reg_cluster2", "col_panel4", "col_panel8", "col_panel16"]),
     ("tsqr_wy", ["tf32x3.cu"], ["tf32x3_update", "tf32x3_vtc32", "tf32x3_vtc64", "tf32x3_apply"])])  # and its third
 def test_the_generated_launchers_compile_with_nvcc(tmp_path: Path, seed: str, sources: list[str],
                                                    names: list[str]) -> None:

@@ -39,7 +39,12 @@ OUTER_FROM matrices: on the H200 (2026-12-02) OUTER_NB = 64 made 640x512 4.4% fa
 one run; the default since) and, applied to 40x352, 14% slower; 128 gained half as much.
 Everything else is blocked_wy's:
 
-For n <= SMALL_N the whole matrix is factored in shared memory by one launch (small_qr); for n <= TINY_N that
+For n <= COL_N (at most 32; 0: off) a block of a warp per column factors a matrix in registers (col_qr, qr.cu says
+how), and for batches under COL_PANEL_BELOW (0: off) col_panel does the same for single-block panels of up to 512
+rows in reg_panel's place (reg_panel.cu): a column's chain is two warp sums and one barrier, where reg_panel's
+thread carries all 32 columns. Both are correct on the CPU (tests/test_cuda_on_cpu.py runs their CUDA source)
+but not yet timed on a GPU, so off. For n <= SMALL_N the whole matrix is factored in shared memory by one
+launch (small_qr); for n <= TINY_N that
 launch uses blocks of only TINY_WARPS warps, since a column's barriers cost more than its few rows. Otherwise
 the matrix is walked in panels: panel_qr (where reg_panel does not) factors a panel (one block per matrix, in
 shared memory) and writes V; G = V^T V is one batched GEMM, or for batches under GRAM_BELOW matrices comes from
@@ -75,6 +80,8 @@ TINY_N = 192  # @tune TINY_N: 0 32 64 128 192
 
 TINY_WARPS = 8  # @tune TINY_WARPS: 1 2 4 8
 
+COL_N = 0  # @tune COL_N: 0 32
+
 GRAM_BELOW = 16  # @tune GRAM_BELOW: 0 4 16 64
 
 GRAM_ROWS = 128  # @tune GRAM_ROWS: 64 128 256
@@ -107,6 +114,8 @@ REG_BELOW = 4096  # @tune REG_BELOW: 0 64 264 4096
 
 RP_WARPS = 8  # @tune RP_WARPS: 8 16
 
+COL_PANEL_BELOW = 0  # @tune COL_PANEL_BELOW: 0 64 1024
+
 TF32X3_BELOW = 64  # @tune TF32X3_BELOW: 0 16 64 256
 
 TF32X3_ROWS = 512  # @tune TF32X3_ROWS: 0 256 512 1024
@@ -124,7 +133,7 @@ _COMMON = Path(__file__).with_name("common.cu").read_text()  # defines and helpe
 _SOURCE = _COMMON + Path(__file__).with_name("qr.cu").read_text()
 _REG_SOURCE = _COMMON + Path(__file__).with_name("reg_panel.cu").read_text()
 _TF32X3_SOURCE = Path(__file__).with_name("tf32x3.cu").read_text()
-_NAMES = ("panel_qr", "small_qr", "build_t", "gram", "mb_panel", "mb_cluster", "trail_update")
+_NAMES = ("panel_qr", "small_qr", "col_qr", "build_t", "gram", "mb_panel", "mb_cluster", "trail_update")
 
 
 def _module(source, warps):
@@ -158,18 +167,24 @@ _REG_PANELS = {}
 
 
 def _reg_panel(name):
-    """reg_panel.cu's kernel `name` (reg_panel1, 2 or 4, reg_cluster1 or 2: the digit is rows per thread), from
-    a module of the five compiled on first use with RP_WARPS warps; the other modules leave them out (they are
-    the costly ones to compile)."""
+    """reg_panel.cu's kernel `name` (reg_panel1, 2 or 4, reg_cluster1 or 2: the digit is rows per thread;
+    col_panel4, 8 or 16: rows per lane), from a module of the eight compiled on first use with RP_WARPS warps;
+    the other modules leave them out (they are the costly ones to compile)."""
     if not _REG_PANELS:
         module = _module(_REG_SOURCE, RP_WARPS)
-        for kernel in ("reg_panel1", "reg_panel2", "reg_panel4", "reg_cluster1", "reg_cluster2"):
+        for kernel in ("reg_panel1", "reg_panel2", "reg_panel4", "reg_cluster1", "reg_cluster2", "col_panel4",
+                       "col_panel8", "col_panel16"):
             f = _REG_PANELS[kernel] = module.get_function(kernel)
-            f.max_dynamic_shared_size_bytes = _REG_TILES
+            f.max_dynamic_shared_size_bytes = _panel_launch(kernel)[1]
     return _REG_PANELS[name]
 
 
-_REG_TILES = RP_WARPS * 32 * 33 * 4  # reg_panel's shared memory: a 32 x 33 tile per warp
+def _panel_launch(name):
+    """Threads a block and dynamic shared memory of reg_panel.cu's kernel `name`: reg_panel's a 32 x 33 tile a
+    warp, col_panel's 32 warps and a tile of its rows (33 floats each)."""
+    if name.startswith("col_panel"):
+        return 1024, int(name[len("col_panel"):]) * 32 * 33 * 4
+    return RP_WARPS * 32, RP_WARPS * 32 * 33 * 4
 _TF32X3 = {}
 
 
@@ -189,6 +204,14 @@ def _reg_rows(batch, m):
     if NB != 32 or batch >= REG_BELOW:
         return 0
     return next((rows for rows in (1, 2, 4) if rows <= REG_ROWS and m <= rows * RP_WARPS * 32), 0)
+
+
+def _col_rows(batch, m):
+    """Rows per lane for col_panel on an m-row panel (0: it does not take this panel): the fewest of 4, 8 and 16
+    that hold it, for batches under COL_PANEL_BELOW; col_panel needs a warp per column (NB = 32)."""
+    if NB != 32 or batch >= COL_PANEL_BELOW:
+        return 0
+    return next((rows for rows in (4, 8, 16) if m <= rows * 32), 0)
 
 
 def _reg_cluster_rows(m):
@@ -214,11 +237,13 @@ def compile_info():
         info[name] = _attrs(f)
     return info | {"NB": NB, "NWARPS": NWARPS, "NWARPS_WIDE": NWARPS_WIDE, "WIDE_BELOW": WIDE_BELOW,
                    "SMALL_N": SMALL_N, "MIN_WIDTH": MIN_WIDTH, "TINY_N": TINY_N, "TINY_WARPS": TINY_WARPS,
+                   "COL_N": COL_N,
                    "GRAM_BELOW": GRAM_BELOW, "GRAM_ROWS": GRAM_ROWS,
                    "GRAPH_BYTES": GRAPH_BYTES, "MB_BELOW": MB_BELOW, "MB_ROWS": MB_ROWS, "MB_WARPS": MB_WARPS,
                    "MB_CLUSTER": MB_CLUSTER, "CLUSTER_FROM": CLUSTER_FROM, "REG_CLUSTER": REG_CLUSTER,
                    "FUSED_BELOW": FUSED_BELOW, "OUTER_NB": OUTER_NB, "OUTER_FROM": OUTER_FROM,
                    "REG_ROWS": REG_ROWS, "REG_BELOW": REG_BELOW, "RP_WARPS": RP_WARPS,
+                   "COL_PANEL_BELOW": COL_PANEL_BELOW,
                    "VTC_BELOW": VTC_BELOW, "TF32X3_BELOW": TF32X3_BELOW, "TF32X3_ROWS": TF32X3_ROWS,
                    "APPLY_ROWS": APPLY_ROWS, "APPLY_FROM": APPLY_FROM, "APPLY_BELOW": APPLY_BELOW,
                    "LOOKAHEAD_BELOW": LOOKAHEAD_BELOW}
@@ -261,6 +286,8 @@ def custom_kernel(A):
         return A.clone(), torch.empty(batch, n, device=A.device, dtype=torch.float32)
     warps = NWARPS_WIDE if batch < WIDE_BELOW else NWARPS
     with cp.cuda.Device(A.device.index), _stream(A.device):
+        if n <= min(COL_N, 32):  # a warp per column
+            return _small(A, n, "col_qr")
         if n <= SMALL_N and n * (n + 1) * 4 <= SMEM_BUDGET:
             return _small(A, TINY_WARPS if n <= TINY_N else warps)
         if A.numel() * 4 <= GRAPH_BYTES:
@@ -270,12 +297,15 @@ def custom_kernel(A):
     return H, tau
 
 
-def _small(A, warps):
+def _small(A, warps, name="small_qr"):
+    """The whole matrix in one launch: small_qr (in shared memory, blocks of `warps` warps) or col_qr (n <= 32,
+    a warp per column; its kernel comes from NWARPS's module, its shared memory is static)."""
     batch, n, _ = A.shape
     H = torch.empty_like(A)
     tau = torch.empty(batch, n, device=A.device, dtype=torch.float32)
-    _kernels(warps)["small_qr"]((batch,), (warps * 32,), (_ptr(A), _ptr(H), _ptr(tau), cp.int32(n)),
-                                shared_mem=n * (n + 1) * 4)
+    kernel = _kernels(NWARPS if name == "col_qr" else warps)[name]
+    kernel((batch,), (warps * 32,), (_ptr(A), _ptr(H), _ptr(tau), cp.int32(n)),
+           shared_mem=0 if name == "col_qr" else n * (n + 1) * 4)
     return H, tau
 
 
@@ -429,7 +459,8 @@ def _panel(H, tau, work, k, ncols, warps, outer=None):
     rows = _spread(batch, m, H.device)
     in_smem = bool(rows) or _width(m) > 0
     trailing = k + ncols < n
-    reg = 0 if rows or not in_smem else _reg_rows(batch, m)
+    col = 0 if rows or not in_smem else _col_rows(batch, m)
+    reg = 0 if rows or not in_smem or col else _reg_rows(batch, m)
     cluster = bool(rows) and _clustered(batch)
     cluster_rows = _reg_cluster_rows(m) if cluster else 0
     if cluster_rows:  # one cluster a matrix, the panel in registers; makes T as well
@@ -439,24 +470,26 @@ def _panel(H, tau, work, k, ncols, warps, outer=None):
         mb((MB_CLUSTER if cluster else -(-m // rows), batch), (MB_WARPS * 32,),
            (_ptr(H), _ptr(tau), _ptr(V), _ptr(T), _ptr(part), _ptr(rowbuf), _ptr(counts[k]), cp.int32(n),
             cp.int32(k), cp.int32(ncols), cp.int32(rows), cp.int32(trailing)), shared_mem=rows * (ncols + 1) * 4)
-    elif reg:  # makes T as well; in a block, V and T go straight to the block's buffers
+    elif reg or col:  # makes T as well; in a block, V and T go straight to the block's buffers
         Vd, Td = outer.slot(k, ncols) if outer is not None and trailing else (V, T)
-        _in_registers(f"reg_panel{reg}", (batch,), H, tau, Vd, Td, k, ncols, trailing)
+        name = f"col_panel{col}" if col else f"reg_panel{reg}"
+        _in_registers(name, (batch,), H, tau, Vd, Td, k, ncols, trailing)
     else:
         _kernels(warps)["panel_qr"]((batch,), (warps * 32,),
                                     (_ptr(H), _ptr(tau), _ptr(V), cp.int32(n), cp.int32(k), cp.int32(ncols),
                                      cp.int32(in_smem), cp.int32(trailing)),
                                     shared_mem=m * (ncols + 1) * 4 if in_smem else 0)
-    if trailing and not reg and not rows:  # reg_panel and the multi-block panels make T themselves
+    if trailing and not reg and not col and not rows:  # the register panels and the multi-block ones make T
         _make_t(H, tau, V, G, T, k, ncols, warps)
-    return bool(reg)
+    return bool(reg or col)
 
 
 def _in_registers(name, grid, H, tau, V, T, k, ncols, with_v):
     """The panel at column k by reg_panel.cu's kernel `name`, its V and T written to V and T (views of at most
     32 columns)."""
-    _reg_panel(name)(grid, (RP_WARPS * 32,), (_ptr(H), _ptr(tau), *_strided(V), *_strided(T), cp.int32(H.shape[1]),
-                                              cp.int32(k), cp.int32(ncols), cp.int32(with_v)), shared_mem=_REG_TILES)
+    threads, shared = _panel_launch(name)
+    _reg_panel(name)(grid, (threads,), (_ptr(H), _ptr(tau), *_strided(V), *_strided(T), cp.int32(H.shape[1]),
+                                        cp.int32(k), cp.int32(ncols), cp.int32(with_v)), shared_mem=shared)
 
 
 def _update(H, V, T, k, ncols, warps):

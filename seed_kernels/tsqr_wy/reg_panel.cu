@@ -72,6 +72,24 @@ __device__ __forceinline__ void pick_column(const float (&a)[RP_ROWS][32], float
   }
 }
 
+// T as larft makes it, column by column, by one warp (lane l holds row l): T(0:j, j) = -tau_j T(0:j, 0:j) G(0:j, j).
+__device__ __forceinline__ void larft_warp(const float (&Gs)[32][33], float (&Ts)[32][33], const float (&taus)[32],
+                                           int ncols, int lane) {
+  for (int j = 0; j < ncols; ++j) {
+    float acc0 = 0.f, acc1 = 0.f, acc2 = 0.f, acc3 = 0.f;
+    int l = 0;
+    for (; l + 3 < j; l += 4) {
+      acc0 += Ts[lane][l] * Gs[l][j];
+      acc1 += Ts[lane][l + 1] * Gs[l + 1][j];
+      acc2 += Ts[lane][l + 2] * Gs[l + 2][j];
+      acc3 += Ts[lane][l + 3] * Gs[l + 3][j];
+    }
+    for (; l < j; ++l) acc0 += Ts[lane][l] * Gs[l][j];
+    Ts[lane][j] = lane < j ? -taus[j] * ((acc0 + acc1) + (acc2 + acc3)) : (lane == j ? taus[j] : 0.f);
+    __syncwarp();
+  }
+}
+
 // V (row stride ldv, matrix stride vstride) gets the panel's rows from k on, 32 columns, zero beyond ncols; T
 // (ldt, tstride) 32 x 32: kernel.py points them at its workspaces (ld NB) or into an outer block's buffers.
 template <int RP_ROWS, bool CLUSTER>
@@ -179,21 +197,9 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
     pick_column<RP_ROWS>(a, aj, j + 1);
   }
   // (a cluster's last stores to another block's shared memory came before the last column's barrier)
-  if (lead && warp == 0) {  // T as larft makes it, column by column: T(0:j, j) = -tau_j T(0:j, 0:j) G(0:j, j)
+  if (lead && warp == 0) {
     __syncwarp();
-    for (int j = 0; j < ncols; ++j) {
-      float acc0 = 0.f, acc1 = 0.f, acc2 = 0.f, acc3 = 0.f;
-      int l = 0;
-      for (; l + 3 < j; l += 4) {
-        acc0 += Ts[lane][l] * Gs[l][j];
-        acc1 += Ts[lane][l + 1] * Gs[l + 1][j];
-        acc2 += Ts[lane][l + 2] * Gs[l + 2][j];
-        acc3 += Ts[lane][l + 3] * Gs[l + 3][j];
-      }
-      for (; l < j; ++l) acc0 += Ts[lane][l] * Gs[l][j];
-      Ts[lane][j] = lane < j ? -taus[j] * ((acc0 + acc1) + (acc2 + acc3)) : (lane == j ? taus[j] : 0.f);
-      __syncwarp();
-    }
+    larft_warp(Gs, Ts, taus, ncols, lane);
   }
   // out: v = scale x below the diagonal, beta on it, R above; V unit lower trapezoidal, zero beyond ncols (ld NB)
 #pragma unroll
@@ -258,4 +264,125 @@ extern "C" __global__ void __launch_bounds__(NT, 1) MB_CLUSTER_DIMS reg_cluster2
     float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, int ldv, long long vstride,
     float* __restrict__ T, int ldt, long long tstride, int n, int k, int ncols, int with_v) {
   reg_panel<2, true>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
+}
+
+// col_panel: the panel of one matrix with a warp per column and its m rows down the lanes (lane l holds rows l,
+// l + 32, ... of its column: COLS_ROWS of them), qr.cu's col_qr for a tall panel. reg_panel's column costs 1.18
+// us on the H200 (2026-12-02, bench/panel_probe.py): every thread carries all 32 columns, so each column is 64
+// shuffles and as many FMAs per row. Here, per column j, warp j makes the reflector from its own registers and
+// the norm it summed a step earlier and puts v and tau in shared memory; one barrier; each warp c > j applies
+// the reflector to its column with one warp sum, warp j + 1 sums its new norm at once, and each finished warp
+// i < j adds up G(i, j) = v_i^T v_j for T, off the chain (it has nothing else to do). A column's chain: two
+// warp sums, the reflector and one barrier. warp 0 makes T after the last column (larft_warp). Rows come in
+// and go out through a shared tile, a row per memory instruction. 32 warps a block whatever ncols: the warps of
+// absent columns only keep the barriers.
+template <int COLS_ROWS>
+__device__ __forceinline__ void col_panel(float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V,
+                                          int ldv, long long vstride, float* __restrict__ T, int ldt,
+                                          long long tstride, int n, int k, int ncols, int with_v) {
+  constexpr int M = 32 * COLS_ROWS;  // rows the block holds
+  __shared__ float vs[2][M];         // column j's v in vs[j & 1], its tau in ts[j & 1]: a warp still reading
+  __shared__ float ts[2];            // column j - 1's is past the barrier before column j + 1's writer gets there
+  __shared__ float Gs[32][33], Ts[32][33], taus[32];
+  extern __shared__ float tile[];  // M x 33: the panel on its way in and out
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int m = n - k;
+  const unsigned mat = blockIdx.x;
+  float* A = H + (size_t)mat * n * n + (size_t)k * n + k;
+  for (int r = warp; r < M; r += 32) tile[r * 33 + lane] = r < m && lane < ncols ? A[(size_t)r * n + lane] : 0.f;
+  __syncthreads();
+  float a[COLS_ROWS];  // rows lane + 32 i of column `warp`; rows beyond m are zero and stay so
+#pragma unroll
+  for (int i = 0; i < COLS_ROWS; ++i) a[i] = tile[(lane + 32 * i) * 33 + warp];
+  float xnorm2 = 0.f;  // warp j's norm below row j, summed by warp j in step j - 1
+  if (warp == 0) {
+    float s = 0.f;
+#pragma unroll
+    for (int i = 0; i < COLS_ROWS; ++i) s += lane + 32 * i > 0 ? a[i] * a[i] : 0.f;
+    xnorm2 = warp_sum(s);
+  }
+  for (int j = 0; j < ncols; ++j) {
+    const int par = j & 1;
+    if (warp == j) {
+      const float alpha = __shfl_sync(0xffffffffu, a[0], j);  // row j < 32: lane j's first row
+      float t, scale, beta;
+      reflector(alpha, xnorm2, t, scale, beta);
+#pragma unroll
+      for (int i = 0; i < COLS_ROWS; ++i) {
+        const int r = lane + 32 * i;
+        const float x = r > j ? scale * a[i] : 0.f;
+        vs[par][r] = r == j ? 1.f : x;
+        if (r == j) a[i] = beta;
+        else if (r > j && t != 0.f) a[i] = x;  // v below the diagonal; a column left alone (tau 0) keeps x
+      }
+      if (lane == 0) {
+        ts[par] = t;
+        taus[j] = t;
+        tau[(size_t)mat * n + k + j] = t;
+      }
+    }
+    __syncthreads();
+    if (warp > j && warp < ncols) {
+      const float t = ts[par];
+      float v[COLS_ROWS];
+      float d = 0.f;
+#pragma unroll
+      for (int i = 0; i < COLS_ROWS; ++i) {
+        v[i] = vs[par][lane + 32 * i];
+        d += v[i] * a[i];
+      }
+      if (t != 0.f) {
+        const float w = t * warp_sum(d);
+#pragma unroll
+        for (int i = 0; i < COLS_ROWS; ++i) a[i] -= w * v[i];
+      }
+      if (warp == j + 1) {
+        float s = 0.f;
+#pragma unroll
+        for (int i = 0; i < COLS_ROWS; ++i) s += lane + 32 * i > j + 1 ? a[i] * a[i] : 0.f;
+        xnorm2 = warp_sum(s);
+      }
+    } else if (warp < j) {  // G(warp, j): v_j is zero above row j, so only v_warp's rows below j count
+      float g = 0.f;
+#pragma unroll
+      for (int i = 0; i < COLS_ROWS; ++i) g += a[i] * vs[par][lane + 32 * i];
+      g = warp_sum(g);
+      if (lane == 0) Gs[warp][j] = g;
+    }
+  }
+  __syncthreads();  // Gs and taus complete; every warp's reads of the tile long done
+  if (warp == 0) larft_warp(Gs, Ts, taus, ncols, lane);
+#pragma unroll
+  for (int i = 0; i < COLS_ROWS; ++i) tile[(lane + 32 * i) * 33 + warp] = a[i];
+  __syncthreads();
+  // out: v below the diagonal, beta on it, R above; V unit lower trapezoidal, zero beyond ncols (ld NB)
+  for (int r = warp; r < m; r += 32) {
+    const float x = tile[r * 33 + lane];
+    if (lane < ncols) A[(size_t)r * n + lane] = x;
+    if (with_v)
+      V[mat * vstride + (size_t)r * ldv + lane] = lane >= ncols ? 0.f : (r > lane ? x : (r == lane ? 1.f : 0.f));
+  }
+  if (warp == 0) {  // T: upper triangular, zero beyond column ncols (the lane that wrote a row reads it)
+    float* Tb = T + mat * tstride;
+    for (int c = 0; c < 32; ++c) Tb[lane * ldt + c] = c < ncols ? Ts[lane][c] : 0.f;
+  }
+}
+
+// Panels of up to 128, 256 and 512 rows; one block of 1024 threads an SM.
+extern "C" __global__ void __launch_bounds__(1024, 1) col_panel4(
+    float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, int ldv, long long vstride,
+    float* __restrict__ T, int ldt, long long tstride, int n, int k, int ncols, int with_v) {
+  col_panel<4>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
+}
+
+extern "C" __global__ void __launch_bounds__(1024, 1) col_panel8(
+    float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, int ldv, long long vstride,
+    float* __restrict__ T, int ldt, long long tstride, int n, int k, int ncols, int with_v) {
+  col_panel<8>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
+}
+
+extern "C" __global__ void __launch_bounds__(1024, 1) col_panel16(
+    float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, int ldv, long long vstride,
+    float* __restrict__ T, int ldt, long long tstride, int n, int k, int ncols, int with_v) {
+  col_panel<16>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
 }

@@ -1,0 +1,156 @@
+"""tsqr_wy's col_qr and col_panel, their CUDA source itself, run on the CPU (tests/cuda_on_cpu/emu.h: a fiber per
+thread, the barriers and shuffles as the kernel has them), launched as kernel.py launches them: col_qr on every
+test matrix of the contract with n <= 32, judged by the harness's own checker; col_panel on panels against
+LAPACK's reflectors and larft's T; both under two schedules, which must give the same bits. A machine without a
+GPU cannot otherwise run a kernel at all: bench/seed_model.py checks kernel.py's orchestration with stand-ins,
+this checks the code the GPU will run."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from tests.conftest import ROOT
+
+SEED = ROOT / "seed_kernels" / "tsqr_wy"
+EMU = ROOT / "tests" / "cuda_on_cpu"
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+
+
+def build(tmp_path: Path, source_file: str, kernel: str, qr_cu: str | None = None) -> Path:
+    """The driver for `kernel` of common.cu + `source_file`, as kernel.py compiles them together (the one rewrite:
+    dynamic shared memory comes from the emulator)."""
+    text = qr_cu if qr_cu is not None else (SEED / source_file).read_text()
+    source = re.sub(r"extern __shared__ (\w+) (\w+)\[\];", r"\1* \2 = emu::dynamic_shared<\1>();",
+                    (SEED / "common.cu").read_text() + text)
+    (tmp_path / "kernel.cu").write_text(source)
+    binary = tmp_path / kernel
+    panel = ["-DPANEL"] if kernel.startswith("col_panel") else []
+    subprocess.run(["g++", "-std=c++17", "-O2", "-Wno-unknown-pragmas", *panel, f"-DKERNEL={kernel}",
+                    f'-DKERNEL_FILE="{tmp_path / "kernel.cu"}"', f"-I{EMU}", str(EMU / "driver.cpp"), "-o",
+                    str(binary)], check=True, timeout=300)
+    return binary
+
+
+def launch(binary: Path, A: torch.Tensor, extra: list[int], seed: int) -> torch.Tensor:
+    A.numpy().astype(np.float32).tofile(binary.parent / "in.bin")
+    batch, n, _ = A.shape
+    threads = 1024 if extra else 32 * n  # col_panel's 32 warps; col_qr's warp per column, as kernel.py launches
+    subprocess.run([str(binary), str(binary.parent / "in.bin"), str(binary.parent / "out.bin"), str(batch), str(n),
+                    str(threads), str(seed), *map(str, extra)], check=True, timeout=300)
+    return torch.from_numpy(np.fromfile(binary.parent / "out.bin", np.float32))
+
+
+def col_qr(binary: Path, A: torch.Tensor, seed: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+    batch, n, _ = A.shape
+    out = launch(binary, A, [], seed)
+    return out[:batch * n * n].reshape(batch, n, n), out[batch * n * n:].reshape(batch, n)
+
+
+def col_panel(binary: Path, A: torch.Tensor, k: int, ncols: int, seed: int = 1) -> list[torch.Tensor]:
+    """H (the panel factored in place), tau, V (rows k on, 32 columns) and T, as the driver writes them."""
+    batch, n, _ = A.shape
+    rows = int(binary.name[len("col_panel"):])
+    out = launch(binary, A, [k, ncols, 32 * rows * 33 * 4], seed)  # kernel.py's _panel_launch
+    sizes = [(batch, n, n), (batch, n), (batch, n, 32), (batch, 32, 32)]
+    parts, at = [], 0
+    for shape in sizes:
+        count = int(np.prod(shape))
+        parts.append(out[at:at + count].reshape(shape))
+        at += count
+    return parts
+
+
+def contract_batches(most: int) -> dict[int, torch.Tensor]:
+    """Every test matrix of the `full` suite with n <= most, one batch per n."""
+    from harness.cases import make_batch
+    from harness.specs import tests_for
+
+    batches: dict[int, list[torch.Tensor]] = {}
+    for number, spec in enumerate(tests_for("full")):
+        if spec.n <= most:
+            batches.setdefault(spec.n, []).append(make_batch(spec, seed=number, device="cpu"))
+    return {n: torch.cat(parts) for n, parts in batches.items()}
+
+
+def test_col_qr_passes_the_contracts_checks_on_every_small_test_matrix(tmp_path: Path) -> None:
+    from harness.checker import check
+
+    binary = build(tmp_path, "qr.cu", "col_qr")
+    batches = contract_batches(32)
+    assert sorted(batches) == [1, 2, 17, 32] and batches[32].shape[0] == 36  # 4 of each of the nine cases
+    for n, A in batches.items():
+        H, tau = col_qr(binary, A)
+        verdict = check(A, H, tau)
+        assert verdict.ok, f"n={n}: {verdict.reason}"
+        if n == 32:
+            h, t = torch.geqrf(A[:4].double())  # the dense ones: the same reflectors as LAPACK's
+            assert (H[:4].double() - h).abs().max() < 1e-4 and (tau[:4].double() - t).abs().max() < 1e-4
+
+
+def larft(V: torch.Tensor, tau: torch.Tensor) -> torch.Tensor:
+    """T (32 x 32) with Q = I - V T V^T, column by column as LAPACK's larft, in float64."""
+    T = torch.zeros(32, 32, dtype=torch.float64)
+    for j in range(tau.shape[0]):
+        T[:j, j] = -tau[j] * (T[:j, :j] @ (V[:, :j].T @ V[:, j]))
+        T[j, j] = tau[j]
+    return T
+
+
+@pytest.mark.parametrize(("kernel", "n", "k", "ncols"), [
+    ("col_panel4", 140, 12, 32),  # 128 rows: col_panel4's most
+    ("col_panel4", 40, 0, 7),     # a narrow panel: the warps of absent columns only keep the barriers
+    ("col_panel8", 200, 10, 32),
+    ("col_panel16", 512, 0, 32),  # 512 rows: col_panel16's most
+    ("col_panel16", 300, 290, 10)])  # the last panel of a matrix: as many columns as rows
+def test_col_panel_makes_lapacks_reflectors_v_and_t(tmp_path: Path, kernel: str, n: int, k: int, ncols: int) -> None:
+    binary = build(tmp_path, "reg_panel.cu", kernel)
+    A = torch.randn(2, n, n)
+    A[1, k:, k + 3] = 0.0  # a zero column: tau 0, the column left as it is
+    H, tau, V, T = col_panel(binary, A, k, ncols)
+    m = n - k
+    for b in range(2):
+        h, t = torch.geqrf(A[b, k:, k:k + ncols].double())
+        assert (H[b, k:, k:k + ncols].double() - h).abs().max() < 1e-4
+        assert (tau[b, k:k + ncols].double() - t).abs().max() < 1e-5
+        outside = A[b].clone()
+        outside[k:, k:k + ncols] = H[b, k:, k:k + ncols]
+        assert torch.equal(outside, H[b])  # nothing else of the matrix touched
+        Vr = torch.zeros(m, 32, dtype=torch.float64)
+        Vr[:, :ncols] = torch.tril(h, -1) + torch.eye(m, ncols, dtype=torch.float64)
+        assert (V[b, :m].double() - Vr).abs().max() < 1e-4
+        assert (T[b].double() - larft(Vr, t)).abs().max() < 1e-4
+
+
+@pytest.mark.parametrize("kernel", ["col_qr", "col_panel8"])
+def test_the_kernels_give_the_same_bits_under_any_schedule(tmp_path: Path, kernel: str) -> None:
+    binary = build(tmp_path, "qr.cu" if kernel == "col_qr" else "reg_panel.cu", kernel)
+    if kernel == "col_qr":
+        A = torch.randn(2, 32, 32)
+        runs = [col_qr(binary, A, seed) for seed in (1, 2)]
+    else:
+        A = torch.randn(1, 230, 230)
+        runs = [col_panel(binary, A, 0, 32, seed) for seed in (1, 2)]
+    assert all(torch.equal(x, y) for x, y in zip(*runs))
+
+
+def test_the_emulator_catches_a_missing_barrier(tmp_path: Path) -> None:
+    """col_qr without the barrier between a column's reflector and its use: some warp reads v before it is
+    written, and the result is wrong or depends on the schedule."""
+    qr_cu = (SEED / "qr.cu").read_text()
+    body = re.search(r"col_qr\(.*?\n}\n", qr_cu, re.S).group(0)  # type: ignore[union-attr]
+    broken = body.replace("    __syncthreads();\n    if (warp > j) {", "    if (warp > j) {")
+    assert broken != body
+    binary = build(tmp_path, "qr.cu", "col_qr", qr_cu.replace(body, broken))
+    A = torch.randn(2, 32, 32)
+    runs = [col_qr(binary, A, seed) for seed in (1, 2)]
+    h, t = torch.geqrf(A.double())
+    wrong = [(H.double() - h).abs().max() > 1e-3 or (tau.double() - t).abs().max() > 1e-3 for H, tau in runs]
+    assert any(wrong) or not torch.equal(runs[0][0], runs[1][0])
