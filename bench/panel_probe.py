@@ -5,10 +5,13 @@ sums through the cluster's shared memory), per call and per column. Usage on a G
 
     python bench/panel_probe.py [BATCH N ...]        (default: 8 2048 2 4096)
     python bench/panel_probe.py --dissect [BATCH N]   (default: 8 2048)
+    python bench/panel_probe.py --single [BATCH N ...] (default: 40 176 40 352 60 512 640 512)
 
 Each call factors the panel factored by the call before (the same work; only the values differ). --dissect
 times reg_cluster1 compiled with parts of its column taken out (the results are wrong; the times say what each
-part costs) and reg_panel1 on one block's rows alone (no cluster).
+part costs) and reg_panel1 on one block's rows alone (no cluster). --single times the one-block-a-matrix
+panels instead: reg_panel (a thread's rows, all 32 columns) against col_panel (a warp per column), for panels
+of at most 512 rows.
 """
 
 import sys
@@ -85,11 +88,12 @@ def dissect(kernel, batch: int, n: int) -> None:
 
     def run(source, name, grid, h):
         f = cp.RawModule(code=source, options=options).get_function(name)
-        f.max_dynamic_shared_size_bytes = kernel._REG_TILES
+        f.max_dynamic_shared_size_bytes = kernel._panel_launch(name)[1]
         m = h.shape[1]
         return timed(lambda: f(grid, (kernel.RP_WARPS * 32,),
                                (kernel._ptr(h), kernel._ptr(tau), *kernel._strided(V), *kernel._strided(T),
-                                cp.int32(m), cp.int32(0), cp.int32(32), cp.int32(1)), shared_mem=kernel._REG_TILES))
+                                cp.int32(m), cp.int32(0), cp.int32(32), cp.int32(1)),
+                               shared_mem=kernel._panel_launch(name)[1]))
 
     def cut(source, pairs):
         for text, replacement in pairs:
@@ -110,8 +114,26 @@ def dissect(kernel, batch: int, n: int) -> None:
         print(f"{batch}x{rows} reg_panel1 (one block a matrix, no cluster) {ms * 1e3 / 32:6.2f} us a column")
 
 
+def single(kernel, batch: int, n: int) -> None:
+    """The first panel of a batch whose panels take one block a matrix: reg_panel against col_panel."""
+    A = torch.randn(batch, n, n, device="cuda")
+    H, tau = A.clone(), torch.empty(batch, n, device="cuda")
+    V, _G, T, *_ = kernel._workspace(A)
+    reg = next(r for r in (1, 2, 4) if n <= r * kernel.RP_WARPS * 32)
+    col = next(r for r in (4, 8, 16) if n <= r * 32)
+    with cp.cuda.Device(A.device.index), kernel._stream(A.device):
+        for name in (f"reg_panel{reg}", f"col_panel{col}"):
+            ms = timed(lambda name=name: kernel._in_registers(name, (batch,), H, tau, V, T, 0, 32, 1))
+            print(f"{batch}x{n} {name:12} {ms * 1e3:9.1f} us a panel, {ms * 1e3 / 32:6.2f} us a column")
+
+
 def main() -> int:
     kernel = load()
+    if sys.argv[1:2] == ["--single"]:
+        pairs = [int(x) for x in sys.argv[2:]] or [40, 176, 40, 352, 60, 512, 640, 512]
+        for batch, n in zip(pairs[::2], pairs[1::2]):
+            single(kernel, batch, n)
+        return 0
     if sys.argv[1:2] == ["--dissect"]:
         batch, n = [int(x) for x in sys.argv[2:4]] or [8, 2048]
         dissect(kernel, batch, n)
