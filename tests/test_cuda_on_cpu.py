@@ -1,7 +1,8 @@
-"""tsqr_wy's col_qr and col_panel, their CUDA source itself, run on the CPU (tests/cuda_on_cpu/emu.h: a fiber per
-thread, the barriers and shuffles as the kernel has them), launched as kernel.py launches them: col_qr on every
-test matrix of the contract with n <= 32, judged by the harness's own checker; col_panel on panels against
-LAPACK's reflectors and larft's T; both under two schedules, which must give the same bits. A machine without a
+"""tsqr_wy's one-block kernels, their CUDA source itself, run on the CPU (tests/cuda_on_cpu/emu.h: a fiber per
+thread, the barriers and shuffles as the kernel has them), launched as kernel.py launches them: col_qr and
+small_qr on every test matrix of the contract with n <= 32, judged by the harness's own checker; col_panel and
+reg_panel on panels against LAPACK's reflectors and larft's T; under two schedules, which must give the same
+bits. A machine without a
 GPU cannot otherwise run a kernel at all: bench/seed_model.py checks kernel.py's orchestration with stand-ins,
 this checks the code the GPU will run."""
 
@@ -32,36 +33,42 @@ def build(tmp_path: Path, source_file: str, kernel: str, qr_cu: str | None = Non
                     (SEED / "common.cu").read_text() + text)
     (tmp_path / "kernel.cu").write_text(source)
     binary = tmp_path / kernel
-    panel = ["-DPANEL"] if kernel.startswith("col_panel") else []
-    subprocess.run(["g++", "-std=c++17", "-O2", "-Wno-unknown-pragmas", *panel, f"-DKERNEL={kernel}",
+    form = ["-DPANEL"] if "panel" in kernel else []
+    subprocess.run(["g++", "-std=c++17", "-O2", "-Wno-unknown-pragmas", *form, f"-DKERNEL={kernel}",
                     f'-DKERNEL_FILE="{tmp_path / "kernel.cu"}"', f"-I{EMU}", str(EMU / "driver.cpp"), "-o",
                     str(binary)], check=True, timeout=300)
     return binary
 
 
-def launch(binary: Path, A: torch.Tensor, extra: list[int], seed: int) -> torch.Tensor:
+def launch(binary: Path, A: torch.Tensor, threads: int, shared: int, seed: int, panel: list[int]) -> torch.Tensor:
     A.numpy().astype(np.float32).tofile(binary.parent / "in.bin")
     batch, n, _ = A.shape
-    threads = 1024 if extra else 32 * n  # col_panel's 32 warps; col_qr's warp per column, as kernel.py launches
     subprocess.run([str(binary), str(binary.parent / "in.bin"), str(binary.parent / "out.bin"), str(batch), str(n),
-                    str(threads), str(seed), *map(str, extra)], check=True, timeout=300)
+                    str(threads), str(shared), str(seed), *map(str, panel)], check=True, timeout=300)
     return torch.from_numpy(np.fromfile(binary.parent / "out.bin", np.float32))
 
 
-def col_qr(binary: Path, A: torch.Tensor, seed: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+def whole(binary: Path, A: torch.Tensor, seed: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+    """col_qr or small_qr on A, launched as kernel.py's _small launches them (bench/seed_model.py asserts the
+    same): col_qr a warp per column, small_qr TINY_WARPS = 8 warps and the matrix in dynamic shared memory."""
     batch, n, _ = A.shape
-    out = launch(binary, A, [], seed)
+    threads, shared = (32 * n, 0) if binary.name == "col_qr" else (256, n * (n + 1) * 4)
+    out = launch(binary, A, threads, shared, seed, [])
     return out[:batch * n * n].reshape(batch, n, n), out[batch * n * n:].reshape(batch, n)
 
 
-def col_panel(binary: Path, A: torch.Tensor, k: int, ncols: int, seed: int = 1) -> list[torch.Tensor]:
-    """H (the panel factored in place), tau, V (rows k on, 32 columns) and T, as the driver writes them."""
+def panel(binary: Path, A: torch.Tensor, k: int, ncols: int, seed: int = 1) -> list[torch.Tensor]:
+    """H (the panel factored in place), tau, V (rows k on, 32 columns) and T, as the driver writes them; launched
+    as kernel.py's _panel_launch says: col_panel 32 warps and a tile of its rows, reg_panel RP_WARPS = 8 warps and
+    a 32 x 33 tile each."""
     batch, n, _ = A.shape
-    rows = int(binary.name[len("col_panel"):])
-    out = launch(binary, A, [k, ncols, 32 * rows * 33 * 4], seed)  # kernel.py's _panel_launch
-    sizes = [(batch, n, n), (batch, n), (batch, n, 32), (batch, 32, 32)]
+    if binary.name.startswith("col_panel"):
+        threads, shared = 1024, int(binary.name[len("col_panel"):]) * 32 * 33 * 4
+    else:
+        threads, shared = 256, 256 * 33 * 4
+    out = launch(binary, A, threads, shared, seed, [k, ncols])
     parts, at = [], 0
-    for shape in sizes:
+    for shape in [(batch, n, n), (batch, n), (batch, n, 32), (batch, 32, 32)]:
         count = int(np.prod(shape))
         parts.append(out[at:at + count].reshape(shape))
         at += count
@@ -80,16 +87,18 @@ def contract_batches(most: int) -> dict[int, torch.Tensor]:
     return {n: torch.cat(parts) for n, parts in batches.items()}
 
 
-def test_col_qr_passes_the_contracts_checks_on_every_small_test_matrix(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kernel", ["col_qr", "small_qr"])
+def test_the_whole_matrix_kernels_pass_the_contracts_checks_on_every_small_test_matrix(tmp_path: Path,
+                                                                                      kernel: str) -> None:
     from harness.checker import check
 
-    binary = build(tmp_path, "qr.cu", "col_qr")
+    binary = build(tmp_path, "qr.cu", kernel)
     batches = contract_batches(32)
     assert sorted(batches) == [1, 2, 17, 32] and batches[32].shape[0] == 36  # 4 of each of the nine cases
     for n, A in batches.items():
-        H, tau = col_qr(binary, A)
+        H, tau = whole(binary, A)
         verdict = check(A, H, tau)
-        assert verdict.ok, f"n={n}: {verdict.reason}"
+        assert verdict.ok, f"{kernel} n={n}: {verdict.reason}"
         if n == 32:
             h, t = torch.geqrf(A[:4].double())  # the dense ones: the same reflectors as LAPACK's
             assert (H[:4].double() - h).abs().max() < 1e-4 and (tau[:4].double() - t).abs().max() < 1e-4
@@ -109,12 +118,16 @@ def larft(V: torch.Tensor, tau: torch.Tensor) -> torch.Tensor:
     ("col_panel4", 40, 0, 7),     # a narrow panel: the warps of absent columns only keep the barriers
     ("col_panel8", 200, 10, 32),
     ("col_panel16", 512, 0, 32),  # 512 rows: col_panel16's most
-    ("col_panel16", 300, 290, 10)])  # the last panel of a matrix: as many columns as rows
-def test_col_panel_makes_lapacks_reflectors_v_and_t(tmp_path: Path, kernel: str, n: int, k: int, ncols: int) -> None:
+    ("col_panel16", 300, 290, 10),  # the last panel of a matrix: as many columns as rows
+    ("reg_panel1", 256, 0, 32),   # the shipped register panel, 1, 2 and 4 rows a thread
+    ("reg_panel2", 300, 20, 32),
+    ("reg_panel4", 700, 0, 32)])
+def test_the_panel_kernels_make_lapacks_reflectors_v_and_t(tmp_path: Path, kernel: str, n: int, k: int,
+                                                           ncols: int) -> None:
     binary = build(tmp_path, "reg_panel.cu", kernel)
     A = torch.randn(2, n, n)
     A[1, k:, k + 3] = 0.0  # a zero column: tau 0, the column left as it is
-    H, tau, V, T = col_panel(binary, A, k, ncols)
+    H, tau, V, T = panel(binary, A, k, ncols)
     m = n - k
     for b in range(2):
         h, t = torch.geqrf(A[b, k:, k:k + ncols].double())
@@ -129,15 +142,15 @@ def test_col_panel_makes_lapacks_reflectors_v_and_t(tmp_path: Path, kernel: str,
         assert (T[b].double() - larft(Vr, t)).abs().max() < 1e-4
 
 
-@pytest.mark.parametrize("kernel", ["col_qr", "col_panel8"])
+@pytest.mark.parametrize("kernel", ["col_qr", "col_panel8", "reg_panel1"])
 def test_the_kernels_give_the_same_bits_under_any_schedule(tmp_path: Path, kernel: str) -> None:
     binary = build(tmp_path, "qr.cu" if kernel == "col_qr" else "reg_panel.cu", kernel)
     if kernel == "col_qr":
         A = torch.randn(2, 32, 32)
-        runs = [col_qr(binary, A, seed) for seed in (1, 2)]
+        runs = [whole(binary, A, seed) for seed in (1, 2)]
     else:
         A = torch.randn(1, 230, 230)
-        runs = [col_panel(binary, A, 0, 32, seed) for seed in (1, 2)]
+        runs = [panel(binary, A, 0, 32, seed) for seed in (1, 2)]
     assert all(torch.equal(x, y) for x, y in zip(*runs))
 
 
@@ -145,12 +158,12 @@ def test_the_emulator_catches_a_missing_barrier(tmp_path: Path) -> None:
     """col_qr without the barrier between a column's reflector and its use: some warp reads v before it is
     written, and the result is wrong or depends on the schedule."""
     qr_cu = (SEED / "qr.cu").read_text()
-    body = re.search(r"col_qr\(.*?\n}\n", qr_cu, re.S).group(0)  # type: ignore[union-attr]
+    body = re.search(r"col_qr\(.*?\n}\n", qr_cu, re.DOTALL).group(0)  # type: ignore[union-attr]
     broken = body.replace("    __syncthreads();\n    if (warp > j) {", "    if (warp > j) {")
     assert broken != body
     binary = build(tmp_path, "qr.cu", "col_qr", qr_cu.replace(body, broken))
     A = torch.randn(2, 32, 32)
-    runs = [col_qr(binary, A, seed) for seed in (1, 2)]
+    runs = [whole(binary, A, seed) for seed in (1, 2)]
     h, t = torch.geqrf(A.double())
     wrong = [(H.double() - h).abs().max() > 1e-3 or (tau.double() - t).abs().max() > 1e-3 for H, tau in runs]
     assert any(wrong) or not torch.equal(runs[0][0], runs[1][0])
