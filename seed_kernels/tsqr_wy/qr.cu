@@ -193,23 +193,22 @@ extern "C" __global__ void __launch_bounds__(1024) col_qr(const float* __restric
   float a = S[lane][warp];  // row `lane` of column `warp`
   float xnorm2 = warp == 0 ? warp_sum(lane > 0 ? a * a : 0.f) : 0.f;  // warp j's norm below row j
   for (int j = 0; j < n; ++j) {
+    float t = 0.f;
     if (warp == j) {
       const float alpha = __shfl_sync(0xffffffffu, a, j);
-      float t, scale, beta;
+      float scale, beta;
       reflector(alpha, xnorm2, t, scale, beta);
       const float x = lane > j ? scale * a : 0.f;
       vs[j & 1][lane] = lane == j ? 1.f : x;
-      if (lane == 0) {
-        ts[j & 1] = t;
-        tau[(size_t)blockIdx.x * n + j] = t;
-      }
+      if (lane == 0) ts[j & 1] = t;
       if (lane == j) a = beta;
       else if (lane > j && t != 0.f) a = x;  // v below the diagonal; a column left alone (tau 0) keeps x
     }
     __syncthreads();
+    if (warp == j && lane == 0) tau[(size_t)blockIdx.x * n + j] = t;  // off the chain: warp j is done
     if (warp > j) {
-      const float t = ts[j & 1], v = vs[j & 1][lane];  // both loads at once: this is the chain
-      if (t != 0.f) a -= t * warp_sum(v * a) * v;
+      const float tj = ts[j & 1], v = vs[j & 1][lane];  // both loads at once: this is the chain
+      if (tj != 0.f) a -= tj * warp_sum(v * a) * v;
       if (warp == j + 1) xnorm2 = warp_sum(lane > j + 1 ? a * a : 0.f);
     }
   }

@@ -303,9 +303,10 @@ __device__ __forceinline__ void col_panel(float* __restrict__ H, float* __restri
   }
   for (int j = 0; j < ncols; ++j) {
     const int par = j & 1;
+    float t = 0.f;
     if (warp == j) {
       const float alpha = __shfl_sync(0xffffffffu, a[0], j);  // row j < 32: lane j's first row
-      float t, scale, beta;
+      float scale, beta;
       reflector(alpha, xnorm2, t, scale, beta);
 #pragma unroll
       for (int i = 0; i < COLS_ROWS; ++i) {
@@ -315,15 +316,15 @@ __device__ __forceinline__ void col_panel(float* __restrict__ H, float* __restri
         if (r == j) a[i] = beta;
         else if (r > j && t != 0.f) a[i] = x;  // v below the diagonal; a column left alone (tau 0) keeps x
       }
-      if (lane == 0) {
-        ts[par] = t;
-        taus[j] = t;
-        tau[(size_t)mat * n + k + j] = t;
-      }
+      if (lane == 0) ts[par] = t;
     }
     __syncthreads();
+    if (warp == j && lane == 0) {  // off the chain: warp j is done
+      taus[j] = t;
+      tau[(size_t)mat * n + k + j] = t;
+    }
     if (warp > j && warp < ncols) {
-      const float t = ts[par];
+      const float tj = ts[par];
       float v[COLS_ROWS];
       float d = 0.f;
 #pragma unroll
@@ -331,8 +332,8 @@ __device__ __forceinline__ void col_panel(float* __restrict__ H, float* __restri
         v[i] = vs[par][lane + 32 * i];
         d += v[i] * a[i];
       }
-      if (t != 0.f) {
-        const float w = t * warp_sum(d);
+      if (tj != 0.f) {
+        const float w = tj * warp_sum(d);
 #pragma unroll
         for (int i = 0; i < COLS_ROWS; ++i) a[i] -= w * v[i];
       }
