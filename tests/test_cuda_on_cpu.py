@@ -25,15 +25,36 @@ EMU = ROOT / "tests" / "cuda_on_cpu"
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 
 
+def emulated(text: str) -> str:
+    """CUDA source as emu.h runs it, by three rewrites: each __shared__ declaration becomes a reference to its
+    block's own copy (emu::block_shared), `extern __shared__` the block's dynamic shared memory, and common.cu's
+    cluster primitives (inline PTX) the emulator's."""
+    def per_block(match: re.Match[str]) -> str:
+        indent, kind, names = match.group(1), match.group(2), re.split(r",\s*(?=\w+\[)", match.group(3))
+        refs = []
+        for name in names:
+            var, dims = re.fullmatch(r"(\w+)(.*)", name.strip()).groups()  # type: ignore[union-attr]
+            refs.append(f"{kind} (&{var}){dims} = *emu::block_shared<{kind}{dims}>(__COUNTER__);")
+        return indent + " ".join(refs)
+
+    text = re.sub(r"extern __shared__ (\w+) (\w+)\[\];", r"\1* \2 = emu::dynamic_shared<\1>();", text)
+    text = re.sub(r"^( *)__shared__ (\w+) ([^;]+);", per_block, text, flags=re.MULTILINE)  # declarations, not prose
+    primitives = {"cluster_barrier": "inline void cluster_barrier() { emu::wait(0); }",
+                  "st_cluster": "inline void st_cluster(float* p, unsigned rank, float v) { emu::store_remote(p, rank, v); }"}
+    for name, emulation in primitives.items():
+        text, count = re.subn(rf"__device__ __forceinline__ void {name}\(.*?\n}}\n", emulation + "\n", text,
+                              flags=re.DOTALL)
+        assert count == 1, name
+    return text
+
+
 def build(tmp_path: Path, source_file: str, kernel: str, qr_cu: str | None = None) -> Path:
-    """The driver for `kernel` of common.cu + `source_file`, as kernel.py compiles them together (the one rewrite:
-    dynamic shared memory comes from the emulator)."""
+    """The driver for `kernel` of common.cu + `source_file`, as kernel.py compiles them together."""
     text = qr_cu if qr_cu is not None else (SEED / source_file).read_text()
-    source = re.sub(r"extern __shared__ (\w+) (\w+)\[\];", r"\1* \2 = emu::dynamic_shared<\1>();",
-                    (SEED / "common.cu").read_text() + text)
-    (tmp_path / "kernel.cu").write_text(source)
+    (tmp_path / "kernel.cu").write_text(emulated((SEED / "common.cu").read_text() + text))
     binary = tmp_path / kernel
-    form = ["-DPANEL"] if "panel" in kernel else []
+    form = (["-DEMU_PANEL"] if "panel" in kernel or "cluster" in kernel else []) + (["-DEMU_CLUSTER"] if "cluster" in
+                                                                              kernel else [])
     subprocess.run(["g++", "-std=c++17", "-O2", "-Wno-unknown-pragmas", *form, f"-DKERNEL={kernel}",
                     f'-DKERNEL_FILE="{tmp_path / "kernel.cu"}"', f"-I{EMU}", str(EMU / "driver.cpp"), "-o",
                     str(binary)], check=True, timeout=300)
@@ -121,7 +142,9 @@ def larft(V: torch.Tensor, tau: torch.Tensor) -> torch.Tensor:
     ("col_panel16", 300, 290, 10),  # the last panel of a matrix: as many columns as rows
     ("reg_panel1", 256, 0, 32),   # the shipped register panel, 1, 2 and 4 rows a thread
     ("reg_panel2", 300, 20, 32),
-    ("reg_panel4", 700, 0, 32)])
+    ("reg_panel4", 700, 0, 32),
+    ("reg_cluster1", 600, 0, 32),  # a cluster of 8 blocks, some of them without rows
+    ("reg_cluster2", 1100, 40, 32)])
 def test_the_panel_kernels_make_lapacks_reflectors_v_and_t(tmp_path: Path, kernel: str, n: int, k: int,
                                                            ncols: int) -> None:
     binary = build(tmp_path, "reg_panel.cu", kernel)
@@ -159,7 +182,7 @@ def test_the_emulator_catches_a_missing_barrier(tmp_path: Path) -> None:
     written, and the result is wrong or depends on the schedule."""
     qr_cu = (SEED / "qr.cu").read_text()
     body = re.search(r"col_qr\(.*?\n}\n", qr_cu, re.DOTALL).group(0)  # type: ignore[union-attr]
-    broken = body.replace("    __syncthreads();\n    if (warp > j) {", "    if (warp > j) {")
+    broken = body.replace("    __syncthreads();\n    if (warp == j && lane == 0)", "    if (warp == j && lane == 0)")
     assert broken != body
     binary = build(tmp_path, "qr.cu", "col_qr", qr_cu.replace(body, broken))
     A = torch.randn(2, 32, 32)
