@@ -3,10 +3,11 @@ replaced by a Python stand-in, against torch.geqrf. mb_panel and trail_update ar
 (block, warp and lane indices as qr.cu has them; the phases are separated by barriers, so running them one
 after another is what the GPU does), reg_panel column by column with its warps' sums (T from the same sums),
 tf32x3_apply lane by lane (each MMA from its fragments, as PTX defines them; shared memory as one array, each
-index checked against its region), col_qr warp by warp, col_panel by reg_panel's arithmetic; panel_qr, gram and build_t by their plain arithmetic, tf32x3's other GEMMs
-(chunk by chunk) by theirs in split TF32.
+index checked against its region), col_qr warp by warp, col_panel and col_cluster by reg_panel's arithmetic;
+panel_qr, gram and build_t by their plain arithmetic, tf32x3's other GEMMs (chunk by chunk) by theirs in split
+TF32.
 It checks the orchestration and the index arithmetic before device time is spent, never the CUDA code itself
-(tests/test_cuda_on_cpu.py runs col_qr's and col_panel's own source on the CPU).
+(tests/test_cuda_on_cpu.py runs the one-block and cluster kernels' own source on the CPU).
 `--gates` shows what split TF32 does to the contract's gates (on one 512 and one 1024 matrix, with plain TF32
 beside it).
 
@@ -393,11 +394,13 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             blocks = int(defines["MB_CLUSTER"]) if name == "mb_cluster" else -(-(n - k) // rows)
             assert grid[0] == blocks > 1 and shared_mem == rows * (ncols + 1) * 4, (grid, shared_mem)
             panel(H, tau, V, n, k, ncols, rows, T)
-        elif name.startswith("col_panel"):  # reg_panel's arithmetic (tests/test_cuda_on_cpu.py runs its code)
-            rows, n, k = int(name[len("col_panel"):]), args[8], args[9]
-            assert grid == (args[0].shape[0],) and block == (1024,) and n - k <= 32 * rows, (grid, block, n - k)
-            assert shared_mem == 32 * rows * 33 * 4, shared_mem  # a tile of its rows
-            in_registers(args, 256, 0)
+        elif name.startswith(("col_panel", "col_cluster")):  # reg_panel's arithmetic (tests/test_cuda_on_cpu.py
+            rows, n, k = int(re.sub(r"\D", "", name)), args[8], args[9]  # runs their code)
+            cluster = int(defines["MB_CLUSTER"]) if name.startswith("col_cluster") else 1
+            assert grid == (cluster, args[0].shape[0]) if cluster > 1 else grid == (args[0].shape[0],), grid
+            assert block == (1024,) and n - k <= cluster * 32 * rows, (block, n - k)
+            assert shared_mem == 32 * rows * 33 * 4, shared_mem  # a tile of the block's rows
+            in_registers(args, 256, 32 * rows if cluster > 1 else 0)
         elif name.startswith(("reg_panel", "reg_cluster")):
             threads, per_thread, n, k = block[0], int(name[-1]), args[8], args[9]
             cluster = int(defines["MB_CLUSTER"]) if name.startswith("reg_cluster") else 1
@@ -525,6 +528,7 @@ def main() -> int:
                       {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "REG_CLUSTER": 0},  # as a cluster of 8
                       {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0},  # a cluster of 8 with the rows in registers
                       {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "RP_WARPS": 1},  # and 2 rows a thread
+                      {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "COL_CLUSTER": 1},  # a warp per column
                       {**base, **graphs, "MB_ROWS": 16, "MB_CLUSTER": 0},  # look-ahead (in graphs): mb_panel
                       {**base, **graphs, "MB_ROWS": 16, "CLUSTER_FROM": 0},  # clustered
                       {**base, **graphs, "MB_BELOW": 0},  # one block a matrix
@@ -542,11 +546,13 @@ def main() -> int:
         NB = int(overrides.get("NB", 32))  # what the stand-ins read, as qr.cu is compiled with -DNB
         module = load(overrides)
         # several outer blocks; 2 and 4 rows a thread; V^T C over several chunks of rows
-        taller = any(key in overrides for key in ("OUTER_NB", "RP_WARPS", "VTC_BELOW", "APPLY_ROWS", "COL_PANEL_BELOW"))
+        taller = any(key in overrides for key in ("OUTER_NB", "RP_WARPS", "VTC_BELOW", "APPLY_ROWS", "COL_PANEL_BELOW",
+                                                  "COL_CLUSTER"))
         sizes = ((2, 70), (3, 45), (1, 33)) + (((2, 150),) if taller else ()) + (((1, 300),) if "RP_WARPS" in
                                                                                    overrides else ())
         sizes += ((3, 32), (2, 17), (1, 1)) if "COL_N" in overrides else ()
         sizes += ((1, 600),) if "COL_PANEL_BELOW" in overrides else ()  # panels of 512 rows and fewer, reg_panel's above
+        sizes += ((1, 1100),) if "COL_CLUSTER" in overrides else ()  # col_cluster8 above 8 x 128 rows
         for batch, n in sizes:
             A = torch.randn(batch, n, n)
             H, tau = module.custom_kernel(A)

@@ -80,11 +80,11 @@ def whole(binary: Path, A: torch.Tensor, seed: int = 1) -> tuple[torch.Tensor, t
 
 def panel(binary: Path, A: torch.Tensor, k: int, ncols: int, seed: int = 1) -> list[torch.Tensor]:
     """H (the panel factored in place), tau, V (rows k on, 32 columns) and T, as the driver writes them; launched
-    as kernel.py's _panel_launch says: col_panel 32 warps and a tile of its rows, reg_panel RP_WARPS = 8 warps and
-    a 32 x 33 tile each."""
+    as kernel.py's _panel_launch says: col_panel and col_cluster 32 warps and a tile of the block's rows, reg_panel
+    and reg_cluster RP_WARPS = 8 warps and a 32 x 33 tile each."""
     batch, n, _ = A.shape
-    if binary.name.startswith("col_panel"):
-        threads, shared = 1024, int(binary.name[len("col_panel"):]) * 32 * 33 * 4
+    if binary.name.startswith(("col_panel", "col_cluster")):
+        threads, shared = 1024, int(re.sub(r"\D", "", binary.name)) * 32 * 33 * 4
     else:
         threads, shared = 256, 256 * 33 * 4
     out = launch(binary, A, threads, shared, seed, [k, ncols])
@@ -144,7 +144,10 @@ def larft(V: torch.Tensor, tau: torch.Tensor) -> torch.Tensor:
     ("reg_panel2", 300, 20, 32),
     ("reg_panel4", 700, 0, 32),
     ("reg_cluster1", 600, 0, 32),  # a cluster of 8 blocks, some of them without rows
-    ("reg_cluster2", 1100, 40, 32)])
+    ("reg_cluster2", 1100, 40, 32),
+    ("col_cluster4", 600, 0, 32),  # col_panel over a cluster of 8 blocks
+    ("col_cluster8", 1100, 40, 32),
+    ("col_cluster4", 150, 130, 20)])  # a short last panel: one block of the cluster holds all its rows
 def test_the_panel_kernels_make_lapacks_reflectors_v_and_t(tmp_path: Path, kernel: str, n: int, k: int,
                                                            ncols: int) -> None:
     binary = build(tmp_path, "reg_panel.cu", kernel)
@@ -165,14 +168,14 @@ def test_the_panel_kernels_make_lapacks_reflectors_v_and_t(tmp_path: Path, kerne
         assert (T[b].double() - larft(Vr, t)).abs().max() < 1e-4
 
 
-@pytest.mark.parametrize("kernel", ["col_qr", "col_panel8", "reg_panel1"])
+@pytest.mark.parametrize("kernel", ["col_qr", "col_panel8", "reg_panel1", "col_cluster4"])
 def test_the_kernels_give_the_same_bits_under_any_schedule(tmp_path: Path, kernel: str) -> None:
     binary = build(tmp_path, "qr.cu" if kernel == "col_qr" else "reg_panel.cu", kernel)
     if kernel == "col_qr":
         A = torch.randn(2, 32, 32)
         runs = [whole(binary, A, seed) for seed in (1, 2)]
     else:
-        A = torch.randn(1, 230, 230)
+        A = torch.randn(1, 300 if "cluster" in kernel else 230, 300 if "cluster" in kernel else 230)
         runs = [panel(binary, A, 0, 32, seed) for seed in (1, 2)]
     assert all(torch.equal(x, y) for x, y in zip(*runs))
 

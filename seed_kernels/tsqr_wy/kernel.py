@@ -42,8 +42,9 @@ Everything else is blocked_wy's:
 For n <= COL_N (at most 32; 0: off) a block of a warp per column factors a matrix in registers (col_qr, qr.cu says
 how), and for batches under COL_PANEL_BELOW (0: off) col_panel does the same for single-block panels of up to 512
 rows in reg_panel's place (reg_panel.cu): a column's chain is two warp sums and one barrier, where reg_panel's
-thread carries all 32 columns. Both are correct on the CPU (tests/test_cuda_on_cpu.py runs their CUDA source)
-but not yet timed on a GPU, so off. For n <= SMALL_N the whole matrix is factored in shared memory by one
+thread carries all 32 columns; with COL_CLUSTER (0: off) col_cluster does it over a cluster in reg_cluster's
+place (two cluster barriers a column). All three are correct on the CPU (tests/test_cuda_on_cpu.py runs their
+CUDA source) but not yet timed on a GPU, so off. For n <= SMALL_N the whole matrix is factored in shared memory by one
 launch (small_qr); for n <= TINY_N that
 launch uses blocks of only TINY_WARPS warps, since a column's barriers cost more than its few rows. Otherwise
 the matrix is walked in panels: panel_qr (where reg_panel does not) factors a panel (one block per matrix, in
@@ -116,6 +117,8 @@ RP_WARPS = 8  # @tune RP_WARPS: 8 16
 
 COL_PANEL_BELOW = 0  # @tune COL_PANEL_BELOW: 0 64 1024
 
+COL_CLUSTER = 0  # @tune COL_CLUSTER: 0 1
+
 TF32X3_BELOW = 64  # @tune TF32X3_BELOW: 0 16 64 256
 
 TF32X3_ROWS = 512  # @tune TF32X3_ROWS: 0 256 512 1024
@@ -168,12 +171,13 @@ _REG_PANELS = {}
 
 def _reg_panel(name):
     """reg_panel.cu's kernel `name` (reg_panel1, 2 or 4, reg_cluster1 or 2: the digit is rows per thread;
-    col_panel4, 8 or 16: rows per lane), from a module of the eight compiled on first use with RP_WARPS warps;
+    col_panel4, 8 or 16 and col_cluster4, 8 or 16: rows per lane), from a module of the eleven compiled on first
+    use with RP_WARPS warps;
     the other modules leave them out (they are the costly ones to compile)."""
     if not _REG_PANELS:
         module = _module(_REG_SOURCE, RP_WARPS)
         for kernel in ("reg_panel1", "reg_panel2", "reg_panel4", "reg_cluster1", "reg_cluster2", "col_panel4",
-                       "col_panel8", "col_panel16"):
+                       "col_panel8", "col_panel16", "col_cluster4", "col_cluster8", "col_cluster16"):
             f = _REG_PANELS[kernel] = module.get_function(kernel)
             f.max_dynamic_shared_size_bytes = _panel_launch(kernel)[1]
     return _REG_PANELS[name]
@@ -181,9 +185,9 @@ def _reg_panel(name):
 
 def _panel_launch(name):
     """Threads a block and dynamic shared memory of reg_panel.cu's kernel `name`: reg_panel's a 32 x 33 tile a
-    warp, col_panel's 32 warps and a tile of its rows (33 floats each)."""
-    if name.startswith("col_panel"):
-        return 1024, int(name[len("col_panel"):]) * 32 * 33 * 4
+    warp, col_panel's and col_cluster's 32 warps and a tile of the block's rows (33 floats each)."""
+    if name.startswith(("col_panel", "col_cluster")):
+        return 1024, int(name.removeprefix("col_cluster").removeprefix("col_panel")) * 32 * 33 * 4
     return RP_WARPS * 32, RP_WARPS * 32 * 33 * 4
 _TF32X3 = {}
 
@@ -212,6 +216,14 @@ def _col_rows(batch, m):
     if NB != 32 or batch >= COL_PANEL_BELOW:
         return 0
     return next((rows for rows in (4, 8, 16) if m <= rows * 32), 0)
+
+
+def _col_cluster_rows(m):
+    """Rows per lane for col_cluster on a clustered panel of m rows (0: reg_cluster or mb_cluster takes it): the
+    fewest of 4, 8 and 16 that hold it over the cluster's MB_CLUSTER blocks, where COL_CLUSTER is set."""
+    if NB != 32 or not COL_CLUSTER:
+        return 0
+    return next((rows for rows in (4, 8, 16) if m <= rows * 32 * MB_CLUSTER), 0)
 
 
 def _reg_cluster_rows(m):
@@ -243,7 +255,7 @@ def compile_info():
                    "MB_CLUSTER": MB_CLUSTER, "CLUSTER_FROM": CLUSTER_FROM, "REG_CLUSTER": REG_CLUSTER,
                    "FUSED_BELOW": FUSED_BELOW, "OUTER_NB": OUTER_NB, "OUTER_FROM": OUTER_FROM,
                    "REG_ROWS": REG_ROWS, "REG_BELOW": REG_BELOW, "RP_WARPS": RP_WARPS,
-                   "COL_PANEL_BELOW": COL_PANEL_BELOW,
+                   "COL_PANEL_BELOW": COL_PANEL_BELOW, "COL_CLUSTER": COL_CLUSTER,
                    "VTC_BELOW": VTC_BELOW, "TF32X3_BELOW": TF32X3_BELOW, "TF32X3_ROWS": TF32X3_ROWS,
                    "APPLY_ROWS": APPLY_ROWS, "APPLY_FROM": APPLY_FROM, "APPLY_BELOW": APPLY_BELOW,
                    "LOOKAHEAD_BELOW": LOOKAHEAD_BELOW}
@@ -462,9 +474,11 @@ def _panel(H, tau, work, k, ncols, warps, outer=None):
     col = 0 if rows or not in_smem else _col_rows(batch, m)
     reg = 0 if rows or not in_smem or col else _reg_rows(batch, m)
     cluster = bool(rows) and _clustered(batch)
-    cluster_rows = _reg_cluster_rows(m) if cluster else 0
-    if cluster_rows:  # one cluster a matrix, the panel in registers; makes T as well
-        _in_registers(f"reg_cluster{cluster_rows}", (MB_CLUSTER, batch), H, tau, V, T, k, ncols, trailing)
+    col_rows = _col_cluster_rows(m) if cluster else 0
+    cluster_rows = 0 if col_rows else _reg_cluster_rows(m) if cluster else 0
+    if col_rows or cluster_rows:  # one cluster a matrix, the panel in registers; makes T as well
+        name = f"col_cluster{col_rows}" if col_rows else f"reg_cluster{cluster_rows}"
+        _in_registers(name, (MB_CLUSTER, batch), H, tau, V, T, k, ncols, trailing)
     elif rows:
         mb = _kernels(MB_WARPS)["mb_cluster" if cluster else "mb_panel"]
         mb((MB_CLUSTER if cluster else -(-m // rows), batch), (MB_WARPS * 32,),

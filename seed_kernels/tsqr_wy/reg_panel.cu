@@ -387,3 +387,148 @@ extern "C" __global__ void __launch_bounds__(1024, 1) col_panel16(
     float* __restrict__ T, int ldt, long long tstride, int n, int k, int ncols, int with_v) {
   col_panel<16>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
 }
+
+// col_cluster: col_panel over a thread block cluster of MB_CLUSTER blocks per matrix, for the panels of small
+// batches (reg_cluster's place): block `rank` holds rows rank * 32 * COLS_ROWS on, a warp per column. The sums
+// of a column span the cluster, so each is a block's warp sum stored into every block's shared memory (lane q
+// stores to block q) and added up there in rank order after a cluster barrier: the same bits everywhere, so
+// every block's warp j makes the same reflector from the same norm. Per column j: warp j makes the reflector
+// and v for its rows; block barrier; every warp c != j sums v_j . a_c over its rows and sends it (c > j: the
+// update's; c < j: G(c, j) for T, kept by block 0); cluster barrier; warps c > j update, warp j + 1 sends its
+// rows' norm below row j + 1 (block 0 sends row j + 1 too); cluster barrier. Two cluster barriers a column,
+// where reg_cluster has one, but no thread carries all 32 columns.
+template <int COLS_ROWS>
+__device__ __forceinline__ void col_cluster(float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V,
+                                            int ldv, long long vstride, float* __restrict__ T, int ldt,
+                                            long long tstride, int n, int k, int ncols, int with_v) {
+  constexpr int M = 32 * COLS_ROWS;   // rows a block holds
+  __shared__ float vs[2][M];          // column j's v (this block's rows) in vs[j & 1], its tau in ts[j & 1]
+  __shared__ float ts[2];
+  __shared__ float dots[2][MB_CLUSTER][32];  // the blocks' sums v_j . a_c, by column parity, block and column c
+  __shared__ float norms[2][MB_CLUSTER];     // the blocks' norms of column j below row j, by j's parity
+  __shared__ float alphas[2];                // row j of column j, from block 0
+  __shared__ float Gs[32][33], Ts[32][33], taus[32];  // block 0's: T after the loop
+  extern __shared__ float tile[];  // M x 33: the block's rows on their way in and out
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int m = n - k;
+  const unsigned rank = blockIdx.x, mat = blockIdx.y;
+  const int row0 = rank * M;
+  const bool lead = rank == 0;  // holds rows 0..M-1, so every row j < 32: writes tau and T
+  float* A = H + (size_t)mat * n * n + (size_t)k * n + k;
+  for (int r = warp; r < M; r += 32)
+    tile[r * 33 + lane] = row0 + r < m && lane < ncols ? A[(size_t)(row0 + r) * n + lane] : 0.f;
+  __syncthreads();
+  float a[COLS_ROWS];  // rows row0 + lane + 32 i of column `warp`; rows beyond m are zero and stay so
+#pragma unroll
+  for (int i = 0; i < COLS_ROWS; ++i) a[i] = tile[(lane + 32 * i) * 33 + warp];
+  if (warp == 0) {  // column 0's norm and alpha, to every block
+    float s = 0.f;
+#pragma unroll
+    for (int i = 0; i < COLS_ROWS; ++i) s += row0 + lane + 32 * i > 0 ? a[i] * a[i] : 0.f;
+    s = warp_sum(s);
+    const float alpha = __shfl_sync(0xffffffffu, a[0], 0);
+    if (lane < MB_CLUSTER) {
+      st_cluster(&norms[0][rank], lane, s);
+      if (lead) st_cluster(&alphas[0], lane, alpha);
+    }
+  }
+  cluster_barrier();
+  for (int j = 0; j < ncols; ++j) {
+    const int par = j & 1;
+    float t = 0.f;
+    if (warp == j) {
+      float xnorm2 = 0.f;
+#pragma unroll
+      for (int q = 0; q < MB_CLUSTER; ++q) xnorm2 += norms[par][q];  // in rank order: the same bits everywhere
+      float scale, beta;
+      reflector(alphas[par], xnorm2, t, scale, beta);
+#pragma unroll
+      for (int i = 0; i < COLS_ROWS; ++i) {
+        const int r = row0 + lane + 32 * i;
+        const float x = r > j ? scale * a[i] : 0.f;
+        vs[par][lane + 32 * i] = r == j ? 1.f : x;
+        if (r == j) a[i] = beta;
+        else if (r > j && t != 0.f) a[i] = x;  // v below the diagonal; a column left alone (tau 0) keeps x
+      }
+      if (lane == 0) ts[par] = t;
+    }
+    __syncthreads();
+    if (lead && warp == j && lane == 0) {  // off the chain: warp j is done
+      taus[j] = t;
+      tau[(size_t)mat * n + k + j] = t;
+    }
+    float v[COLS_ROWS];
+    if (warp != j && warp < ncols) {
+      float d = 0.f;
+#pragma unroll
+      for (int i = 0; i < COLS_ROWS; ++i) {
+        v[i] = vs[par][lane + 32 * i];
+        d += v[i] * a[i];
+      }
+      d = warp_sum(d);
+      if (lane < MB_CLUSTER && (warp > j || lane == 0)) st_cluster(&dots[par][rank][warp], lane, d);  // G: block 0's
+    }
+    cluster_barrier();  // its release makes the stores visible to every block's acquire
+    if (warp > j && warp < ncols) {
+      float d = 0.f;
+#pragma unroll
+      for (int q = 0; q < MB_CLUSTER; ++q) d += dots[par][q][warp];
+      const float tj = ts[par];
+      if (tj != 0.f) {
+#pragma unroll
+        for (int i = 0; i < COLS_ROWS; ++i) a[i] -= tj * d * v[i];
+      }
+      if (warp == j + 1) {
+        float s = 0.f;
+#pragma unroll
+        for (int i = 0; i < COLS_ROWS; ++i) s += row0 + lane + 32 * i > j + 1 ? a[i] * a[i] : 0.f;
+        s = warp_sum(s);
+        const float alpha = __shfl_sync(0xffffffffu, a[0], j + 1);  // block 0's: row j + 1 < 32
+        if (lane < MB_CLUSTER) {
+          st_cluster(&norms[par ^ 1][rank], lane, s);
+          if (lead) st_cluster(&alphas[par ^ 1], lane, alpha);
+        }
+      }
+    } else if (lead && warp < j && lane == 0) {
+      float g = 0.f;
+#pragma unroll
+      for (int q = 0; q < MB_CLUSTER; ++q) g += dots[par][q][warp];
+      Gs[warp][j] = g;
+    }
+    cluster_barrier();  // the next column's norm and alpha; after the last, no block's shared memory is used
+  }
+  if (lead && warp == 0) larft_warp(Gs, Ts, taus, ncols, lane);  // (Gs, taus: before the last barriers)
+#pragma unroll
+  for (int i = 0; i < COLS_ROWS; ++i) tile[(lane + 32 * i) * 33 + warp] = a[i];
+  __syncthreads();
+  for (int r = warp; r < M && row0 + r < m; r += 32) {
+    const int gr = row0 + r;
+    const float x = tile[r * 33 + lane];
+    if (lane < ncols) A[(size_t)gr * n + lane] = x;
+    if (with_v)
+      V[mat * vstride + (size_t)gr * ldv + lane] = lane >= ncols ? 0.f : (gr > lane ? x : (gr == lane ? 1.f : 0.f));
+  }
+  if (lead && warp == 0) {  // T: upper triangular, zero beyond column ncols (the lane that wrote a row reads it)
+    float* Tb = T + mat * tstride;
+    for (int c = 0; c < 32; ++c) Tb[lane * ldt + c] = c < ncols ? Ts[lane][c] : 0.f;
+  }
+}
+
+// Panels of up to 8 x 128, 256 and 512 rows (MB_CLUSTER = 8); gridDim = (MB_CLUSTER, batch), one block an SM.
+extern "C" __global__ void __launch_bounds__(1024, 1) MB_CLUSTER_DIMS col_cluster4(
+    float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, int ldv, long long vstride,
+    float* __restrict__ T, int ldt, long long tstride, int n, int k, int ncols, int with_v) {
+  col_cluster<4>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
+}
+
+extern "C" __global__ void __launch_bounds__(1024, 1) MB_CLUSTER_DIMS col_cluster8(
+    float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, int ldv, long long vstride,
+    float* __restrict__ T, int ldt, long long tstride, int n, int k, int ncols, int with_v) {
+  col_cluster<8>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
+}
+
+extern "C" __global__ void __launch_bounds__(1024, 1) MB_CLUSTER_DIMS col_cluster16(
+    float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, int ldv, long long vstride,
+    float* __restrict__ T, int ldt, long long tstride, int n, int k, int ncols, int with_v) {
+  col_cluster<16>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
+}
