@@ -1,7 +1,8 @@
 """The first panel (32 columns, all n rows) of a small batch on each of tsqr_wy's multi-block panel kernels,
 timed alone with CUDA events: mb_panel (blocks over the GPU's SMs, a barrier in global memory), mb_cluster (a
-cluster of MB_CLUSTER blocks, partial sums through global memory) and reg_cluster (the rows in registers, the
-sums through the cluster's shared memory), per call and per column. Usage on a GPU machine:
+cluster of MB_CLUSTER blocks, partial sums through global memory), reg_cluster (the rows in registers, the
+sums through the cluster's shared memory) and col_cluster (a warp per column over the cluster), per call and per
+column. Usage on a GPU machine:
 
     python bench/panel_probe.py [BATCH N ...]        (default: 8 2048 2 4096)
     python bench/panel_probe.py --dissect [BATCH N]   (default: 8 2048)
@@ -63,6 +64,10 @@ def probe(kernel, batch: int, n: int) -> None:
     for r in (1, 2):
         if n <= r * kernel.MB_CLUSTER * kernel.RP_WARPS * 32:
             runs[f"reg_cluster{r}"] = registers(r)
+    col = next((r for r in (4, 8, 16) if n <= r * 32 * kernel.MB_CLUSTER), 0)
+    if col:
+        runs[f"col_cluster{col}"] = lambda: kernel._in_registers(f"col_cluster{col}", (kernel.MB_CLUSTER, batch), H,
+                                                                 tau, V, T, 0, ncols, 1)
     zero = lambda: counts[0].zero_()
     base = timed(zero)
     with cp.cuda.Device(A.device.index), kernel._stream(A.device):
