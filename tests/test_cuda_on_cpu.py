@@ -48,9 +48,10 @@ def emulated(text: str) -> str:
     return text
 
 
-def build(tmp_path: Path, source_file: str, kernel: str, qr_cu: str | None = None) -> Path:
-    """The driver for `kernel` of common.cu + `source_file`, as kernel.py compiles them together."""
-    text = qr_cu if qr_cu is not None else (SEED / source_file).read_text()
+def build(tmp_path: Path, source_file: str, kernel: str, source: str | None = None) -> Path:
+    """The driver for `kernel` of common.cu + `source_file` (or `source` in its place), as kernel.py compiles
+    them together."""
+    text = source if source is not None else (SEED / source_file).read_text()
     (tmp_path / "kernel.cu").write_text(emulated((SEED / "common.cu").read_text() + text))
     binary = tmp_path / kernel
     form = (["-DEMU_PANEL"] if "panel" in kernel or "cluster" in kernel else []) + (["-DEMU_CLUSTER"] if "cluster" in
@@ -113,7 +114,7 @@ def test_the_whole_matrix_kernels_pass_the_contracts_checks_on_every_small_test_
                                                                                       kernel: str) -> None:
     from harness.checker import check
 
-    binary = build(tmp_path, "qr.cu", kernel)
+    binary = build(tmp_path, "cols.cu" if kernel == "col_qr" else "qr.cu", kernel)
     batches = contract_batches(32)
     assert sorted(batches) == [1, 2, 17, 32] and batches[32].shape[0] == 36  # 4 of each of the nine cases
     for n, A in batches.items():
@@ -150,7 +151,7 @@ def larft(V: torch.Tensor, tau: torch.Tensor) -> torch.Tensor:
     ("col_cluster4", 150, 130, 20)])  # a short last panel: one block of the cluster holds all its rows
 def test_the_panel_kernels_make_lapacks_reflectors_v_and_t(tmp_path: Path, kernel: str, n: int, k: int,
                                                            ncols: int) -> None:
-    binary = build(tmp_path, "reg_panel.cu", kernel)
+    binary = build(tmp_path, "cols.cu" if kernel.startswith("col_") else "reg_panel.cu", kernel)
     A = torch.randn(2, n, n)
     A[1, k:, k + 3] = 0.0  # a zero column: tau 0, the column left as it is
     H, tau, V, T = panel(binary, A, k, ncols)
@@ -170,7 +171,7 @@ def test_the_panel_kernels_make_lapacks_reflectors_v_and_t(tmp_path: Path, kerne
 
 @pytest.mark.parametrize("kernel", ["col_qr", "col_panel8", "reg_panel1", "col_cluster4"])
 def test_the_kernels_give_the_same_bits_under_any_schedule(tmp_path: Path, kernel: str) -> None:
-    binary = build(tmp_path, "qr.cu" if kernel == "col_qr" else "reg_panel.cu", kernel)
+    binary = build(tmp_path, "reg_panel.cu" if kernel.startswith("reg_") else "cols.cu", kernel)
     if kernel == "col_qr":
         A = torch.randn(2, 32, 32)
         runs = [whole(binary, A, seed) for seed in (1, 2)]
@@ -183,11 +184,11 @@ def test_the_kernels_give_the_same_bits_under_any_schedule(tmp_path: Path, kerne
 def test_the_emulator_catches_a_missing_barrier(tmp_path: Path) -> None:
     """col_qr without the barrier between a column's reflector and its use: some warp reads v before it is
     written, and the result is wrong or depends on the schedule."""
-    qr_cu = (SEED / "qr.cu").read_text()
-    body = re.search(r"col_qr\(.*?\n}\n", qr_cu, re.DOTALL).group(0)  # type: ignore[union-attr]
+    cols_cu = (SEED / "cols.cu").read_text()
+    body = re.search(r"col_qr\(.*?\n}\n", cols_cu, re.DOTALL).group(0)  # type: ignore[union-attr]
     broken = body.replace("    __syncthreads();\n    if (warp == j && lane == 0)", "    if (warp == j && lane == 0)")
     assert broken != body
-    binary = build(tmp_path, "qr.cu", "col_qr", qr_cu.replace(body, broken))
+    binary = build(tmp_path, "cols.cu", "col_qr", cols_cu.replace(body, broken))
     A = torch.randn(2, 32, 32)
     runs = [whole(binary, A, seed) for seed in (1, 2)]
     h, t = torch.geqrf(A.double())

@@ -1,5 +1,5 @@
-// What qr.cu and reg_panel.cu share: kernel.py compiles common.cu + qr.cu as one module and common.cu +
-// reg_panel.cu as another (reg_panel's module used to take all of qr.cu with it, compiled twice per evaluation).
+// What qr.cu, reg_panel.cu and cols.cu share: kernel.py compiles common.cu + each of them as a module of its own
+// (reg_panel's module used to take all of qr.cu with it, compiled twice per evaluation).
 // NB, NWARPS and GRAM_ROWS are set by kernel.py from its @tune parameters.
 #ifndef NB
 #define NB 32
@@ -62,4 +62,22 @@ __device__ __forceinline__ void st_cluster(float* p, unsigned rank, float v) {
 #else
   __trap();
 #endif
+}
+
+// T as larft makes it, column by column, by one warp (lane l holds row l): T(0:j, j) = -tau_j T(0:j, 0:j) G(0:j, j).
+__device__ __forceinline__ void larft_warp(const float (&Gs)[32][33], float (&Ts)[32][33], const float (&taus)[32],
+                                           int ncols, int lane) {
+  for (int j = 0; j < ncols; ++j) {
+    float acc0 = 0.f, acc1 = 0.f, acc2 = 0.f, acc3 = 0.f;
+    int l = 0;
+    for (; l + 3 < j; l += 4) {
+      acc0 += Ts[lane][l] * Gs[l][j];
+      acc1 += Ts[lane][l + 1] * Gs[l + 1][j];
+      acc2 += Ts[lane][l + 2] * Gs[l + 2][j];
+      acc3 += Ts[lane][l + 3] * Gs[l + 3][j];
+    }
+    for (; l < j; ++l) acc0 += Ts[lane][l] * Gs[l][j];
+    Ts[lane][j] = lane < j ? -taus[j] * ((acc0 + acc1) + (acc2 + acc3)) : (lane == j ? taus[j] : 0.f);
+    __syncwarp();
+  }
 }

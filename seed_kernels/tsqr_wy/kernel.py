@@ -37,15 +37,16 @@ once into shared memory. With OUTER_NB (0: off), panels are gathered into blocks
 merged reflectors update the columns beyond the block in one pass (`_Outer`), for batches of at least
 OUTER_FROM matrices: on the H200 (2026-12-02) OUTER_NB = 64 made 640x512 4.4% faster (4.663 -> 4.592 ms in
 one run; the default since) and, applied to 40x352, 14% slower; 128 gained half as much.
+
+A warp per column (cols.cu, compiled only when used): for n <= COL_N (at most 32; 0: off) a block of a warp per
+column factors a matrix in registers (col_qr); for batches under COL_PANEL_BELOW (0: off) col_panel does the same
+for single-block panels of up to 512 rows in reg_panel's place; with COL_CLUSTER (0: off) col_cluster does it
+over a cluster in reg_cluster's place. A column's chain is two warp sums and one barrier (two cluster barriers in
+a cluster), where reg_panel's thread carries all 32 columns. All three are correct on the CPU
+(tests/test_cuda_on_cpu.py runs their CUDA source) but not yet timed on a GPU, so off.
 Everything else is blocked_wy's:
 
-For n <= COL_N (at most 32; 0: off) a block of a warp per column factors a matrix in registers (col_qr, qr.cu says
-how), and for batches under COL_PANEL_BELOW (0: off) col_panel does the same for single-block panels of up to 512
-rows in reg_panel's place (reg_panel.cu): a column's chain is two warp sums and one barrier, where reg_panel's
-thread carries all 32 columns; with COL_CLUSTER (0: off) col_cluster does it over a cluster in reg_cluster's
-place (two cluster barriers a column). All three are correct on the CPU (tests/test_cuda_on_cpu.py runs their
-CUDA source) but not yet timed on a GPU, so off. For n <= SMALL_N the whole matrix is factored in shared memory by one
-launch (small_qr); for n <= TINY_N that
+For n <= SMALL_N the whole matrix is factored in shared memory by one launch (small_qr); for n <= TINY_N that
 launch uses blocks of only TINY_WARPS warps, since a column's barriers cost more than its few rows. Otherwise
 the matrix is walked in panels: panel_qr (where reg_panel does not) factors a panel (one block per matrix, in
 shared memory) and writes V; G = V^T V is one batched GEMM, or for batches under GRAM_BELOW matrices comes from
@@ -132,11 +133,12 @@ APPLY_BELOW = 256  # @tune APPLY_BELOW: 64 256 1024
 LOOKAHEAD_BELOW = 48  # @tune LOOKAHEAD_BELOW: 0 16 48 64 256
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
-_COMMON = Path(__file__).with_name("common.cu").read_text()  # defines and helpers of both modules below
+_COMMON = Path(__file__).with_name("common.cu").read_text()  # defines and helpers of the modules below
 _SOURCE = _COMMON + Path(__file__).with_name("qr.cu").read_text()
 _REG_SOURCE = _COMMON + Path(__file__).with_name("reg_panel.cu").read_text()
+_COL_SOURCE = _COMMON + Path(__file__).with_name("cols.cu").read_text()
 _TF32X3_SOURCE = Path(__file__).with_name("tf32x3.cu").read_text()
-_NAMES = ("panel_qr", "small_qr", "col_qr", "build_t", "gram", "mb_panel", "mb_cluster", "trail_update")
+_NAMES = ("panel_qr", "small_qr", "build_t", "gram", "mb_panel", "mb_cluster", "trail_update")
 
 
 def _module(source, warps):
@@ -170,25 +172,41 @@ _REG_PANELS = {}
 
 
 def _reg_panel(name):
-    """reg_panel.cu's kernel `name` (reg_panel1, 2 or 4, reg_cluster1 or 2: the digit is rows per thread;
-    col_panel4, 8 or 16 and col_cluster4, 8 or 16: rows per lane), from a module of the eleven compiled on first
-    use with RP_WARPS warps;
-    the other modules leave them out (they are the costly ones to compile)."""
+    """reg_panel.cu's kernel `name` (reg_panel1, 2 or 4, reg_cluster1 or 2: the digit is rows per thread), from
+    a module of the five compiled on first use with RP_WARPS warps; the other modules leave them out (they are
+    the costly ones to compile)."""
     if not _REG_PANELS:
         module = _module(_REG_SOURCE, RP_WARPS)
-        for kernel in ("reg_panel1", "reg_panel2", "reg_panel4", "reg_cluster1", "reg_cluster2", "col_panel4",
-                       "col_panel8", "col_panel16", "col_cluster4", "col_cluster8", "col_cluster16"):
+        for kernel in ("reg_panel1", "reg_panel2", "reg_panel4", "reg_cluster1", "reg_cluster2"):
             f = _REG_PANELS[kernel] = module.get_function(kernel)
             f.max_dynamic_shared_size_bytes = _panel_launch(kernel)[1]
     return _REG_PANELS[name]
 
 
+_COLS = {}
+
+
+def _cols(name):
+    """cols.cu's kernel `name` (col_qr; col_panel4, 8 or 16 and col_cluster4, 8 or 16: the digits are rows per
+    lane), from a module of their own compiled on first use: only a call that takes them pays for them."""
+    if not _COLS:
+        module = _module(_COL_SOURCE, NWARPS)
+        for kernel in ("col_qr", "col_panel4", "col_panel8", "col_panel16", "col_cluster4", "col_cluster8",
+                       "col_cluster16"):
+            f = _COLS[kernel] = module.get_function(kernel)
+            if kernel != "col_qr":  # its shared memory is static
+                f.max_dynamic_shared_size_bytes = _panel_launch(kernel)[1]
+    return _COLS[name]
+
+
 def _panel_launch(name):
-    """Threads a block and dynamic shared memory of reg_panel.cu's kernel `name`: reg_panel's a 32 x 33 tile a
-    warp, col_panel's and col_cluster's 32 warps and a tile of the block's rows (33 floats each)."""
+    """Threads a block and dynamic shared memory of the kernel `name` of reg_panel.cu or cols.cu: reg_panel's a
+    32 x 33 tile a warp, col_panel's and col_cluster's 32 warps and a tile of the block's rows (33 floats each)."""
     if name.startswith(("col_panel", "col_cluster")):
         return 1024, int(name.removeprefix("col_cluster").removeprefix("col_panel")) * 32 * 33 * 4
     return RP_WARPS * 32, RP_WARPS * 32 * 33 * 4
+
+
 _TF32X3 = {}
 
 
@@ -245,6 +263,8 @@ def compile_info():
             info[f"{name}/{warps}w"] = _attrs(f)
     for name, f in _REG_PANELS.items():
         info[f"{name}/{RP_WARPS}w"] = _attrs(f)
+    for name, f in _COLS.items():
+        info[name] = _attrs(f)
     for name, f in _TF32X3.items():
         info[name] = _attrs(f)
     return info | {"NB": NB, "NWARPS": NWARPS, "NWARPS_WIDE": NWARPS_WIDE, "WIDE_BELOW": WIDE_BELOW,
@@ -311,11 +331,11 @@ def custom_kernel(A):
 
 def _small(A, warps, name="small_qr"):
     """The whole matrix in one launch: small_qr (in shared memory, blocks of `warps` warps) or col_qr (n <= 32,
-    a warp per column; its kernel comes from NWARPS's module, its shared memory is static)."""
+    a warp per column; cols.cu's, its shared memory static)."""
     batch, n, _ = A.shape
     H = torch.empty_like(A)
     tau = torch.empty(batch, n, device=A.device, dtype=torch.float32)
-    kernel = _kernels(NWARPS if name == "col_qr" else warps)[name]
+    kernel = _cols(name) if name == "col_qr" else _kernels(warps)[name]
     kernel((batch,), (warps * 32,), (_ptr(A), _ptr(H), _ptr(tau), cp.int32(n)),
            shared_mem=0 if name == "col_qr" else n * (n + 1) * 4)
     return H, tau
@@ -499,11 +519,12 @@ def _panel(H, tau, work, k, ncols, warps, outer=None):
 
 
 def _in_registers(name, grid, H, tau, V, T, k, ncols, with_v):
-    """The panel at column k by reg_panel.cu's kernel `name`, its V and T written to V and T (views of at most
-    32 columns)."""
+    """The panel at column k by reg_panel.cu's or cols.cu's kernel `name`, its V and T written to V and T (views
+    of at most 32 columns)."""
     threads, shared = _panel_launch(name)
-    _reg_panel(name)(grid, (threads,), (_ptr(H), _ptr(tau), *_strided(V), *_strided(T), cp.int32(H.shape[1]),
-                                        cp.int32(k), cp.int32(ncols), cp.int32(with_v)), shared_mem=shared)
+    kernel = _cols(name) if name.startswith("col_") else _reg_panel(name)
+    kernel(grid, (threads,), (_ptr(H), _ptr(tau), *_strided(V), *_strided(T), cp.int32(H.shape[1]), cp.int32(k),
+                              cp.int32(ncols), cp.int32(with_v)), shared_mem=shared)
 
 
 def _update(H, V, T, k, ncols, warps):

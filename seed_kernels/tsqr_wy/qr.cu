@@ -171,54 +171,6 @@ extern "C" __global__ void __launch_bounds__(NT) small_qr(const float* __restric
   for (int idx = threadIdx.x; idx < n * n; idx += NT) A[idx] = S[(idx / n) * ld + idx % n];
 }
 
-// col_qr: a matrix of n <= 32 with a warp per column and a lane per row (n warps, an element a thread). small_qr
-// spends about 0.9 us a column there (20x32: 28.7 us of GPU time on the H200) on two barriers and the walks
-// between them; warp_qr, one warp holding it all, issued a thousand dependent instructions a column and took
-// twice that. Here, per column j, warp j makes the reflector from its own registers and the norm it summed a
-// step earlier and puts v and tau in shared memory; one barrier; each warp c > j applies the reflector to its
-// column with one warp sum, and warp j + 1 sums its new norm at once. A column's chain: two warp sums, the
-// reflector and one barrier; every other warp's work fits beside it.
-extern "C" __global__ void __launch_bounds__(1024) col_qr(const float* __restrict__ Ain, float* __restrict__ H,
-                                                          float* __restrict__ tau, int n) {
-  __shared__ float S[32][33];  // the matrix on its way in and out (odd stride: a column walk hits every bank once)
-  __shared__ float vs[2][32];  // column j's v in vs[j & 1], its tau in ts[j & 1]: a warp still reading column
-  __shared__ float ts[2];      // j - 1's is past the barrier before the writer of column j + 1 can be
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const float* In = Ain + (size_t)blockIdx.x * n * n;
-  for (int idx = threadIdx.x; idx < 32 * 32; idx += blockDim.x) {
-    const int r = idx >> 5, c = idx & 31;
-    S[r][c] = r < n && c < n ? In[r * n + c] : 0.f;  // rows beyond n stay zero: they add nothing to any sum
-  }
-  __syncthreads();
-  float a = S[lane][warp];  // row `lane` of column `warp`
-  float xnorm2 = warp == 0 ? warp_sum(lane > 0 ? a * a : 0.f) : 0.f;  // warp j's norm below row j
-  for (int j = 0; j < n; ++j) {
-    float t = 0.f;
-    if (warp == j) {
-      const float alpha = __shfl_sync(0xffffffffu, a, j);
-      float scale, beta;
-      reflector(alpha, xnorm2, t, scale, beta);
-      const float x = lane > j ? scale * a : 0.f;
-      vs[j & 1][lane] = lane == j ? 1.f : x;
-      if (lane == 0) ts[j & 1] = t;
-      if (lane == j) a = beta;
-      else if (lane > j && t != 0.f) a = x;  // v below the diagonal; a column left alone (tau 0) keeps x
-    }
-    __syncthreads();
-    if (warp == j && lane == 0) tau[(size_t)blockIdx.x * n + j] = t;  // off the chain: warp j is done
-    if (warp > j) {
-      const float tj = ts[j & 1], v = vs[j & 1][lane];  // both loads at once: this is the chain
-      if (tj != 0.f) a -= tj * warp_sum(v * a) * v;
-      if (warp == j + 1) xnorm2 = warp_sum(lane > j + 1 ? a * a : 0.f);
-    }
-  }
-  // S is free: every thread read it before the loop's first barrier (n >= 1)
-  S[lane][warp] = a;
-  __syncthreads();
-  float* Out = H + (size_t)blockIdx.x * n * n;
-  for (int idx = threadIdx.x; idx < n * n; idx += blockDim.x) Out[idx] = S[idx / n][idx % n];
-}
-
 // G (NB x NB per matrix, zeroed before) += V(r0:r0+GRAM_ROWS, :)^T V(r0:r0+GRAM_ROWS, :) for the chunk of rows
 // r0 = blockIdx.y * GRAM_ROWS of the first m rows of each matrix's V (ld NB). Grid: (batch, chunks).
 extern "C" __global__ void __launch_bounds__(GRAM_THREADS) gram(const float* __restrict__ V, float* __restrict__ G,

@@ -1,0 +1,320 @@
+// A warp per column: the kernels of tsqr_wy whose block holds a column in each warp and a row in each lane, so
+// that a column's chain is two warp sums and one barrier. Compiled after common.cu (kernel.py puts the two
+// together) as a module of their own, on first use: with the seed's defaults (COL_N, COL_PANEL_BELOW and
+// COL_CLUSTER all 0) no call uses them, and no evaluation pays for their compilation.
+//
+// col_qr: a matrix of n <= 32 with a warp per column and a lane per row (n warps, an element a thread). small_qr
+// spends about 0.9 us a column there (20x32: 28.7 us of GPU time on the H200) on two barriers and the walks
+// between them; warp_qr, one warp holding it all, issued a thousand dependent instructions a column and took
+// twice that. Here, per column j, warp j makes the reflector from its own registers and the norm it summed a
+// step earlier and puts v and tau in shared memory; one barrier; each warp c > j applies the reflector to its
+// column with one warp sum, and warp j + 1 sums its new norm at once. A column's chain: two warp sums, the
+// reflector and one barrier; every other warp's work fits beside it.
+extern "C" __global__ void __launch_bounds__(1024) col_qr(const float* __restrict__ Ain, float* __restrict__ H,
+                                                          float* __restrict__ tau, int n) {
+  __shared__ float S[32][33];  // the matrix on its way in and out (odd stride: a column walk hits every bank once)
+  __shared__ float vs[2][32];  // column j's v in vs[j & 1], its tau in ts[j & 1]: a warp still reading column
+  __shared__ float ts[2];      // j - 1's is past the barrier before the writer of column j + 1 can be
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const float* In = Ain + (size_t)blockIdx.x * n * n;
+  for (int idx = threadIdx.x; idx < 32 * 32; idx += blockDim.x) {
+    const int r = idx >> 5, c = idx & 31;
+    S[r][c] = r < n && c < n ? In[r * n + c] : 0.f;  // rows beyond n stay zero: they add nothing to any sum
+  }
+  __syncthreads();
+  float a = S[lane][warp];  // row `lane` of column `warp`
+  float xnorm2 = warp == 0 ? warp_sum(lane > 0 ? a * a : 0.f) : 0.f;  // warp j's norm below row j
+  for (int j = 0; j < n; ++j) {
+    float t = 0.f;
+    if (warp == j) {
+      const float alpha = __shfl_sync(0xffffffffu, a, j);
+      float scale, beta;
+      reflector(alpha, xnorm2, t, scale, beta);
+      const float x = lane > j ? scale * a : 0.f;
+      vs[j & 1][lane] = lane == j ? 1.f : x;
+      if (lane == 0) ts[j & 1] = t;
+      if (lane == j) a = beta;
+      else if (lane > j && t != 0.f) a = x;  // v below the diagonal; a column left alone (tau 0) keeps x
+    }
+    __syncthreads();
+    if (warp == j && lane == 0) tau[(size_t)blockIdx.x * n + j] = t;  // off the chain: warp j is done
+    if (warp > j) {
+      const float tj = ts[j & 1], v = vs[j & 1][lane];  // both loads at once: this is the chain
+      if (tj != 0.f) a -= tj * warp_sum(v * a) * v;
+      if (warp == j + 1) xnorm2 = warp_sum(lane > j + 1 ? a * a : 0.f);
+    }
+  }
+  // S is free: every thread read it before the loop's first barrier (n >= 1)
+  S[lane][warp] = a;
+  __syncthreads();
+  float* Out = H + (size_t)blockIdx.x * n * n;
+  for (int idx = threadIdx.x; idx < n * n; idx += blockDim.x) Out[idx] = S[idx / n][idx % n];
+}
+
+// col_panel: the panel of one matrix with a warp per column and its m rows down the lanes (lane l holds rows l,
+// l + 32, ... of its column: COLS_ROWS of them), col_qr for a tall panel. reg_panel's column costs 1.18
+// us on the H200 (2026-12-02, bench/panel_probe.py): every thread carries all 32 columns, so each column is 64
+// shuffles and as many FMAs per row. Here, per column j, warp j makes the reflector from its own registers and
+// the norm it summed a step earlier and puts v and tau in shared memory; one barrier; each warp c > j applies
+// the reflector to its column with one warp sum, warp j + 1 sums its new norm at once, and each finished warp
+// i < j adds up G(i, j) = v_i^T v_j for T, off the chain (it has nothing else to do). A column's chain: two
+// warp sums, the reflector and one barrier. warp 0 makes T after the last column (larft_warp). Rows come in
+// and go out through a shared tile, a row per memory instruction. 32 warps a block whatever ncols: the warps of
+// absent columns only keep the barriers.
+template <int COLS_ROWS>
+__device__ __forceinline__ void col_panel(float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V,
+                                          int ldv, long long vstride, float* __restrict__ T, int ldt,
+                                          long long tstride, int n, int k, int ncols, int with_v) {
+  constexpr int M = 32 * COLS_ROWS;  // rows the block holds
+  __shared__ float vs[2][M];         // column j's v in vs[j & 1], its tau in ts[j & 1]: a warp still reading
+  __shared__ float ts[2];            // column j - 1's is past the barrier before column j + 1's writer gets there
+  __shared__ float Gs[32][33], Ts[32][33], taus[32];
+  extern __shared__ float tile[];  // M x 33: the panel on its way in and out
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int m = n - k;
+  const unsigned mat = blockIdx.x;
+  float* A = H + (size_t)mat * n * n + (size_t)k * n + k;
+  for (int r = warp; r < M; r += 32) tile[r * 33 + lane] = r < m && lane < ncols ? A[(size_t)r * n + lane] : 0.f;
+  __syncthreads();
+  float a[COLS_ROWS];  // rows lane + 32 i of column `warp`; rows beyond m are zero and stay so
+#pragma unroll
+  for (int i = 0; i < COLS_ROWS; ++i) a[i] = tile[(lane + 32 * i) * 33 + warp];
+  float xnorm2 = 0.f;  // warp j's norm below row j, summed by warp j in step j - 1
+  if (warp == 0) {
+    float s = 0.f;
+#pragma unroll
+    for (int i = 0; i < COLS_ROWS; ++i) s += lane + 32 * i > 0 ? a[i] * a[i] : 0.f;
+    xnorm2 = warp_sum(s);
+  }
+  for (int j = 0; j < ncols; ++j) {
+    const int par = j & 1;
+    float t = 0.f;
+    if (warp == j) {
+      const float alpha = __shfl_sync(0xffffffffu, a[0], j);  // row j < 32: lane j's first row
+      float scale, beta;
+      reflector(alpha, xnorm2, t, scale, beta);
+#pragma unroll
+      for (int i = 0; i < COLS_ROWS; ++i) {
+        const int r = lane + 32 * i;
+        const float x = r > j ? scale * a[i] : 0.f;
+        vs[par][r] = r == j ? 1.f : x;
+        if (r == j) a[i] = beta;
+        else if (r > j && t != 0.f) a[i] = x;  // v below the diagonal; a column left alone (tau 0) keeps x
+      }
+      if (lane == 0) ts[par] = t;
+    }
+    __syncthreads();
+    if (warp == j && lane == 0) {  // off the chain: warp j is done
+      taus[j] = t;
+      tau[(size_t)mat * n + k + j] = t;
+    }
+    if (warp > j && warp < ncols) {
+      const float tj = ts[par];
+      float v[COLS_ROWS];
+      float d = 0.f;
+#pragma unroll
+      for (int i = 0; i < COLS_ROWS; ++i) {
+        v[i] = vs[par][lane + 32 * i];
+        d += v[i] * a[i];
+      }
+      if (tj != 0.f) {
+        const float w = tj * warp_sum(d);
+#pragma unroll
+        for (int i = 0; i < COLS_ROWS; ++i) a[i] -= w * v[i];
+      }
+      if (warp == j + 1) {
+        float s = 0.f;
+#pragma unroll
+        for (int i = 0; i < COLS_ROWS; ++i) s += lane + 32 * i > j + 1 ? a[i] * a[i] : 0.f;
+        xnorm2 = warp_sum(s);
+      }
+    } else if (warp < j) {  // G(warp, j): v_j is zero above row j, so only v_warp's rows below j count
+      float g = 0.f;
+#pragma unroll
+      for (int i = 0; i < COLS_ROWS; ++i) g += a[i] * vs[par][lane + 32 * i];
+      g = warp_sum(g);
+      if (lane == 0) Gs[warp][j] = g;
+    }
+  }
+  __syncthreads();  // Gs and taus complete; every warp's reads of the tile long done
+  if (warp == 0) larft_warp(Gs, Ts, taus, ncols, lane);
+#pragma unroll
+  for (int i = 0; i < COLS_ROWS; ++i) tile[(lane + 32 * i) * 33 + warp] = a[i];
+  __syncthreads();
+  // out: v below the diagonal, beta on it, R above; V unit lower trapezoidal, zero beyond ncols (ld NB)
+  for (int r = warp; r < m; r += 32) {
+    const float x = tile[r * 33 + lane];
+    if (lane < ncols) A[(size_t)r * n + lane] = x;
+    if (with_v)
+      V[mat * vstride + (size_t)r * ldv + lane] = lane >= ncols ? 0.f : (r > lane ? x : (r == lane ? 1.f : 0.f));
+  }
+  if (warp == 0) {  // T: upper triangular, zero beyond column ncols (the lane that wrote a row reads it)
+    float* Tb = T + mat * tstride;
+    for (int c = 0; c < 32; ++c) Tb[lane * ldt + c] = c < ncols ? Ts[lane][c] : 0.f;
+  }
+}
+
+// Panels of up to 128, 256 and 512 rows; one block of 1024 threads an SM.
+extern "C" __global__ void __launch_bounds__(1024, 1) col_panel4(
+    float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, int ldv, long long vstride,
+    float* __restrict__ T, int ldt, long long tstride, int n, int k, int ncols, int with_v) {
+  col_panel<4>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
+}
+
+extern "C" __global__ void __launch_bounds__(1024, 1) col_panel8(
+    float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, int ldv, long long vstride,
+    float* __restrict__ T, int ldt, long long tstride, int n, int k, int ncols, int with_v) {
+  col_panel<8>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
+}
+
+extern "C" __global__ void __launch_bounds__(1024, 1) col_panel16(
+    float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, int ldv, long long vstride,
+    float* __restrict__ T, int ldt, long long tstride, int n, int k, int ncols, int with_v) {
+  col_panel<16>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
+}
+
+// col_cluster: col_panel over a thread block cluster of MB_CLUSTER blocks per matrix, for the panels of small
+// batches (reg_cluster's place): block `rank` holds rows rank * 32 * COLS_ROWS on, a warp per column. The sums
+// of a column span the cluster, so each is a block's warp sum stored into every block's shared memory (lane q
+// stores to block q) and added up there in rank order after a cluster barrier: the same bits everywhere, so
+// every block's warp j makes the same reflector from the same norm. Per column j: warp j makes the reflector
+// and v for its rows; block barrier; every warp c != j sums v_j . a_c over its rows and sends it (c > j: the
+// update's; c < j: G(c, j) for T, kept by block 0); cluster barrier; warps c > j update, warp j + 1 sends its
+// rows' norm below row j + 1 (block 0 sends row j + 1 too); cluster barrier. Two cluster barriers a column,
+// where reg_cluster has one, but no thread carries all 32 columns.
+template <int COLS_ROWS>
+__device__ __forceinline__ void col_cluster(float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V,
+                                            int ldv, long long vstride, float* __restrict__ T, int ldt,
+                                            long long tstride, int n, int k, int ncols, int with_v) {
+  constexpr int M = 32 * COLS_ROWS;   // rows a block holds
+  __shared__ float vs[2][M];          // column j's v (this block's rows) in vs[j & 1], its tau in ts[j & 1]
+  __shared__ float ts[2];
+  __shared__ float dots[2][MB_CLUSTER][32];  // the blocks' sums v_j . a_c, by column parity, block and column c
+  __shared__ float norms[2][MB_CLUSTER];     // the blocks' norms of column j below row j, by j's parity
+  __shared__ float alphas[2];                // row j of column j, from block 0
+  __shared__ float Gs[32][33], Ts[32][33], taus[32];  // block 0's: T after the loop
+  extern __shared__ float tile[];  // M x 33: the block's rows on their way in and out
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int m = n - k;
+  const unsigned rank = blockIdx.x, mat = blockIdx.y;
+  const int row0 = rank * M;
+  const bool lead = rank == 0;  // holds rows 0..M-1, so every row j < 32: writes tau and T
+  float* A = H + (size_t)mat * n * n + (size_t)k * n + k;
+  for (int r = warp; r < M; r += 32)
+    tile[r * 33 + lane] = row0 + r < m && lane < ncols ? A[(size_t)(row0 + r) * n + lane] : 0.f;
+  cluster_barrier();  // the tile is complete, and every block of the cluster has started before any stores into
+                      // its shared memory (as the CUDA programming guide asks of distributed shared memory)
+  float a[COLS_ROWS];  // rows row0 + lane + 32 i of column `warp`; rows beyond m are zero and stay so
+#pragma unroll
+  for (int i = 0; i < COLS_ROWS; ++i) a[i] = tile[(lane + 32 * i) * 33 + warp];
+  if (warp == 0) {  // column 0's norm and alpha, to every block
+    float s = 0.f;
+#pragma unroll
+    for (int i = 0; i < COLS_ROWS; ++i) s += row0 + lane + 32 * i > 0 ? a[i] * a[i] : 0.f;
+    s = warp_sum(s);
+    const float alpha = __shfl_sync(0xffffffffu, a[0], 0);
+    if (lane < MB_CLUSTER) {
+      st_cluster(&norms[0][rank], lane, s);
+      if (lead) st_cluster(&alphas[0], lane, alpha);
+    }
+  }
+  cluster_barrier();
+  for (int j = 0; j < ncols; ++j) {
+    const int par = j & 1;
+    float t = 0.f;
+    if (warp == j) {
+      float xnorm2 = 0.f;
+#pragma unroll
+      for (int q = 0; q < MB_CLUSTER; ++q) xnorm2 += norms[par][q];  // in rank order: the same bits everywhere
+      float scale, beta;
+      reflector(alphas[par], xnorm2, t, scale, beta);
+#pragma unroll
+      for (int i = 0; i < COLS_ROWS; ++i) {
+        const int r = row0 + lane + 32 * i;
+        const float x = r > j ? scale * a[i] : 0.f;
+        vs[par][lane + 32 * i] = r == j ? 1.f : x;
+        if (r == j) a[i] = beta;
+        else if (r > j && t != 0.f) a[i] = x;  // v below the diagonal; a column left alone (tau 0) keeps x
+      }
+      if (lane == 0) ts[par] = t;
+    }
+    __syncthreads();
+    if (lead && warp == j && lane == 0) {  // off the chain: warp j is done
+      taus[j] = t;
+      tau[(size_t)mat * n + k + j] = t;
+    }
+    float v[COLS_ROWS];
+    if (warp != j && warp < ncols) {
+      float d = 0.f;
+#pragma unroll
+      for (int i = 0; i < COLS_ROWS; ++i) {
+        v[i] = vs[par][lane + 32 * i];
+        d += v[i] * a[i];
+      }
+      d = warp_sum(d);
+      if (lane < MB_CLUSTER && (warp > j || lane == 0)) st_cluster(&dots[par][rank][warp], lane, d);  // G: block 0's
+    }
+    cluster_barrier();  // its release makes the stores visible to every block's acquire
+    if (warp > j && warp < ncols) {
+      float d = 0.f;
+#pragma unroll
+      for (int q = 0; q < MB_CLUSTER; ++q) d += dots[par][q][warp];
+      const float tj = ts[par];
+      if (tj != 0.f) {
+#pragma unroll
+        for (int i = 0; i < COLS_ROWS; ++i) a[i] -= tj * d * v[i];
+      }
+      if (warp == j + 1) {
+        float s = 0.f;
+#pragma unroll
+        for (int i = 0; i < COLS_ROWS; ++i) s += row0 + lane + 32 * i > j + 1 ? a[i] * a[i] : 0.f;
+        s = warp_sum(s);
+        const float alpha = __shfl_sync(0xffffffffu, a[0], j + 1);  // block 0's: row j + 1 < 32
+        if (lane < MB_CLUSTER) {
+          st_cluster(&norms[par ^ 1][rank], lane, s);
+          if (lead) st_cluster(&alphas[par ^ 1], lane, alpha);
+        }
+      }
+    } else if (lead && warp < j && lane == 0) {
+      float g = 0.f;
+#pragma unroll
+      for (int q = 0; q < MB_CLUSTER; ++q) g += dots[par][q][warp];
+      Gs[warp][j] = g;
+    }
+    cluster_barrier();  // the next column's norm and alpha; after the last, no block's shared memory is used
+  }
+  if (lead && warp == 0) larft_warp(Gs, Ts, taus, ncols, lane);  // (Gs, taus: before the last barriers)
+#pragma unroll
+  for (int i = 0; i < COLS_ROWS; ++i) tile[(lane + 32 * i) * 33 + warp] = a[i];
+  __syncthreads();
+  for (int r = warp; r < M && row0 + r < m; r += 32) {
+    const int gr = row0 + r;
+    const float x = tile[r * 33 + lane];
+    if (lane < ncols) A[(size_t)gr * n + lane] = x;
+    if (with_v)
+      V[mat * vstride + (size_t)gr * ldv + lane] = lane >= ncols ? 0.f : (gr > lane ? x : (gr == lane ? 1.f : 0.f));
+  }
+  if (lead && warp == 0) {  // T: upper triangular, zero beyond column ncols (the lane that wrote a row reads it)
+    float* Tb = T + mat * tstride;
+    for (int c = 0; c < 32; ++c) Tb[lane * ldt + c] = c < ncols ? Ts[lane][c] : 0.f;
+  }
+}
+
+// Panels of up to 8 x 128, 256 and 512 rows (MB_CLUSTER = 8); gridDim = (MB_CLUSTER, batch), one block an SM.
+extern "C" __global__ void __launch_bounds__(1024, 1) MB_CLUSTER_DIMS col_cluster4(
+    float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, int ldv, long long vstride,
+    float* __restrict__ T, int ldt, long long tstride, int n, int k, int ncols, int with_v) {
+  col_cluster<4>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
+}
+
+extern "C" __global__ void __launch_bounds__(1024, 1) MB_CLUSTER_DIMS col_cluster8(
+    float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, int ldv, long long vstride,
+    float* __restrict__ T, int ldt, long long tstride, int n, int k, int ncols, int with_v) {
+  col_cluster<8>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
+}
+
+extern "C" __global__ void __launch_bounds__(1024, 1) MB_CLUSTER_DIMS col_cluster16(
+    float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, int ldv, long long vstride,
+    float* __restrict__ T, int ldt, long long tstride, int n, int k, int ncols, int with_v) {
+  col_cluster<16>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
+}
