@@ -6,13 +6,13 @@ column. Usage on a GPU machine:
 
     python bench/panel_probe.py [BATCH N ...]        (default: 8 2048 2 4096)
     python bench/panel_probe.py --dissect [BATCH N]   (default: 8 2048)
-    python bench/panel_probe.py --single [BATCH N ...] (default: 40 176 40 352 60 512 640 512)
+    python bench/panel_probe.py --single [BATCH N ...] (default: 40 176 40 352 60 512 60 1024 640 512)
 
 Each call factors the panel factored by the call before (the same work; only the values differ). --dissect
 times reg_cluster1 compiled with parts of its column taken out (the results are wrong; the times say what each
 part costs) and reg_panel1 on one block's rows alone (no cluster). --single times the one-block-a-matrix
 panels instead: reg_panel (a thread's rows, all 32 columns) against col_panel (a warp per column), for panels
-of at most 512 rows.
+of at most 1024 rows.
 """
 
 import sys
@@ -125,7 +125,7 @@ def single(kernel, batch: int, n: int) -> None:
     H, tau = A.clone(), torch.empty(batch, n, device="cuda")
     V, _G, T, *_ = kernel._workspace(A)
     reg = next(r for r in (1, 2, 4) if n <= r * kernel.RP_WARPS * 32)
-    col = next(r for r in (4, 8, 16) if n <= r * 32)
+    col = next(r for r in (4, 8, 16, 32) if n <= r * 32)
     with cp.cuda.Device(A.device.index), kernel._stream(A.device):
         for name in (f"reg_panel{reg}", f"col_panel{col}"):
             ms = timed(lambda name=name: kernel._in_registers(name, (batch,), H, tau, V, T, 0, 32, 1))
@@ -135,7 +135,7 @@ def single(kernel, batch: int, n: int) -> None:
 def main() -> int:
     kernel = load()
     if sys.argv[1:2] == ["--single"]:
-        pairs = [int(x) for x in sys.argv[2:]] or [40, 176, 40, 352, 60, 512, 640, 512]
+        pairs = [int(x) for x in sys.argv[2:]] or [40, 176, 40, 352, 60, 512, 60, 1024, 640, 512]
         for batch, n in zip(pairs[::2], pairs[1::2]):
             single(kernel, batch, n)
         return 0

@@ -534,7 +534,7 @@ def main() -> int:
                       {**base, **graphs, "MB_BELOW": 0},  # one block a matrix
                       {**base, "MB_ROWS": 16, "LOOKAHEAD_BELOW": 64},  # and none outside graphs
                       {**base, "COL_N": 32},  # n <= 32: col_qr
-                      {**base, "MB_BELOW": 0, "COL_PANEL_BELOW": 64},  # panels of up to 512 rows: col_panel
+                      {**base, "MB_BELOW": 0, "COL_PANEL_BELOW": 64},  # panels of up to 1024 rows: col_panel
                       {**base, "MB_BELOW": 0, "COL_PANEL_BELOW": 64, "OUTER_FROM": 0, "OUTER_NB": 64},  # in blocks
                       {**base, "MB_ROWS": 16, **small},  # V^T C by tf32x3_vtc32 over chunks of rows, tf32x3_update
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, **small},  # and tf32x3_vtc64
@@ -551,7 +551,7 @@ def main() -> int:
         sizes = ((2, 70), (3, 45), (1, 33)) + (((2, 150),) if taller else ()) + (((1, 300),) if "RP_WARPS" in
                                                                                    overrides else ())
         sizes += ((3, 32), (2, 17), (1, 1)) if "COL_N" in overrides else ()
-        sizes += ((1, 600),) if "COL_PANEL_BELOW" in overrides else ()  # panels of 512 rows and fewer, reg_panel's above
+        sizes += ((1, 600),) if "COL_PANEL_BELOW" in overrides else ()  # col_panel32 above 512 rows
         sizes += ((1, 1100),) if "COL_CLUSTER" in overrides else ()  # col_cluster8 above 8 x 128 rows
         for batch, n in sizes:
             A = torch.randn(batch, n, n)

@@ -141,6 +141,7 @@ def larft(V: torch.Tensor, tau: torch.Tensor) -> torch.Tensor:
     ("col_panel8", 200, 10, 32),
     ("col_panel16", 512, 0, 32),  # 512 rows: col_panel16's most
     ("col_panel16", 300, 290, 10),  # the last panel of a matrix: as many columns as rows
+    ("col_panel32", 1000, 0, 32),  # v read twice instead of held
     ("reg_panel1", 256, 0, 32),   # the shipped register panel, 1, 2 and 4 rows a thread
     ("reg_panel2", 300, 20, 32),
     ("reg_panel4", 700, 0, 32),

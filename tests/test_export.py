@@ -76,8 +76,8 @@ TSQR = ["panel_qr", "build_t", "small_qr", "gram", "mb_panel", "mb_cluster", "tr
     ("tsqr_wy", ["common.cu", "qr.cu"], TSQR),
     ("tsqr_wy", ["common.cu", "reg_panel.cu"], ["reg_panel1", "reg_panel2", "reg_panel4", "reg_cluster1",
                                                 "reg_cluster2"]),  # its second module
-    ("tsqr_wy", ["common.cu", "cols.cu"], ["col_qr", "col_panel4", "col_panel8", "col_panel16", "col_cluster4",
-                                           "col_cluster8", "col_cluster16"]),  # its third
+    ("tsqr_wy", ["common.cu", "cols.cu"], ["col_qr", "col_panel4", "col_panel8", "col_panel16", "col_panel32",
+                                           "col_cluster4", "col_cluster8", "col_cluster16"]),  # its third
     ("tsqr_wy", ["tf32x3.cu"], ["tf32x3_update", "tf32x3_vtc32", "tf32x3_vtc64", "tf32x3_apply"])])  # and fourth
 def test_the_generated_launchers_compile_with_nvcc(tmp_path: Path, seed: str, sources: list[str],
                                                    names: list[str]) -> None:

@@ -109,24 +109,39 @@ __device__ __forceinline__ void col_panel(float* __restrict__ H, float* __restri
       tau[(size_t)mat * n + k + j] = t;
     }
     if (warp > j && warp < ncols) {
+      // v is held for the update up to 16 rows a lane; at 32 it is read again (held, it would not fit the 64
+      // registers a thread has at 1024 threads)
+      constexpr bool hold = COLS_ROWS <= 16;
+      const volatile float* again = vs[par];
       const float tj = ts[par];
-      float v[COLS_ROWS];
-      float d = 0.f;
+      float v[hold ? COLS_ROWS : 1];
+      float d0 = 0.f, d1 = 0.f;  // two chains of FMAs instead of one
 #pragma unroll
       for (int i = 0; i < COLS_ROWS; ++i) {
-        v[i] = vs[par][lane + 32 * i];
-        d += v[i] * a[i];
+        const float vi = vs[par][lane + 32 * i];
+        if constexpr (hold) v[i] = vi;
+        if (i & 1) d1 += vi * a[i];
+        else d0 += vi * a[i];
       }
       if (tj != 0.f) {
-        const float w = tj * warp_sum(d);
+        const float w = tj * warp_sum(d0 + d1);
+        if constexpr (hold) {
 #pragma unroll
-        for (int i = 0; i < COLS_ROWS; ++i) a[i] -= w * v[i];
+          for (int i = 0; i < COLS_ROWS; ++i) a[i] -= w * v[i];
+        } else {
+#pragma unroll
+          for (int i = 0; i < COLS_ROWS; ++i) a[i] -= w * again[lane + 32 * i];
+        }
       }
       if (warp == j + 1) {
-        float s = 0.f;
+        float s0 = 0.f, s1 = 0.f;
 #pragma unroll
-        for (int i = 0; i < COLS_ROWS; ++i) s += lane + 32 * i > j + 1 ? a[i] * a[i] : 0.f;
-        xnorm2 = warp_sum(s);
+        for (int i = 0; i < COLS_ROWS; ++i) {
+          const float x = lane + 32 * i > j + 1 ? a[i] : 0.f;
+          if (i & 1) s1 += x * x;
+          else s0 += x * x;
+        }
+        xnorm2 = warp_sum(s0 + s1);
       }
     } else if (warp < j) {  // G(warp, j): v_j is zero above row j, so only v_warp's rows below j count
       float g = 0.f;
@@ -154,7 +169,7 @@ __device__ __forceinline__ void col_panel(float* __restrict__ H, float* __restri
   }
 }
 
-// Panels of up to 128, 256 and 512 rows; one block of 1024 threads an SM.
+// Panels of up to 128, 256, 512 and 1024 rows; one block of 1024 threads an SM.
 extern "C" __global__ void __launch_bounds__(1024, 1) col_panel4(
     float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, int ldv, long long vstride,
     float* __restrict__ T, int ldt, long long tstride, int n, int k, int ncols, int with_v) {
@@ -171,6 +186,12 @@ extern "C" __global__ void __launch_bounds__(1024, 1) col_panel16(
     float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, int ldv, long long vstride,
     float* __restrict__ T, int ldt, long long tstride, int n, int k, int ncols, int with_v) {
   col_panel<16>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
+}
+
+extern "C" __global__ void __launch_bounds__(1024, 1) col_panel32(
+    float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, int ldv, long long vstride,
+    float* __restrict__ T, int ldt, long long tstride, int n, int k, int ncols, int with_v) {
+  col_panel<32>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
 }
 
 // col_cluster: col_panel over a thread block cluster of MB_CLUSTER blocks per matrix, for the panels of small

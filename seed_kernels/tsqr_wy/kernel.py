@@ -40,7 +40,7 @@ one run; the default since) and, applied to 40x352, 14% slower; 128 gained half 
 
 A warp per column (cols.cu, compiled only when used): for n <= COL_N (at most 32; 0: off) a block of a warp per
 column factors a matrix in registers (col_qr); for batches under COL_PANEL_BELOW (0: off) col_panel does the same
-for single-block panels of up to 512 rows in reg_panel's place; with COL_CLUSTER (0: off) col_cluster does it
+for single-block panels of up to 1024 rows in reg_panel's place; with COL_CLUSTER (0: off) col_cluster does it
 over a cluster in reg_cluster's place. A column's chain is two warp sums and one barrier (two cluster barriers in
 a cluster), where reg_panel's thread carries all 32 columns. All three are correct on the CPU
 (tests/test_cuda_on_cpu.py runs their CUDA source) but not yet timed on a GPU, so off.
@@ -187,12 +187,12 @@ _COLS = {}
 
 
 def _cols(name):
-    """cols.cu's kernel `name` (col_qr; col_panel4, 8 or 16 and col_cluster4, 8 or 16: the digits are rows per
+    """cols.cu's kernel `name` (col_qr; col_panel4, 8, 16 or 32 and col_cluster4, 8 or 16: the digits are rows per
     lane), from a module of their own compiled on first use: only a call that takes them pays for them."""
     if not _COLS:
         module = _module(_COL_SOURCE, NWARPS)
-        for kernel in ("col_qr", "col_panel4", "col_panel8", "col_panel16", "col_cluster4", "col_cluster8",
-                       "col_cluster16"):
+        for kernel in ("col_qr", "col_panel4", "col_panel8", "col_panel16", "col_panel32", "col_cluster4",
+                       "col_cluster8", "col_cluster16"):
             f = _COLS[kernel] = module.get_function(kernel)
             if kernel != "col_qr":  # its shared memory is static
                 f.max_dynamic_shared_size_bytes = _panel_launch(kernel)[1]
@@ -229,11 +229,11 @@ def _reg_rows(batch, m):
 
 
 def _col_rows(batch, m):
-    """Rows per lane for col_panel on an m-row panel (0: it does not take this panel): the fewest of 4, 8 and 16
-    that hold it, for batches under COL_PANEL_BELOW; col_panel needs a warp per column (NB = 32)."""
+    """Rows per lane for col_panel on an m-row panel (0: it does not take this panel): the fewest of 4, 8, 16 and
+    32 that hold it, for batches under COL_PANEL_BELOW; col_panel needs a warp per column (NB = 32)."""
     if NB != 32 or batch >= COL_PANEL_BELOW:
         return 0
-    return next((rows for rows in (4, 8, 16) if m <= rows * 32), 0)
+    return next((rows for rows in (4, 8, 16, 32) if m <= rows * 32), 0)
 
 
 def _col_cluster_rows(m):
