@@ -1,10 +1,9 @@
-"""tsqr_wy's one-block kernels, their CUDA source itself, run on the CPU (tests/cuda_on_cpu/emu.h: a fiber per
-thread, the barriers and shuffles as the kernel has them), launched as kernel.py launches them: col_qr and
-small_qr on every test matrix of the contract with n <= 32, judged by the harness's own checker; col_panel and
-reg_panel on panels against LAPACK's reflectors and larft's T; under two schedules, which must give the same
-bits. A machine without a
-GPU cannot otherwise run a kernel at all: bench/seed_model.py checks kernel.py's orchestration with stand-ins,
-this checks the code the GPU will run."""
+"""tsqr_wy's one-block and cluster kernels, their CUDA source itself, run on the CPU (tests/cuda_on_cpu/emu.h: a
+fiber per thread, the barriers, shuffles and cluster stores as the kernel has them), launched as kernel.py
+launches them: col_qr and small_qr on every test matrix of the contract with n <= 32, judged by the harness's own
+checker; col_panel, col_cluster, reg_panel and reg_cluster on panels against LAPACK's reflectors and larft's T;
+under two schedules, which must give the same bits. A machine without a GPU cannot otherwise run a kernel at all:
+bench/seed_model.py checks kernel.py's orchestration with stand-ins, this checks the code the GPU will run."""
 
 from __future__ import annotations
 
@@ -40,7 +39,8 @@ def emulated(text: str) -> str:
     text = re.sub(r"extern __shared__ (\w+) (\w+)\[\];", r"\1* \2 = emu::dynamic_shared<\1>();", text)
     text = re.sub(r"^( *)__shared__ (\w+) ([^;]+);", per_block, text, flags=re.MULTILINE)  # declarations, not prose
     primitives = {"cluster_barrier": "inline void cluster_barrier() { emu::wait(0); }",
-                  "st_cluster": "inline void st_cluster(float* p, unsigned rank, float v) { emu::store_remote(p, rank, v); }"}
+                  "st_cluster": "inline void st_cluster(float* p, unsigned rank, float v) "
+                                "{ emu::store_remote(p, rank, v); }"}
     for name, emulation in primitives.items():
         text, count = re.subn(rf"__device__ __forceinline__ void {name}\(.*?\n}}\n", emulation + "\n", text,
                               flags=re.DOTALL)
@@ -54,8 +54,8 @@ def build(tmp_path: Path, source_file: str, kernel: str, source: str | None = No
     text = source if source is not None else (SEED / source_file).read_text()
     (tmp_path / "kernel.cu").write_text(emulated((SEED / "common.cu").read_text() + text))
     binary = tmp_path / kernel
-    form = (["-DEMU_PANEL"] if "panel" in kernel or "cluster" in kernel else []) + (["-DEMU_CLUSTER"] if "cluster" in
-                                                                              kernel else [])
+    panel, cluster = "panel" in kernel or "cluster" in kernel, "cluster" in kernel
+    form = ["-DEMU_PANEL"] * panel + ["-DEMU_CLUSTER"] * cluster
     subprocess.run(["g++", "-std=c++17", "-O2", "-Wno-unknown-pragmas", *form, f"-DKERNEL={kernel}",
                     f'-DKERNEL_FILE="{tmp_path / "kernel.cu"}"', f"-I{EMU}", str(EMU / "driver.cpp"), "-o",
                     str(binary)], check=True, timeout=300)
