@@ -169,7 +169,8 @@ __device__ __forceinline__ void col_panel(float* __restrict__ H, float* __restri
   }
 }
 
-// Panels of up to 128, 256, 512 and 1024 rows; one block of 1024 threads an SM.
+// Panels of up to 128, 256, 512 and 1024 rows; one block of 1024 threads an SM. (Written out, as reg_panel.cu's:
+// evolve export reads their signatures.)
 extern "C" __global__ void __launch_bounds__(1024, 1) col_panel4(
     float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, int ldv, long long vstride,
     float* __restrict__ T, int ldt, long long tstride, int n, int k, int ncols, int with_v) {
