@@ -484,38 +484,46 @@ def _panel_width(batch, m, device):
 
 def _panel(H, tau, work, k, ncols, warps, outer=None):
     """Factor the panel of ncols columns at column k: its columns of H, tau, and (when columns follow it) V and T
-    in work's buffers, or for reg_panel in an outer block straight in the block's (True then)."""
+    in work's buffers, or for a one-block register panel in an outer block straight in the block's (True then)."""
     batch, n, _ = H.shape
     V, G, T, part, rowbuf, counts = work
     m = n - k
     rows = _spread(batch, m, H.device)
     in_smem = bool(rows) or _width(m) > 0
     trailing = k + ncols < n
-    col = 0 if rows or not in_smem else _col_rows(batch, m)
-    reg = 0 if rows or not in_smem or col else _reg_rows(batch, m)
     cluster = bool(rows) and _clustered(batch)
-    col_rows = _col_cluster_rows(m) if cluster else 0
-    cluster_rows = 0 if col_rows else _reg_cluster_rows(m) if cluster else 0
-    if col_rows or cluster_rows:  # one cluster a matrix, the panel in registers; makes T as well
-        name = f"col_cluster{col_rows}" if col_rows else f"reg_cluster{cluster_rows}"
+    name = _register_panel(batch, m, rows, cluster, in_smem)
+    if name and rows:  # one cluster a matrix
         _in_registers(name, (MB_CLUSTER, batch), H, tau, V, T, k, ncols, trailing)
     elif rows:
         mb = _kernels(MB_WARPS)["mb_cluster" if cluster else "mb_panel"]
         mb((MB_CLUSTER if cluster else -(-m // rows), batch), (MB_WARPS * 32,),
            (_ptr(H), _ptr(tau), _ptr(V), _ptr(T), _ptr(part), _ptr(rowbuf), _ptr(counts[k]), cp.int32(n),
             cp.int32(k), cp.int32(ncols), cp.int32(rows), cp.int32(trailing)), shared_mem=rows * (ncols + 1) * 4)
-    elif reg or col:  # makes T as well; in a block, V and T go straight to the block's buffers
+    elif name:  # in a block, V and T go straight to the block's buffers
         Vd, Td = outer.slot(k, ncols) if outer is not None and trailing else (V, T)
-        name = f"col_panel{col}" if col else f"reg_panel{reg}"
         _in_registers(name, (batch,), H, tau, Vd, Td, k, ncols, trailing)
     else:
         _kernels(warps)["panel_qr"]((batch,), (warps * 32,),
                                     (_ptr(H), _ptr(tau), _ptr(V), cp.int32(n), cp.int32(k), cp.int32(ncols),
                                      cp.int32(in_smem), cp.int32(trailing)),
                                     shared_mem=m * (ncols + 1) * 4 if in_smem else 0)
-    if trailing and not reg and not col and not rows:  # the register panels and the multi-block ones make T
+    if trailing and not name and not rows:  # the register panels and the multi-block ones make T themselves
         _make_t(H, tau, V, G, T, k, ncols, warps)
-    return bool(reg or col)
+    return bool(name) and not rows
+
+
+def _register_panel(batch, m, rows, cluster, in_smem):
+    """The kernel that holds the panel in registers and makes T as well, or None (mb_cluster, mb_panel or
+    panel_qr takes it): over a cluster (rows > 0) col_cluster or reg_cluster, on one block col_panel or
+    reg_panel, each where its constants and the panel's m rows let it."""
+    if rows:
+        col, reg = (_col_cluster_rows(m), _reg_cluster_rows(m)) if cluster else (0, 0)
+        kinds = ("col_cluster", "reg_cluster")
+    else:
+        col, reg = (_col_rows(batch, m), _reg_rows(batch, m)) if in_smem else (0, 0)
+        kinds = ("col_panel", "reg_panel")
+    return f"{kinds[0]}{col}" if col else f"{kinds[1]}{reg}" if reg else None
 
 
 def _in_registers(name, grid, H, tau, V, T, k, ncols, with_v):
