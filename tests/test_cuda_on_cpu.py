@@ -65,8 +65,10 @@ def build(tmp_path: Path, source_file: str, kernel: str, source: str | None = No
 def launch(binary: Path, A: torch.Tensor, threads: int, shared: int, seed: int, panel: list[int]) -> torch.Tensor:
     A.numpy().astype(np.float32).tofile(binary.parent / "in.bin")
     batch, n, _ = A.shape
-    subprocess.run([str(binary), str(binary.parent / "in.bin"), str(binary.parent / "out.bin"), str(batch), str(n),
-                    str(threads), str(shared), str(seed), *map(str, panel)], check=True, timeout=300)
+    run = subprocess.run([str(binary), str(binary.parent / "in.bin"), str(binary.parent / "out.bin"), str(batch),
+                          str(n), str(threads), str(shared), str(seed), *map(str, panel)], check=False, timeout=300,
+                         capture_output=True, text=True)
+    assert run.returncode == 0, f"{binary.name} exited with {run.returncode}: {run.stderr[-2000:]}"
     return torch.from_numpy(np.fromfile(binary.parent / "out.bin", np.float32))
 
 
@@ -195,3 +197,14 @@ def test_the_emulator_catches_a_missing_barrier(tmp_path: Path) -> None:
     h, t = torch.geqrf(A.double())
     wrong = [(H.double() - h).abs().max() > 1e-3 or (tau.double() - t).abs().max() > 1e-3 for H, tau in runs]
     assert any(wrong) or not torch.equal(runs[0][0], runs[1][0])
+
+
+def test_the_emulator_catches_a_store_into_a_block_that_may_not_have_started(tmp_path: Path) -> None:
+    """reg_cluster without its first cluster barrier: block 0 stores into the other blocks' shared memory in the
+    first column, before anything says they have started (the CUDA programming guide's rule)."""
+    source = (SEED / "reg_panel.cu").read_text()
+    broken = source.replace("  if constexpr (CLUSTER) cluster_barrier();\n", "")
+    assert broken != source
+    binary = build(tmp_path, "reg_panel.cu", "reg_cluster1", broken)
+    with pytest.raises(AssertionError, match="exited with 3: .*before the cluster's first barrier"):
+        panel(binary, torch.randn(1, 300, 300), 0, 32)

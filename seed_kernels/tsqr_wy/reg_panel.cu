@@ -104,6 +104,9 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
     for (int c = 0; c < 32; ++c) a[i][c] = tile[lane * 33 + c];
     __syncwarp();
   }
+  // every block of the cluster has started before the first column's stores into its shared memory (the CUDA
+  // programming guide's rule for distributed shared memory; tests/cuda_on_cpu checks it)
+  if constexpr (CLUSTER) cluster_barrier();
   float aj[RP_ROWS];  // column j of this thread's rows, before reflector j
 #pragma unroll
   for (int i = 0; i < RP_ROWS; ++i) aj[i] = a[i][0];

@@ -112,7 +112,14 @@ T* dynamic_shared() {
 }
 
 // *p = v in the shared memory of the cluster's block `rank`, p being the same variable's address in this block's.
+// Only after the cluster's first barrier: the CUDA programming guide asks that every block of a cluster has
+// started before its shared memory is accessed from another block, which a cluster barrier ensures.
 inline void store_remote(float* p, unsigned rank, float v) {
+  if (generation[0] == 0) {
+    std::fprintf(stderr, "store_remote: block %u stores into block %u's shared memory before the cluster's first "
+                 "barrier (it may not have started)\n", running->block, rank);
+    std::exit(3);
+  }
   const char* at = reinterpret_cast<const char*>(p);
   for (auto& [key, region] : shared) {
     const auto& [block, id, type] = key;
