@@ -52,22 +52,17 @@ def probe(kernel, batch: int, n: int) -> None:
                                                    (*args, cp.int32(rows), cp.int32(1)), shared_mem=rows * 33 * 4)
         return call
 
-    def registers(rows_per_thread):
-        return lambda: kernel._in_registers(f"reg_cluster{rows_per_thread}", (kernel.MB_CLUSTER, batch), H, tau,
-                                            V, T, 0, ncols, 1)
-
     spread = max(kernel.MB_ROWS, -(-n // max(1, sms // batch)))  # kernel._spread's rows when not clustered
     blocks = -(-n // spread)
     runs = {f"mb_panel ({blocks} blocks of {spread} rows)": multi_block("mb_panel", blocks, spread),
             f"mb_cluster ({kernel.MB_CLUSTER} blocks)": multi_block("mb_cluster", kernel.MB_CLUSTER,
                                                                      -(-n // kernel.MB_CLUSTER))}
-    for r in (1, 2):
-        if n <= r * kernel.MB_CLUSTER * kernel.RP_WARPS * 32:
-            runs[f"reg_cluster{r}"] = registers(r)
-    col = next((r for r in (4, 8, 16) if n <= r * 32 * kernel.MB_CLUSTER), 0)
-    if col:
-        runs[f"col_cluster{col}"] = lambda: kernel._in_registers(f"col_cluster{col}", (kernel.MB_CLUSTER, batch), H,
-                                                                 tau, V, T, 0, ncols, 1)
+    clustered = [f"reg_cluster{r}" for r in (1, 2) if n <= r * kernel.MB_CLUSTER * kernel.RP_WARPS * 32]
+    if kernel._col_cluster_rows(n):
+        clustered.append(f"col_cluster{kernel._col_cluster_rows(n)}")
+    for name in clustered:  # reg_cluster with 1 and 2 rows a thread where both hold the panel
+        runs[name] = lambda name=name: kernel._in_registers(name, (kernel.MB_CLUSTER, batch), H, tau, V, T, 0,
+                                                            ncols, 1)
     zero = lambda: counts[0].zero_()
     base = timed(zero)
     with cp.cuda.Device(A.device.index), kernel._stream(A.device):
@@ -93,12 +88,12 @@ def dissect(kernel, batch: int, n: int) -> None:
 
     def run(source, name, grid, h):
         f = cp.RawModule(code=source, options=options).get_function(name)
-        f.max_dynamic_shared_size_bytes = kernel._panel_launch(name)[1]
+        threads, shared = kernel._panel_launch(name)
+        f.max_dynamic_shared_size_bytes = shared
         m = h.shape[1]
-        return timed(lambda: f(grid, (kernel.RP_WARPS * 32,),
-                               (kernel._ptr(h), kernel._ptr(tau), *kernel._strided(V), *kernel._strided(T),
-                                cp.int32(m), cp.int32(0), cp.int32(32), cp.int32(1)),
-                               shared_mem=kernel._panel_launch(name)[1]))
+        return timed(lambda: f(grid, (threads,), (kernel._ptr(h), kernel._ptr(tau), *kernel._strided(V),
+                                                  *kernel._strided(T), cp.int32(m), cp.int32(0), cp.int32(32),
+                                                  cp.int32(1)), shared_mem=shared))
 
     def cut(source, pairs):
         for text, replacement in pairs:
@@ -124,16 +119,16 @@ def single(kernel, batch: int, n: int) -> None:
     A = torch.randn(batch, n, n, device="cuda")
     H, tau = A.clone(), torch.empty(batch, n, device="cuda")
     V, _G, T, *_ = kernel._workspace(A)
-    reg = next(r for r in (1, 2, 4) if n <= r * kernel.RP_WARPS * 32)
-    col = next(r for r in (4, 8, 16, 32) if n <= r * 32)
+    names = [f"reg_panel{kernel._reg_rows(batch, n)}", f"col_panel{kernel._col_rows(batch, n)}"]
     with cp.cuda.Device(A.device.index), kernel._stream(A.device):
-        for name in (f"reg_panel{reg}", f"col_panel{col}"):
+        for name in names:
             ms = timed(lambda name=name: kernel._in_registers(name, (batch,), H, tau, V, T, 0, 32, 1))
             print(f"{batch}x{n} {name:12} {ms * 1e3:9.1f} us a panel, {ms * 1e3 / 32:6.2f} us a column")
 
 
 def main() -> int:
     kernel = load()
+    kernel.COL_PANEL_BELOW, kernel.COL_CLUSTER = 1 << 30, 1  # the warp-per-column kernels, whatever the defaults
     if sys.argv[1:2] == ["--single"]:
         pairs = [int(x) for x in sys.argv[2:]] or [40, 176, 40, 352, 60, 512, 60, 1024, 640, 512]
         for batch, n in zip(pairs[::2], pairs[1::2]):

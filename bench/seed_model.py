@@ -113,7 +113,7 @@ def reg_panel(P: np.ndarray, ncols: int, threads: int, block_rows: int = 0) -> t
 
 
 def col_qr(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """qr.cu's col_qr on one n x n matrix (n <= 32): column c of `a` is warp c's registers, a lane per row, rows
+    """cols.cu's col_qr on one n x n matrix (n <= 32): column c of `a` is warp c's registers, a lane per row, rows
     beyond n zero; each warp sum in the butterfly order of common.cu's warp_sum. (H, tau) in float32."""
     n = P.shape[0]
     f = np.float32

@@ -5,8 +5,8 @@
 //
 // col_qr: a matrix of n <= 32 with a warp per column and a lane per row (n warps, an element a thread). small_qr
 // spends about 0.9 us a column there (20x32: 28.7 us of GPU time on the H200) on two barriers and the walks
-// between them; warp_qr, one warp holding it all, issued a thousand dependent instructions a column and took
-// twice that. Here, per column j, warp j makes the reflector from its own registers and the norm it summed a
+// between them; warp_qr, one warp holding it all, issued about a thousand instructions a column (995 in its SASS
+// loop) and took twice that (62 us). Here, per column j, warp j makes the reflector from its own registers and the norm it summed a
 // step earlier and puts v and tau in shared memory; one barrier; each warp c > j applies the reflector to its
 // column with one warp sum, and warp j + 1 sums its new norm at once. A column's chain: two warp sums, the
 // reflector and one barrier; every other warp's work fits beside it.
@@ -51,10 +51,37 @@ extern "C" __global__ void __launch_bounds__(1024) col_qr(const float* __restric
   for (int idx = threadIdx.x; idx < n * n; idx += blockDim.x) Out[idx] = S[idx / n][idx % n];
 }
 
+// The block's rows row0 .. row0 + 32 * COLS_ROWS - 1 of the m x ncols panel A (row stride n) into its shared tile
+// (33 floats a row), a row per memory instruction; rows beyond m and columns beyond ncols zero.
+template <int COLS_ROWS>
+__device__ __forceinline__ void tile_in(float* tile, const float* A, int n, int m, int ncols, int row0) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int r = warp; r < 32 * COLS_ROWS; r += 32)
+    tile[r * 33 + lane] = row0 + r < m && lane < ncols ? A[(size_t)(row0 + r) * n + lane] : 0.f;
+}
+
+// Each warp's column `a` (rows row0 + lane + 32 i) back out through the tile, a row per memory instruction: the
+// panel of A (v below the diagonal, beta on it, R above) and, with with_v, Vb (row stride ldv) unit lower
+// trapezoidal, zero beyond ncols.
+template <int COLS_ROWS>
+__device__ __forceinline__ void tile_out(float* tile, const float (&a)[COLS_ROWS], float* A, int n, int m,
+                                         int ncols, int row0, float* Vb, int ldv, int with_v) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int i = 0; i < COLS_ROWS; ++i) tile[(lane + 32 * i) * 33 + warp] = a[i];
+  __syncthreads();
+  for (int r = warp; r < 32 * COLS_ROWS && row0 + r < m; r += 32) {
+    const int gr = row0 + r;
+    const float x = tile[r * 33 + lane];
+    if (lane < ncols) A[(size_t)gr * n + lane] = x;
+    if (with_v) Vb[(size_t)gr * ldv + lane] = lane >= ncols ? 0.f : (gr > lane ? x : (gr == lane ? 1.f : 0.f));
+  }
+}
+
 // col_panel: the panel of one matrix with a warp per column and its m rows down the lanes (lane l holds rows l,
 // l + 32, ... of its column: COLS_ROWS of them), col_qr for a tall panel. reg_panel's column costs 1.18
-// us on the H200 (2026-12-02, bench/panel_probe.py): every thread carries all 32 columns, so each column is 64
-// shuffles and as many FMAs per row. Here, per column j, warp j makes the reflector from its own registers and
+// us on the H200 (2026-12-02, bench/panel_probe.py): every thread carries all 32 columns, so each column is 63
+// shuffles (31 + 32) and 64 FMAs a row. Here, per column j, warp j makes the reflector from its own registers and
 // the norm it summed a step earlier and puts v and tau in shared memory; one barrier; each warp c > j applies
 // the reflector to its column with one warp sum, warp j + 1 sums its new norm at once, and each finished warp
 // i < j adds up G(i, j) = v_i^T v_j for T, off the chain (it has nothing else to do). A column's chain: two
@@ -74,7 +101,7 @@ __device__ __forceinline__ void col_panel(float* __restrict__ H, float* __restri
   const int m = n - k;
   const unsigned mat = blockIdx.x;
   float* A = H + (size_t)mat * n * n + (size_t)k * n + k;
-  for (int r = warp; r < M; r += 32) tile[r * 33 + lane] = r < m && lane < ncols ? A[(size_t)r * n + lane] : 0.f;
+  tile_in<COLS_ROWS>(tile, A, n, m, ncols, 0);
   __syncthreads();
   float a[COLS_ROWS];  // rows lane + 32 i of column `warp`; rows beyond m are zero and stay so
 #pragma unroll
@@ -153,20 +180,8 @@ __device__ __forceinline__ void col_panel(float* __restrict__ H, float* __restri
   }
   __syncthreads();  // Gs and taus complete; every warp's reads of the tile long done
   if (warp == 0) larft_warp(Gs, Ts, taus, ncols, lane);
-#pragma unroll
-  for (int i = 0; i < COLS_ROWS; ++i) tile[(lane + 32 * i) * 33 + warp] = a[i];
-  __syncthreads();
-  // out: v below the diagonal, beta on it, R above; V unit lower trapezoidal, zero beyond ncols (ld NB)
-  for (int r = warp; r < m; r += 32) {
-    const float x = tile[r * 33 + lane];
-    if (lane < ncols) A[(size_t)r * n + lane] = x;
-    if (with_v)
-      V[mat * vstride + (size_t)r * ldv + lane] = lane >= ncols ? 0.f : (r > lane ? x : (r == lane ? 1.f : 0.f));
-  }
-  if (warp == 0) {  // T: upper triangular, zero beyond column ncols (the lane that wrote a row reads it)
-    float* Tb = T + mat * tstride;
-    for (int c = 0; c < 32; ++c) Tb[lane * ldt + c] = c < ncols ? Ts[lane][c] : 0.f;
-  }
+  tile_out<COLS_ROWS>(tile, a, A, n, m, ncols, 0, V + mat * vstride, ldv, with_v);
+  if (warp == 0) store_t(Ts, T + mat * tstride, ldt, ncols, lane);
 }
 
 // Panels of up to 128, 256, 512 and 1024 rows; one block of 1024 threads an SM. (Written out, as reg_panel.cu's:
@@ -222,8 +237,7 @@ __device__ __forceinline__ void col_cluster(float* __restrict__ H, float* __rest
   const int row0 = rank * M;
   const bool lead = rank == 0;  // holds rows 0..M-1, so every row j < 32: writes tau and T
   float* A = H + (size_t)mat * n * n + (size_t)k * n + k;
-  for (int r = warp; r < M; r += 32)
-    tile[r * 33 + lane] = row0 + r < m && lane < ncols ? A[(size_t)(row0 + r) * n + lane] : 0.f;
+  tile_in<COLS_ROWS>(tile, A, n, m, ncols, row0);
   cluster_barrier();  // the tile is complete, and every block of the cluster has started before any stores into
                       // its shared memory (as the CUDA programming guide asks of distributed shared memory)
   float a[COLS_ROWS];  // rows row0 + lane + 32 i of column `warp`; rows beyond m are zero and stay so
@@ -306,20 +320,8 @@ __device__ __forceinline__ void col_cluster(float* __restrict__ H, float* __rest
     cluster_barrier();  // the next column's norm and alpha; after the last, no block's shared memory is used
   }
   if (lead && warp == 0) larft_warp(Gs, Ts, taus, ncols, lane);  // (Gs, taus: before the last barriers)
-#pragma unroll
-  for (int i = 0; i < COLS_ROWS; ++i) tile[(lane + 32 * i) * 33 + warp] = a[i];
-  __syncthreads();
-  for (int r = warp; r < M && row0 + r < m; r += 32) {
-    const int gr = row0 + r;
-    const float x = tile[r * 33 + lane];
-    if (lane < ncols) A[(size_t)gr * n + lane] = x;
-    if (with_v)
-      V[mat * vstride + (size_t)gr * ldv + lane] = lane >= ncols ? 0.f : (gr > lane ? x : (gr == lane ? 1.f : 0.f));
-  }
-  if (lead && warp == 0) {  // T: upper triangular, zero beyond column ncols (the lane that wrote a row reads it)
-    float* Tb = T + mat * tstride;
-    for (int c = 0; c < 32; ++c) Tb[lane * ldt + c] = c < ncols ? Ts[lane][c] : 0.f;
-  }
+  tile_out<COLS_ROWS>(tile, a, A, n, m, ncols, row0, V + mat * vstride, ldv, with_v);
+  if (lead && warp == 0) store_t(Ts, T + mat * tstride, ldt, ncols, lane);
 }
 
 // Panels of up to 8 x 128, 256 and 512 rows (MB_CLUSTER = 8); gridDim = (MB_CLUSTER, batch), one block an SM.

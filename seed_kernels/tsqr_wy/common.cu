@@ -81,3 +81,9 @@ __device__ __forceinline__ void larft_warp(const float (&Gs)[32][33], float (&Ts
     __syncwarp();
   }
 }
+
+// T (row stride ldt) from one warp's Ts: upper triangular, zero beyond column ncols (lane l writes row l, which it
+// made).
+__device__ __forceinline__ void store_t(const float (&Ts)[32][33], float* Tb, int ldt, int ncols, int lane) {
+  for (int c = 0; c < 32; ++c) Tb[lane * ldt + c] = c < ncols ? Ts[lane][c] : 0.f;
+}

@@ -28,8 +28,9 @@ launches are not paced by Python, in CUDA graphs (GRAPH_BYTES now takes 8x2048 a
 
 What is new against blocked_wy: for batches under MB_BELOW matrices a panel is factored over many blocks per
 matrix, as a cluster (above) or by mb_panel, over as many blocks per matrix as the GPU has SMs for it (at least
-MB_ROWS rows each), one barrier among a matrix's blocks per column (qr.cu says how); blocked_wy factors each panel on one block per matrix,
-walking all rows per column, which is 55% of its 2x4096 time with most SMs idle (the profile of 2026-11-30).
+MB_ROWS rows each), one barrier among a matrix's blocks per column (qr.cu says how); blocked_wy factors each
+panel on one block per matrix, walking all rows per column, which is 55% of its 2x4096 time with most SMs idle
+(the profile of 2026-11-30).
 For batches under FUSED_BELOW the trailing update is one kernel (trail_update: C read twice, written once)
 instead of three batched GEMMs; off by default (FUSED_BELOW = 0), since on the H200 it measured slower than
 the GEMMs it replaces (2x4096 48.6 ms fused against 32.3 ms, 8x2048 19.5 against 13.5). build_t reads G

@@ -212,10 +212,7 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
     }
     __syncwarp();
   }
-  if (lead && warp == 0) {  // T: upper triangular, zero beyond column ncols (the lane that wrote a row reads it)
-    float* Tb = T + mat * tstride;
-    for (int c = 0; c < 32; ++c) Tb[lane * ldt + c] = c < ncols ? Ts[lane][c] : 0.f;
-  }
+  if (lead && warp == 0) store_t(Ts, T + mat * tstride, ldt, ncols, lane);
 }
 
 // The three kernels (written out: evolve export reads their signatures); two resident blocks an SM where
