@@ -516,7 +516,8 @@ def load(overrides: dict[str, object]) -> types.ModuleType:
 def main() -> int:
     torch.manual_seed(0)
     worst = 0.0
-    base = {"SMALL_N": 0, "GRAPH_BYTES": 0}  # the blocked path, eagerly (no CUDA graph on a CPU)
+    # the blocked path, eagerly (no CUDA graph on a CPU), the warp-per-column kernels only where a config says
+    base = {"SMALL_N": 0, "GRAPH_BYTES": 0, "COL_N": 0, "COL_PANEL_BELOW": 0}
     global NB
     small = {"TF32X3_ROWS": 0, "VTC_BELOW": 4096, "TF32X3_BELOW": 4096}  # split-TF32 updates at these sizes
     flat = {"MB_CLUSTER": 0, "LOOKAHEAD_BELOW": 0}  # mb_panel, and the loop without look-ahead (trail_update's)
@@ -534,8 +535,10 @@ def main() -> int:
                       {**base, **graphs, "MB_BELOW": 0},  # one block a matrix
                       {**base, "MB_ROWS": 16, "LOOKAHEAD_BELOW": 64},  # and none outside graphs
                       {**base, "COL_N": 32},  # n <= 32: col_qr
-                      {**base, "MB_BELOW": 0, "COL_PANEL_BELOW": 64},  # panels of up to 1024 rows: col_panel
-                      {**base, "MB_BELOW": 0, "COL_PANEL_BELOW": 64, "OUTER_FROM": 0, "OUTER_NB": 64},  # in blocks
+                      {**base, "MB_BELOW": 0, "COL_PANEL_BELOW": 64, "COL_ROWS": 32},  # up to 1024 rows: col_panel
+                      {**base, "MB_BELOW": 0, "COL_PANEL_BELOW": 64, "COL_ROWS": 32, "OUTER_FROM": 0,
+                       "OUTER_NB": 64},  # in blocks
+                      {**base, "MB_BELOW": 0, "COL_PANEL_BELOW": 64, "COL_ROWS": 8},  # reg_panel above 256 rows
                       {**base, "MB_ROWS": 16, **small},  # V^T C by tf32x3_vtc32 over chunks of rows, tf32x3_update
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, **small},  # and tf32x3_vtc64
                       {**base, "MB_BELOW": 0, "APPLY_FROM": 0},  # every update by tf32x3_apply
@@ -546,13 +549,13 @@ def main() -> int:
         NB = int(overrides.get("NB", 32))  # what the stand-ins read, as qr.cu is compiled with -DNB
         module = load(overrides)
         # several outer blocks; 2 and 4 rows a thread; V^T C over several chunks of rows
-        taller = any(key in overrides for key in ("OUTER_NB", "RP_WARPS", "VTC_BELOW", "APPLY_ROWS", "COL_PANEL_BELOW",
+        taller = any(overrides.get(key) for key in ("OUTER_NB", "RP_WARPS", "VTC_BELOW", "APPLY_ROWS", "COL_PANEL_BELOW",
                                                   "COL_CLUSTER"))
         sizes = ((2, 70), (3, 45), (1, 33)) + (((2, 150),) if taller else ()) + (((1, 300),) if "RP_WARPS" in
                                                                                    overrides else ())
-        sizes += ((3, 32), (2, 17), (1, 1)) if "COL_N" in overrides else ()
-        sizes += ((1, 600),) if "COL_PANEL_BELOW" in overrides else ()  # col_panel32 above 512 rows
-        sizes += ((1, 1100),) if "COL_CLUSTER" in overrides else ()  # col_cluster8 above 8 x 128 rows
+        sizes += ((3, 32), (2, 17), (1, 1)) if overrides.get("COL_N") else ()
+        sizes += ((1, 600),) if overrides.get("COL_PANEL_BELOW") else ()  # col_panel32 (or reg_panel) above 512 rows
+        sizes += ((1, 1100),) if overrides.get("COL_CLUSTER") else ()  # col_cluster8 above 8 x 128 rows
         for batch, n in sizes:
             A = torch.randn(batch, n, n)
             H, tau = module.custom_kernel(A)

@@ -41,10 +41,12 @@ one run; the default since) and, applied to 40x352, 14% slower; 128 gained half 
 
 A warp per column (cols.cu, compiled only when used): for n <= COL_N (at most 32; 0: off) a block of a warp per
 column factors a matrix in registers (col_qr); for batches under COL_PANEL_BELOW (0: off) col_panel does the same
-for single-block panels of up to 1024 rows in reg_panel's place; with COL_CLUSTER (0: off) col_cluster does it
-over a cluster in reg_cluster's place. A column's chain is two warp sums and one barrier (two cluster barriers in
-a cluster), where reg_panel's thread carries all 32 columns. All three are correct on the CPU
-(tests/test_cuda_on_cpu.py runs their CUDA source) but not yet timed on a GPU, so off.
+for single-block panels of up to COL_ROWS * 32 rows in reg_panel's place; with COL_CLUSTER (0: off) col_cluster
+does it over a cluster in reg_cluster's place. A column's chain is two warp sums and one barrier (two cluster
+barriers in a cluster), where reg_panel's thread carries all 32 columns. On the H200 (2026-12-02, full mode, one
+run against the seed as it was): col_qr took 20x32 from 31.4 to 20.2 us; col_panel up to 256 rows took 40x176
+from 279 to 254 us and 40x352 from 606 to 578 us; col_panel32 lost to reg_panel4 on 60x1024's first panel (2.01
+against 1.80 us a column) and col_cluster to reg_cluster (2.17 against 1.56 on 8x2048), so those stay off.
 Everything else is blocked_wy's:
 
 For n <= SMALL_N the whole matrix is factored in shared memory by one launch (small_qr); for n <= TINY_N that
@@ -83,7 +85,7 @@ TINY_N = 192  # @tune TINY_N: 0 32 64 128 192
 
 TINY_WARPS = 8  # @tune TINY_WARPS: 1 2 4 8
 
-COL_N = 0  # @tune COL_N: 0 32
+COL_N = 32  # @tune COL_N: 0 32
 
 GRAM_BELOW = 16  # @tune GRAM_BELOW: 0 4 16 64
 
@@ -117,7 +119,9 @@ REG_BELOW = 4096  # @tune REG_BELOW: 0 64 264 4096
 
 RP_WARPS = 8  # @tune RP_WARPS: 8 16
 
-COL_PANEL_BELOW = 0  # @tune COL_PANEL_BELOW: 0 64 1024
+COL_PANEL_BELOW = 64  # @tune COL_PANEL_BELOW: 0 64 1024
+
+COL_ROWS = 8  # @tune COL_ROWS: 8 16 32
 
 COL_CLUSTER = 0  # @tune COL_CLUSTER: 0 1
 
@@ -231,10 +235,11 @@ def _reg_rows(batch, m):
 
 def _col_rows(batch, m):
     """Rows per lane for col_panel on an m-row panel (0: it does not take this panel): the fewest of 4, 8, 16 and
-    32 that hold it, for batches under COL_PANEL_BELOW; col_panel needs a warp per column (NB = 32)."""
+    32 that hold it, at most COL_ROWS, for batches under COL_PANEL_BELOW; col_panel needs a warp per column (NB =
+    32). At 32 rows a lane it lost to reg_panel4 (2.01 against 1.80 us a column on 60x1024's first panel, H200)."""
     if NB != 32 or batch >= COL_PANEL_BELOW:
         return 0
-    return next((rows for rows in (4, 8, 16, 32) if m <= rows * 32), 0)
+    return next((rows for rows in (4, 8, 16, 32) if rows <= COL_ROWS and m <= rows * 32), 0)
 
 
 def _col_cluster_rows(m):
@@ -276,7 +281,7 @@ def compile_info():
                    "MB_CLUSTER": MB_CLUSTER, "CLUSTER_FROM": CLUSTER_FROM, "REG_CLUSTER": REG_CLUSTER,
                    "FUSED_BELOW": FUSED_BELOW, "OUTER_NB": OUTER_NB, "OUTER_FROM": OUTER_FROM,
                    "REG_ROWS": REG_ROWS, "REG_BELOW": REG_BELOW, "RP_WARPS": RP_WARPS,
-                   "COL_PANEL_BELOW": COL_PANEL_BELOW, "COL_CLUSTER": COL_CLUSTER,
+                   "COL_PANEL_BELOW": COL_PANEL_BELOW, "COL_ROWS": COL_ROWS, "COL_CLUSTER": COL_CLUSTER,
                    "VTC_BELOW": VTC_BELOW, "TF32X3_BELOW": TF32X3_BELOW, "TF32X3_ROWS": TF32X3_ROWS,
                    "APPLY_ROWS": APPLY_ROWS, "APPLY_FROM": APPLY_FROM, "APPLY_BELOW": APPLY_BELOW,
                    "LOOKAHEAD_BELOW": LOOKAHEAD_BELOW}
