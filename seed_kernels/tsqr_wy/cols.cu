@@ -1,7 +1,7 @@
 // A warp per column: the kernels of tsqr_wy whose block holds a column in each warp and a row in each lane, so
 // that a column's chain is two warp sums and one barrier. Compiled after common.cu (kernel.py puts the two
-// together) as a module of their own, on first use: with the seed's defaults (COL_N, COL_PANEL_BELOW and
-// COL_CLUSTER all 0) no call uses them, and no evaluation pays for their compilation.
+// together) as a module of their own, on first use: a candidate whose constants turn all three off (COL_N,
+// COL_PANEL_BELOW and COL_CLUSTER 0) never pays for their compilation.
 //
 // col_qr: a matrix of n <= 32 with a warp per column and a lane per row (n warps, an element a thread). small_qr
 // spends about 0.9 us a column there (20x32: 28.7 us of GPU time on the H200) on two barriers and the walks

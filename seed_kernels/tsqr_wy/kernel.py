@@ -1,11 +1,11 @@
 """Blocked Householder QR with compact WY (qr.cu) whose panels live in registers (one block per matrix) or
 spread over many thread blocks when the batch is small: the second seed, from blocked_wy.
 
-STATUS (2026-12-02, H200, docs/benchmarks.md "twelfth pass"): correct on every test of the contract; 2.966 ms
-in `full` mode, the mean of five repeats (39.4x torch.geqrf's 116.94 ms in the same run; its seed-7 evaluation
-2.934, 39.9x; blocked_wy 5.401 ms), every shape faster than geqrf, 2x4096 by 3.2x. Not yet the 40x the contest
-issue asks: 640x512 takes 7.5 ms (cuBLAS GEMMs about 4.2, reg_panel 2.4), 60x1024 6.1, 8x2048 7.6 and 2x4096
-14.2 (reg_cluster's panels beside the split-TF32 update, one panel ahead).
+STATUS (2026-12-02, H200, docs/benchmarks.md "fourteenth pass"): correct on every test of the contract; 2.796 ms
+in `full` mode, the mean of five repeats (41.8x torch.geqrf's 116.83 ms in the same run, CV 0.12%; blocked_wy
+5.415 ms), every shape faster than geqrf, 2x4096 by 3.2x. 640x512 takes 7.5 ms (cuBLAS GEMMs about 4.2,
+reg_panel 2.4), 60x1024 6.1, 8x2048 7.6 and 2x4096 14.2 (reg_cluster's panels beside the split-TF32 update, one
+panel ahead).
 
 reg_panel (for panels of m <= 4 * 32 * RP_WARPS rows, batches under REG_BELOW, NB = 32) holds a thread's whole
 rows in registers, one barrier a column, and makes T from the sums the update needs anyway, so no G GEMM and
