@@ -224,8 +224,8 @@ def test_a_variant_changes_the_constant_and_nothing_else(tmp_path: Path) -> None
 
 
 def test_tsqr_wy_compiles_one_warp_count_by_default() -> None:
-    """With its defaults tsqr_wy compiles qr.cu for NWARPS only (and reg_panel's module with RP_WARPS, also 8;
-    tf32x3.cu, for small batches, has no warp count):
+    """With its defaults tsqr_wy compiles qr.cu for NWARPS only (and reg_panel's and cols.cu's modules with 8 as
+    well; tf32x3.cu, for small batches, has no warp count):
     every module is compiled again in each sandboxed evaluation, and the exported file builds one extension per
     module on its first import. A small batch (multi-block panels) and a large one, on the CPU stand-ins of
     bench/seed_model.py (small matrices use TINY_WARPS, 8 as well)."""
@@ -242,4 +242,4 @@ def test_tsqr_wy_compiles_one_warp_count_by_default() -> None:
         assert max((H.double() - h).abs().max().item(), (tau.double() - t).abs().max().item()) < 1e-4
     warps = {option for options in seed_model.MODULES for option in options if option.startswith("-DNWARPS=")}
     assert warps == {"-DNWARPS=8"}, seed_model.MODULES
-    assert len(seed_model.MODULES) == 3  # common.cu + qr.cu, common.cu + reg_panel.cu, tf32x3.cu
+    assert len(seed_model.MODULES) == 4  # common.cu + qr.cu, + reg_panel.cu, + cols.cu (col_panel), tf32x3.cu
