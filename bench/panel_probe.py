@@ -128,7 +128,8 @@ def single(kernel, batch: int, n: int) -> None:
 
 def main() -> int:
     kernel = load()
-    kernel.COL_PANEL_BELOW, kernel.COL_ROWS, kernel.COL_CLUSTER = 1 << 30, 32, 1  # the warp-per-column kernels, whatever the defaults
+    # the warp-per-column kernels wherever they fit, whatever the defaults
+    kernel.COL_PANEL_BELOW, kernel.COL_ROWS, kernel.COL_CLUSTER = 1 << 30, 32, 1
     if sys.argv[1:2] == ["--single"]:
         pairs = [int(x) for x in sys.argv[2:]] or [40, 176, 40, 352, 60, 512, 60, 1024, 640, 512]
         for batch, n in zip(pairs[::2], pairs[1::2]):
