@@ -177,12 +177,7 @@ class Engine:
         for c in [*sorted((c for c in self.snapshot.candidates.values() if c.result is None), key=lambda c: c.id),
                   *again]:
             self._queue.put_nowait(_Job(c, holds_room=False))
-        # the three best first measurements, and the run's candidate that `best` holds, which they may not
-        # include: a confirmation by another judge does not count, so the incumbent is confirmed again too
-        held = self.snapshot.by_commit().get(self.snapshot.best_commit or "")
-        leaders = sorted((c for c in self.snapshot.candidates.values() if c.score is not None),
-                         key=lambda c: c.score or 0.0)[:3]
-        for c in ([held] if held is not None and held not in leaders else []) + leaders:
+        for c in self.recorder.contenders():
             self.recorder.maybe_confirm(c)
 
     def _interrupt(self) -> None:

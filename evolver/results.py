@@ -151,6 +151,15 @@ class Recorder:
             self.maybe_confirm(updated)
         return updated
 
+    def contenders(self) -> list[Candidate]:
+        """What a resumed run offers for confirmation: the candidate `best` holds, if it is this run's, then the
+        three best first measurements, which may not include it (it was chosen by its confirmed score, and a
+        confirmation by another judge does not count, so it must be confirmed again too)."""
+        held = self.snapshot.by_commit().get(self.snapshot.best_commit or "")
+        leaders = sorted((c for c in self.snapshot.candidates.values() if c.score is not None),
+                         key=lambda c: c.score or 0.0)[:3]
+        return ([held] if held is not None and held not in leaders else []) + leaders
+
     def maybe_confirm(self, c: Candidate) -> None:
         """Queue a re-measurement of `c` in the thorough mode if it would become the new best: the first
         measurement of a winner is biased upwards, so `best` moves only on a confirmed score."""
