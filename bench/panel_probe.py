@@ -57,10 +57,10 @@ def probe(kernel, batch: int, n: int) -> None:
     runs = {f"mb_panel ({blocks} blocks of {spread} rows)": multi_block("mb_panel", blocks, spread),
             f"mb_cluster ({kernel.MB_CLUSTER} blocks)": multi_block("mb_cluster", kernel.MB_CLUSTER,
                                                                      -(-n // kernel.MB_CLUSTER))}
+    # reg_cluster with 1 and 2 rows a thread where both hold the panel, and col_cluster where it does
     clustered = [f"reg_cluster{r}" for r in (1, 2) if n <= r * kernel.MB_CLUSTER * kernel.RP_WARPS * 32]
-    if kernel._col_cluster_rows(n):
-        clustered.append(f"col_cluster{kernel._col_cluster_rows(n)}")
-    for name in clustered:  # reg_cluster with 1 and 2 rows a thread where both hold the panel
+    clustered += [f"col_cluster{rows}" for rows in [kernel._col_cluster_rows(n)] if rows]
+    for name in clustered:
         runs[name] = lambda name=name: kernel._in_registers(name, (kernel.MB_CLUSTER, batch), H, tau, V, T, 0,
                                                             ncols, 1)
     zero = lambda: counts[0].zero_()

@@ -6,9 +6,9 @@
 // col_qr: a matrix of n <= 32 with a warp per column and a lane per row (n warps, an element a thread). small_qr
 // spends about 0.9 us a column there (20x32: 28.7 us of GPU time on the H200) on two barriers and the walks
 // between them; warp_qr, one warp holding it all, issued about a thousand instructions a column (995 in its SASS
-// loop) and took twice that (62 us). Here, per column j, warp j makes the reflector from its own registers and the norm it summed a
-// step earlier and puts v and tau in shared memory; one barrier; each warp c > j applies the reflector to its
-// column with one warp sum, and warp j + 1 sums its new norm at once. A column's chain: two warp sums, the
+// loop) and took twice that (62 us). Here, per column j, warp j makes the reflector from its own registers and
+// the norm it summed a step earlier and puts v and tau in shared memory; one barrier; each warp c > j applies the
+// reflector to its column with one warp sum, and warp j + 1 sums its new norm at once. A column's chain: two warp sums, the
 // reflector and one barrier; every other warp's work fits beside it.
 extern "C" __global__ void __launch_bounds__(1024) col_qr(const float* __restrict__ Ain, float* __restrict__ H,
                                                           float* __restrict__ tau, int n) {

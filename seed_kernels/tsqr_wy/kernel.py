@@ -44,7 +44,7 @@ column factors a matrix in registers (col_qr); for batches under COL_PANEL_BELOW
 for single-block panels of up to COL_ROWS * 32 rows in reg_panel's place; with COL_CLUSTER (0: off) col_cluster
 does it over a cluster in reg_cluster's place. A column's chain is two warp sums and one barrier (two cluster
 barriers in a cluster), where reg_panel's thread carries all 32 columns. On the H200 (2026-12-02, full mode, one
-run against the seed as it was): col_qr took 20x32 from 31.4 to 20.2 us; col_panel up to 256 rows took 40x176
+run against the seed as it was): col_qr took 20x32 from 31.6 to 20.2 us; col_panel up to 256 rows took 40x176
 from 279 to 254 us and 40x352 from 606 to 578 us; col_panel32 lost to reg_panel4 on 60x1024's first panel (2.01
 against 1.80 us a column) and col_cluster to reg_cluster (2.17 against 1.56 on 8x2048), so those stay off.
 Everything else is blocked_wy's:
@@ -173,35 +173,24 @@ def _kernels(warps):
 
 
 _kernels(NWARPS)  # at import: a candidate whose CUDA does not compile fails here, not in its first call
-_REG_PANELS = {}
+_REGISTERS = {}  # reg_panel.cu's and cols.cu's kernels, by name
 
 
-def _reg_panel(name):
-    """reg_panel.cu's kernel `name` (reg_panel1, 2 or 4, reg_cluster1 or 2: the digit is rows per thread), from
-    a module of the five compiled on first use with RP_WARPS warps; the other modules leave them out (they are
-    the costly ones to compile)."""
-    if not _REG_PANELS:
-        module = _module(_REG_SOURCE, RP_WARPS)
-        for kernel in ("reg_panel1", "reg_panel2", "reg_panel4", "reg_cluster1", "reg_cluster2"):
-            f = _REG_PANELS[kernel] = module.get_function(kernel)
-            f.max_dynamic_shared_size_bytes = _panel_launch(kernel)[1]
-    return _REG_PANELS[name]
-
-
-_COLS = {}
-
-
-def _cols(name):
-    """cols.cu's kernel `name` (col_qr; col_panel4, 8, 16 or 32 and col_cluster4, 8 or 16: the digits are rows per
-    lane), from a module of their own compiled on first use: only a call that takes them pays for them."""
-    if not _COLS:
-        module = _module(_COL_SOURCE, NWARPS)
-        for kernel in ("col_qr", "col_panel4", "col_panel8", "col_panel16", "col_panel32", "col_cluster4",
-                       "col_cluster8", "col_cluster16"):
-            f = _COLS[kernel] = module.get_function(kernel)
+def _in_register_kernel(name):
+    """reg_panel.cu's kernel `name` (reg_panel1, 2 or 4, reg_cluster1 or 2: the digit is rows per thread; a
+    module of the five with RP_WARPS warps) or cols.cu's (col_qr; col_panel4, 8, 16 or 32 and col_cluster4, 8 or
+    16: the digits are rows per lane), each module compiled on first use: the costly ones to compile, so the
+    other modules leave them out and only a call that takes them pays for them."""
+    if name not in _REGISTERS:
+        cols = name.startswith("col_")
+        module = _module(_COL_SOURCE, NWARPS) if cols else _module(_REG_SOURCE, RP_WARPS)
+        for kernel in (("col_qr", "col_panel4", "col_panel8", "col_panel16", "col_panel32", "col_cluster4",
+                        "col_cluster8", "col_cluster16") if cols else
+                       ("reg_panel1", "reg_panel2", "reg_panel4", "reg_cluster1", "reg_cluster2")):
+            f = _REGISTERS[kernel] = module.get_function(kernel)
             if kernel != "col_qr":  # its shared memory is static
                 f.max_dynamic_shared_size_bytes = _panel_launch(kernel)[1]
-    return _COLS[name]
+    return _REGISTERS[name]
 
 
 def _panel_launch(name):
@@ -267,10 +256,8 @@ def compile_info():
     for warps, kernels in _KERNELS.items():
         for name, f in kernels.items():
             info[f"{name}/{warps}w"] = _attrs(f)
-    for name, f in _REG_PANELS.items():
-        info[f"{name}/{RP_WARPS}w"] = _attrs(f)
-    for name, f in _COLS.items():
-        info[name] = _attrs(f)
+    for name, f in _REGISTERS.items():
+        info[name if name.startswith("col_") else f"{name}/{RP_WARPS}w"] = _attrs(f)
     for name, f in _TF32X3.items():
         info[name] = _attrs(f)
     return info | {"NB": NB, "NWARPS": NWARPS, "NWARPS_WIDE": NWARPS_WIDE, "WIDE_BELOW": WIDE_BELOW,
@@ -341,7 +328,7 @@ def _small(A, warps, name="small_qr"):
     batch, n, _ = A.shape
     H = torch.empty_like(A)
     tau = torch.empty(batch, n, device=A.device, dtype=torch.float32)
-    kernel = _cols(name) if name == "col_qr" else _kernels(warps)[name]
+    kernel = _in_register_kernel(name) if name == "col_qr" else _kernels(warps)[name]
     kernel((batch,), (warps * 32,), (_ptr(A), _ptr(H), _ptr(tau), cp.int32(n)),
            shared_mem=0 if name == "col_qr" else n * (n + 1) * 4)
     return H, tau
@@ -536,9 +523,9 @@ def _in_registers(name, grid, H, tau, V, T, k, ncols, with_v):
     """The panel at column k by reg_panel.cu's or cols.cu's kernel `name`, its V and T written to V and T (views
     of at most 32 columns)."""
     threads, shared = _panel_launch(name)
-    kernel = _cols(name) if name.startswith("col_") else _reg_panel(name)
-    kernel(grid, (threads,), (_ptr(H), _ptr(tau), *_strided(V), *_strided(T), cp.int32(H.shape[1]), cp.int32(k),
-                              cp.int32(ncols), cp.int32(with_v)), shared_mem=shared)
+    _in_register_kernel(name)(grid, (threads,), (_ptr(H), _ptr(tau), *_strided(V), *_strided(T),
+                                                 cp.int32(H.shape[1]), cp.int32(k), cp.int32(ncols),
+                                                 cp.int32(with_v)), shared_mem=shared)
 
 
 def _update(H, V, T, k, ncols, warps):
