@@ -8,21 +8,21 @@ clean three-way merge included, and `children.Children.commit` turns it into the
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from evolver import bandit, operators
-from evolver.agents import AgentSpec, run_agent
+from evolver.agents import AgentSpec, agent_specs, run_agent
 from evolver.bandit import Choice
 from evolver.candidates import Candidate, Snapshot
 from evolver.config import LLM_OPERATORS, Config, ModelSpec
-from evolver.llm import LLMClient
+from evolver.llm import LLMClient, api_key
 from evolver.operators import Proposal
 from evolver.population import code_signature, island_members, lineage, select_parent
 from evolver.prompts import Inspiration, PromptTooLarge, build_messages
 from evolver.results import Recorder
-
-# What runs when the chosen operator cannot act, in order: `fix` with nothing worth repairing, `cross` with
 from evolver.store import Store
+from evolver.tomlread import ConfigError
 
 # What runs when the chosen operator cannot act, in order: `fix` with nothing worth repairing, `cross` with
 # no pair of islands to merge, `tune` with every reachable value tried. An operator that needs an LLM is
@@ -31,6 +31,31 @@ FALLBACKS = {"mutate": ("mutate",), "fix": ("fix", "mutate"), "cross": ("cross",
              "tune": ("tune", "mutate"), "agent": ("agent", "mutate", "tune")}
 PARENT_TRIES = 12  # parents tried before `tune` counts as exhausted
 CROSS_TRIES = 6  # pairs tried before `cross` gives up
+
+
+def llm_operators(config: Config, rng: random.Random, say: Callable[[str], None],
+                  slots: int = 1) -> tuple[LLMClient | None, dict[str, float]]:
+    """The LLM client (None without one) and the operators that can run, by weight. Unless the user set
+    `max_concurrent`, the client may have two requests in flight per evaluation slot (at least 4), so that
+    proposals keep every GPU busy."""
+    llm, client = config.llm, None
+    if "max_concurrent" not in (config.raw.get("llm") or {}):
+        llm = replace(llm, max_concurrent=max(llm.max_concurrent, 2 * slots))
+    wants_llm = any(w > 0 for op, w in config.evolution.operators.items() if op in LLM_OPERATORS)
+    if wants_llm and llm.configured and api_key(llm) is not None:
+        client = LLMClient(llm, rng)
+    weights = {op: w for op, w in config.evolution.operators.items()
+               if w > 0 and (op not in LLM_OPERATORS or client is not None) and (op != "agent" or agent_specs(config))}
+    if config.evolution.operators.get("agent", 0) > 0 and "agent" not in weights:
+        say(f"the agent operator is off: {config.path} names no agents ([agents.NAME] tables, docs/AGENTS.md)")
+    if wants_llm and client is None:
+        why = "no [llm] base_url/model configured" if not llm.configured else f"${llm.api_key_env} is not set"
+        alone = " and ".join(f"`{op}`" for op in weights) or "nothing"
+        say(f"LLM operators off ({why}): running with {alone} alone")
+    if not weights:
+        raise ConfigError(f"{config.path}: no operator can run: the only weighted operators need an LLM; give "
+                          "`tune` or `cross` a weight in [evolution] operators or configure [llm]")
+    return client, weights
 
 
 @dataclass

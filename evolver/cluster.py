@@ -231,7 +231,7 @@ def _command(job: dict[str, Any], root: Path, gpu: int | None,
 
     evaluation, workdir = job["evaluation"], root / job["workdir"]
     argv, env = contain(command_for(evaluation, root / job["kernel"], job["mode"], prestart), root, workdir, gpu,
-                        job["sandboxed"], evaluation.network, [], job["prefix"])
+                        job["sandboxed"], evaluation, [], job["prefix"])
     return argv, workdir, env, None if job["sandboxed"] else env[TAG]
 
 

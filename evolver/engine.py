@@ -20,13 +20,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evolver.agents import agent_specs
-from evolver.breed import Breeder
+from evolver.breed import Breeder, llm_operators
 from evolver.candidates import Candidate, now
 from evolver.children import Children
-from evolver.config import LLM_OPERATORS, Config
+from evolver.config import Config
 from evolver.evaluate import Slot
 from evolver.health import HEALTH_REF, RETIRE_AFTER, Health, first_line
-from evolver.llm import LLMClient, LLMError, api_key
+from evolver.judgefiles import JudgeChanged
+from evolver.llm import LLMError
 from evolver.opening import EngineError, OpenRun, open_run
 from evolver.operators import Proposal
 from evolver.population import next_island
@@ -60,31 +61,6 @@ class RunSummary:
     llm_cost_usd: float = 0.0
     statuses: dict[str, int] = field(default_factory=dict)
     failed: bool = False  # stopped because no device was left to judge on
-
-
-def llm_operators(config: Config, rng: random.Random, say: Callable[[str], None],
-                  slots: int = 1) -> tuple[LLMClient | None, dict[str, float]]:
-    """The LLM client (None without one) and the operators that can run, by weight. Unless the user set
-    `max_concurrent`, the client may have two requests in flight per evaluation slot (at least 4), so that
-    proposals keep every GPU busy."""
-    llm, client = config.llm, None
-    if "max_concurrent" not in (config.raw.get("llm") or {}):
-        llm = replace(llm, max_concurrent=max(llm.max_concurrent, 2 * slots))
-    wants_llm = any(w > 0 for op, w in config.evolution.operators.items() if op in LLM_OPERATORS)
-    if wants_llm and llm.configured and api_key(llm) is not None:
-        client = LLMClient(llm, rng)
-    weights = {op: w for op, w in config.evolution.operators.items()
-               if w > 0 and (op not in LLM_OPERATORS or client is not None) and (op != "agent" or agent_specs(config))}
-    if config.evolution.operators.get("agent", 0) > 0 and "agent" not in weights:
-        say(f"the agent operator is off: {config.path} names no agents ([agents.NAME] tables, docs/AGENTS.md)")
-    if wants_llm and client is None:
-        why = "no [llm] base_url/model configured" if not llm.configured else f"${llm.api_key_env} is not set"
-        alone = " and ".join(f"`{op}`" for op in weights) or "nothing"
-        say(f"LLM operators off ({why}): running with {alone} alone")
-    if not weights:
-        raise EngineError("no operator can run: the only weighted operators need an LLM; give `tune` or "
-                          "`cross` a weight in [evolution] operators or configure [llm]")
-    return client, weights
 
 
 class Engine:
@@ -256,6 +232,8 @@ class Engine:
             try:
                 result = await self.evaluator.evaluate(job.candidate.commit, slot,
                                                        self.recorder.confirm_mode if job.confirm else None)
+            except JudgeChanged as exc:
+                return self._halt(str(exc))
             finally:
                 self._evaluating -= 1
             if self.health.judge_elsewhere(slot.index, result, job.retried_from):
@@ -267,8 +245,8 @@ class Engine:
                 continue
             if self.health.device_gone(slot.index, result):  # the last device in service: never the kernel's
                 if self.health.exhausted(slot.index):
-                    self._no_device_left(slot, result)
-                    return
+                    return self._halt(f"no device left to judge on: GPU {slot.gpu} failed {RETIRE_AFTER} times "
+                                      f"in a row ({first_line(result)})")
                 self._retries.append(replace(job, holds_room=False))
                 continue
             if job.confirm:
@@ -283,10 +261,9 @@ class Engine:
                 return job
         return None
 
-    def _no_device_left(self, slot: Slot, result: dict[str, Any]) -> None:
-        error = first_line(result)
-        self._stop(f"no device left to judge on: GPU {slot.gpu} failed {RETIRE_AFTER} times in a row ({error}); "
-                   "the candidates in flight keep no result and are judged when `evolve start` resumes")
+    def _halt(self, why: str) -> None:
+        """Stop at once, a failure: what is in flight keeps no result and is judged when the run resumes."""
+        self._stop(f"{why}; the candidates in flight keep no result and are judged when `evolve start` resumes")
         self._abandon = self.summary.failed = True
         for task in self._proposers:
             task.cancel()

@@ -30,6 +30,7 @@ from typing import Any, TypeGuard
 from evolver import sandbox
 from evolver.builtin import BuiltinMissing, builtin_harness_dir, harness_specs
 from evolver.config import Config, EvaluationConfig
+from evolver.judgefiles import JudgeFiles
 from evolver.prestart import Prestarted, Waiting, prestart
 from evolver.processes import TAG, EvaluatorStartError, collect, kill_tagged, spawn
 from evolver.store import Store
@@ -125,13 +126,6 @@ class EvaluationError(Exception):
     """The evaluator cannot run at all (configuration); str() is the message."""
 
 
-def _hash_dir(path: Path) -> str:
-    digest = hashlib.sha1()
-    for file in sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        digest.update(file.relative_to(path).as_posix().encode() + b"\0" + file.read_bytes() + b"\0")
-    return digest.hexdigest()
-
-
 def sandbox_choice(config: Config) -> bool:
     """Whether evaluations run in the sandbox: `[evaluation] sandbox`, or EVOLVE_SANDBOX=on|off."""
     override = os.environ.get("EVOLVE_SANDBOX", "").lower()
@@ -165,11 +159,17 @@ async def run_cold(e: EvaluationConfig, argv: list[str], workdir: Path, env: dic
                          echo=echo)
 
 
-def contain(argv: list[str], scratch: Path, workdir: Path, gpu: int | None, sandboxed: bool, network: bool,
+def judge_paths(e: EvaluationConfig) -> list[str]:
+    """Where an evaluation's directory holds the judge's own files (relative): read-only in the sandbox."""
+    return ["harness"] if e.builtin else list(e.files)
+
+
+def contain(argv: list[str], scratch: Path, workdir: Path, gpu: int | None, sandboxed: bool, e: EvaluationConfig,
             exclude: list[Path], prefix: str) -> tuple[list[str], dict[str, str]]:
     """`argv` wrapped in the sandbox (or only tied to the caller's life, sandbox off), and its environment:
     no secrets, a home and a temporary directory of its own, the tag (`Evaluator.sweep` says when to look
-    for it). Also what a Ray worker does on its own machine (evolver/cluster.py)."""
+    for it). In the sandbox the directory is writable but for the judge's files. Also what a Ray worker does
+    on its own machine (evolver/cluster.py)."""
     env = scrubbed_env(gpu)
     env[TAG] = prefix + secrets.token_hex(8)
     for name, var in ((".home", "HOME"), (".tmp", "TMPDIR")):
@@ -177,7 +177,8 @@ def contain(argv: list[str], scratch: Path, workdir: Path, gpu: int | None, sand
         env[var] = str(scratch / name)
     spec: dict[str, Any] = {"isolate": False}
     if sandboxed:
-        spec = sandbox.spec_for(scratch, gpu=gpu is not None, network=network, exclude=exclude)
+        spec = sandbox.spec_for(scratch, gpu=gpu is not None, network=e.network, exclude=exclude,
+                                read_only=[scratch / p for p in judge_paths(e) if (scratch / p).exists()])
         spec["workdir"] = str(workdir)
     return sandbox.command(argv, spec), env
 
@@ -191,12 +192,14 @@ class Evaluator:
         self.base = base
         e = config.evaluation
         parts = [e.builtin or "", e.command or ""]
+        self.judge: JudgeFiles | None = None
         if e.builtin:
             try:
                 self.harness_dir: Path | None = builtin_harness_dir(e.builtin)
             except BuiltinMissing as exc:
                 raise EvaluationError(str(exc)) from None
-            parts.append(_hash_dir(self.harness_dir))
+            self.judge = JudgeFiles(self.harness_dir)  # fixed now, for the whole run
+            parts.append(self.judge.digest)
         else:
             self.harness_dir = None
             for path in e.files:
@@ -255,7 +258,7 @@ class Evaluator:
         return command_for(self.config.evaluation, kernel_dir, mode)
 
     def _contained(self, argv: list[str], scratch: Path, workdir: Path, slot: Slot) -> tuple[list[str], dict[str, str]]:
-        return contain(argv, scratch, workdir, slot.gpu, self.sandboxed, self.config.evaluation.network,
+        return contain(argv, scratch, workdir, slot.gpu, self.sandboxed, self.config.evaluation,
                        [self.store.root, self.store.common_dir], self.prefix)
 
     def prepare_judge(self, dest: Path) -> tuple[Path, Path]:
@@ -263,8 +266,8 @@ class Evaluator:
         cfg = self.config
         if cfg.evaluation.files:
             self.store.archive(self.base, list(cfg.evaluation.files), dest)
-        if self.harness_dir is not None:
-            shutil.copytree(self.harness_dir, dest / "harness", ignore=shutil.ignore_patterns("__pycache__"))
+        if self.judge is not None:
+            self.judge.write(dest / "harness")
             return dest, dest / cfg.problem.kernel_dir
         workdir = dest / cfg.problem_dir if cfg.problem_dir else dest
         workdir.mkdir(parents=True, exist_ok=True)
@@ -276,6 +279,8 @@ class Evaluator:
         evaluator's task)."""
         mode = mode or self.config.evaluation.mode
         started = time.monotonic()
+        if self.judge is not None:
+            self.judge.check()  # JudgeChanged ends the run: no candidate is blamed for it
         try:
             if self.config.evaluation.backend == "ray":
                 result = await self._ray().evaluate(commit, mode, slot)

@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -69,14 +70,16 @@ def python_paths(exclude: list[Path]) -> list[str]:
     return sorted(paths)
 
 
-def spec_for(scratch: Path, *, gpu: bool, network: bool, exclude: list[Path], max_procs: int = 256,
-             max_rss_gb: float = 32.0) -> dict[str, Any]:
-    """What one evaluation may see: the system read-only, `scratch` read-write, the GPU if it needs one."""
+def spec_for(scratch: Path, *, gpu: bool, network: bool, exclude: list[Path], read_only: Sequence[Path] = (),
+             max_procs: int = 256, max_rss_gb: float = 32.0) -> dict[str, Any]:
+    """What one evaluation may see: the system read-only, `scratch` read-write but for `read_only` inside it
+    (the judge's files), the GPU if it needs one."""
     ro = [*SYSTEM_RO, *python_paths(exclude)]
     devices = list(BASIC_DEVICES)
     if gpu:
         devices += sorted(str(p) for p in Path("/dev").glob("nvidia*"))
     return {"ro": _outermost(p for p in ro if os.path.lexists(p)), "rw": [str(scratch)],
+            "ro_inside": [str(p) for p in read_only],
             "devices": [d for d in devices if os.path.exists(d)], "network": network, "workdir": str(scratch),
             "max_procs": max_procs, "max_rss_bytes": int(max_rss_gb * 2**30)}
 
@@ -227,6 +230,8 @@ def _build_root(spec: dict[str, Any]) -> None:
     _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     for path in spec["rw"]:
         _bind(path, root, writable=True)
+    for path in spec.get("ro_inside", []):  # the judge's files, inside the writable scratch
+        _bind(path, root, writable=False)
     os.makedirs(root + "/.old", exist_ok=True)
     number = SYS_PIVOT_ROOT.get(platform.machine())
     if number is None:

@@ -120,13 +120,15 @@ class Runner:
     def __init__(self, args: argparse.Namespace) -> None:
         to_runner, self._theirs_in = os.pipe()[::-1]
         self._theirs_out, from_runner = os.pipe()[::-1]
+        here = Path.cwd()  # the judge's own directory: the shared buffers, and the runner's scratch in it
         argv = [sys.executable, "-m", "harness.runner", "--ctl-in", str(self._theirs_in), "--ctl-out",
-                str(self._theirs_out)]
+                str(self._theirs_out), "--writable", str(here)]
         argv += ["--baseline"] if args.baseline else ["--kernel-dir", str(args.kernel_dir.resolve())]
-        scratch = Path.cwd() / "runner"
-        scratch.mkdir(exist_ok=True)
+        scratch = here / "runner"
         self.proc = subprocess.Popen(argv, cwd=scratch, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, pass_fds=(self._theirs_in, self._theirs_out))
+                                     stderr=subprocess.PIPE, pass_fds=(self._theirs_in, self._theirs_out),
+                                     env=runner_env(scratch))
+        self._pid: int | None = None
         os.close(self._theirs_in)
         os.close(self._theirs_out)
         self.to_runner = to_runner
@@ -139,6 +141,14 @@ class Runner:
                            for stream in (self.proc.stdout, self.proc.stderr)]
         for thread in self.forwarders:
             thread.start()
+
+    @property
+    def pid(self) -> int:
+        """The process that runs the candidate: the confined child of the one the judge started (its PID
+        namespace's first process, harness/isolation.py), found once it has started."""
+        if self._pid is None:
+            self._pid = _only_child(self.proc.pid) or self.proc.pid
+        return self._pid
 
     def ask(self, message: dict[str, Any], where: str) -> dict[str, Any]:
         """Send one message and read the reply."""
@@ -187,6 +197,31 @@ class Runner:
         it has exited, CUDA context and all."""
         for thread in self.forwarders:
             thread.join(timeout=1)
+
+
+def runner_env(scratch: Path) -> dict[str, str]:
+    """The runner's environment: the judge's, with every place a library writes (homes, caches, temporary
+    files) inside the runner's scratch, the one directory it may write besides the shared buffers."""
+    env = dict(os.environ)
+    for name, sub in (("HOME", "home"), ("TMPDIR", "tmp"), ("XDG_CACHE_HOME", "cache"), ("CUPY_CACHE_DIR", "cupy"),
+                      ("TORCH_EXTENSIONS_DIR", "torch_extensions"), ("TRITON_CACHE_DIR", "triton"),
+                      ("CUDA_CACHE_PATH", "nv")):
+        (scratch / sub).mkdir(parents=True, exist_ok=True)
+        env[name] = str(scratch / sub)
+    return env
+
+
+def _only_child(pid: int) -> int | None:
+    """The first child of process `pid`, from /proc (None if it has none yet or /proc does not say)."""
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                children = f.read().split()
+            if children:
+                return int(children[0])
+    except (OSError, ValueError):
+        pass
+    return None
 
 
 def judge_error(reply: dict[str, Any], where: str) -> None:
@@ -480,7 +515,7 @@ def time_shape(ctx: Context, spec: Any, plan: Plan) -> dict[str, Any]:
     events: list[float] = []
     walls: list[float] = []
     gaps: list[float] = []
-    host = hostwatch.sample(ctx.runner.proc.pid, probe=False)  # the judge's loop runs once, after the calls
+    host = hostwatch.sample(ctx.runner.pid, probe=False)  # the judge's loop runs once, after the calls
     started = time.monotonic()
     kept = None  # what the judge kept of the previous call
     while not enough(events, plan, started, min_runs(plan, spec.batch, sample)):
@@ -493,7 +528,7 @@ def time_shape(ctx: Context, spec: Any, plan: Plan) -> dict[str, Any]:
         walls.append(call.reply["wall_us"])
         gaps.append(call.wall_us - call.reply["event_us"])
     ctx.last_timed = (spec.batch, spec.n)
-    host_during = hostwatch.between(host, hostwatch.sample(ctx.runner.proc.pid))
+    host_during = hostwatch.between(host, hostwatch.sample(ctx.runner.pid))
     stash.check()
     median = statistics.median(events)
     # The fastest call against the fastest calibration call: a runner that misreports shifts every call,
@@ -578,6 +613,16 @@ def evaluate(ctx: Context, t0: float) -> Verdict:
                    timings={k: round(v, 3) for k, v in ctx.timings.items()}, baseline=bool(ctx.args.baseline))
 
 
+def load_judge() -> None:
+    """Every module the judge runs, imported now, before the runner is asked to import the candidate: nothing
+    the judge executes is read from disk after candidate code could have run (the runner cannot write these
+    files either: harness/isolation.py)."""
+    from harness import arena, cases, checker, guard, hostwatch, specs, timing  # noqa: F401
+
+    with contextlib.suppress(ImportError):
+        import cupy  # noqa: F401  also the slow part of a prestarted judge's start-up
+
+
 def gpu_fingerprint(torch: Any) -> dict[str, Any]:
     info: dict[str, Any] = {"torch": torch.__version__, "cuda": torch.version.cuda}
     props = torch.cuda.get_device_properties(0)
@@ -598,21 +643,26 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--kernel-dir", type=Path)
     p.add_argument("--mode", default="full", choices=("quick", "full", "final", "tiny"))
     p.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
-    p.add_argument("--seed", type=int, required=True)
     p.add_argument("--baseline", action="store_true")
     p.add_argument("--wait", action="store_true", help="start the runner and import torch, then wait for a line "
                    "on stdin")
     args = p.parse_args(argv)
     isolation.protect_memory()
+    # The inputs' seed comes on stdin, never on the command line, which any process that sees this one's
+    # /proc entry can read; the judge's memory is not readable (non-dumpable).
+    try:
+        seed = int(json.loads(sys.stdin.readline())["seed"])
+    except (ValueError, KeyError, TypeError):
+        print("the judge reads {\"seed\": N} as its first line on stdin", file=sys.stderr)
+        return 2
     report = Report(sys.stdout)
     t0 = time.monotonic()
     runner = Runner(args)
     try:
         import torch
 
+        load_judge()
         if args.wait:
-            with contextlib.suppress(ImportError):
-                import cupy  # noqa: F401  the slow part of start-up, before the candidate exists
             if not sys.stdin.readline():
                 return 1
             t0 = time.monotonic()
@@ -625,8 +675,8 @@ def main(argv: list[str] | None = None) -> int:
         warming = runner.post({"op": "warm", "device": args.device})
         if cuda:
             torch.cuda.init()
-        runner.reply(warming, "starting CUDA")
-        ctx = Context(args, runner, report, random.Random(args.seed), torch, torch.device("cuda:0" if cuda else "cpu"),
+        judge_error(runner.reply(warming, "starting CUDA"), "starting the runner")
+        ctx = Context(args, runner, report, random.Random(seed), torch, torch.device("cuda:0" if cuda else "cpu"),
                       None)
         ctx.timings["cuda_start_s"] = time.monotonic() - t0  # the scan and both processes' CUDA contexts
         verdict = evaluate(ctx, t0)

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from harness import isolation, wire
+from harness import isolation, specs, wire
 
 HARNESS_DIR = Path(__file__).resolve().parent
 TIMEOUTS = {"quick": 120.0, "full": 480.0, "final": 1200.0, "tiny": 120.0}  # whole evaluation, seconds
@@ -40,6 +40,9 @@ def harness_version() -> str:
     for path in sorted(HARNESS_DIR.glob("*.py")):
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:12]
+
+
+VERSION = harness_version()  # of the files as this process read them, before any candidate ran
 
 
 class Progress:
@@ -105,8 +108,7 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
 def incomplete(result: dict[str, Any], mode: str) -> str:
     """'' when an `ok` verdict covers every test and shape of its mode with checked timings, else what is
     missing: the supervisor believes no `ok` that lacks anything it asked for."""
-    from harness.specs import benchmarks_for, tests_for
-
+    benchmarks_for, tests_for = specs.benchmarks_for, specs.tests_for
     tests = result.get("tests")
     if not isinstance(tests, dict) or tests.get("labels") != [s.label for s in tests_for(mode)]:
         return "the verdict does not list every correctness test of the mode as passed"
@@ -130,14 +132,20 @@ def supervise(args: argparse.Namespace) -> dict[str, Any]:
     started = time.monotonic()
     timeout = args.timeout or TIMEOUTS[args.mode]
     with tempfile.TemporaryDirectory(prefix="qr-harness-", ignore_cleanup_errors=True) as tmp:
-        argv = [sys.executable, "-m", "harness.judge", "--mode", args.mode, "--seed", str(seed), "--device", args.device]
+        argv = [sys.executable, "-m", "harness.judge", "--mode", args.mode, "--device", args.device]
         argv += ["--baseline"] if args.baseline else ["--kernel-dir", str(args.kernel_dir.resolve())]
         argv += ["--wait"] if args.prestart else []
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([str(HARNESS_DIR.parent), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-        proc = subprocess.Popen(argv, cwd=tmp, env=env, stdin=subprocess.PIPE if args.prestart else subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        (Path(tmp) / "runner").mkdir()
+        proc = subprocess.Popen(argv, cwd=tmp, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True,
                                 preexec_fn=isolation.die_with_parent)  # no orphan judge keeps the GPU
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps({"seed": seed}).encode() + b"\n")  # secret: never on a command line
+        proc.stdin.flush()
+        if not args.prestart:
+            proc.stdin.close()
         tail: list[bytes] = []
         pump = threading.Thread(target=wire.forward, args=(proc.stderr, tail, 60), daemon=True)
         pump.start()
@@ -206,7 +214,7 @@ def _result(args: argparse.Namespace, progress: Progress, killed: str, code: int
         timings["overhead_s"] = round(wall - timings["timed_kernel_s"], 3)
     if progress.final_at is not None:  # ours after the verdict (and, for any but `ok`, the judge's exit)
         timings["after_verdict_s"] = round(ended - progress.final_at, 3)
-    result.update(harness_version=harness_version(), seed=seed, mode=args.mode)
+    result.update(harness_version=VERSION, seed=seed, mode=args.mode)
     if result.get("status") != "ok":
         result["score"] = None
     return result
@@ -232,9 +240,10 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if not args.baseline and args.kernel_dir is None:
         p.error("--kernel-dir DIR is required (or --baseline)")
+    isolation.protect_memory()  # its /proc/<pid>/root and fd entries are refused to anything of the candidate's
     early = None if args.prestart else _missing_kernel(args)
     result = early if early is not None else supervise(args)
-    result.setdefault("harness_version", harness_version())
+    result.setdefault("harness_version", VERSION)
     if result.get("status") != "ok":
         result["score"] = None
     print(json.dumps(result, default=str), flush=True)

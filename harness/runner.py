@@ -112,10 +112,6 @@ class Session:
         self.sanity = checker.sanity
         self.fn: Any = None
         self.scope: Any = contextlib.nullcontext
-        # Fault injection for the judge's own tests: a runner subverted below the Python level, reporting
-        # FACTOR of every true time (EVOLVE_HARNESS_FAULT=clock=FACTOR). The judge's clock must notice.
-        fault = os.environ.get("EVOLVE_HARNESS_FAULT", "")
-        self.misreport = float(fault.removeprefix("clock=")) if fault.startswith("clock=") else 1.0
         if not args.baseline:
             guard.install()
         cuda_classes = [torch.cuda.Event, torch._C._CudaEventBase] if cuda else []
@@ -189,8 +185,8 @@ class Session:
             return {"error": classify(exc)}
         escaped = not problem and not (self.torch.equal(h, out[0]) and self.torch.equal(tau, out[1]))
         del out
-        return {"event_us": timer.elapsed_us() * self.misreport, "wall_us": wall_us * self.misreport, "problem": problem,
-                "escaped": escaped, "tamper": self.critical.changed()}
+        return {"event_us": timer.elapsed_us(), "wall_us": wall_us, "problem": problem, "escaped": escaped,
+                "tamper": self.critical.changed()}
 
     def _chosen(self, message: dict[str, Any]) -> tuple[Callable[[Any], Any], Callable[[], Any]]:
         """(the function a call runs, the scope it runs in): the judge's reference before the candidate is
@@ -258,14 +254,25 @@ def serve(args: argparse.Namespace, channel: Channel, isolated: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     isolation.die_with_parent()
-    where = isolation.own_user_namespace()
     p = argparse.ArgumentParser()
     p.add_argument("--ctl-in", type=int, required=True)
     p.add_argument("--ctl-out", type=int, required=True)
+    p.add_argument("--writable", required=True, help="the one directory the candidate may write (the judge's)")
     p.add_argument("--kernel-dir", type=Path)
     p.add_argument("--baseline", action="store_true")
     args = p.parse_args(argv)
     channel = Channel(args.ctl_in, args.ctl_out)
+    try:  # first, while this process has one thread: nothing the candidate runs later can undo it
+        where = isolation.confine([args.writable])
+    except (isolation.ConfineError, OSError) as exc:
+        if os.environ.get("EVOLVE_RUNNER_CONFINE") != "off":
+            first = channel.receive() or {}
+            channel.send({"error": {"status": "crash", "message": f"the runner could not confine itself ({exc}); "
+                                    "the judge cannot keep its files from a candidate here (EVOLVE_RUNNER_CONFINE"
+                                    "=off runs it unconfined, on a machine without user namespaces)"},
+                          "nonce": first.get("nonce")})
+            return 1
+        where = f"none (EVOLVE_RUNNER_CONFINE=off; {exc})"
     import torch  # noqa: F401  the slow part of start-up, before the judge's first message
 
     with contextlib.suppress(ImportError):

@@ -48,7 +48,7 @@ def test_best_is_put_right_after_a_crash_before_it_moved(repo: Path) -> None:
 def test_llm_concurrency_follows_the_slots_unless_set(tmp_path: Path) -> None:
     import random
 
-    from evolver.engine import llm_operators
+    from evolver.breed import llm_operators
     from tests.conftest import example_config
 
     (tmp_path / "seeds" / "mergesort").mkdir(parents=True)

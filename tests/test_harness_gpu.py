@@ -23,8 +23,11 @@ SEEDS = ROOT / "seed_kernels"
 
 
 def run_harness(kernel_dir: Path, *args: str, timeout: float = 300) -> dict:
+    """The judge on a kernel directory; a cheat's (`cheat_dir`) is judged by the copy of the harness beside it,
+    so that one that reaches the judge's files reaches that copy, never the checkout's."""
+    here = kernel_dir.parent if (kernel_dir.parent / "harness").is_dir() else ROOT
     proc = subprocess.run([sys.executable, "-m", "harness.qr", "--kernel-dir", str(kernel_dir), *args],
-                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+                          capture_output=True, text=True, timeout=timeout, cwd=here)
     lines = proc.stdout.strip().splitlines()
     assert len(lines) == 1, f"expected exactly one stdout line, got {proc.stdout!r}"
     return json.loads(lines[0])
@@ -101,8 +104,11 @@ def test_tsqr_wy_fused_update_matches_float64(m: int, N: int, w: int) -> None:
 
 
 def cheat_dir(tmp_path: Path, name: str) -> Path:
+    """A cheat's kernel directory, with its own copy of the harness beside it (see `run_cheat`)."""
     d = tmp_path / name
     d.mkdir()
+    shutil.copytree(ROOT / "harness", tmp_path / "harness", ignore=shutil.ignore_patterns("__pycache__"),
+                    dirs_exist_ok=True)
     shutil.copy(SEEDS / "blocked_wy" / "kernel.py", d / "base.py")
     shutil.copy(SEEDS / "blocked_wy" / "qr.cu", d / "qr.cu")
     shutil.copy(CHEATS / f"{name}.py", d / "kernel.py")
@@ -196,7 +202,8 @@ def test_cheat_flush_overlap_gains_nothing(tmp_path: Path) -> None:
 def test_cheat_a_runner_misreporting_its_time_is_caught_by_the_judges_clock(tmp_path: Path, factor: str) -> None:
     """A runner subverted below the Python level (fault injection: every time reported at FACTOR of the truth)
     passes the integrity check by construction; the judge's own clock rejects it."""
-    result = full_score(SEEDS / "blocked_wy", env={"EVOLVE_HARNESS_FAULT": f"clock={factor}"})
+    result = full_score(SEEDS / "blocked_wy", env={"EVOLVE_HARNESS_FAULT": f"clock={factor}",
+                                                   "PYTHONPATH": str(Path(__file__).parent / "faults")})
     assert result["status"] == "rejected" and "judge's clock" in result["error"], result.get("error")
 
 

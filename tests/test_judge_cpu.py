@@ -25,11 +25,16 @@ HONEST = Path(__file__).parent / "cpu_kernel" / "kernel.py"
 
 
 def judge(kernel_dir: Path, *args: str, env: dict[str, str] | None = None) -> dict:
+    """The judge run as an evaluation lays it out: its own copy of the harness beside the kernel directory (a
+    cheat that gets at the judge's files reaches that copy, never the checkout's)."""
     import os
 
+    here = kernel_dir.parent
+    if not (here / "harness").exists():
+        shutil.copytree(ROOT / "harness", here / "harness", ignore=shutil.ignore_patterns("__pycache__"))
     proc = subprocess.run([sys.executable, "-m", "harness.qr", "--kernel-dir", str(kernel_dir), "--device", "cpu",
                            "--mode", "tiny", "--stall", "30", *args], capture_output=True, text=True, timeout=180,
-                          cwd=ROOT, env={**os.environ, **(env or {})})
+                          cwd=here, env={**os.environ, **(env or {})})
     lines = proc.stdout.strip().splitlines()
     assert len(lines) == 1, f"expected exactly one stdout line, got {proc.stdout!r} ({proc.stderr[-2000:]})"
     result = json.loads(lines[0])
@@ -62,6 +67,7 @@ def test_the_honest_kernel_passes(tmp_path: Path, prime_bytes: str, pin: str) ->
     stage) and the runner pinned to a CPU, and with neither."""
     result = judge(candidate(tmp_path, HONEST), env={"EVOLVE_PRIME_BYTES": prime_bytes, "EVOLVE_RUNNER_PIN": pin})
     assert result["status"] == "ok", result.get("error")
+    assert result["runner_isolation"].startswith("user, mount and PID namespaces, its own /proc; read-only")
     assert (result.get("runner_cpu") is None) == (pin == "")
     assert result["judge"] >= 2 and result["tests"]["passed"] == result["tests"]["total"] == 4
     assert all(s["checked"] == s["runs"] for s in result["shapes"])  # tiny mode checks every timed call
@@ -107,7 +113,8 @@ def test_a_runner_that_misreports_its_clock_is_caught_by_the_judges_clock(tmp_pa
     slow.write_text("import torch\nfrom base import custom_kernel as honest\n\n\ndef custom_kernel(A):\n"
                     "    x = torch.ones(300, 300)\n    for _ in range(120):\n        x = (x @ x) * 1e-3\n"
                     "    return honest(A)\n")
-    result = judge(candidate(tmp_path, slow), env={"EVOLVE_HARNESS_FAULT": "clock=0.02"})
+    result = judge(candidate(tmp_path, slow), env={"EVOLVE_HARNESS_FAULT": "clock=0.02",
+                                                   "PYTHONPATH": str(Path(__file__).parent / "faults")})
     assert result["status"] == "rejected" and "judge's clock" in result["error"], result.get("error")
 
 
