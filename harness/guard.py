@@ -1,22 +1,34 @@
-"""Anti-cheat: a static scan of the candidate's files and a runtime guard on forbidden entry points.
+"""Anti-cheat in the candidate's process: library factorisations refused where every route to them ends, and
+a static scan of the candidate's files as a first filter.
 
-Static: Python files are parsed, and any name, attribute, import or string value that reaches a library QR
-(geqrf, linalg, householder_product, orgqr/ormqr, cuSOLVER, MAGMA, numpy/scipy linear algebra), the host
-(cpu/numpy/tolist round-trips), the judge (harness, sys.modules), dynamic attribute access (getattr with a
-computed name, eval/exec, __dict__, importlib, ctypes), interpreter introspection (frames, globals, code
-objects, subclasses) or other processes (fork, exec, system, kill) is a finding. The scan judges code, not
-prose: comments never reach the syntax tree, and a string that is only a statement (a docstring) is skipped
-- reading one back (`__doc__`) is a finding instead. CUDA/C++ sources are scanned, comments stripped, for
-cuSOLVER and MAGMA. Runtime: those torch/cupy/numpy/os functions are wrapped once, for good, so that they
-raise inside the candidate's code (even through a reference taken at import time) and work normally for the
-harness. The scan is a first filter: what stops a determined candidate is the judge (harness/judge.py).
+Runtime (`install`, in the runner before the candidate is imported; never for the baseline): every aten
+operator of the factorisation and solver families (QR, Cholesky, LU, SVD, eigen-solvers, solves, inverses,
+determinants: `factorisation_ops`) gets a kernel of ours for the CPU and CUDA dispatch keys that raises, so
+a call refused whichever way it reaches the dispatcher (`torch.geqrf`, `torch.ops.aten`, `torch._C`'s
+function tables, Tensor methods, `getattr` chains, compiled graphs); CuPy's cuSOLVER bindings and cuBLAS's
+batched and triangular solvers, and NumPy's LAPACK modules, are wrapped where they are defined; process
+calls of `os` raise inside the candidate. The solver shared libraries themselves are masked in the
+runner's view (harness/isolation.py), so an extension build cannot link or load them either.
+
+Static (`scan`, in the judge): Python files parsed; a finding is a library's own name (geqrf, orgqr,
+cuSOLVER, MAGMA, LAPACK...), dynamic code (eval/exec, `getattr` with a computed name or passed around as a
+value, `__dict__`, `importlib`, `ctypes`), interpreter introspection (frames, globals, code objects,
+subclasses), other processes, an import outside the allowed modules, or a file of the kernel directory that
+shadows a module of the standard library or of the installation (`import numpy` would then yield the real
+one). Ordinary names are not evidence (a helper called `qr`, a variable called `cpu`, `torch.compile`,
+`RawModule.compile`), and prose is not code: comments never reach the syntax tree, a string that is only a
+statement (a docstring) is skipped. CUDA/C++ sources (comments stripped) may not name a solver library,
+a factorisation routine or the dynamic loader. The scan is a first filter; the verdict is the judge's
+(harness/judge.py).
 """
 
 from __future__ import annotations
 
 import ast
 import contextlib
+import importlib.machinery
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,21 +36,23 @@ from typing import Any
 PROCESS_CALLS = ("system", "popen", "fork", "forkpty", "execv", "execve", "execvp", "execvpe", "execl", "execle",
                  "execlp", "execlpe", "spawnv", "spawnve", "spawnvp", "spawnvpe", "spawnl", "spawnle",
                  "posix_spawn", "posix_spawnp", "kill", "killpg", "setsid", "setpgid", "daemon")
-FORBIDDEN_WORDS = ("geqrf", "linalg", "householder_product", "orgqr", "ormqr", "cusolver", "magma", "lapack",
-                   "scipy", "harness", "sys.modules")
-FORBIDDEN_NAMES = {"geqrf", "linalg", "householder_product", "orgqr", "ormqr", "qr", "svd", "cholesky",
-                   "cusolver", "scipy", "harness", "eval", "exec", "compile", "__import__", "importlib",
-                   "ctypes", "cdll", "CDLL", "attrgetter", "methodcaller", "__dict__", "__getattribute__",
-                   "globals", "vars", "modules", "cpu", "numpy", "tolist", "set_flush_denormal",
-                   "allow_tf32", "set_float32_matmul_precision", "__doc__",
-                   # introspection: frames, code and class graphs reach the harness's own objects
-                   "sys", "_getframe", "f_locals", "f_globals", "f_back", "f_code", "gi_frame", "tb_frame",
-                   "__globals__", "__code__", "__closure__", "__builtins__", "__subclasses__", "__mro__",
-                   "__bases__", "__base__", "get_objects", "get_referrers", "get_referents",
+FORBIDDEN_WORDS = ("geqrf", "householder_product", "orgqr", "ormqr", "cusolver", "magma", "lapack", "scipy",
+                   "sys.modules")
+FORBIDDEN_NAMES = {"geqrf", "householder_product", "orgqr", "ormqr", "cusolver", "scipy", "eval", "exec",
+                   "__import__", "importlib", "ctypes", "cdll", "CDLL", "attrgetter", "methodcaller", "__dict__",
+                   "__getattribute__", "globals", "vars", "modules", "set_flush_denormal", "allow_tf32",
+                   "set_float32_matmul_precision", "__doc__",
+                   # introspection: frames, code and class graphs reach the runner's own objects
+                   "sys", "_getframe", "f_locals", "f_globals", "f_back", "f_code", "f_builtins", "gi_frame",
+                   "cr_frame", "ag_frame", "tb_frame", "currentframe", "stack", "__globals__", "__code__",
+                   "__closure__", "__builtins__", "__subclasses__", "__mro__", "__bases__", "__base__",
+                   "get_objects", "get_referrers", "get_referents",
                    # other processes: a candidate has no reason to start, signal or leave any
                    *PROCESS_CALLS}
+ATTRIBUTE_FUNCTIONS = {"getattr", "setattr", "delattr"}  # fine only when called at once with a constant name
 ALLOWED_IMPORTS = {"torch", "cupy", "math", "functools", "os", "pathlib", "typing", "dataclasses", "__future__"}
-CUDA_PATTERN = re.compile(r"cusolver|magma|lapack", re.I)
+CUDA_PATTERN = re.compile(r"cusolver|magma|lapack|dlopen|dlsym|dlfcn|(geqrf|getrf|getri|matinv|gels|potrf|getrs)"
+                          r"(_?batched|_buffersize)?\b|\b[sdcz](geqrf|getrf|potrf|gesvd|syevd|trsm)", re.I)
 SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".c", ".cc", ".cpp")
 
 
@@ -48,7 +62,7 @@ class GuardError(RuntimeError):
 
 def scan(kernel_dir: Path) -> list[str]:
     """Findings as 'file:line: what'; empty when the candidate's files look clean."""
-    findings: list[str] = []
+    findings = shadows(kernel_dir)
     local = {p.stem for p in kernel_dir.glob("*.py")}  # the candidate's own modules may import each other
     for path in sorted(kernel_dir.rglob("*")):
         if not path.is_file() or "__pycache__" in path.parts:
@@ -64,6 +78,29 @@ def scan(kernel_dir: Path) -> list[str]:
     return findings
 
 
+def shadows(kernel_dir: Path) -> list[str]:
+    """Files (or directories) of the kernel directory named like a module that exists without them: the
+    standard library's, or one installed here. `import numpy` beside a numpy.py yields whichever was imported
+    first, the real one once torch has loaded it, so such a name is refused rather than trusted."""
+    around = {kernel_dir.resolve().parent, Path(__file__).resolve().parent.parent, Path.cwd().resolve()}
+    installed = [p for p in sys.path if p and Path(p).resolve() not in around]  # not the evaluation's own
+    out = []
+    for path in sorted(kernel_dir.iterdir()):
+        name = path.stem if path.suffix == ".py" else path.name if path.is_dir() else ""
+        if not name.isidentifier() or name == "__pycache__":
+            continue
+        if name in sys.stdlib_module_names or name in sys.builtin_module_names or _installed(name, installed):
+            out.append(f"{path.name}: shadows the module {name!r} (name the file otherwise)")
+    return out
+
+
+def _installed(name: str, path: list[str]) -> bool:
+    try:
+        return importlib.machinery.PathFinder.find_spec(name, path) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def _strip_c_comments(text: str) -> str:
     """C/C++/CUDA source without comments, line numbers kept (comments may name what code may not call)."""
     text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
@@ -76,6 +113,7 @@ def _scan_python(rel: str, text: str, local: set[str]) -> list[str]:
     except SyntaxError:
         return []  # the import reports it as a compile error
     out = []
+    called: set[int] = set()  # the names of getattr-like calls with their attribute written out
     prose = {id(node.value) for node in ast.walk(tree)
              if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)}
     for node in ast.walk(tree):
@@ -103,11 +141,15 @@ def _scan_python(rel: str, text: str, local: set[str]) -> list[str]:
                 out.append(f"{rel}:{line}: string mentions {word!r}")
             elif word and CUDA_PATTERN.search(_strip_c_comments(node.value)):
                 out.append(f"{rel}:{line}: library solver in embedded CUDA source")
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in {"getattr", "setattr"}:
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ATTRIBUTE_FUNCTIONS:
+            called.add(id(node.func))
             if len(node.args) >= 2 and not isinstance(node.args[1], ast.Constant):
                 out.append(f"{rel}:{line}: {node.func.id} with a computed attribute name")
             elif len(node.args) >= 2 and str(getattr(node.args[1], "value", "")) in FORBIDDEN_NAMES:
                 out.append(f"{rel}:{line}: {node.func.id} of forbidden attribute {node.args[1].value!r}")  # type: ignore[attr-defined]
+    for node in ast.walk(tree):  # getattr handed to functools.reduce, map, a lambda: a computed name in disguise
+        if isinstance(node, ast.Name) and node.id in ATTRIBUTE_FUNCTIONS and id(node) not in called:
+            out.append(f"{rel}:{node.lineno}: {node.id} used as a value (attribute access with a computed name)")
     return out
 
 
@@ -117,16 +159,72 @@ def _is_cuda_source_text(text: str) -> bool:
 
 # --- runtime guard -------------------------------------------------------------------------------------
 
+# Tokens of aten operator names (split on "_") that make an operator a factorisation or a solver.
+FAMILY_TOKENS = {"qr", "geqrf", "orgqr", "ormqr", "householder", "cholesky", "lu", "svd", "svdvals", "eig", "eigh",
+                 "eigvals", "eigvalsh", "solve", "lstsq", "inv", "inverse", "pinv", "pinverse", "det", "slogdet",
+                 "logdet", "ldl", "rank", "tensorsolve", "tensorinv"}
+NOT_FAMILY = {"slice_inverse"}  # a view's inverse, not a matrix's
+CUBLAS_SOLVERS = re.compile(r"(geqrf|getrf|getri|getrs|matinv|gels|trsm)", re.I)
+
+
 class _State:
     active = False
     installed = False
     tripped: list[str] = []
+    library: Any = None  # the dispatcher registrations: alive as long as the process
 
 
 STATE = _State()
 
 
+def factorisation_ops() -> list[str]:
+    """The aten operators of the factorisation and solver families, by name, from the dispatcher itself."""
+    import torch
+
+    names = {n.split("::", 1)[1].split(".")[0] for n in torch._C._dispatch_get_all_op_names() if n.startswith("aten::")}
+    return sorted(n for n in names if set(n.strip("_").split("_")) & FAMILY_TOKENS and n not in NOT_FAMILY)
+
+
+def _refuse(label: str) -> Any:
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        STATE.tripped.append(label)
+        raise GuardError(f"{label} (a library factorisation or solver) is forbidden inside a candidate")
+    refused._evolve_guarded = True  # type: ignore[attr-defined]
+    return refused
+
+
+def _at_the_dispatcher() -> int:
+    """A kernel that raises for every family operator's CPU and CUDA keys; how many were registered."""
+    import warnings
+
+    import torch
+
+    STATE.library = torch.library.Library("aten", "IMPL")
+    count = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "overriding a previously registered kernel": that is the point
+        for op in factorisation_ops():
+            for key in ("CPU", "CUDA"):
+                try:
+                    STATE.library.impl(op, _refuse(f"aten::{op}"), key)
+                    count += 1
+                except RuntimeError:  # an operator the dispatcher will not take a kernel for
+                    pass
+    return count
+
+
+def _wrap_module(module: Any, label: str, keep: Any = lambda name: True) -> None:
+    """Every public callable of `module` accepted by `keep` raises, for good: wrapped where it is defined, so
+    every caller that looks it up there (the library's own Python code included) is refused."""
+    for name in list(vars(module)):
+        value = vars(module)[name]
+        if not name.startswith("_") and callable(value) and keep(name) and not isinstance(value, type):
+            with contextlib.suppress(AttributeError, TypeError):
+                setattr(module, name, _refuse(f"{label}.{name}"))
+
+
 def _wrap(owner: Any, name: str, label: str) -> None:
+    """`owner.name` raises while the candidate's code runs (`candidate_scope`) and works for the runner."""
     original = getattr(owner, name, None)
     if original is None or getattr(original, "_evolve_guarded", False):
         return
@@ -138,48 +236,64 @@ def _wrap(owner: Any, name: str, label: str) -> None:
         return original(*args, **kwargs)
 
     guarded._evolve_guarded = True  # type: ignore[attr-defined]
-    try:
+    with contextlib.suppress(AttributeError, TypeError):
         setattr(owner, name, guarded)
-    except (AttributeError, TypeError):
-        pass
+
+
+def _library_bindings() -> None:
+    """CuPy's cuSOLVER bindings (if the library loads at all: harness/isolation.py masks it), cuBLAS's
+    batched factorisations and triangular solves, and NumPy's LAPACK modules."""
+    with contextlib.suppress(ImportError):
+        import cupy  # noqa: F401
+
+        for name in ("cupy_backends.cuda.libs.cusolver", "cupy.cuda.cusolver", "cupy_backends.cuda.libs.cublas",
+                     "cupy.cuda.cublas", "cupy.linalg", "cupyx.lapack"):
+            try:
+                module = importlib.import_module(name)
+            except Exception:  # noqa: BLE001  a masked library raises whatever its loader raises
+                continue
+            solvers = "cusolver" in name or "linalg" in name or "lapack" in name
+            _wrap_module(module, name, keep=(lambda n: True) if solvers else CUBLAS_SOLVERS.search)
+    with contextlib.suppress(ImportError):
+        import numpy.linalg
+
+        for name in ("numpy.linalg", "numpy.linalg._umath_linalg", "numpy.linalg.lapack_lite",
+                     "numpy.linalg._linalg", "numpy.linalg.linalg"):
+            with contextlib.suppress(ImportError):
+                _wrap_module(importlib.import_module(name), name,
+                             keep=lambda n: n not in ("norm", "matrix_power", "multi_dot", "matmul", "vecdot",
+                                                      "outer", "cross", "diagonal", "trace", "LinAlgError"))
 
 
 def install() -> None:
-    """Wrap the forbidden entry points once per process (before the candidate is imported)."""
+    """Refuse library factorisations for good in this process, and process calls inside the candidate (once per
+    process, before the candidate is imported)."""
     if STATE.installed:
         return
-    import torch
-
-    for name in ("geqrf", "orgqr", "ormqr", "qr", "svd", "cholesky", "cholesky_solve", "cholesky_inverse",
-                 "triangular_solve", "lu", "pinverse"):
-        _wrap(torch, name, f"torch.{name}")
-        _wrap(torch.Tensor, name, f"Tensor.{name}")
-    for name in dir(torch.linalg):
-        if not name.startswith("_") and callable(getattr(torch.linalg, name)):
-            _wrap(torch.linalg, name, f"torch.linalg.{name}")
-    for name in ("geqrf", "orgqr", "ormqr", "linalg_qr", "linalg_householder_product", "linalg_cholesky"):
-        with contextlib.suppress(Exception):
-            _wrap(torch.ops.aten, name, f"torch.ops.aten.{name}")
+    _at_the_dispatcher()
+    _library_bindings()
     import os
 
     for name in PROCESS_CALLS:
         _wrap(os, name, f"os.{name}")
-    with contextlib.suppress(ImportError):
-        import numpy.linalg
-
-        for name in ("qr", "svd", "cholesky", "lstsq", "solve", "inv", "pinv"):
-            _wrap(numpy.linalg, name, f"numpy.linalg.{name}")
-    with contextlib.suppress(ImportError):
-        import cupy.linalg
-
-        for name in ("qr", "svd", "cholesky", "lstsq", "solve", "inv", "pinv"):
-            _wrap(cupy.linalg, name, f"cupy.linalg.{name}")
     STATE.installed = True
+
+
+def intact() -> str:
+    """'' while the dispatcher still runs our kernels for the family, else which operator lost its guard (a
+    candidate that reached the registrations: checked after the import and after the benchmark)."""
+    import torch
+
+    for op in ("geqrf", "linalg_qr", "linalg_cholesky_ex", "linalg_householder_product"):
+        active = [line for line in torch._C._dispatch_dump(f"aten::{op}").splitlines() if line.startswith("CPU:")]
+        if not active or Path(__file__).name not in active[0]:
+            return f"the dispatcher's guard on aten::{op} was removed"
+    return ""
 
 
 @contextlib.contextmanager
 def candidate_scope() -> Iterator[None]:
-    """Forbidden functions raise while the candidate's code runs."""
+    """Process calls raise while the candidate's code runs."""
     STATE.active = True
     try:
         yield

@@ -202,10 +202,10 @@ class Runner:
 def runner_env(scratch: Path) -> dict[str, str]:
     """The runner's environment: the judge's, with every place a library writes (homes, caches, temporary
     files) inside the runner's scratch, the one directory it may write besides the shared buffers."""
-    env = dict(os.environ)
-    for name, sub in (("HOME", "home"), ("TMPDIR", "tmp"), ("XDG_CACHE_HOME", "cache"), ("CUPY_CACHE_DIR", "cupy"),
-                      ("TORCH_EXTENSIONS_DIR", "torch_extensions"), ("TRITON_CACHE_DIR", "triton"),
-                      ("CUDA_CACHE_PATH", "nv")):
+    env = dict(os.environ)  # (names with a dot: the scratch is the runner's working directory, on its sys.path)
+    for name, sub in (("HOME", ".home"), ("TMPDIR", ".tmp"), ("XDG_CACHE_HOME", ".cache"), ("CUPY_CACHE_DIR", ".cupy"),
+                      ("TORCH_EXTENSIONS_DIR", ".torch_extensions"), ("TRITON_CACHE_DIR", ".triton"),
+                      ("CUDA_CACHE_PATH", ".nv")):
         (scratch / sub).mkdir(parents=True, exist_ok=True)
         env[name] = str(scratch / sub)
     return env

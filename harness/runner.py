@@ -150,7 +150,7 @@ class Session:
             except Exception as exc:  # diagnostics are optional
                 info = {"error": str(exc)[:200]}
         self.fn = module.custom_kernel
-        tamper = self.critical.changed() or self.broad.changed()
+        tamper = self.critical.changed() or self.broad.changed() or guard.intact()
         return {"ready": True, "compile": _json_safe(info), "import_s": round(time.monotonic() - began, 3),
                 "tamper": tamper}
 
@@ -214,7 +214,10 @@ class Session:
         return {"tamper": tamper}
 
     def verify(self) -> dict[str, Any]:
-        return {"tamper": self.critical.changed() or self.broad.changed()}
+        from harness import guard
+
+        return {"tamper": self.critical.changed() or self.broad.changed() or
+                ("" if self.args.baseline else guard.intact())}
 
 
 def _reference(a: Any) -> tuple[Any, Any]:
@@ -277,6 +280,8 @@ def main(argv: list[str] | None = None) -> int:
 
     with contextlib.suppress(ImportError):
         import cupy  # noqa: F401
+    with contextlib.suppress(ImportError):  # torch.compile is allowed: the import of its compiler replaces some
+        import torch._dynamo  # noqa: F401  of torch's functions, which must happen before the integrity snapshot
     try:
         return serve(args, channel, where)
     except BaseException as exc:  # the judge learns why, whatever it was

@@ -40,9 +40,48 @@ def test_docstrings_and_comments_are_not_findings(tmp_path: Path) -> None:
 
 
 def test_strings_that_are_used_still_are(tmp_path: Path) -> None:
-    used = PROSE + 'NAME = "geqrf"\nlabel = f"{NAME} linalg"\nprint("householder_product")\n'
+    used = PROSE + 'NAME = "geqrf"\nlabel = f"{NAME} orgqr"\nprint("householder_product")\n'
     findings = scan(kernel(tmp_path, used))
     assert len(findings) == 3 and all("string mentions" in f for f in findings)
+
+
+HONEST_NAMES = '''import functools
+import torch
+import cupy
+
+
+def qr(a):  # a helper named for what it does
+    return a.clone(), a.new_zeros(a.shape[:2])
+
+
+def custom_kernel(A):
+    cpu = A.device.type == "cpu"  # an ordinary variable
+    step = torch.compile(qr)
+    module = cupy.RawModule(code="extern \\"C\\" __global__ void k() {}")
+    module.compile()
+    norms = torch.linalg.vector_norm(A, dim=1)
+    return step(A) if cpu else qr(A)
+'''
+
+
+def test_ordinary_names_are_not_findings(tmp_path: Path) -> None:
+    """A helper called qr, a variable called cpu, torch.compile, CuPy's RawModule.compile, torch.linalg's norms:
+    the runtime guard refuses factorisations where they end, so a name is no evidence."""
+    assert scan(kernel(tmp_path, HONEST_NAMES)) == []
+
+
+def test_getattr_passed_around_is_a_finding(tmp_path: Path) -> None:
+    source = "import functools\nimport torch\nf = functools.reduce(getattr, ['_C', 'x'], torch)\ny = getattr(torch, 'ones')\n"
+    findings = scan(kernel(tmp_path, source))
+    assert findings == ["kernel.py:3: getattr used as a value (attribute access with a computed name)"], findings
+
+
+@pytest.mark.parametrize("name", ["numpy.py", "math.py", "functools.py", "torch"])
+def test_a_file_that_shadows_a_module_is_a_finding(tmp_path: Path, name: str) -> None:
+    """`import numpy` beside a numpy.py yields the real numpy once torch has imported it: refused."""
+    kernel(tmp_path, "import torch\n")
+    (tmp_path / name).mkdir() if "." not in name else (tmp_path / name).write_text("x = 1\n")
+    assert any("shadows the module" in f for f in scan(tmp_path)), scan(tmp_path)
 
 
 def test_reading_a_docstring_back_is_a_finding(tmp_path: Path) -> None:
@@ -298,3 +337,46 @@ def test_after_any_other_verdict_the_supervisor_waits_for_the_exit_but_not_forev
     assert proc.returncode is not None and progress.final == {"status": "crash", "error": "x"}
     quiet = _fake_judge("", 0)  # no verdict, an exit: returns as soon as its stdout ends
     assert qr._watch(quiet, qr.Progress(quiet.stdout), 60, time.monotonic() + 60, 60) == "" and quiet.returncode == 0
+
+
+ROUTES = '''
+import functools, sys
+import torch
+from harness import guard
+
+guard.install()
+A = torch.randn(2, 8, 8)
+spd = A @ A.mT + 8 * torch.eye(8)
+refused = {
+    "torch.geqrf": lambda: torch.geqrf(A), "Tensor.geqrf": lambda: A.geqrf(),
+    "torch.ops.aten": lambda: torch.ops.aten.geqrf.default(A),
+    "reduce(getattr) on torch._C": lambda: functools.reduce(getattr, ["_C", "_VariableFunctions", "geqrf"], torch)(A),
+    "torch._C._linalg": lambda: torch._C._linalg.linalg_qr(A),
+    "cholesky through ops": lambda: torch.ops.aten.linalg_cholesky_ex.default(spd),
+    "torch.linalg.qr": lambda: torch.linalg.qr(A), "householder_product": lambda: torch.linalg.householder_product(A, A[:, 0]),
+    "svd": lambda: torch.linalg.svd(A), "lu": lambda: torch.linalg.lu_factor(A), "solve": lambda: torch.linalg.solve(spd, A),
+    "2-norm (an svd inside)": lambda: torch.linalg.matrix_norm(A, ord=2),
+    "numpy.linalg.qr": lambda: __import__("numpy").linalg.qr(A.numpy()),
+}
+for label, call in refused.items():
+    try:
+        call()
+    except guard.GuardError:
+        continue
+    sys.exit(f"not refused: {label}")
+allowed = [A @ A, torch.bmm(A, A), torch.linalg.vector_norm(A, dim=1), A.triu(), A.cpu().numpy().sum()]
+print(len(refused), "refused;", guard.intact() or "intact")
+'''
+
+
+def test_every_route_to_a_factorisation_ends_at_the_guard() -> None:
+    """In a process of its own (the guard is for good): torch's, its dispatcher's and NumPy's routes to a
+    factorisation are refused however they are reached; matrix products and norms are not."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    proc = subprocess.run([sys.executable, "-c", ROUTES], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "13 refused; intact", proc.stdout + proc.stderr[-2000:]
+
