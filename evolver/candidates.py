@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 TRAILER_PREFIX = "Evolve-"
+_NO_VERDICT = ("patch_failed", "llm_error")  # (results.NOT_EVALUATED: no judge saw them)
 PROVENANCE_KEYS = ("Model", "Tokens", "Cost-USD", "Tune", "Edit", "Attempts")  # trailers worth showing a user
 
 
@@ -92,8 +93,14 @@ class Candidate:
 
     @property
     def result(self) -> Result | None:
-        """The final result: the last result line with a status that is not a confirmation."""
-        return next((r for r in reversed(self.results) if r.status and not r.confirm), None)
+        """The result that judges the candidate: its last result line that is not a confirmation, unless a
+        confirmation (a re-measurement in the thorough mode) failed: from then on it is judged by that, as a
+        parent, a migrant, a cached result and in every count (a kernel wrong once is not correct)."""
+        first = next((r for r in reversed(self.results) if r.status and not r.confirm), None)
+        confirmation = self.confirmation
+        if first is not None and confirmation is not None and confirmation.status not in ("ok", *_NO_VERDICT):
+            return confirmation
+        return first
 
     @property
     def confirmation(self) -> Result | None:

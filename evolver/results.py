@@ -68,8 +68,8 @@ class Recorder:
 
     def failed_here(self, c: Candidate) -> bool:
         """Failed in a way a `fix` may repair, on this run's judge."""
-        r = c.result
-        return r is not None and r.status in FIXABLE and r.harness == self.version
+        r = c.result  # a failed confirmation included: a kernel wrong in the thorough mode is worth a fix
+        return r is not None and r.status in FIXABLE and r.harness in (self.version, self.confirm_version)
 
     def pool(self) -> list[Candidate]:
         """Every candidate a parent may be chosen from."""
@@ -108,7 +108,8 @@ class Recorder:
             r = other.result
             if other.id != candidate.id and other.kernel_tree == candidate.kernel_tree and r is not None and \
                     r.harness == self.version and r.gpu in self.fingerprints and r.status not in NOT_EVALUATED:
-                return {**{k: v for k, v in r.line.items() if k not in ("t", "cached_from")}, "cached_from": other.id}
+                return {**{k: v for k, v in r.line.items() if k not in ("t", "cached_from", "confirm")},
+                        "cached_from": other.id}
         return None
 
     def holds_better(self, best: Candidate) -> bool:

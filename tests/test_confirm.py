@@ -104,3 +104,47 @@ def test_a_confirmation_by_another_judge_is_made_again(tmp_path: Path) -> None:
     assert held.confirmation is not None and held.confirmation.harness == full, proc.stdout  # confirmed again
     assert held.confirmation.score == 500, proc.stdout
     assert git(repo, "rev-parse", "best").strip() == held.commit, proc.stdout  # and still the best
+
+
+FAILS_ITS_CONFIRMATION = """import json, pathlib, sys
+args = sys.argv[1:]
+kernel = pathlib.Path(args[args.index("--kernel-dir") + 1])
+text = "".join(p.read_text() for p in sorted(kernel.rglob("*.py")))
+quick = args[args.index("--mode") + 1] == "quick"
+if text == {seed!r}:  # the seed: the fastest in the screen, wrong when the thorough mode looks closer
+    print(json.dumps({{"status": "ok", "score": 100, "unit": "us"}} if quick else
+                     {{"status": "incorrect", "error": "test 640x512: matrix 3 fails the gates"}}))
+else:
+    print(json.dumps({{"status": "ok", "score": 1000 + len(text) % 97, "unit": "us"}}))
+"""
+
+
+def test_a_failed_confirmation_demotes(tmp_path: Path) -> None:
+    """A candidate whose confirmation fails is judged by it from then on: no longer a parent or a migrant
+    (the pool), counted by its failure in `evolve status`, never `best`, and worth a `fix`."""
+    from evolver.results import Recorder
+
+    seed = (EXAMPLE / "seeds" / "mergesort" / "sort.py").read_text()
+    repo = make_repo(tmp_path / "repo", example_config(evaluation=(
+        'command = "{python} judge.py --kernel-dir {kernel_dir} --mode {mode}"\nfiles = ["judge.py"]\n'
+        'gpus = []\nslots = 1\ntimeout_s = 60\nmode = "quick"\nconfirm_mode = "final"')))
+    cwd = repo / "examples" / "sort"
+    (cwd / "judge.py").write_text(FAILS_ITS_CONFIRMATION.format(seed=seed))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a judge the seed fails in final mode")
+    proc = evolve(cwd, "start", "--max-candidates", "4")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    store = Store(repo)
+    snap = store.snapshot("r1")
+    seed_c = snap.candidates["00001"]
+    assert seed_c.results[0].status == "ok" and seed_c.confirmation is not None
+    assert seed_c.status == "incorrect" and seed_c.score is None
+    config = load_config(cwd / "evolve.toml", repo)
+    ev = Evaluator(config, store, seed_c.parents[0])
+    recorder = Recorder(store, snap, ev.version, "final", ev.version_for("final"), {seed_c.result.gpu}, print)
+    assert seed_c.id not in {c.id for c in recorder.pool()} and recorder.pool()
+    assert recorder.failed_here(seed_c)
+    assert git(repo, "rev-parse", "best").strip() != seed_c.commit
+    status = evolve(cwd, "status", "--json")
+    counts = __import__("json").loads(status.stdout)["statuses"]
+    assert counts.get("incorrect") == 1, status.stdout
