@@ -11,7 +11,7 @@ from evolver.config import Config
 from evolver.evaluate import Evaluator, Slot, make_slots
 from evolver.results import Recorder
 from evolver.sandbox import protect_memory, sandbox_line
-from evolver.sharing import clone_id, own_runs
+from evolver.sharing import clone_id, is_mine, own_clone, own_runs
 from evolver.store import RUN_REF, Store
 
 
@@ -65,7 +65,14 @@ def open_run(config: Config, store: Store, run: str, create: bool, say: Callable
     if meta is not None and meta.get("kernel_dir") != config.problem.kernel_dir:
         raise EngineError(f"run {run!r} evolves {meta.get('kernel_dir')!r}, another problem than {config.path} "
                           f"(kernel_dir {config.problem.kernel_dir!r}); choose another run name")
+    if meta is not None and create and not is_mine(meta, own_clone(store)):
+        raise EngineError(f"run {run!r} was made by another clone ({meta.get('clone') or 'its record names none'}); "
+                          "this clone shows it (`evolve status`) but never resumes it: start a run of your own")
     base = meta["base"] if meta else store.head_commit()
+    if meta is not None and not store.in_history(str(base)):
+        raise EngineError(f"run {run!r} evolves from {str(base)[:10]}, a commit that is not in this clone's history "
+                          "(HEAD or a branch of yours): its judge's files would come from there; check it out "
+                          "or merge it first")
     if meta is None:
         for seed in config.problem.seeds:
             if store.tree_entry(base, seed) is None:

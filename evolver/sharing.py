@@ -41,9 +41,9 @@ def clone_id(store: Store) -> str:
 
 
 def is_mine(record: dict[str, Any] | None, me: str | None) -> bool:
-    """Whether clone `me` (`own_clone`) created the run; records from before clones were named count as
-    this clone's."""
-    return record is not None and record.get("clone") in (None, me)
+    """Whether clone `me` (`own_clone`) created the run, as its record says: a record that names no clone (one
+    pulled from a remote that wrote none, say) is nobody's here, never resumed."""
+    return record is not None and me is not None and record.get("clone") == me
 
 
 def own_runs(store: Store, kernel_dir: str | None = None) -> list[str]:

@@ -10,13 +10,12 @@ Strings that may come from an LLM reach git only on stdin, never as arguments.
 
 from __future__ import annotations
 
-import fcntl
 import io
 import json
 import os
+import re
 import subprocess
 import tarfile
-import time
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -278,23 +277,30 @@ class Store:
 
     def get_meta(self, ref: str) -> dict[str, Any] | None:
         sha = self.rev_parse(ref)
-        if sha is None:
-            return None
-        data = self.cat_blobs([sha]).get(sha)
-        try:
-            value = json.loads(data or b"")
-        except json.JSONDecodeError:
-            return None
-        return value if isinstance(value, dict) else None
+        return None if sha is None else (_json_dict(self.cat_blobs([sha]).get(sha)) or None)
 
     def runs(self, kernel_dir: str | None = None) -> list[str]:
-        """The runs of this repository, oldest first; with `kernel_dir`, only the runs of that problem (a run
-        belongs to the problem whose kernel directory it evolves)."""
-        out = self._git("for-each-ref", "--sort=creatordate", "--format=%(refname)", RUN_REF.format(run=""))
-        runs = [line.rsplit("/", 1)[-1] for line in out.splitlines() if line]
-        if kernel_dir is None:
-            return runs
-        return [r for r in runs if (self.get_meta(RUN_REF.format(run=r)) or {}).get("kernel_dir") == kernel_dir]
+        """The runs of this repository, oldest first: in the order their records were made (`created`; r10
+        comes after r9); with `kernel_dir`, only the runs of that problem (the one whose kernel directory a run
+        evolves)."""
+        refs = [line.split(" ", 1) for line in self._git("for-each-ref", "--format=%(objectname) %(refname)",
+                                                          RUN_REF.format(run="")).splitlines() if line]
+        blobs, found = self.cat_blobs([sha for sha, _ in refs]), []
+        for sha, ref in refs:
+            record = _json_dict(blobs.get(sha))
+            when, name = record.get("created"), ref.rsplit("/", 1)[-1]
+            if kernel_dir is None or record.get("kernel_dir") == kernel_dir:
+                order = [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]  # r2 before r10
+                found.append((when if isinstance(when, (int, float)) else 0.0, order, name))
+        return [name for *_, name in sorted(found)]
+
+    def in_history(self, commit: str) -> bool:
+        """Whether `commit` is in this clone's own history: reachable from HEAD or a local branch other than
+        evolve's (candidates and `best`, which `evolve pull` brings from other clones)."""
+        if self._git_proc("merge-base", "--is-ancestor", commit, "HEAD").returncode == 0:
+            return True
+        out = self._git("for-each-ref", "--contains", commit, "--format=%(refname)", "refs/heads/", check=False)
+        return any(not ref.startswith(("refs/heads/evolve/", BEST_REF)) for ref in out.splitlines() if ref)
 
     def archive(self, commit: str, paths: list[str], dest: Path) -> None:
         """Write `paths` of `commit` under `dest` (a temporary directory; never the work tree)."""
@@ -359,40 +365,19 @@ class Store:
 
     # -- the single writer ------------------------------------------------------------------------------
     def lock(self) -> None:
-        """Take the repository's evolve lock (one engine per repository, whichever worktree it runs in:
-        the lock lives in the common git directory).
+        """Take the repository's evolve lock (evolver/lock.py): one engine per repository."""
+        from evolver.lock import take
 
-        flock dies with its process, so a `kill -9` leaves no stale lock; ref lock files such a kill
-        may leave behind are removed here, which is safe because only a lock holder writes these refs.
-        """
-        common = self.common_dir / "evolve"
-        common.mkdir(exist_ok=True)
-        fd = os.open(common / "engine.lock", os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise StoreError("another `evolve start` is running in this repository") from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        self._lock_fd = fd
-        self._remove_stale_ref_locks()
-
-    def _remove_stale_ref_locks(self) -> None:
-        for area in ("refs/heads/evolve", "refs/evolve", "refs/notes"):
-            base = self.git_dir / area
-            if base.is_dir():
-                for lock in base.rglob("*.lock"):
-                    lock.unlink(missing_ok=True)
-        for single in ("refs/heads/best.lock",):
-            (self.git_dir / single).unlink(missing_ok=True)
-        packed_lock = self.git_dir / "packed-refs.lock"  # shared with the user's git: only if clearly stale
-        if packed_lock.exists() and time.time() - packed_lock.stat().st_mtime > 60:
-            packed_lock.unlink(missing_ok=True)
-        for stale in self._work.glob("index-*"):
-            stale.unlink(missing_ok=True)
+        self._lock_fd = take(self)
 
     def unlock(self) -> None:
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
+
+def _json_dict(data: bytes | None) -> dict[str, Any]:
+    try:
+        value = json.loads(data or b"")
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -84,3 +84,43 @@ def test_the_tui_header_names_the_same_best_as_start_and_status(tmp_path: Path) 
             assert "(00001; branch best elsewhere)" in shown(app, RunHeader), shown(app, RunHeader)
 
     asyncio.run(scenario())
+
+
+def test_the_latest_run_is_the_one_opened_last_not_the_last_by_name(tmp_path: Path) -> None:
+    """After runs r1 to r10, `evolve start` and `evolve status` mean r10 (names sort as text: r9 after r10)."""
+    repo = counting_repo(tmp_path / "repo", example_config(evaluation=COUNTING, evolution=TUNE))
+    sort = repo / "examples" / "sort"
+    assert evolve(sort, "start", "--max-candidates", "1").returncode == 0
+    store = Store(repo)
+    record = store.get_meta("refs/evolve/runs/r1")
+    assert record is not None
+    for n in range(2, 11):  # nine more runs of this clone, opened one after another
+        store.set_meta(f"refs/evolve/runs/r{n}", {**record, "run": f"r{n}", "created": record["created"] + n})
+    assert store.runs("examples/sort/kernel")[-3:] == ["r8", "r9", "r10"]
+    resumed = evolve(sort, "start", "--max-candidates", "1")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "run r10:" in resumed.stdout and Store(repo).snapshot("r10").candidates, resumed.stdout
+    assert "best of run r10" in evolve(sort, "status").stdout
+
+
+def test_a_pulled_run_without_a_clone_is_never_resumed(tmp_path: Path) -> None:
+    """A run record that names no clone (written by a remote, made to sort last) is not this clone's: `evolve
+    start` opens a run of its own, and refuses the other by name; a run whose base is not in this clone's
+    history is refused too (its judge's files would come from there)."""
+    repo = counting_repo(tmp_path / "repo", example_config(evaluation=COUNTING, evolution=TUNE))
+    sort = repo / "examples" / "sort"
+    assert evolve(sort, "start", "--max-candidates", "1").returncode == 0
+    store = Store(repo)
+    mine = store.get_meta("refs/evolve/runs/r1")
+    assert mine is not None
+    foreign = {k: v for k, v in mine.items() if k != "clone"}
+    store.set_meta("refs/evolve/runs/zz-pulled", {**foreign, "run": "zz-pulled", "created": mine["created"] + 60})
+    started = evolve(sort, "start", "--max-candidates", "2")
+    assert started.returncode == 0 and "run r1:" in started.stdout, started.stdout + started.stderr
+    assert not Store(repo).snapshot("zz-pulled").candidates
+    by_name = evolve(sort, "start", "--run", "zz-pulled", "--max-candidates", "3")
+    assert by_name.returncode == 1 and "another clone" in by_name.stderr and "Traceback" not in by_name.stderr
+    elsewhere = git(repo, "commit-tree", "-m", "a commit of another clone", f"{mine['base']}^{{tree}}").strip()
+    store.set_meta("refs/evolve/runs/r1", {**mine, "base": elsewhere})
+    refused = evolve(sort, "start", "--max-candidates", "3")
+    assert refused.returncode == 1 and "not in this clone's history" in refused.stderr, refused.stderr
