@@ -88,6 +88,7 @@ class Engine:
         self._evaluators: list[asyncio.Task[None]] = []
         self._depth = depth
         self._stop_reason = ""  # why the run is stopping ("" while it runs)
+        self._made_all = ""  # the candidate budget is spent (nothing new starts; what is in flight goes on)
         self._abandon = False  # stop evaluating too (a second Ctrl-C, SIGTERM)
         self._changed = asyncio.Event()  # a result arrived or the run is stopping: a waiting proposer looks again
         self._started = time.monotonic()
@@ -133,7 +134,7 @@ class Engine:
                 await self.client.close()
         self.summary.best = self.recorder.best()
         self.summary.llm_cost_usd = self._spent()
-        self.summary.reason = self._stop_reason
+        self.summary.reason = self._stop_reason or self._made_all
         if self._results_seen % STATUS_EVERY:
             self.say(self._budget_line())
         return self.summary
@@ -178,10 +179,14 @@ class Engine:
             self._changed.set()
 
     def _budget_left(self) -> bool:
+        """Whether another proposal may start. The candidate budget counts what is made and what is being made,
+        so N means N whatever the concurrency; a full count starts nothing new but stops nothing either (the
+        proposals in flight are made, never thrown away: the run ends when they are)."""
         b = self.budget
         if b.max_candidates is not None and len(self.snapshot.candidates) + self._in_progress >= b.max_candidates:
-            self._stop(f"reached max_candidates ({b.max_candidates})")
-        elif b.max_usd is not None and self._spent() >= b.max_usd:
+            self._made_all = f"reached max_candidates ({b.max_candidates})"
+            return False
+        if b.max_usd is not None and self._spent() >= b.max_usd:
             self._stop(f"reached max_usd (${b.max_usd:g}; spent ${self._spent():.4f})")
         elif b.max_hours is not None and time.monotonic() - self._started >= b.max_hours * 3600:
             self._stop(f"reached max_hours ({b.max_hours:g} h)")

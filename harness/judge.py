@@ -61,7 +61,10 @@ WALL_SLACK = {"cuda": (3000.0, 0.05), "cpu": (20000.0, 0.5)}
 # inputs cost more to hand over through the host than priming saves (40x176, 5 MB: +2-3%; docs/benchmarks.md).
 # EVOLVE_PRIME_BYTES=0 turns priming off (for measuring what it changes).
 PRIME_BYTES = int(os.environ.get("EVOLVE_PRIME_BYTES", str(1 << 20)))
-CALIBRATION_CALLS = 3  # per shape, the fastest counts: five took 0.42-0.58 s of the 3 s budget on an H200
+# Calls per size at calibration, the fastest counting: (primed sizes, the rest). A small shape's call costs well
+# under a millisecond, and its fastest call is what a misreport is measured against; a large shape's costs up
+# to 20 ms (five of every size took 0.42-0.58 s on an H200).
+CALIBRATION_CALLS = (8, 3)
 # An import may compile (an exported file's load_inline build: its first evaluation, build included, took
 # 64 s on an H200): while it runs, the judge says so every HEARTBEAT_S, for at most IMPORT_S, so the
 # supervisor's stall watchdog (90 s without a line, meant for hung kernels) does not kill a compilation; after
@@ -166,6 +169,14 @@ class Runner:
     def reply(self, nonce: int | None, where: str) -> dict[str, Any]:
         """The reply to the message sent with `nonce`. A dead runner, a reply that is not a JSON object, a
         reply without this message's nonce, or anything more than one reply ends the evaluation."""
+        reply = self.line(nonce, where)
+        if self.reader.pending():
+            raise Verdict("rejected", f"{where}: a reply the runner did not write reached the judge (forged)")
+        return reply
+
+    def line(self, nonce: int | None, where: str) -> dict[str, Any]:
+        """The next line from the runner, which must answer the message sent with `nonce` (a call's `done`
+        line comes before its reply)."""
         try:
             line = self.reader.readline() if nonce is not None else b""
         except OSError:
@@ -181,7 +192,7 @@ class Runner:
             reply = None
         if not isinstance(reply, dict):
             raise Verdict("rejected", f"{where}: the candidate's process sent a malformed reply")
-        if reply.get("nonce") != nonce or self.reader.pending():
+        if reply.get("nonce") != nonce:
             raise Verdict("rejected", f"{where}: a reply the runner did not write reached the judge (forged)")
         return reply
 
@@ -297,9 +308,13 @@ class Context:
         return Sent(spec, where, seed, mine, nonce, began)
 
     def receive(self, sent: Sent) -> Call:
-        """The second half of `call`: the runner's reply, judged, and the input found unchanged."""
-        reply = self.runner.reply(sent.nonce, sent.where)
+        """The second half of `call`: the runner's reply, judged, and the input found unchanged. The judge's
+        clock stops at the runner's `done` line, sent once the outputs are in the shared buffers and its device
+        is idle, before its checks and its reply: what the clock sees beyond the candidate's time is then the
+        pipes, the flush and the hold, steady enough to be calibrated (`calibrate`)."""
+        first = self.runner.line(sent.nonce, sent.where)
         wall = (time.perf_counter() - sent.began) * 1e6
+        reply = self.runner.reply(sent.nonce, sent.where) if first.get("done") is True else first
         reply = judge_reply(reply, sent.where)
         a, _, _ = self.arena.views(sent.spec.batch, sent.spec.n)
         if not self.torch.equal(a, sent.a):
@@ -362,7 +377,7 @@ def calibrate(ctx: Context) -> None:
     for spec in benchmarks_for(ctx.args.mode):
         if (spec.batch, spec.n) not in by_size:
             gaps = []
-            for _ in range(CALIBRATION_CALLS):
+            for _ in range(CALIBRATION_CALLS[0 if primeable(spec) else 1]):
                 call = ctx.call(spec, "calibrating", primeable(spec), reference=True, timed=True, flush=True)
                 gaps.append(call.wall_us - call.reply["event_us"])
             by_size[spec.batch, spec.n] = min(gaps)

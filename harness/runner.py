@@ -154,7 +154,9 @@ class Session:
         return {"ready": True, "compile": _json_safe(info), "import_s": round(time.monotonic() - began, 3),
                 "tamper": tamper}
 
-    def call(self, message: dict[str, Any]) -> dict[str, Any]:
+    def call(self, message: dict[str, Any], done: Callable[[], None] = lambda: None) -> dict[str, Any]:
+        """One call (module docstring); `done` is told the moment its outputs are in the shared buffers and the
+        device is idle, before the checks and the reply: the judge's clock stops there."""
         from harness.specs import Spec
 
         spec = Spec.from_list(message["spec"])
@@ -181,6 +183,7 @@ class Session:
                 tau.copy_(out[1])
             timer.settle()
             wall_us = (time.perf_counter() - began) * 1e6
+            done()
         except BaseException as exc:
             return {"error": classify(exc)}
         escaped = not problem and not (self.torch.equal(h, out[0]) and self.torch.equal(tau, out[1]))
@@ -246,8 +249,8 @@ def serve(args: argparse.Namespace, channel: Channel, isolated: str) -> int:
                   "hold_error": session.timer.hold_error, "setup_s": round(time.monotonic() - began, 3),
                   "nonce": go.get("nonce")})
     handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
-        "load": lambda m: session.load(), "call": session.call, "prime": session.prime,
-        "verify": lambda m: session.verify()}
+        "load": lambda m: session.load(), "prime": session.prime, "verify": lambda m: session.verify(),
+        "call": lambda m: session.call(m, lambda: channel.send({"done": True, "nonce": m.get("nonce")}))}
     while True:
         message = channel.receive()
         if message is None or message.get("op") == "exit":

@@ -107,3 +107,25 @@ def test_a_budget_of_n_candidates_makes_n_and_asks_for_no_reply_it_cannot_use(tm
     assert len(snap.candidates) == 4, sorted(snap.candidates)
     assert requests == 3
     assert "4 new candidate(s)" in proc.stdout
+
+
+@pytest.mark.parametrize("slots", [1, 2, 4])
+def test_the_candidate_budget_makes_exactly_that_many_at_any_concurrency(tmp_path: Path, slots: int) -> None:
+    """`--max-candidates 4` with a mutate-only LLM makes 4 candidates (the seed and three children), whatever the
+    pipeline's depth (two proposals per slot): proposals in flight count towards the budget and are made,
+    never thrown away when it is reached (with 2 slots it once made the seed alone)."""
+    with FakeLLM(["good"] * 12) as llm:
+        config = example_config(
+            llm=f'base_url = "{llm.url}"\nmodel = "fake-coder"\napi_key_env = "EVOLVE_TEST_KEY"\n'
+                "timeout_s = 5\nmax_tokens = 500\ncontext_tokens = 6000",
+            evaluation='command = "{python} check.py --kernel-dir {kernel_dir}"\nfiles = ["check.py"]\n'
+                       f"gpus = []\nslots = {slots}\ntimeout_s = 60",
+            evolution="operators = { mutate = 1.0 }\nislands = 1\npopulation = 2\nseed = 7")
+        repo = make_repo(tmp_path / "repo", config)
+        for run in ("r1", "r2"):
+            proc = evolve(repo / "examples" / "sort", "start", "--new-run", "--max-candidates", "4",
+                          env={"EVOLVE_TEST_KEY": "sk-test"})
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            made = Store(repo).snapshot(run).candidates
+            assert sorted(made) == ["00001", "00002", "00003", "00004"], proc.stdout
+            assert f"run {run}: 4 new candidate(s)" in proc.stdout and "reached max_candidates (4)" in proc.stdout
