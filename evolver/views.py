@@ -53,10 +53,14 @@ def open_repo(args: argparse.Namespace) -> tuple[Config, Store]:
 
 
 def run_of(args: argparse.Namespace, config: Config, store: Store) -> str:
+    """The run a reading verb means: the one named, else this clone's latest, else the latest of any clone (a
+    fresh clone shows what `evolve pull` brought)."""
+    runs = store.runs(config.problem.kernel_dir)
     run = choose_run(store, config, getattr(args, "run", None), new=False)
-    mine = store.runs(config.problem.kernel_dir)
-    if run not in mine:
-        raise UserError(f"no run {run!r} of the problem in {config.path} (its runs: {', '.join(mine) or 'none yet'}"
+    if run not in runs and not getattr(args, "run", None) and not config.run and runs:
+        run = runs[-1]
+    if run not in runs:
+        raise UserError(f"no run {run!r} of the problem in {config.path} (its runs: {', '.join(runs) or 'none yet'}"
                         "); `evolve start` begins one")
     return run
 

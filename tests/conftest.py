@@ -168,7 +168,11 @@ class Scripted:
         self.run = run
         self.base = self.store.head_commit()
         self.commits: dict[str, str] = {}
-        self.store.set_meta(f"refs/evolve/runs/{run}", {"run": run, "base": self.base, "kernel_dir": KERNEL})
+        from evolver.candidates import now
+        from evolver.sharing import clone_id
+
+        self.store.set_meta(f"refs/evolve/runs/{run}", {"run": run, "base": self.base, "kernel_dir": KERNEL,
+                                                         "created": now(), "clone": clone_id(self.store)})
 
     def add(self, cid: str, op: str, parent: str | None, text: str, result: dict | None, **trailers: str) -> str:
         parent_commit = self.commits[parent] if parent else self.base
