@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from evolver import bandit, operators
 from evolver.agents import AgentSpec, agent_specs, run_agent
 from evolver.bandit import Choice
 from evolver.candidates import Candidate, Snapshot
 from evolver.config import LLM_OPERATORS, Config, ModelSpec
+from evolver.focus import heat, profile_of, where_time_goes
 from evolver.llm import LLMClient, api_key
 from evolver.operators import Proposal
 from evolver.population import code_signature, island_members, lineage, select_parent
-from evolver.prompts import Inspiration, PromptTooLarge, build_messages
+from evolver.prompts import Inspiration, build_messages
 from evolver.results import Recorder
 from evolver.store import Store
 from evolver.tomlread import ConfigError
@@ -64,6 +65,8 @@ class PromptContext:
     chain: list[Candidate]
     guidance: str | None
     inspirations: list[Inspiration]
+    profile: str = ""  # where the parent's time goes, measured (evolver/focus.py)
+    hotness: dict[str, float] = field(default_factory=dict)
 
 
 def read_guidance(store: Store, config: Config, base: str) -> str | None:
@@ -80,7 +83,10 @@ def prompt_context(store: Store, config: Config, snapshot: Snapshot, base: str, 
     the run's base commit) and the change behind the best candidate of up to two other islands."""
     kernel_dir = config.problem.kernel_dir
     files = operators.decode(store.read_files(parent.commit, kernel_dir))
-    chain = lineage(parent, snapshot.by_commit())
+    by_commit = snapshot.by_commit()
+    chain = lineage(parent, by_commit)
+    found = profile_of(parent, by_commit)
+    profile = where_time_goes(found[0], files, kernel_dir, found[1], parent) if found else ""
     guidance = read_guidance(store, config, base)
     best_by_island: dict[int, Candidate] = {}
     for c in sorted(pool, key=lambda c: (c.score, c.id)):
@@ -88,16 +94,16 @@ def prompt_context(store: Store, config: Config, snapshot: Snapshot, base: str, 
             best_by_island.setdefault(c.island, c)
     inspirations = [Inspiration(c, store.diff(c.parents[0], c.commit, kernel_dir))
                     for c in list(best_by_island.values())[:2]]
-    return PromptContext(files, chain, guidance, inspirations)
+    return PromptContext(files, chain, guidance, inspirations, profile, heat(files, found[0] if found else None))
 
 
 def mutation_messages(config: Config, parent: Candidate, context: PromptContext) -> list[dict[str, str]]:
-    """The messages a mutation of `parent` sends (PromptTooLarge if they cannot fit): `evolve prompt` prints
-    exactly these."""
+    """The messages a mutation of `parent` sends, within the prompt's budget: `evolve prompt` prints exactly
+    these."""
     return build_messages(kernel_dir=config.problem.kernel_dir, files=context.files, parent=parent,
                           chain=context.chain, guidance=context.guidance,
                           budget_tokens=config.llm.context_tokens - config.llm.max_tokens,
-                          inspirations=context.inspirations)
+                          inspirations=context.inspirations, profile=context.profile, hotness=context.hotness)
 
 
 class Breeder:
@@ -224,10 +230,7 @@ class Breeder:
             return None
         spec = self.agents.get(name or "") or self.rng.choice([self.agents[a] for a in sorted(self.agents)])
         context = prompt_context(self.store, self.config, self.snapshot, self.base, parent, pool)
-        try:
-            messages = mutation_messages(self.config, parent, context)
-        except PromptTooLarge:  # an agent reads files itself: the guidance and the parent's result suffice
-            messages = [{"role": "user", "content": context.guidance or ""}]
+        messages = mutation_messages(self.config, parent, context)
         proposal = await run_agent(spec, parent, self.config, self.store, messages)
         proposal.island = island
         if migrant:

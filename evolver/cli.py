@@ -358,11 +358,15 @@ def _verbs_that_read(verb: Verb) -> None:
                    help="what the LLM answered instead, attempt by attempt, and why an answer was not applied")
     p.set_defaults(func=cmd_show)
 
-    p = verb("prompt", "the prompt a mutation of a candidate would send",
+    p = verb("prompt", "the prompt a mutation of a candidate would send, its size and price",
              "Print the messages that `mutate` would send to the LLM with this candidate as the parent (guidance, "
-             "its source and result, its lineage, ideas from other islands), shortened to fit the configured "
-             "context budget, and their estimated size.")
-    candidate_args(p)
+             "its source, its result and where its time goes, its lineage, ideas from other islands), fitted to "
+             "the configured context budget (the coldest files outlined when the source does not fit), then "
+             "their estimated size and what one request costs at the configured prices. Before any run, the "
+             "parent is the first seed: see and price what a run will send before spending on it.")
+    p.add_argument("candidate", nargs="?", help="candidate id or `best` (default: the latest run's best; before any "
+                   "run, the first seed)")
+    p.add_argument("--run", metavar="NAME", type=run_name)
     p.set_defaults(func=cmd_prompt)
 
     p = verb("lineage", "ancestry with score changes",

@@ -141,11 +141,11 @@ SCHEMA: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "models": ((list,), None),
         "api_key_env": ((str,), "OPENAI_API_KEY"),
         "temperature": (_NUM, 0.7),
-        "max_tokens": ((int,), 4096),
+        "max_tokens": ((int,), 8192),
         "timeout_s": (_NUM, 120),
         "max_concurrent": ((int,), 4),
         "max_retries": ((int,), 4),
-        "context_tokens": ((int,), 16000),
+        "context_tokens": ((int,), 128000),  # today's coding models hold 128k tokens and more
         "edit_retries": ((int,), 2),
         "full_rewrite": ((bool,), True),
         "input_usd_per_mtok": (_NUM, 0.0),

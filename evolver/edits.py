@@ -227,8 +227,9 @@ def apply_block(text: str, block: Block, path: str) -> tuple[str, bool]:
         raise EditError(f"{path}: SEARCH matches {len(spans)} places (ignoring indentation); include more "
                         "surrounding lines")
     hint = _closest(text, block.search, path)
+    began = "\n".join(block.search.strip("\n").splitlines()[:3])
     raise EditError(f"{path}: SEARCH does not match the file. It must be copied exactly, whitespace "
-                    f"included.\n{hint}".rstrip())
+                    f"included. Your SEARCH began:\n{began[:400]}\n{hint}".rstrip())
 
 
 def apply_reply(reply: str, parent: dict[str, str], kernel_dir: str, *, truncated: bool,

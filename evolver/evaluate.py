@@ -137,10 +137,13 @@ JUDGE_MODULES = {"qr": ("torch", "cupy")}  # what a built-in judge imports: miss
 
 def command_for(e: EvaluationConfig, kernel_dir: Path, mode: str, prestart: bool = False) -> list[str]:
     """The evaluator's command line for a kernel directory, with this machine's Python (`prestart`: the
-    built-in judge waits for a go line; a command configured for prestart waits on its own)."""
+    built-in judge waits for a go line; a command configured for prestart waits on its own). The built-in
+    judge profiles its confirmations, the evaluations of would-be bests: where their time goes is what the
+    prompt of their children shows (evolver/focus.py)."""
     if e.builtin:
+        profile = bool(e.confirm_mode) and mode == e.confirm_mode
         return [sys.executable, "-m", f"harness.{e.builtin}", "--kernel-dir", str(kernel_dir), "--mode", mode] + \
-            (["--prestart"] if prestart else [])
+            (["--prestart"] if prestart else []) + (["--profile"] if profile else [])
     values = {"{python}": sys.executable, "{kernel_dir}": str(kernel_dir), "{mode}": mode}
     out = []
     for token in shlex.split(e.command or ""):

@@ -14,12 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from evolver import tunables
+from evolver import focus, tunables
 from evolver.candidates import Candidate, git_tree_hash, is_text
 from evolver.config import LLMConfig, ModelSpec
 from evolver.edits import EditError, apply_reply
 from evolver.llm import LLMClient, LLMError, Usage
-from evolver.prompts import PromptTooLarge, build_fix_messages, build_merge_messages, retry_message
+from evolver.prompts import build_fix_messages, build_merge_messages, retry_message
 
 
 @dataclass
@@ -85,24 +85,15 @@ async def mutate(client: LLMClient, llm: LLMConfig, parent: Candidate, files: di
     """Ask the LLM for an edit that makes `parent` faster (with `model`, or one drawn by weight); `messages`
     builds the prompt (breed.mutation_messages, which `evolve prompt` prints)."""
     proposal = Proposal("mutate", parent, None, "mutate")
-    try:
-        prompt = messages()
-    except PromptTooLarge as exc:
-        proposal.status, proposal.error = "patch_failed", str(exc)
-        return proposal
-    return await _edit_loop(client, llm, proposal, prompt, files, kernel_dir, model)
+    return await _edit_loop(client, llm, proposal, messages(), files, kernel_dir, model)
 
 
 async def fix(client: LLMClient, llm: LLMConfig, failed: Candidate, files: dict[str, str], parent_diff: str,
               kernel_dir: str, guidance: str | None, model: ModelSpec | None = None) -> Proposal:
     """Ask the LLM to repair a candidate that failed (compile error, wrong answer, timeout, crash)."""
     proposal = Proposal("fix", failed, None, f"fix {failed.id}")
-    try:
-        messages = build_fix_messages(kernel_dir=kernel_dir, files=files, failed=failed, parent_diff=parent_diff,
-                                      guidance=guidance, budget_tokens=llm.context_tokens - llm.max_tokens)
-    except PromptTooLarge as exc:
-        proposal.status, proposal.error = "patch_failed", str(exc)
-        return proposal
+    messages = build_fix_messages(kernel_dir=kernel_dir, files=files, failed=failed, parent_diff=parent_diff,
+                                  guidance=guidance, budget_tokens=llm.context_tokens - llm.max_tokens)
     return await _edit_loop(client, llm, proposal, messages, files, kernel_dir, model)
 
 
@@ -112,12 +103,8 @@ async def resolve(client: LLMClient, llm: LLMConfig, a: Candidate, b: Candidate,
     `b`'s change. The child has both as parents."""
     proposal = Proposal("cross", a, None, f"cross {a.id} x {b.id}", second_parent=b,
                         trailers={"Merge": "resolved"})
-    try:
-        messages = build_merge_messages(kernel_dir=kernel_dir, files=files, a=a, b=b, diff_a=diff_a, diff_b=diff_b,
-                                        guidance=guidance, budget_tokens=llm.context_tokens - llm.max_tokens)
-    except PromptTooLarge as exc:
-        proposal.status, proposal.error = "patch_failed", str(exc)
-        return proposal
+    messages = build_merge_messages(kernel_dir=kernel_dir, files=files, a=a, b=b, diff_a=diff_a, diff_b=diff_b,
+                                    guidance=guidance, budget_tokens=llm.context_tokens - llm.max_tokens)
     result = await _edit_loop(client, llm, proposal, messages, files, kernel_dir)
     if result.files is None:
         result.trailers["Merge"] = "unresolved"
@@ -141,7 +128,9 @@ async def _edit_loop(client: LLMClient, llm: LLMConfig, proposal: Proposal, mess
     """Ask, apply strictly, and feed apply errors back for `llm.edit_retries` more tries."""
     model = model or client.pick_model()
     proposal.model = model.name
-    for attempt in range(llm.edit_retries + 1):
+    asked = False  # a reply may ask to see lines of a file shown as an outline, once (evolver/focus.py)
+    attempt = 0
+    while attempt <= llm.edit_retries:
         try:
             reply = await client.chat(messages, model)
         except LLMError as exc:
@@ -149,16 +138,25 @@ async def _edit_loop(client: LLMClient, llm: LLMConfig, proposal: Proposal, mess
             proposal.status, proposal.error = "llm_error", str(exc)
             return proposal
         proposal.usage.add(reply.usage)
-        kept = {"attempt": attempt + 1, "model": model.name, "reply": trimmed(reply.text),
+        kept = {"attempt": len(proposal.replies) + 1, "model": model.name, "reply": trimmed(reply.text),
                 "truncated": reply.truncated}
         proposal.replies.append(kept)
+        parts = [] if asked else focus.requested(reply.text, files, kernel_dir)
+        if parts:
+            asked = True
+            room = max(2000, int(3.5 * (llm.context_tokens - llm.max_tokens)) - sum(len(m["content"]) for m in messages))
+            kept["shown"] = [f"{path}:{first}-{last}" for path, first, last in parts]
+            messages = messages + [{"role": "assistant", "content": reply.text},
+                                   {"role": "user", "content": focus.shown(parts, files, kernel_dir, room)}]
+            continue  # a second turn, not an edit attempt
+        attempt += 1
         try:
             result = apply_reply(reply.text, files, kernel_dir, truncated=reply.truncated,
                                  allow_rewrite=llm.full_rewrite)
         except EditError as exc:
             kept["error"] = str(exc)[:2000]
             proposal.status, proposal.error = "patch_failed", str(exc)
-            proposal.rationale = f"attempt {attempt + 1}: {exc}"[:1500]
+            proposal.rationale = f"attempt {attempt}: {exc}"[:1500]
             messages = messages + [{"role": "assistant", "content": reply.text}, retry_message(str(exc))]
             continue
         proposal.status, proposal.error = None, ""
@@ -166,7 +164,7 @@ async def _edit_loop(client: LLMClient, llm: LLMConfig, proposal: Proposal, mess
         proposal.rationale = _rationale(reply.text)
         first = proposal.rationale.splitlines()[0] if proposal.rationale else ""
         proposal.summary = f"{proposal.op}: {first[:80]}" if first else f"{proposal.op} {', '.join(result.changed)}"
-        proposal.trailers.update({"Edit": result.mode, "Attempts": str(attempt + 1)})
+        proposal.trailers.update({"Edit": result.mode, "Attempts": str(len(proposal.replies))})
         return proposal
-    proposal.trailers["Attempts"] = str(llm.edit_retries + 1)
+    proposal.trailers["Attempts"] = str(len(proposal.replies))
     return proposal

@@ -1,7 +1,8 @@
 """Prompt assembly for the LLM operators, kept within the configured context budget.
 
-Parts, in order of priority: the instructions and edit format, the parent's source (never cut), its
-result, the guidance file, and the history of the lineage. Lower-priority parts are shortened first.
+Parts, in order of priority: the instructions and edit format, the parent's result and where its time goes
+(never cut), its source (whole, or focused: evolver/focus.py), the guidance file, the history of the lineage
+and other islands' ideas. Lower-priority parts are shortened first.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evolver.candidates import Candidate, Result
+from evolver.focus import heat, source_view
 from evolver.llm import estimate_tokens
 
 SYSTEM = """You improve the speed of {what} while keeping it correct. Reply with a one-paragraph
@@ -93,19 +95,23 @@ def system_message(guidance: str | None) -> dict[str, str]:
 
 
 def build_messages(*, kernel_dir: str, files: dict[str, str], parent: Candidate, chain: list[Candidate],
-                   guidance: str | None, budget_tokens: int,
-                   inspirations: list[Inspiration] | None = None) -> list[dict[str, str]]:
-    """System and user messages whose estimated size fits `budget_tokens`. Shortened in this order when
-    they do not fit: inspirations, lineage history, guidance; the parent's source and result never are."""
-    source = "\n\n".join(_fence(f"{kernel_dir}/{p}", files[p]) for p in sorted(files))
-    fixed = [f"The kernel directory `{kernel_dir}/` holds:\n\n{source}",
-             f"Result of this version ({parent.id}):\n{summarise_result(parent.result)}"]
+                   guidance: str | None, budget_tokens: int, inspirations: list[Inspiration] | None = None,
+                   profile: str = "", hotness: dict[str, float] | None = None) -> list[dict[str, str]]:
+    """System and user messages whose estimated size fits `budget_tokens`. When they do not fit, shed in this
+    order: inspirations, lineage history, guidance, then the source's coldest files become outlines
+    (evolver/focus.py: the files the `profile` names as hot, and the entry file, stay whole longest); the
+    parent's result and profile are never cut, and the prompt is never refused."""
+    whole = "\n\n".join(_fence(f"{kernel_dir}/{p}", files[p]) for p in sorted(files))
+    result = f"Result of this version ({parent.id}):\n{summarise_result(parent.result)}"
+    system = system_message(guidance)
     optional_guidance = guidance or ""
     steps = history(chain, 50)
     ideas = list(inspirations or [])
 
-    def render(g: str, h: list[str], i: list[Inspiration]) -> str:
-        parts = list(fixed)
+    def render(source: str, g: str, h: list[str], i: list[Inspiration]) -> str:
+        parts = [f"The kernel directory `{kernel_dir}/` holds:\n\n{source}", result]
+        if profile:
+            parts.append(profile)
         if g:
             parts.insert(0, f"Guidance for this problem:\n{g}")
         if h:
@@ -118,50 +124,46 @@ def build_messages(*, kernel_dir: str, files: dict[str, str], parent: Candidate,
                      "SEARCH/REPLACE blocks.")
         return "\n\n".join(parts)
 
-    while True:
-        user = render(optional_guidance, steps, ideas)
-        if estimate_tokens(system_message(guidance)["content"]) + estimate_tokens(user) <= budget_tokens:
-            break
+    def fits(user: str) -> bool:
+        return estimate_tokens(system["content"]) + estimate_tokens(user) <= budget_tokens
+
+    while not fits(user := render(whole, optional_guidance, steps, ideas)):
         if ideas:
             ideas.pop()
         elif steps:
             steps = steps[: len(steps) // 2] if len(steps) > 1 else []
-        elif optional_guidance:
-            cut = len(optional_guidance) // 2
-            optional_guidance = optional_guidance[:cut] + "\n[guidance shortened]" if cut > 200 else ""
-        else:
-            raise PromptTooLarge(f"the kernel source alone needs about {estimate_tokens(user)} tokens, more than "
-                                 f"the prompt budget of {budget_tokens}; raise llm.context_tokens")
-    return [system_message(guidance), {"role": "user", "content": user}]
+        elif len(optional_guidance) > 400:
+            optional_guidance = optional_guidance[:len(optional_guidance) // 2] + "\n[guidance shortened]"
+        else:  # the source itself: the parts that matter whole, the rest outlined
+            source, _ = source_view(kernel_dir, files, hotness or {},
+                                    lambda text: fits(render(text, optional_guidance, [], [])))
+            user = render(source, optional_guidance, [], [])
+            break
+    return [system, {"role": "user", "content": user}]
 
 
 def build_fix_messages(*, kernel_dir: str, files: dict[str, str], failed: Candidate, parent_diff: str,
                        guidance: str | None, budget_tokens: int) -> list[dict[str, str]]:
     """Ask for a repair of `failed`, showing its source, how it failed, and what changed from its parent."""
     r = failed.result
-    source = "\n\n".join(_fence(f"{kernel_dir}/{p}", files[p]) for p in sorted(files))
     failure = f"status {failed.status}: {(r.error if r else '')[:3000]}"
     log = str(r.line.get("log", "") if r else "").strip()[-3000:]
-    parts = [f"The kernel directory `{kernel_dir}/` holds this version ({failed.id}), which FAILED:\n\n{source}",
-             f"How it failed:\n{failure}" + (f"\n\nLog:\n{log}" if log else "")]
+    how = f"How it failed:\n{failure}" + (f"\n\nLog:\n{log}" if log else "")
     optional = [f"It differs from its parent, which passed, by:\n```diff\n{parent_diff.strip()[:4000]}\n```"]
     if guidance:
         optional.append(f"Guidance for this problem:\n{guidance}")
     closing = ("Fix this version so that it is correct again, keeping the change that was meant to make it faster. "
                "Reply with the rationale and the SEARCH/REPLACE blocks.")
-    return _shed_to_fit(lambda kept: [*parts, *kept, closing], optional, budget_tokens, "the failed kernel alone",
-                        system_message(guidance))
+    return _shed_to_fit(lambda source, kept: [
+        f"The kernel directory `{kernel_dir}/` holds this version ({failed.id}), which FAILED:\n\n{source}", how,
+        *kept, closing], optional, budget_tokens, system_message(guidance), kernel_dir, files)
 
 
 def build_merge_messages(*, kernel_dir: str, files: dict[str, str], a: Candidate, b: Candidate, diff_a: str,
                          diff_b: str, guidance: str | None, budget_tokens: int) -> list[dict[str, str]]:
     """Ask for the crossover of `a` and `b` whose changes git could not merge: `a`'s source to edit, what
     each side changed from their common ancestor, and how each performed (per shape, where reported)."""
-    source = "\n\n".join(_fence(f"{kernel_dir}/{p}", files[p]) for p in sorted(files))
-    parts = [f"Two candidates from different islands both changed their common ancestor, and git could not "
-             f"merge the changes (they touch the same lines). The kernel directory `{kernel_dir}/` of the first, "
-             f"{a.id}, holds:\n\n{source}",
-             f"What {a.id} (island {a.island}) changed from the common ancestor:\n```diff\n{diff_a.strip()[:6000]}\n```"
+    sides = [f"What {a.id} (island {a.island}) changed from the common ancestor:\n```diff\n{diff_a.strip()[:6000]}\n```"
              f"\n\nIts result:\n{summarise_result(a.result)}",
              f"What {b.id} (island {b.island}) changed from the common ancestor:\n```diff\n{diff_b.strip()[:6000]}\n```"
              f"\n\nIts result:\n{summarise_result(b.result)}"]
@@ -169,28 +171,33 @@ def build_merge_messages(*, kernel_dir: str, files: dict[str, str], a: Candidate
     closing = (f"Edit {a.id} so that it also has what made {b.id} good, combining the strengths of both (where "
                "the two changes really exclude each other, choose per the results above, and say why). Reply "
                f"with the rationale and SEARCH/REPLACE blocks against the files of {a.id} shown above.")
-    return _shed_to_fit(lambda kept: [parts[0], *kept, *parts[1:], closing], optional, budget_tokens,
-                        "the two sides of the merge", system_message(guidance))
+    return _shed_to_fit(lambda source, kept: [
+        f"Two candidates from different islands both changed their common ancestor, and git could not merge the "
+        f"changes (they touch the same lines). The kernel directory `{kernel_dir}/` of the first, {a.id}, holds:"
+        f"\n\n{source}", *kept, *sides, closing], optional, budget_tokens, system_message(guidance), kernel_dir,
+        files)
 
 
-def _shed_to_fit(assemble: Callable[[list[str]], list[str]], optional: list[str], budget_tokens: int,
-                 what: str, system: dict[str, str]) -> list[dict[str, str]]:
-    """The messages with as many of the `optional` parts (dropped from the end) as fit the budget."""
+def _shed_to_fit(assemble: Callable[[str, list[str]], list[str]], optional: list[str], budget_tokens: int,
+                 system: dict[str, str], kernel_dir: str, files: dict[str, str]) -> list[dict[str, str]]:
+    """The messages with as many of the `optional` parts (dropped from the end) as fit the budget, and the
+    source whole, or focused once no optional part is left (evolver/focus.py); never refused."""
     kept = list(optional)
-    while True:
-        user = "\n\n".join(assemble(kept))
-        if estimate_tokens(system["content"]) + estimate_tokens(user) <= budget_tokens:
-            return [system, {"role": "user", "content": user}]
-        if not kept:
-            raise PromptTooLarge(f"{what} needs about {estimate_tokens(user)} tokens, more than the prompt budget "
-                                 f"of {budget_tokens}; raise llm.context_tokens")
-        kept.pop()
+    whole = "\n\n".join(_fence(f"{kernel_dir}/{p}", files[p]) for p in sorted(files))
+
+    def fits(user: str) -> bool:
+        return estimate_tokens(system["content"]) + estimate_tokens(user) <= budget_tokens
+    while not fits(user := "\n\n".join(assemble(whole, kept))):
+        if kept:
+            kept.pop()
+            continue
+        source, _ = source_view(kernel_dir, files, heat(files, None), lambda text: fits("\n\n".join(assemble(text, []))))
+        user = "\n\n".join(assemble(source, []))
+        break
+    return [system, {"role": "user", "content": user}]
 
 
 def retry_message(error: str) -> dict[str, str]:
     return {"role": "user", "content": f"Your edits could not be applied: {error}\n\nSend corrected "
             "SEARCH/REPLACE blocks against the current file (unchanged by your previous reply)."}
 
-
-class PromptTooLarge(Exception):
-    pass

@@ -288,8 +288,9 @@ class Context:
         process leaves them (PRIME_BYTES)."""
         return self.receive(self.send(spec, where, primed, **options))
 
-    def send(self, spec: Any, where: str, primed: bool = False, **options: Any) -> Sent:
-        """The first half of `call`: the input written, the runner asked; the judge is free until `receive`."""
+    def send(self, spec: Any, where: str, primed: bool = False, op: str = "call", **options: Any) -> Sent:
+        """The first half of `call`: the input written, the runner asked (a `call`, or another `op` on the
+        input); the judge is free until `receive`."""
         from harness.cases import make_batch
 
         seed = self.rng.getrandbits(48)
@@ -304,7 +305,7 @@ class Context:
             if self.device.type == "cuda":
                 self.torch.cuda.synchronize()  # the runner's context must see the whole input
         began = time.perf_counter()
-        nonce = self.runner.post({"op": "call", "spec": spec.to_list(), "staged": primed, **options})
+        nonce = self.runner.post({"op": op, "spec": spec.to_list(), "staged": primed, **options})
         return Sent(spec, where, seed, mine, nonce, began)
 
     def receive(self, sent: Sent) -> Call:
@@ -601,6 +602,28 @@ def benchmark(ctx: Context) -> tuple[list[dict[str, Any]], float]:
     return shapes, catch_probability([(s["runs"], s["checked_matrices"] / s["batch"]) for s in shapes])
 
 
+def profile(ctx: Context) -> dict[str, Any]:
+    """Where each benchmark shape's time goes, for the model that improves the candidate (`--profile`): one
+    more call per shape, after the scored ones, on a fresh input, under torch's profiler in the runner; per
+    shape the kernels that took the most device time, with their launches and share. Never scored (the runner
+    is the candidate's), and its cost is the evaluation's `profile_s`."""
+    from harness.specs import benchmarks_for
+
+    shapes = []
+    for spec in benchmarks_for(ctx.args.mode):
+        where = f"profile {spec.label}"
+        ctx.report.emit(stage="profile", label=spec.label)
+        reply = ctx.runner.reply(ctx.send(spec, where, op="profile").nonce, where)
+        judge_error(reply, where)
+        kernels = [k for k in reply.get("kernels", []) if isinstance(k, dict)]
+        total = sum(float(k.get("us", 0)) for k in kernels) or 1.0
+        top = [{"name": str(k.get("name", "?"))[:120], "launches": int(k.get("launches", 0)),
+                "us": round(float(k.get("us", 0)), 2), "share": round(float(k.get("us", 0)) / total, 4)}
+               for k in kernels[:8]]
+        shapes.append({"shape": spec.label, "total_us": round(total, 2), "kernels": top})
+    return {"shapes": shapes, "device": ctx.args.device}
+
+
 def evaluate(ctx: Context, t0: float) -> Verdict:
     from harness.timing import geomean
 
@@ -619,13 +642,19 @@ def evaluate(ctx: Context, t0: float) -> Verdict:
     ctx.timings["timed_kernel_s"] = sum(s.pop("timed_s") for s in shapes)
     flags = [f"{s['shape']}: {s['mean_us']:.1f} us is below the physical floor {s['floor_us']:.1f} us"
              for s in shapes if s["mean_us"] < s["floor_us"]]
+    profiled = None
+    if ctx.args.profile and not ctx.args.baseline:
+        began = time.monotonic()
+        profiled = profile(ctx)
+        ctx.timings["profile_s"] = time.monotonic() - began
     return Verdict("ok", score=round(geomean([s["mean_us"] for s in shapes]), 3), unit="us", mode=ctx.args.mode,
                    shapes=shapes, tests={"passed": len(labels), "total": len(labels), "labels": labels},
                    worst=worst, compile=compile_info, flags=flags,
                    gpu=gpu_fingerprint(ctx.torch) if ctx.args.device == "cuda" else {"name": "cpu self-test"},
                    catch_probability=round(catch, 6), runner_isolation=isolated, runner_cpu=ctx.runner_cpu,
                    hold_us=ctx.hold_us, hold_error=ctx.hold_error,
-                   timings={k: round(v, 3) for k, v in ctx.timings.items()}, baseline=bool(ctx.args.baseline))
+                   timings={k: round(v, 3) for k, v in ctx.timings.items()}, baseline=bool(ctx.args.baseline),
+                   profile=profiled)
 
 
 def load_judge() -> None:
@@ -659,6 +688,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mode", default="full", choices=("quick", "full", "final", "tiny"))
     p.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     p.add_argument("--baseline", action="store_true")
+    p.add_argument("--profile", action="store_true")
     p.add_argument("--wait", action="store_true", help="start the runner and import torch, then wait for a line "
                    "on stdin")
     args = p.parse_args(argv)

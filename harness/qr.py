@@ -135,6 +135,7 @@ def supervise(args: argparse.Namespace) -> dict[str, Any]:
         argv = [sys.executable, "-m", "harness.judge", "--mode", args.mode, "--device", args.device]
         argv += ["--baseline"] if args.baseline else ["--kernel-dir", str(args.kernel_dir.resolve())]
         argv += ["--wait"] if args.prestart else []
+        argv += ["--profile"] if args.profile else []
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([str(HARNESS_DIR.parent), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
         (Path(tmp) / "runner").mkdir()
@@ -232,6 +233,9 @@ def main(argv: list[str] | None = None) -> int:
                         "nothing)")
     p.add_argument("--seed", type=int, help="input seed (default: a fresh secret one per evaluation)")
     p.add_argument("--baseline", action="store_true", help="time torch.geqrf instead of a candidate")
+    p.add_argument("--profile", action="store_true",
+                   help="after an ok benchmark, one call per shape under torch's profiler: which kernels take the "
+                        "time (for the model that improves the kernel; never scored)")
     p.add_argument("--timeout", type=float, help="limit for the whole evaluation, seconds")
     p.add_argument("--stall", type=float, default=STALL_S, help="kill after this long without progress, s")
     p.add_argument("--prestart", action="store_true",

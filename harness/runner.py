@@ -216,6 +216,32 @@ class Session:
             return {"error": classify(exc)}
         return {"tamper": tamper}
 
+    def profile(self, message: dict[str, Any]) -> dict[str, Any]:
+        """One untimed call on the input the judge wrote into A, under torch's profiler: each kernel's name, its
+        launches and its device time (the CPU self-test: each operator's CPU time). Shown to the model that
+        improves the candidate, never scored: it comes from the candidate's own process."""
+        import torch.profiler as tp
+
+        from harness.specs import Spec
+
+        spec = Spec.from_list(message["spec"])
+        a, _, _ = self.arena.views(spec.batch, spec.n)
+        cuda = self.device.type == "cuda"
+        try:
+            with tp.profile(activities=[tp.ProfilerActivity.CUDA if cuda else tp.ProfilerActivity.CPU]) as prof:
+                with self.scope():
+                    out = self.fn(a)
+                self.timer.settle()
+            del out
+        except BaseException as exc:
+            return {"error": classify(exc)}
+        rows: list[dict[str, Any]] = []
+        for avg in prof.key_averages():
+            us = float(avg.self_device_time_total if cuda else avg.self_cpu_time_total)
+            if us > 0:
+                rows.append({"name": str(avg.key)[:120], "launches": int(avg.count), "us": round(us, 2)})
+        return {"kernels": sorted(rows, key=lambda r: -float(r["us"]))[:40]}
+
     def verify(self) -> dict[str, Any]:
         from harness import guard
 
@@ -250,6 +276,7 @@ def serve(args: argparse.Namespace, channel: Channel, isolated: str) -> int:
                   "nonce": go.get("nonce")})
     handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
         "load": lambda m: session.load(), "prime": session.prime, "verify": lambda m: session.verify(),
+        "profile": session.profile,
         "call": lambda m: session.call(m, lambda: channel.send({"done": True, "nonce": m.get("nonce")}))}
     while True:
         message = channel.receive()
