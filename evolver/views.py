@@ -12,6 +12,8 @@ from typing import Any
 from evolver.breed import mutation_messages, prompt_context
 from evolver.candidates import PROVENANCE_KEYS, Candidate, Snapshot
 from evolver.config import Config, ModelSpec, find_config, load_config
+from evolver.funnel import funnel
+from evolver.funnel import lines as funnel_lines
 from evolver.health import HEALTH_REF
 from evolver.opening import choose_run, run_base
 from evolver.population import ancestry
@@ -174,6 +176,7 @@ def status_data(snapshot: Snapshot, eval_usd: float, best: Candidate | None = No
         "llm_cost_usd": round(header.cost_usd, 6),
         "malformed_note_lines": snapshot.malformed_notes,
         "operators": arms,  # what each (operator, model) produced: the bandit's view of the run
+        "funnel": {arm: f.as_dict() for arm, f in funnel(snapshot.candidates.values(), snapshot.by_commit()).items()},
         "last_activity": max((c.created for c in snapshot.candidates.values()), default=None),
     }
 
@@ -215,6 +218,11 @@ def cmd_status(args: argparse.Namespace) -> int:
         gain = f" by {100 * a['mean_gain']:.1f}% on average" if a["mean_gain"] else ""
         print(f"  {arm}: {a['tried']} tried, {a['improved']} beat their parent{gain}; ${a['cost_usd']:.4f} "
               "(LLM and evaluations)")
+    funnels = funnel(snapshot.candidates.values(), snapshot.by_commit())
+    if funnels:
+        print("  what became of each child (`evolve show ID --reply`: every reply and why it failed):")
+        for line in funnel_lines(funnels):
+            print("    " + line)
     if data["operators"]:
         print(f"  (each evaluation is valued at ${eval_usd:g}"
               + (", [evolution] eval_usd)" if set_by_user else ": an assumption, set [evolution] eval_usd to your "

@@ -77,6 +77,13 @@ def test_every_kind_of_reply_ends_in_the_right_status(tmp_path: Path) -> None:
     shown = evolve(repo / "examples" / "sort", "show", "00004", "--reply").stdout
     assert shown.count("not applied:") == 2 and "attempt 2, fake-coder" in shown
     assert "no LLM made it" in evolve(repo / "examples" / "sort", "show", "00001", "--reply").stdout
+    # the funnel accounts for every reply and says why the children that fell out did
+    f = status["funnel"]["mutate@fake-coder"]
+    assert (f["made"], f["replies"], f["applied"], f["compiled"], f["correct"]) == (11, 15, 7, 6, 5), f
+    assert sum(f["why"].values()) == 11 - 5 and f["why"]["incorrect"] == f["why"]["the edit changed nothing"] == 1
+    assert any(why.startswith("compile error: sort.py: SyntaxError") for why in f["why"]), f["why"]
+    text = evolve(repo / "examples" / "sort", "status").stdout
+    assert "mutate@fake-coder: 11 made: 15 replies -> 7 applied -> 6 compiled -> 5 correct -> " in text, text
 
 
 def test_no_key_in_environment_runs_tune_alone(tmp_path: Path) -> None:
