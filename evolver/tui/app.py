@@ -22,6 +22,8 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer
 
 from evolver.candidates import Candidate, Snapshot
+from evolver.funnel import funnel
+from evolver.funnel import lines as funnel_lines
 from evolver.population import ancestry
 from evolver.reader import ALL_RUNS, MergedReader, RunReader, legend, run_letters
 from evolver.store import REPLIES_REF, RUN_REF, Store, StoreError
@@ -46,10 +48,12 @@ class Refreshed(Message):
     header: Header | None = None
     series: list[float] | None = None
     outcomes: dict[str, int] | None = None
+    funnel: list[str] | None = None  # what became of each operator's children (evolver/funnel.py)
 
 
 HELP = ("arrows or mouse: select a candidate   s: sort   f: filter by status   b: jump to best\n"
         "d / v / l / a: its diff, result, log, the LLM's replies   w: check it out into a worktree\n"
+        "u: the funnel, what became of each operator's children (replies, applied, compiled, correct, faster)\n"
         "r: refresh now   n: the problem's next run (yours and those `evolve pull` brought), then all as one\n"
         "q: quit (an engine started with --tui stops gracefully; resume with evolve start)\n"
         "x: quit and leave that engine running")
@@ -75,6 +79,7 @@ class EvolveApp(App[None]):
         Binding("v", "show_tab('tab-result')", "Result"),
         Binding("l", "show_tab('tab-log')", "Log"),
         Binding("a", "show_tab('tab-reply')", "Reply"),
+        Binding("u", "show_tab('tab-funnel')", "Funnel"),
         Binding("question_mark", "help", "Help"),
         Binding("x", "detach", "Quit, engine on", show=False),
         Binding("w", "worktree", "Worktree"),
@@ -161,7 +166,8 @@ class EvolveApp(App[None]):
             self.post_message(Refreshed(
                 snap, changed, by_commit=by_commit,
                 rows=model.rows(snap, None if first else changed, by_commit, self.seeds),
-                header=header if snap.candidates else None, series=series, outcomes=outcomes))
+                header=header if snap.candidates else None, series=series, outcomes=outcomes,
+                funnel=funnel_lines(funnel(snap.candidates.values(), by_commit))))
         except StoreError as exc:
             self.post_message(Refreshed(None, set(), f"git: {exc}"))
 
@@ -188,6 +194,8 @@ class EvolveApp(App[None]):
                 header.show(event.header, self.engine_state)
             elif not snap.candidates:
                 header.message(f"run {snap.run}: no candidates yet; watching ...")
+            if event.funnel is not None:
+                self.query_one(DetailPane).show_funnel(event.funnel)
             if event.series is not None and event.outcomes is not None:
                 self.query_one(ProgressPane).show(event.series, event.outcomes)
                 self.show_selected()

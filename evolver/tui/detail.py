@@ -67,6 +67,12 @@ class DetailPane(Vertical):
                 yield VerticalScroll(Static("", id="log"))
             with TabPane("Reply", id="tab-reply"):
                 yield VerticalScroll(Static("", id="reply"))
+            with TabPane("Funnel", id="tab-funnel"):
+                yield VerticalScroll(Static("no child yet", id="funnel"))
+
+    def show_funnel(self, lines: list[str]) -> None:
+        """What became of each operator's children: the run's funnel, not the selected candidate's."""
+        self.query_one("#funnel", Static).update(Text("\n".join(lines) or "no child yet", no_wrap=False))
 
     def activate(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
