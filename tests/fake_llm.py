@@ -14,6 +14,11 @@ Each POST /v1/chat/completions takes the next step of the script. A step is a na
                   two sides' values; for any other prompt: good
   real:<file>:<i> a real reply of a small model from tests/data
 Requests and the steps they got are kept in `log`.
+
+With `replay=FILE` (tests/data/qr_replies.json) every request is served from a file of proposals instead, as a
+strong model would answer the real prompt: each new conversation takes the next proposal's first turn, and a
+follow-up (a retry after a failed edit, the second turn after a SHOW) the next turn of the proposal it
+continues. Standalone, for a run on a GPU machine: `python -m tests.fake_llm --replay FILE --port 8089`.
 """
 
 from __future__ import annotations
@@ -91,10 +96,38 @@ def reply_for(step: str, messages: list[dict[str, str]], counter: int) -> tuple[
     raise ValueError(step)
 
 
+class Replay:
+    """Proposals served conversation by conversation (module docstring)."""
+
+    def __init__(self, path: Path) -> None:
+        self.proposals = json.loads(path.read_text())["proposals"]
+        self.next = 0
+        self.turn_of: dict[str, tuple[int, int]] = {}  # a turn's text -> (proposal, turn)
+        self.served: list[tuple[str, int]] = []
+
+    def reply(self, messages: list[dict[str, str]]) -> str:
+        said = [m["content"] for m in messages if m["role"] == "assistant"]
+        if said and said[-1] in self.turn_of:
+            index, turn = self.turn_of[said[-1]]
+            turn += 1
+        elif self.next < len(self.proposals):
+            index, turn = self.next, 0
+            self.next += 1
+        else:
+            return "I have no further change to propose."
+        turns = self.proposals[index]["turns"]
+        text: str = turns[min(turn, len(turns) - 1)]
+        self.turn_of[text] = (index, turn)
+        self.served.append((self.proposals[index]["name"], turn))
+        return text
+
+
 class FakeLLM:
-    def __init__(self, script: list[str], hang_s: float = 4.0, by_model: dict[str, str] | None = None) -> None:
+    def __init__(self, script: list[str], hang_s: float = 4.0, by_model: dict[str, str] | None = None,
+                 replay: Path | None = None, port: int = 0) -> None:
         """`script`: the steps in order of requests (then `good`); `by_model`: a fixed step per model name,
-        which takes precedence."""
+        which takes precedence; `replay`: a file of proposals that answers every request instead."""
+        self.replay = Replay(replay) if replay else None
         self.script = list(script)
         self.by_model = dict(by_model or {})
         self.hang_s = hang_s
@@ -132,7 +165,11 @@ class FakeLLM:
                     self._send(code, {"error": {"message": f"scripted {code}", "type": "server_error"}},
                                {"retry-after": "0.1"} if code == 429 else {})
                     return
-                content, finish = reply_for(step, body["messages"], counter)
+                if server.replay is not None:
+                    with server._lock:
+                        content, finish = server.replay.reply(body["messages"]), "stop"
+                else:
+                    content, finish = reply_for(step, body["messages"], counter)
                 self._send(200, {
                     "id": f"chatcmpl-{counter}", "object": "chat.completion", "created": 1764500000,
                     "model": body["model"],
@@ -176,7 +213,7 @@ class FakeLLM:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -188,3 +225,19 @@ class FakeLLM:
     def __exit__(self, *exc: Any) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+if __name__ == "__main__":  # a replay server on its own, for a run on another machine
+    import argparse
+
+    parser = argparse.ArgumentParser(description="a scripted OpenAI-compatible server that replays proposals")
+    parser.add_argument("--replay", type=Path, required=True)
+    parser.add_argument("--port", type=int, default=8089)
+    args = parser.parse_args()
+    with FakeLLM([], replay=args.replay, port=args.port) as llm:
+        print(f"replaying {args.replay} at {llm.url}", flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
