@@ -3,7 +3,7 @@
     python bench/probe_isolation.py            # the probes, outside any sandbox
     python bench/probe_isolation.py --inner    # (run by the probe itself inside the sandbox)
 
-1. CUDA (torch, and a CuPy kernel compiled through NVRTC) inside evolver/sandbox.py, and its start-up cost.
+1. CUDA (torch, and a CuPy kernel compiled through NVRTC) inside evolver/evaluation/sandbox.py, and its start-up cost.
 2. CUDA IPC from a judge process to a runner in a nested user namespace (judge non-dumpable), both outside
    and inside the sandbox; whether the runner can read the judge's /proc files.
 3. The cost of fresh inputs (make_batch) and of a full check, per benchmark shape.
@@ -155,8 +155,8 @@ def costs() -> None:
     import torch
 
     from harness.cases import make_batch
-    from harness.specs import BENCHMARK
     from harness.checker import check
+    from harness.specs import BENCHMARK
 
     dev = torch.device("cuda")
     for spec in BENCHMARK:
@@ -182,7 +182,7 @@ def main() -> None:
     if "--inner" in sys.argv:
         cuda_inside()
         return
-    from evolver import sandbox
+    from evolver.evaluation import sandbox
 
     print("sandbox unavailable (gpu)?", sandbox.unavailable(gpu=True), flush=True)
     for mode in ("export", "import"):

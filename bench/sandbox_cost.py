@@ -1,4 +1,4 @@
-"""The QR harness inside evolver/sandbox.py and outside it, alternating, on kernels: score and wall time.
+"""The QR harness inside evolver/evaluation/sandbox.py and outside it, alternating, on kernels: score and wall time.
 
     python bench/sandbox_cost.py [KERNEL_DIR ...] [--repeats N] [--mode full] [--device cuda|cpu]
                                 [--sides both|in|out] [--prestart]
@@ -23,8 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evolver import sandbox  # noqa: E402
-from evolver.prestart import PRESTART_AHEAD  # noqa: E402
+from evolver.evaluation import sandbox  # noqa: E402
+from evolver.evaluation.prestart import PRESTART_AHEAD  # noqa: E402
 
 
 class Evaluation:

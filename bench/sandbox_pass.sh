@@ -21,7 +21,7 @@ kernels=$(mktemp -d)
 $py - "$demo" "$kernels" > "$OUT/evolve_in.jsonl" <<'PY'
 import json, subprocess, sys
 from pathlib import Path
-from evolver.store import Store
+from evolver.records.store import Store
 repo, out = Path(sys.argv[1]), Path(sys.argv[2])
 store = Store(repo)
 for c in sorted(store.snapshot(store.runs()[-1]).candidates.values(), key=lambda c: c.id):

@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from evolver.records.store import Store
+
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "bench",
        "GIT_COMMITTER_EMAIL": "b@b", "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/tmp"}
@@ -93,7 +95,6 @@ def main() -> int:
     print(proc.stdout.strip())
     print(f"evolve status, end to end: median {statistics.median(times):.3f} s, max {max(times):.3f} s (5 runs)")
     sys.path.insert(0, str(ROOT))
-    from evolver.store import Store
 
     store = Store(repo)
     snaps = []

@@ -24,8 +24,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from status_10k import build, git  # noqa: E402
 from textual import events  # noqa: E402
 
-from evolver.candidates import format_message  # noqa: E402
-from evolver.store import Store  # noqa: E402
+from evolver.records.candidates import format_message  # noqa: E402
+from evolver.records.store import Store  # noqa: E402
 from evolver.tui.app import EvolveApp  # noqa: E402
 from evolver.tui.header import RunHeader  # noqa: E402
 from evolver.tui.population import MAX_ROWS, PopulationTable  # noqa: E402

@@ -13,10 +13,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from evolver.tui.app import EvolveApp  # noqa: E402
 from tests.conftest import CLOCK, Scripted, make_repo, settle  # noqa: E402
 from tests.test_tui import SOURCE, ok  # noqa: E402
-
-from evolver.tui.app import EvolveApp  # noqa: E402
 
 
 def scripted(repo: Path) -> Scripted:

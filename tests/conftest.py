@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from evolver.candidates import format_message
-from evolver.store import Store
+from evolver.records.candidates import format_message
+from evolver.records.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "sort"
@@ -27,7 +27,7 @@ def sealed_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mon
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / "gitconfig"))
-    from evolver import sandbox
+    from evolver.evaluation import sandbox
 
     if sandbox.unavailable() is not None:  # a machine without user namespaces: the tests that need the
         monkeypatch.setenv("EVOLVE_SANDBOX", "off")  # sandbox skip themselves, the rest run without it
@@ -168,8 +168,8 @@ class Scripted:
         self.run = run
         self.base = self.store.head_commit()
         self.commits: dict[str, str] = {}
-        from evolver.candidates import now
-        from evolver.sharing import clone_id
+        from evolver.records.candidates import now
+        from evolver.records.runs import clone_id
 
         self.store.set_meta(f"refs/evolve/runs/{run}", {"run": run, "base": self.base, "kernel_dir": KERNEL,
                                                          "created": now(), "clone": clone_id(self.store)})

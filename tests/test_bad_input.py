@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from evolver.evaluate import scrubbed_env
-from evolver.processes import run_evaluator
-from evolver.store import Store, StoreError
+from evolver.evaluation.command import scrubbed_env
+from evolver.evaluation.processes import run_evaluator
+from evolver.records.store import Store, StoreError
 from tests.conftest import ROOT, evolve, example_config, git, make_repo
 
 pytestmark = pytest.mark.slow
@@ -79,8 +79,8 @@ def test_qr_problem_without_a_gpu_says_so(tmp_path: Path) -> None:
 
 
 def test_qr_with_more_slots_than_gpus_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from evolver import evaluate
-    from evolver.config import load_config
+    from evolver.evaluation import evaluate
+    from evolver.records.config import load_config
 
     monkeypatch.setattr(evaluate, "detect_gpus", lambda: [(0, "NVIDIA H200 / driver 580")])
     config = load_config(ROOT / "evolve.toml", ROOT)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evolver import sandbox
+from evolver.evaluation import sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(sandbox.unavailable() is not None, reason=f"no sandbox here: {sandbox.unavailable()}")

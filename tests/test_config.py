@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from evolver.cli import main
-from evolver.config import ConfigError, find_config, load_config
+from evolver.commands.cli import main
+from evolver.records.config import ConfigError, find_config, load_config
 from tests.conftest import ROOT, evolve, example_config, git, make_repo
 
 

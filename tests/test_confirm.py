@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from evolver.config import load_config
-from evolver.evaluate import Evaluator
-from evolver.store import Store
-from evolver.summary import summarise
+from evolver.evaluation.evaluate import Evaluator
+from evolver.records.config import load_config
+from evolver.records.store import Store
+from evolver.search.summary import summarise
 from tests.conftest import EXAMPLE, evolve, example_config, git, make_repo
 
 pytestmark = pytest.mark.slow
@@ -122,7 +122,7 @@ else:
 def test_a_failed_confirmation_demotes(tmp_path: Path) -> None:
     """A candidate whose confirmation fails is judged by it from then on: no longer a parent or a migrant
     (the pool), counted by its failure in `evolve status`, never `best`, and worth a `fix`."""
-    from evolver.results import Recorder
+    from evolver.records.results import Recorder
 
     seed = (EXAMPLE / "seeds" / "mergesort" / "sort.py").read_text()
     repo = make_repo(tmp_path / "repo", example_config(evaluation=(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evolver.store import Store
+from evolver.records.store import Store
 from tests.conftest import COUNTING, counting_repo, evolve, example_config, git
 
 pytestmark = pytest.mark.slow

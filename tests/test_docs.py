@@ -9,8 +9,21 @@ from typing import Any
 
 from tests.conftest import ROOT
 
-MODULES = ("cli", "engine", "results", "store", "population", "bandit", "prompts", "operators", "llm", "edits",
-           "processes", "evaluate", "prestart", "sandbox", "summary", "breed", "children", "opening")
+
+def _modules() -> dict[str, Any]:
+    """Every module of the engine, by its own name (`engine`, `store`, ...), and every package by its name."""
+    import pkgutil
+
+    import evolver
+
+    out = {}
+    for info in pkgutil.walk_packages(evolver.__path__, "evolver."):
+        if ".tui" not in info.name and not info.name.endswith("__main__"):
+            out[info.name.rsplit(".", 1)[-1]] = importlib.import_module(info.name)
+    return out
+
+
+MODULES = _modules()
 WORDS = {"best", "ok", "mutate", "evolve start", "evolve prompt", "pipeline_depth"}  # a ref, a status, an
 # operator, commands, a setting
 
@@ -18,8 +31,7 @@ WORDS = {"best", "ok", "mutate", "evolve start", "evolve prompt", "pipeline_dept
 def _resolve(name: str) -> bool:
     first, *rest = name.split(".")
     holders: list[Any] = []
-    for module_name in MODULES:
-        module = importlib.import_module(f"evolver.{module_name}")
+    for module_name, module in MODULES.items():
         if first == module_name:
             holders.append(module)
         elif hasattr(module, first):

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from evolver.edits import EditError, apply_reply, parse_blocks
+from evolver.search.edits import EditError, apply_reply, parse_blocks
 from tests.conftest import DATA
 
 SOURCE = {"sort.py": "A = 1\ndef f(x):\n    return x + A\n\ndef g(x):\n    return x + A\n",

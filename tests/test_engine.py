@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from evolver.config import load_config
-from evolver.engine import Engine
-from evolver.opening import open_run
-from evolver.operators import Proposal, decode
-from evolver.progress import Budget
-from evolver.store import Store
+from evolver.records.config import load_config
+from evolver.records.store import Store
+from evolver.run.engine import Engine
+from evolver.run.opening import open_run
+from evolver.run.progress import Budget
+from evolver.search.operators import Proposal, decode
 from tests.conftest import git
 
 
@@ -48,7 +48,7 @@ def test_best_is_put_right_after_a_crash_before_it_moved(repo: Path) -> None:
 def test_llm_concurrency_follows_the_slots_unless_set(tmp_path: Path) -> None:
     import random
 
-    from evolver.breed import llm_operators
+    from evolver.search.breed import llm_operators
     from tests.conftest import example_config
 
     (tmp_path / "seeds" / "mergesort").mkdir(parents=True)

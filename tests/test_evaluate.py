@@ -6,8 +6,8 @@ import sys
 import time
 from pathlib import Path
 
-from evolver.evaluate import scrubbed_env
-from evolver.processes import parse_result, run_evaluator
+from evolver.evaluation.command import scrubbed_env
+from evolver.evaluation.processes import parse_result, run_evaluator
 
 
 def test_parse_result_maps_every_failure() -> None:

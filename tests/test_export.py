@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from evolver.export import ExportError, export_dir
-from evolver.tunables import find_tunables
+from evolver.commands.export import ExportError, export_dir
+from evolver.records.store import Store
+from evolver.search.tunables import find_tunables
 from harness import guard
 from tests.conftest import ROOT, git
 
@@ -111,8 +112,7 @@ def test_the_generated_launchers_compile_with_nvcc(tmp_path: Path, seed: str, so
 
 @pytest.mark.slow
 def test_evolve_export_writes_the_candidate_with_its_score_and_judge(tmp_path: Path) -> None:
-    from evolver.candidates import format_message
-    from evolver.store import Store
+    from evolver.records.candidates import format_message
 
     repo = tmp_path / "repo"
     shutil.copytree(SEEDS, repo / "seed_kernels")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evolver.store import Store
+from evolver.records.store import Store
 from tests.conftest import evolve, example_config, make_repo
 from tests.fake_llm import FakeLLM
 

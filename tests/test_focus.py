@@ -1,4 +1,4 @@
-"""What a prompt shows of a kernel (evolver/focus.py): the QR seed whole within the shipped budget, focused by
+"""What a prompt shows of a kernel (evolver/search/focus.py): the QR seed whole within the shipped budget, focused by
 its profile when the budget is smaller, outlines an edit can be written against, and the parts a reply asks
 to see, answered once in a second turn."""
 
@@ -8,9 +8,9 @@ import re
 import subprocess
 from pathlib import Path
 
-from evolver import focus
-from evolver.candidates import Candidate
-from evolver.llm import estimate_tokens
+from evolver.records.candidates import Candidate
+from evolver.search import focus
+from evolver.search.llm import estimate_tokens
 from tests.conftest import ROOT, git
 
 SEED = ROOT / "seed_kernels" / "tsqr_wy"

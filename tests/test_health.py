@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from evolver.health import RETIRE_AFTER, Health, device_error
-from evolver.store import Store
+from evolver.evaluation.health import RETIRE_AFTER, Health, device_error
+from evolver.records.store import Store
 from tests.conftest import evolve, example_config, git, make_repo
 
 BROKEN = '''import json, os, runpy, sys

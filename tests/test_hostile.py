@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from evolver import sandbox
-from evolver.store import NOTES_REF, Store
+from evolver.evaluation import sandbox
+from evolver.records.refs import NOTES_REF
+from evolver.records.store import Store
 from tests.conftest import evolve, example_config, git, make_repo
 from tests.fake_llm import FakeLLM
 

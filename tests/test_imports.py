@@ -5,9 +5,9 @@ import sys
 
 import pytest
 
-CORE = ["evolver", "evolver.cli", "evolver.config", "evolver.store", "evolver.edits", "evolver.tunables",
-        "evolver.llm", "evolver.prompts", "evolver.operators", "evolver.population", "evolver.evaluate",
-        "evolver.engine"]
+CORE = ["evolver", "evolver.commands.cli", "evolver.records.config", "evolver.records.store", "evolver.search.edits",
+        "evolver.search.tunables", "evolver.search.llm", "evolver.search.prompts", "evolver.search.operators",
+        "evolver.search.population", "evolver.evaluation.evaluate", "evolver.run.engine"]
 
 
 @pytest.mark.parametrize("module", CORE)

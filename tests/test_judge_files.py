@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from evolver import sandbox
+from evolver.evaluation import sandbox
+from evolver.records.store import Store
 from tests.conftest import ROOT, evolve, git
 
 pytest.importorskip("torch")
@@ -91,10 +92,9 @@ def test_the_seed_is_on_no_command_line(tmp_path: Path) -> None:
 def test_the_judges_files_are_fixed_when_the_run_opens(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An agent (or anything else) that edits the installed judge while a run goes cannot slip a new judge in:
     evaluations are laid out from the copy read when the run opened, and the next evaluation stops the run."""
-    from evolver import evaluate
-    from evolver.config import load_config
-    from evolver.judgefiles import JudgeChanged
-    from evolver.store import Store
+    from evolver.evaluation import evaluate
+    from evolver.evaluation.judgefiles import JudgeChanged
+    from evolver.records.config import load_config
     from tests.conftest import make_repo
 
     installed = tmp_path / "installed"

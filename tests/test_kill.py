@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from evolver.store import Store
+from evolver.records.store import Store
 from tests.conftest import example_config, git, make_repo
 
 pytestmark = pytest.mark.slow

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from evolver.candidates import Candidate, Snapshot
-from evolver.results import Recorder
+from evolver.records.candidates import Candidate, Snapshot
+from evolver.records.results import Recorder
 
 JUDGE, CONFIRM, GPU = "h1", "h1-final", "gpu0"
 

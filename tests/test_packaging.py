@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evolver.builtin import builtin_harness_dir, harness_specs
+from evolver.evaluation.builtin import builtin_harness_dir, harness_specs
 from tests.conftest import ROOT
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from evolver import sandbox
-from evolver.store import Store
+from evolver.evaluation import sandbox
+from evolver.records.store import Store
 from tests.conftest import ROOT, evolve, example_config, git, make_repo
 
 pytestmark = pytest.mark.slow

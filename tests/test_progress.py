@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evolver.progress import Budget, budget_line, duration
+from evolver.run.progress import Budget, budget_line, duration
 from tests.conftest import evolve
 
 

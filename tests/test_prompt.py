@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from evolver.records.store import Store
 from tests.conftest import Scripted, evolve, example_config, git, make_repo
 
 BIG = "".join(f"x{i} = {i}  # padding line {i} of a long kernel source\n" for i in range(500))
@@ -13,9 +14,8 @@ BIG = "".join(f"x{i} = {i}  # padding line {i} of a long kernel source\n" for i 
 
 def judged_here(repo: Path) -> dict[str, object]:
     """The judge version and device of a result measured on this machine for this repository's run."""
-    from evolver.config import find_config, load_config
-    from evolver.evaluate import Evaluator, make_slots
-    from evolver.store import Store
+    from evolver.evaluation.evaluate import Evaluator, make_slots
+    from evolver.records.config import find_config, load_config
 
     store = Store(repo)
     config = load_config(find_config(repo / "examples" / "sort"), repo)
@@ -88,10 +88,9 @@ def test_a_source_larger_than_the_budget_is_focused_never_refused(tmp_path: Path
 def test_evolve_prompt_prints_what_a_mutation_of_that_parent_would_send(tmp_path: Path) -> None:
     """`evolve prompt` and the engine's mutate build the messages with one function from the same inputs
     (the engine's own parent pool, base and guidance): byte for byte the same text."""
-    from evolver.breed import mutation_messages, prompt_context
-    from evolver.config import find_config, load_config
-    from evolver.opening import open_run
-    from evolver.store import Store
+    from evolver.records.config import find_config, load_config
+    from evolver.run.opening import open_run
+    from evolver.search.breed import mutation_messages, prompt_context
     from tests.conftest import COUNTING, counting_repo, fake_llm
     from tests.fake_llm import FakeLLM
 
@@ -118,7 +117,7 @@ def test_evolve_prompt_prints_what_a_mutation_of_that_parent_would_send(tmp_path
 
 
 def test_the_system_message_names_the_problem_its_guidance_names() -> None:
-    from evolver.prompts import system_message
+    from evolver.search.prompts import system_message
     from tests.conftest import ROOT
 
     qr = system_message((ROOT / "harness" / "GUIDANCE.md").read_text())["content"]

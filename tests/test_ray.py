@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from evolver.records.store import Store
 from tests.conftest import example_config, git, make_repo
 
 pytest.importorskip("ray")
@@ -87,7 +88,6 @@ def test_the_cpu_example_on_a_ray_cluster_survives_a_killed_worker(tmp_path: Pat
     assert engine.wait(timeout=600) == 0, "".join(lines)
     reader.join(timeout=10)
     assert killed, "no Ray worker was caught judging: the kill did not happen"
-    from evolver.store import Store
 
     snapshot = Store(repo).snapshot("r1")
     assert len(snapshot.candidates) == 40
@@ -132,7 +132,6 @@ def test_confirmations_beside_warm_judges_never_wait_for_a_slot_they_hold(tmp_pa
         out, _ = engine.communicate()
         pytest.fail("the run hung on its first confirmation:\n" + out)
     assert engine.returncode == 0, out
-    from evolver.store import Store
 
     snapshot = Store(repo).snapshot("r1")
     confirmed = [c for c in snapshot.candidates.values() if c.confirmation is not None]

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from evolver.config import find_config, load_config
-from evolver.evaluate import Evaluator
-from evolver.rejudge import rejudge
-from evolver.store import Store
+from evolver.commands.rejudge import rejudge
+from evolver.evaluation.evaluate import Evaluator
+from evolver.records.config import find_config, load_config
+from evolver.records.store import Store
 from tests.conftest import COUNTING, counting_repo, evolve, example_config
 
 pytestmark = pytest.mark.slow

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from evolver.edits import EditError, apply_reply
-from evolver.store import REPLIES_REF, Store
+from evolver.records.refs import REPLIES_REF
+from evolver.records.store import Store
+from evolver.search.edits import EditError, apply_reply
 from tests.conftest import DATA, ROOT, evolve, git
 from tests.fake_llm import FakeLLM
 

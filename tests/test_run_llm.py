@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evolver.store import REPLIES_REF, Store
+from evolver.records.refs import REPLIES_REF
+from evolver.records.store import Store
 from tests.conftest import evolve, example_config, git, make_repo
 from tests.fake_llm import FakeLLM
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evolver.store import Store
+from evolver.records.store import Store
 from tests.conftest import COUNTING, counting_repo, evolve, example_config, git
 
 pytestmark = pytest.mark.slow
@@ -64,10 +64,10 @@ def test_a_second_problem_has_its_own_runs(tmp_path: Path) -> None:
 def test_the_tui_header_names_the_same_best_as_start_and_status(tmp_path: Path) -> None:
     import asyncio
 
-    from evolver.config import find_config, load_config
+    from evolver.commands.common import winner_for
+    from evolver.records.config import find_config, load_config
     from evolver.tui.app import EvolveApp
     from evolver.tui.header import RunHeader
-    from evolver.views import winner_for
     from tests.conftest import settle, shown
 
     repo = counting_repo(tmp_path / "repo", example_config(evaluation=COUNTING, evolution=TUNE))

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from evolver import bandit
-from evolver.candidates import Candidate
-from evolver.population import code_signature, island_members, select_parent
-from evolver.store import Store
+from evolver.records.candidates import Candidate
+from evolver.records.store import Store
+from evolver.search import bandit
+from evolver.search.population import code_signature, island_members, select_parent
 from tests.conftest import COUNTING, counting_repo, evolve, example_config
 from tests.fake_llm import FakeLLM
 

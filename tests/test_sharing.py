@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evolver.store import Store
+from evolver.records.store import Store
 from tests.conftest import evolve, example_config, git, make_repo
 
 pytestmark = pytest.mark.slow

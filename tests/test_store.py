@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from evolver.candidates import format_message, git_tree_hash, parse_note
-from evolver.store import BEST_REF, NOTES_REF, Store, StoreError
+from evolver.records.candidates import format_message, git_tree_hash, parse_note
+from evolver.records.refs import BEST_REF, NOTES_REF
+from evolver.records.store import Store, StoreError
 from tests.conftest import git
 
 
@@ -113,7 +114,7 @@ def test_discover_outside_a_repository(tmp_path: Path) -> None:
 
 
 def test_run_reader_reads_only_what_changed(repo: Path) -> None:
-    from evolver.reader import RunReader
+    from evolver.records.reader import RunReader
 
     store = Store(repo)
     head = store.head_commit()
@@ -145,8 +146,8 @@ def test_run_reader_follows_notes_through_tree_diffs(repo: Path) -> None:
     reads everything afresh."""
     import random
 
-    from evolver.reader import RunReader
-    from evolver.store import NOTES_REF
+    from evolver.records.reader import RunReader
+    from evolver.records.refs import NOTES_REF
 
     store = Store(repo)
     head = store.head_commit()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from evolver.records.store import Store
 from tests.conftest import evolve, git, make_repo
 
 pytestmark = pytest.mark.slow
@@ -47,7 +48,6 @@ def test_try_without_a_directory_says_which(tmp_path: Path) -> None:
 
 
 def test_add_records_a_hand_made_kernel_and_judges_it(tmp_path: Path) -> None:
-    from evolver.store import Store
 
     repo = make_repo(tmp_path / "repo")
     sort = repo / "examples" / "sort"

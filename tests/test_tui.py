@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from evolver import summary as summary_mod
-from evolver.candidates import format_message
-from evolver.store import NOTES_REF, Store
+from evolver.records.candidates import format_message
+from evolver.records.refs import NOTES_REF
+from evolver.records.store import Store
+from evolver.search import summary as summary_mod
 from evolver.tui.app import EvolveApp
 from evolver.tui.header import RunHeader
 from evolver.tui.lineage import LineageTree
@@ -209,7 +210,7 @@ def test_incremental_summary_equals_a_full_one() -> None:
     every step: new candidates, results arriving out of order, a result replaced, candidates removed."""
     import random
 
-    from evolver.candidates import Candidate, Snapshot
+    from evolver.records.candidates import Candidate, Snapshot
 
     rng = random.Random(5)
     snap = Snapshot(run="r")
@@ -272,7 +273,7 @@ def test_lineage_of_a_crossover_shows_both_parents(scripted: Scripted) -> None:
 def test_replies_help_and_an_honest_rate(scripted: Scripted) -> None:
     """The LLM's replies have their own tab (a), `?` lists the keys, and the header's rate is not made of two
     results a fraction of a second apart."""
-    from evolver.store import REPLIES_REF
+    from evolver.records.refs import REPLIES_REF
 
     commit = scripted.commits["00002"]
     git(scripted.store.root, "notes", "--ref", REPLIES_REF, "add", "-m",

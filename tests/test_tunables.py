@@ -1,8 +1,8 @@
 import random
 
-from evolver import tunables
-from evolver.candidates import Candidate
-from evolver.operators import tune
+from evolver.records.candidates import Candidate
+from evolver.search import tunables
+from evolver.search.operators import tune
 from tests.conftest import DATA
 
 CU = (DATA / "prompt_source_qr.cu").read_text()
@@ -32,7 +32,7 @@ def test_tune_avoids_trees_already_tried() -> None:
     for _ in range(2):
         p = tune(parent, files, seen, rng)
         assert p is not None and p.files is not None
-        from evolver.operators import tree_of
+        from evolver.search.operators import tree_of
         seen.add(tree_of(p.files))
         values.append(p.trailers["Tune"])
     assert sorted(values) == ["A=2 (was 1)", "A=3 (was 1)"]

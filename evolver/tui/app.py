@@ -21,13 +21,14 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Footer
 
-from evolver.candidates import Candidate, Snapshot
-from evolver.funnel import funnel
-from evolver.funnel import lines as funnel_lines
-from evolver.population import ancestry
-from evolver.reader import ALL_RUNS, MergedReader, RunReader, legend, run_letters
-from evolver.store import REPLIES_REF, RUN_REF, Store, StoreError
-from evolver.summary import Header, Summary
+from evolver.records.candidates import Candidate, Snapshot
+from evolver.records.reader import ALL_RUNS, MergedReader, RunReader, legend, run_letters
+from evolver.records.refs import REPLIES_REF, RUN_REF
+from evolver.records.store import Store, StoreError
+from evolver.search.funnel import funnel
+from evolver.search.funnel import lines as funnel_lines
+from evolver.search.population import ancestry
+from evolver.search.summary import Header, Summary
 from evolver.tui import model
 from evolver.tui.detail import DetailPane
 from evolver.tui.header import RunHeader
@@ -48,7 +49,7 @@ class Refreshed(Message):
     header: Header | None = None
     series: list[float] | None = None
     outcomes: dict[str, int] | None = None
-    funnel: list[str] | None = None  # what became of each operator's children (evolver/funnel.py)
+    funnel: list[str] | None = None  # what became of each operator's children (evolver/search/funnel.py)
 
 
 HELP = ("arrows or mouse: select a candidate   s: sort   f: filter by status   b: jump to best\n"

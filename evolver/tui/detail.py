@@ -12,8 +12,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static, TabbedContent, TabPane
 
-from evolver.candidates import PROVENANCE_KEYS, Candidate
-from evolver.views import replies_text
+from evolver.records.candidates import PROVENANCE_KEYS, Candidate
+from evolver.records.describe import replies_text
 
 
 def result_text(c: Candidate, message: str, bad_lines: int) -> Text:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
-from evolver.summary import Header
+from evolver.search.summary import Header
 from evolver.tui.model import fmt_duration
 
 

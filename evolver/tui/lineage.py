@@ -6,8 +6,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Tree
 
-from evolver.candidates import Candidate
-from evolver.population import Step
+from evolver.records.candidates import Candidate
+from evolver.search.population import Step
 
 
 def _label(c: Candidate, delta: float | None) -> Text:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evolver.candidates import Candidate, Snapshot
-from evolver.population import ancestors
-from evolver.results import FAILED
+from evolver.records.candidates import Candidate, Snapshot
+from evolver.records.results import FAILED
+from evolver.search.population import ancestors
 
 FILTERS = ("all", "ok", "failed", "pending")
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from rich.text import Text
 from textual.widgets import DataTable
 
-from evolver.results import FAILED
+from evolver.records.results import FAILED
 from evolver.tui.model import Row, fmt_age, matches
 
 COLUMNS = ("id", "status", "score", "vs parent", "vs seed", "op", "model", "island", "age")

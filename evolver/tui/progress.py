@@ -6,7 +6,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Sparkline, Static
 
-from evolver.results import FAILED
+from evolver.records.results import FAILED
 
 
 class ProgressPane(Vertical):

@@ -2,7 +2,6 @@
 # cuSOLVER linked into a torch extension built at import (load_inline), with no library name the scan can read:
 # the names are assembled at run time. The solver libraries are masked in the runner's view, so the build
 # cannot link it (or, linked, load it).
-import torch
 from torch.utils.cpp_extension import load_inline
 
 LIB = "cuso" + "lver"

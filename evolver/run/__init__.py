@@ -1,0 +1,1 @@
+"""A run: opening it (the lock, the evaluator, the record) and the loop that breeds, judges and records."""
