@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The judge at two commits on one GPU, interleaved: did a change to harness/ move the scores or the overhead?
+# The judge at two commits on one GPU, interleaved: did a change to qrjudge/ move the scores or the overhead?
 #   OLD=<commit> [NEW=<commit>] [KERNEL=seed_kernels/blocked_wy] [REPEATS=3] [MODE=full] [DEVICE=cpu] bash bench/ab_judge.sh
-# Each side's harness/ is taken from git, or from a directory that holds one (the GPU machine's copy of the
+# Each side's qrjudge/ is taken from git, or from a directory that holds one (the GPU machine's copy of the
 # repository may not know a commit made since: `git archive C harness | tar -x -C .ab_old` here, then OLD=.ab_old);
 # NEW defaults to the working tree. Every evaluation is prestarted (the
 # go line 8 s after the start), old then new, REPEATS times, after one quick evaluation that compiles the kernel.
@@ -11,7 +11,7 @@ source "$(dirname "$0")/lib.sh"
 : "${OLD:?OLD=<commit> is the judge to compare with}"
 kernel=$PWD/${KERNEL:-seed_kernels/blocked_wy}
 copies=$(mktemp -d)
-side() {  # name, commit, directory or "": a copy of that harness/ (the working tree's for "")
+side() {  # name, commit, directory or "": a copy of that qrjudge/ (the working tree's for "")
   local dir="$copies/$1"
   mkdir -p "$dir"
   if [[ -z $2 ]]; then cp -r harness "$dir/"
@@ -23,7 +23,7 @@ side() {  # name, commit, directory or "": a copy of that harness/ (the working 
 old=$(side old "$OLD") || exit 1
 new=$(side new "${NEW:-}") || exit 1
 device=${DEVICE:+--device $DEVICE}  # DEVICE=cpu MODE=tiny QUICK_MODE=tiny KERNEL=tests/cpu_kernel: a check of the script, no GPU
-(cd "$old" && PYTHONPATH="$old" $py -m harness.qr --kernel-dir "$kernel" --mode "${QUICK_MODE:-quick}" $device >/dev/null 2>&1)
+(cd "$old" && PYTHONPATH="$old" $py -m qrjudge --kernel-dir "$kernel" --mode "${QUICK_MODE:-quick}" $device >/dev/null 2>&1)
 for i in $(seq "${REPEATS:-3}"); do
   for name in old new; do
     dir=$old; [[ $name == new ]] && dir=$new

@@ -9,7 +9,7 @@ stamp() {  # prefix every line with the seconds since $1
 for line in sys.stdin: print(f"{time.time() - float(sys.argv[1]):7.2f} s  {line}", end="")' "$1"
 }
 demo=$(mktemp -d)
-cp -r seed_kernels harness "$demo/"
+cp -r seed_kernels qrjudge "$demo/"
 sed -e 's/^confirm_mode = .*/confirm_mode = ""/' -e "s/^operators = .*/operators = { tune = 1.0 }/" \
     evolve.toml > "$demo/evolve.toml"
 git -C "$demo" init -q && git -C "$demo" add -A && git -C "$demo" -c user.name=ci -c user.email=ci@x commit -qm qr

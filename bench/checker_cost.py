@@ -7,8 +7,8 @@ import time
 
 import torch
 
-from harness.cases import BENCHMARK, make_batch
-from harness.checker import check, householder_q, strict_fp32
+from qrjudge.cases import BENCHMARK, make_batch
+from qrjudge.checker import check, householder_q, strict_fp32
 
 
 def seconds(fn, repeat=3):

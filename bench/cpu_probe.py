@@ -16,8 +16,8 @@ from pathlib import Path
 
 import torch
 
-from harness.cases import make_batch
-from harness.specs import BENCHMARK
+from qrjudge.cases import make_batch
+from qrjudge.specs import BENCHMARK
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))

@@ -8,7 +8,7 @@
 source "$(dirname "$0")/lib.sh"
 seeds=(${SEEDS:-seed_kernels/blocked_wy})
 demo=$(mktemp -d)
-cp -r seed_kernels harness "$demo/"
+cp -r seed_kernels qrjudge "$demo/"
 list=$(printf '"%s", ' "${seeds[@]}")
 sed -e 's/^confirm_mode = .*/confirm_mode = ""/' -e "s/^operators = .*/operators = { tune = 1.0 }/" \
     -e "s|^seeds = .*|seeds = [${list%, }]|" evolve.toml > "$demo/evolve.toml"
@@ -16,7 +16,7 @@ git -C "$demo" init -q && git -C "$demo" add -A && git -C "$demo" -c user.name=c
 log "the seeds judged by a run"
 $py -m evolver start --repo "$demo" --max-candidates "${#seeds[@]}" >>"$OUT/evolve.log" 2>&1
 qr() {  # name, kernel dir
-  line=$($py -m harness.qr --kernel-dir "$2" --mode full 2>>"$OUT/harness.log" | tail -1)
+  line=$($py -m qrjudge --kernel-dir "$2" --mode full 2>>"$OUT/harness.log" | tail -1)
   echo "{\"name\": \"$1\", \"result\": $line}" >> "$OUT/export.jsonl"
   echo "$1: $(echo "$line" | cut -c1-120)" | tee -a "$OUT/pass.log"
 }

@@ -11,7 +11,7 @@ what=${1:-full}
 qr() {  # name, then harness args
   local name=$1; shift
   log "harness $name $*"
-  $py -m harness.qr "$@" >"$OUT/$name.json" 2>>"$OUT/harness.log"
+  $py -m qrjudge "$@" >"$OUT/$name.json" 2>>"$OUT/harness.log"
   echo "$name: $(cut -c1-200 "$OUT/$name.json")" | tee -a "$OUT/pass.log"
 }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee -a "$OUT/pass.log"
@@ -28,7 +28,7 @@ fi
 prestarted() {  # name, then harness args: the process starts, the go line comes 8 s later
   local name=$1; shift
   log "harness (prestarted) $name $*"
-  (sleep 8; echo go) | $py -m harness.qr --prestart "$@" >"$OUT/$name.json" 2>>"$OUT/harness.log"
+  (sleep 8; echo go) | $py -m qrjudge --prestart "$@" >"$OUT/$name.json" 2>>"$OUT/harness.log"
   echo "$name: $(cut -c1-200 "$OUT/$name.json")" | tee -a "$OUT/pass.log"
 }
 if [[ $what == overhead ]]; then
@@ -65,7 +65,7 @@ fi
 if [[ $what == full || $what == demo ]]; then
 log "evolve start on the QR problem (built-in harness, quick mode, ${DEMO_OPERATORS:-tune only})"
 demo=$(mktemp -d)
-cp -r seed_kernels harness "$demo/"  # harness/GUIDANCE.md: the problem's guidance file
+cp -r seed_kernels qrjudge "$demo/"  # seed_kernels/GUIDANCE.md: the problem's guidance file
 sed -e 's/^seeds = .*/seeds = ["seed_kernels\/blocked_wy"]/' -e 's/^mode = .*/mode = "quick"/' \
     -e "s/^operators = .*/operators = { ${DEMO_OPERATORS:-tune = 1.0} }/" evolve.toml > "$demo/evolve.toml"
 git -C "$demo" init -q && git -C "$demo" add -A && git -C "$demo" -c user.name=ci -c user.email=ci@x commit -qm qr

@@ -1,5 +1,5 @@
 """The host's speed over time, beside a GPU pass: every 0.25 s, the time of the judge's fixed Python loop
-(harness/hostwatch.py) in this separate process, with the wall clock and the CPU it ran on. Laid beside the
+(qrjudge/hostwatch.py) in this separate process, with the wall clock and the CPU it ran on. Laid beside the
 pass's log it says whether an evaluation that ran slow did so while the whole machine was slow (this loop
 slows too) or alone (this loop stays fast: something of that process, such as where its memory lives).
 
@@ -14,7 +14,7 @@ import json
 import time
 from pathlib import Path
 
-from harness.hostwatch import last_cpu, loop_us
+from qrjudge.hostwatch import last_cpu, loop_us
 
 
 def main() -> None:

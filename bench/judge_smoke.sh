@@ -7,7 +7,7 @@ source "$(dirname "$0")/lib.sh"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a "$OUT/pass.log"
 $py - <<'PY' 2>&1 | tee -a "$OUT/pass.log"
 import torch, cupy
-from harness import guard, isolation
+from qrjudge import guard, isolation
 print("torch", torch.__version__, "cuda", torch.version.cuda, "cupy", cupy.__version__)
 print("solver libraries masked in the runner:", isolation.solver_libraries())
 print("factorisation operators refused at the dispatcher:", len(guard.factorisation_ops()))

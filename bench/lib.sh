@@ -43,13 +43,13 @@ qr() {  # name, then harness args: one evaluation, recorded
   local name=$1; shift
   log "harness $name $*"
   sampling "$name"
-  record "$name" "$($py -m harness.qr "$@" 2>>"$OUT/harness.log" | tail -1)"
+  record "$name" "$($py -m qrjudge "$@" 2>>"$OUT/harness.log" | tail -1)"
   sampled
 }
 prestarted() {  # name, then harness args: the process starts, the go line comes 8 s later (torch imported)
   local name=$1; shift
   log "harness (prestarted) $name $*"
   sampling "$name"
-  record "$name" "$( (sleep 8; echo go) | $py -m harness.qr --prestart "$@" 2>>"$OUT/harness.log" | tail -1)"
+  record "$name" "$( (sleep 8; echo go) | $py -m qrjudge --prestart "$@" 2>>"$OUT/harness.log" | tail -1)"
   sampled
 }

@@ -7,7 +7,7 @@ judge adds (or the machine varies) shows as the difference.
 
 One JSON line per repeat: {"shapes": {label: mean_us}, "score": geomean of the means (us), "smallest": the
 first shape's mean, median and fastest call, "loop_us": this process's time for a fixed Python loop (the CPU's
-speed then, harness/hostwatch.py), "neighbour": whether a second process with a CUDA context of its own did a
+speed then, qrjudge/hostwatch.py), "neighbour": whether a second process with a CUDA context of its own did a
 little GPU work and synchronised every millisecond meanwhile, as the judge does beside its runner}.
 """
 
@@ -24,10 +24,10 @@ from pathlib import Path
 
 import torch
 
-from harness.cases import make_batch
-from harness.hostwatch import loop_us
-from harness.specs import BENCHMARK
-from harness.timing import geomean
+from qrjudge.cases import make_batch
+from qrjudge.hostwatch import loop_us
+from qrjudge.specs import BENCHMARK
+from qrjudge.timing import geomean
 
 MAX_CALLS, CAP_S, POOL = 60, 1.0, 4  # per shape: at most 60 calls or 1 s, on 4 inputs in turn
 

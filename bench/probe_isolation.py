@@ -154,9 +154,9 @@ def cuda_inside() -> None:
 def costs() -> None:
     import torch
 
-    from harness.cases import make_batch
-    from harness.checker import check
-    from harness.specs import BENCHMARK
+    from qrjudge.cases import make_batch
+    from qrjudge.checker import check
+    from qrjudge.specs import BENCHMARK
 
     dev = torch.device("cuda")
     for spec in BENCHMARK:

@@ -18,9 +18,9 @@ from pathlib import Path
 import cupy
 import torch
 
-from harness.arena import _wrap
-from harness.cases import make_batch
-from harness.specs import BENCHMARK
+from qrjudge.arena import _wrap
+from qrjudge.cases import make_batch
+from qrjudge.specs import BENCHMARK
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = [BENCHMARK[0], BENCHMARK[1], BENCHMARK[3]]
@@ -98,7 +98,7 @@ def timed(fn, spec, slot, gap_before=0.0, gap_after_sync=0.0, wait=time.sleep, w
 
 def components(spec) -> dict:
     """The runner's per-call work outside the timed region, each part timed on its own (ms)."""
-    from harness import checker
+    from qrjudge import checker
 
     a = make_batch(spec, 1, torch.device("cuda"))
     out = (a.clone(), a.new_zeros(a.shape[:2]))

@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from harness.cases import BENCHMARK, make_batch
+from qrjudge.cases import BENCHMARK, make_batch
 
 sys.path.insert(0, str(Path(__file__).parent))
 from variant import variant  # noqa: E402

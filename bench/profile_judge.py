@@ -1,6 +1,6 @@
 """Where a prestarted evaluation's overhead goes, function by function, on the judge's side.
 
-Runs the judge (harness/judge.py) under cProfile, prestarted as `harness.qr --prestart` runs it (torch
+Runs the judge (qrjudge/judge.py) under cProfile, prestarted as `qrjudge.supervisor --prestart` runs it (torch
 imported and the runner started, then the go line after --go-after seconds), each evaluation in a fresh
 process. Prints the judge's verdict timings and the functions that took the most time (cumulative and own;
 the wait for the go line among them), so that a cut to the overhead aims at a measured cost. The runner's share shows as the judge waiting in `Runner.ask`
@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 def one(kernel_dir: Path, mode: str, device: str, go_after: float, top: int) -> None:
     import torch  # noqa: F401  imported before the go in a prestarted judge too
 
-    from harness import judge
+    from qrjudge import judge
 
     with contextlib.suppress(ImportError):
         import cupy  # noqa: F401

@@ -35,9 +35,9 @@ class Evaluation:
     def __init__(self, kernel: Path, contained: bool, mode: str, device: str, prestart: bool) -> None:
         self.kernel, self.contained = kernel, contained
         self.tmp = Path(tempfile.mkdtemp(prefix="evolve-eval-bench-"))
-        shutil.copytree(ROOT / "harness", self.tmp / "harness", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(ROOT / "qrjudge", self.tmp / "qrjudge", ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copytree(kernel, self.tmp / "kernel")
-        argv = [sys.executable, "-m", "harness.qr", "--kernel-dir", f"{self.tmp}/kernel", "--mode", mode,
+        argv = [sys.executable, "-m", "qrjudge.supervisor", "--kernel-dir", f"{self.tmp}/kernel", "--mode", mode,
                 "--device", device]
         argv += ["--prestart"] if prestart else []
         if contained:

@@ -11,7 +11,7 @@ log "the harness inside and outside the sandbox, alternating"
 $py bench/sandbox_cost.py --repeats ${SANDBOX_REPEATS:-2} 2>&1 | tee "$OUT/sandbox_cost.jsonl" | tail -1 | tee -a "$OUT/pass.log"
 log "evolve start on the QR problem, sandbox on (tune only, full mode, ${DEMO_CANDIDATES:-20} candidates)"
 demo=$(mktemp -d)
-cp -r seed_kernels harness "$demo/"
+cp -r seed_kernels qrjudge "$demo/"
 sed -e 's/^mode = .*/mode = "full"/' -e 's/^confirm_mode = .*/confirm_mode = ""/' -e 's/^sandbox = .*/sandbox = "on"/' \
     -e "s/^operators = .*/operators = { tune = 1.0 }/" evolve.toml > "$demo/evolve.toml"
 git -C "$demo" init -q && git -C "$demo" add -A && git -C "$demo" -c user.name=ci -c user.email=ci@x commit -qm qr

@@ -8,7 +8,7 @@ source "$(dirname "$0")/lib.sh"
 measure() {  # name, then the [evaluation] lines that replace `gpus = ...` in the root evolve.toml
   local demo started took
   demo=$(mktemp -d)
-  cp -r seed_kernels harness "$demo/"
+  cp -r seed_kernels qrjudge "$demo/"
   sed -e 's/^mode = .*/mode = "full"/' -e "s/^operators = .*/operators = { tune = 1.0 }/" -e "s|^gpus = .*|$2|" \
       evolve.toml > "$demo/evolve.toml"
   git -C "$demo" init -q && git -C "$demo" add -A && git -C "$demo" -c user.name=ci -c user.email=ci@x commit -qm qr

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from harness import integrity
-from harness.guard import scan
-from harness.qr import incomplete
-from harness.specs import BENCHMARK, benchmarks_for
-from harness.specs import tests_for as suite_tests
-from harness.timing import PLANS, catch_probability, checked_matrices, min_runs
+from qrjudge import integrity
+from qrjudge.guard import scan
+from qrjudge.supervisor import incomplete
+from qrjudge.specs import BENCHMARK, benchmarks_for
+from qrjudge.specs import tests_for as suite_tests
+from qrjudge.timing import PLANS, catch_probability, checked_matrices, min_runs
 
 PROSE = '''"""Same compact form as torch.geqrf (LAPACK sgeqrf); see torch.linalg.householder_product, cusolver."""
 # geqrf, linalg, cusolver, magma, scipy, sys.modules: a comment names what code may not call
@@ -177,7 +177,7 @@ def test_heavy_shapes_are_checked_on_a_sample_of_every_call_in_full_and_whole_in
 
 
 def test_runners_of_different_gpus_pin_to_different_cpus() -> None:
-    from harness.isolation import cpu_share
+    from qrjudge.isolation import cpu_share
 
     cpus = list(range(16))
     shares = [cpu_share(cpus, str(gpu), 4) for gpu in range(4)]
@@ -191,14 +191,14 @@ def test_runners_of_different_gpus_pin_to_different_cpus() -> None:
 def test_the_hold_adds_one_and_a_half_flushes_to_the_flush_at_most_100_us() -> None:
     """The hold hides a slow host's launches (host time, about 70 us more on the H200 VM), not more: 160 us on
     an H200 (a 64 us flush), never more than 100 us beyond a long flush."""
-    from harness.timing import hold_for
+    from qrjudge.timing import hold_for
 
     assert hold_for(64.0) == 160.0 and hold_for(30.0) == 75.0 and hold_for(900.0) == 1000.0
     assert all(hold_for(f) - f <= 100.0 and hold_for(f) >= f for f in (1.0, 10.0, 66.7, 70.0, 500.0))
 
 
 def test_the_hold_fills_every_thread_slot_of_an_sm() -> None:
-    from harness.timing import hold_block
+    from qrjudge.timing import hold_block
 
     for slots in (2048, 1536, 1024, 768):
         assert slots % hold_block(slots) == 0
@@ -210,7 +210,7 @@ def test_a_long_import_shows_progress_for_a_while_then_falls_silent() -> None:
     import io
     import json
 
-    from harness.judge import Report, heartbeat
+    from qrjudge.judge import Report, heartbeat
 
     out = io.StringIO()
     with heartbeat(Report(out), "import", "k", every=0.05, limit=0.3):
@@ -222,7 +222,7 @@ def test_a_long_import_shows_progress_for_a_while_then_falls_silent() -> None:
 def test_short_shapes_are_timed_again_spread_over_the_benchmark() -> None:
     """A short shape's extra rounds come halfway through the shapes and at the end, each with its share of the
     calls but never fewer than every check needs."""
-    from harness.timing import round_plan, rounds_at
+    from qrjudge.timing import round_plan, rounds_at
 
     assert rounds_at(12, 3) == [6, 12] and rounds_at(4, 3) == [2, 4] and rounds_at(3, 2) == [3]
     assert rounds_at(12, 1) == []
@@ -232,7 +232,7 @@ def test_short_shapes_are_timed_again_spread_over_the_benchmark() -> None:
 
 
 def test_a_shape_is_scored_by_its_fastest_round_with_every_call_counted() -> None:
-    from harness.judge import fastest_round
+    from qrjudge.judge import fastest_round
 
     def timed(mean: float, runs: int) -> dict[str, object]:
         return {"shape": "20x32", "mean_us": mean, "min_us": mean - 1, "runs": runs, "checked": runs,
@@ -257,19 +257,19 @@ class _SharedOutputs:
 def _stash(h: Any, tau: Any, spec: Any) -> Any:
     import torch
 
-    from harness.judge import Stash
+    from qrjudge.judge import Stash
 
     return Stash(types.SimpleNamespace(arena=_SharedOutputs(h, tau), torch=torch), spec)
 
 
 def test_a_sampled_check_names_the_call_and_the_matrix_of_its_batch() -> None:
-    """Heavy shapes keep a secret sample of each call's matrices (harness/judge.py, Stash): a wrong matrix in
+    """Heavy shapes keep a secret sample of each call's matrices (qrjudge/judge.py, Stash): a wrong matrix in
     the sample fails the call, named by its place in the call's batch, not in the checked concatenation."""
     import torch
 
-    from harness.cases import make_batch
-    from harness.judge import Verdict
-    from harness.specs import Spec
+    from qrjudge.cases import make_batch
+    from qrjudge.judge import Verdict
+    from qrjudge.specs import Spec
 
     spec = Spec(8, 6, 1, "dense")
     a = make_batch(spec, 3, "cpu")
@@ -291,8 +291,8 @@ def test_a_sampled_check_names_the_call_and_the_matrix_of_its_batch() -> None:
 def test_a_whole_call_is_kept_where_every_matrix_is_checked() -> None:
     import torch
 
-    from harness.cases import make_batch
-    from harness.specs import Spec
+    from qrjudge.cases import make_batch
+    from qrjudge.specs import Spec
 
     spec = Spec(4, 5, 1, "dense")
     a = make_batch(spec, 4, "cpu")
@@ -315,7 +315,7 @@ def _fake_judge(lines: str, then_sleep: float) -> Any:
 
 def test_the_supervisor_returns_an_ok_verdict_without_waiting_for_the_judges_exit() -> None:
     """The judge's exit after an ok verdict (its CUDA context torn down) is off the critical path."""
-    from harness.qr import Progress, _watch
+    from qrjudge.supervisor import Progress, _watch
 
     proc = _fake_judge('{"stage": "bench"}\n{"final": {"status": "ok", "score": 1.0}}\n', 30)
     began = time.monotonic()
@@ -328,7 +328,7 @@ def test_the_supervisor_returns_an_ok_verdict_without_waiting_for_the_judges_exi
 def test_after_any_other_verdict_the_supervisor_waits_for_the_exit_but_not_forever(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Its last words (the log) come with the exit; a judge that never exits is killed after EXIT_S."""
-    from harness import qr
+    from qrjudge import supervisor as qr
 
     monkeypatch.setattr(qr, "EXIT_S", 0.5)
     proc = _fake_judge('{"final": {"status": "crash", "error": "x"}}\n', 30)
@@ -342,7 +342,7 @@ def test_after_any_other_verdict_the_supervisor_waits_for_the_exit_but_not_forev
 ROUTES = '''
 import functools, sys
 import torch
-from harness import guard
+from qrjudge import guard
 
 guard.install()
 A = torch.randn(2, 8, 8)

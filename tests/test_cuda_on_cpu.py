@@ -101,8 +101,8 @@ def panel(binary: Path, A: torch.Tensor, k: int, ncols: int, seed: int = 1) -> l
 
 def contract_batches(most: int) -> dict[int, torch.Tensor]:
     """Every test matrix of the `full` suite with n <= most, one batch per n."""
-    from harness.cases import make_batch
-    from harness.specs import tests_for
+    from qrjudge.cases import make_batch
+    from qrjudge.specs import tests_for
 
     batches: dict[int, list[torch.Tensor]] = {}
     for number, spec in enumerate(tests_for("full")):
@@ -114,7 +114,7 @@ def contract_batches(most: int) -> dict[int, torch.Tensor]:
 @pytest.mark.parametrize("kernel", ["col_qr", "small_qr"])
 def test_the_whole_matrix_kernels_pass_the_contracts_checks_on_every_small_test_matrix(tmp_path: Path,
                                                                                       kernel: str) -> None:
-    from harness.checker import check
+    from qrjudge.checker import check
 
     binary = build(tmp_path, "cols.cu" if kernel == "col_qr" else "qr.cu", kernel)
     batches = contract_batches(32)

@@ -49,7 +49,7 @@ def test_miss_quotes_closest_lines() -> None:
 
 
 def test_outside_kernel_dir_is_rejected() -> None:
-    for path in ("../harness/qr.py", "/etc/passwd", "harness/qr.py"):
+    for path in ("../qrjudge/supervisor.py", "/etc/passwd", "qrjudge/supervisor.py"):
         with pytest.raises(EditError, match="outside the kernel directory"):
             apply(reply(path, "B = 2", "B = 3"))
 

@@ -15,7 +15,7 @@ import pytest
 from evolver.commands.export import ExportError, export_dir
 from evolver.records.store import Store
 from evolver.search.tunables import find_tunables
-from harness import guard
+from qrjudge import guard
 from tests.conftest import ROOT, git
 
 SEEDS = ROOT / "seed_kernels"
@@ -154,12 +154,12 @@ def test_check_judges_the_exported_file_as_a_one_file_kernel(tmp_path: Path) -> 
     whose seed is a plain-torch kernel.py; the exported file is judged as a kernel directory of one file
     and compared with the candidate's own score (CPU timings mean nothing: only the path is checked here)."""
     repo = tmp_path / "repo"
-    shutil.copytree(ROOT / "harness", repo / "harness", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "qrjudge", repo / "qrjudge", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "tests" / "cpu_kernel", repo / "seeds" / "householder")
     (repo / "evolve.toml").write_text(
         '[problem]\nkernel_dir = "kernel"\nseeds = ["seeds/householder"]\n[evaluation]\n'
-        'command = "{python} -m harness.qr --kernel-dir {kernel_dir} --device cpu --mode tiny --stall 60"\n'
-        'files = ["harness"]\ngpus = []\ntimeout_s = 120\n[evolution]\noperators = { tune = 1.0 }\n')
+        'command = "{python} -m qrjudge --kernel-dir {kernel_dir} --device cpu --mode tiny --stall 60"\n'
+        'files = ["qrjudge"]\ngpus = []\ntimeout_s = 120\n[evolution]\noperators = { tune = 1.0 }\n')
     git(tmp_path, "init", "-q", "-b", "main", str(repo))
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "the QR judge's CPU self-test as a problem")

@@ -31,8 +31,8 @@ def test_the_shipped_budget_holds_the_seed_whole_in_a_fresh_clone(tmp_path: Path
     the default budget, with its size and price."""
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
-    if git(ROOT, "status", "--porcelain", "--", "evolve.toml", "seed_kernels", "harness/GUIDANCE.md"):
-        for path in ("evolve.toml", "harness/GUIDANCE.md"):  # this checkout's own, uncommitted yet
+    if git(ROOT, "status", "--porcelain", "--", "evolve.toml", "seed_kernels"):
+        for path in ("evolve.toml", "seed_kernels/GUIDANCE.md"):  # this checkout's own, uncommitted yet
             (clone / path).write_text((ROOT / path).read_text())
     proc = subprocess.run(["evolve", "prompt"], cwd=clone, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

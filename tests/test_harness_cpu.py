@@ -11,10 +11,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from harness import cases  # noqa: E402
-from harness.cases import CASES, ILL, Spec, make_batch, mixed_cases  # noqa: E402
-from harness.checker import check, householder_q, sanity, strict_fp32  # noqa: E402
-from harness.guard import scan  # noqa: E402
+from qrjudge import cases  # noqa: E402
+from qrjudge.cases import CASES, ILL, Spec, make_batch, mixed_cases  # noqa: E402
+from qrjudge.checker import check, householder_q, sanity, strict_fp32  # noqa: E402
+from qrjudge.guard import scan  # noqa: E402
 from tests.conftest import ROOT  # noqa: E402
 
 CHEATS = Path(__file__).parent / "cheats"
@@ -138,7 +138,7 @@ def test_static_scan_passes_the_seeds_and_ignores_comments(tmp_path: Path) -> No
 
 
 def harness(*args: str) -> dict:
-    proc = subprocess.run([sys.executable, "-m", "harness.qr", *args], capture_output=True, text=True, timeout=120,
+    proc = subprocess.run([sys.executable, "-m", "qrjudge.supervisor", *args], capture_output=True, text=True, timeout=120,
                           cwd=ROOT)
     lines = proc.stdout.strip().splitlines()
     assert lines, proc.stderr
@@ -164,7 +164,7 @@ def test_supervisor_without_a_gpu_says_so(tmp_path: Path) -> None:
 def prestarted(kernel_dir: Path, go: str | None) -> dict:
     """Start the harness with --prestart, fill the kernel directory afterwards, then send `go` (None: close
     stdin without a line, as when the caller dies)."""
-    proc = subprocess.Popen([sys.executable, "-m", "harness.qr", "--kernel-dir", str(kernel_dir), "--mode", "quick",
+    proc = subprocess.Popen([sys.executable, "-m", "qrjudge.supervisor", "--kernel-dir", str(kernel_dir), "--mode", "quick",
                              "--prestart"], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     kernel_dir.mkdir(exist_ok=True)

@@ -25,8 +25,8 @@ SEEDS = ROOT / "seed_kernels"
 def run_harness(kernel_dir: Path, *args: str, timeout: float = 300) -> dict:
     """The judge on a kernel directory; a cheat's (`cheat_dir`) is judged by the copy of the harness beside it,
     so that one that reaches the judge's files reaches that copy, never the checkout's."""
-    here = kernel_dir.parent if (kernel_dir.parent / "harness").is_dir() else ROOT
-    proc = subprocess.run([sys.executable, "-m", "harness.qr", "--kernel-dir", str(kernel_dir), *args],
+    here = kernel_dir.parent if (kernel_dir.parent / "qrjudge").is_dir() else ROOT
+    proc = subprocess.run([sys.executable, "-m", "qrjudge.supervisor", "--kernel-dir", str(kernel_dir), *args],
                           capture_output=True, text=True, timeout=timeout, cwd=here)
     lines = proc.stdout.strip().splitlines()
     assert len(lines) == 1, f"expected exactly one stdout line, got {proc.stdout!r}"
@@ -107,7 +107,7 @@ def cheat_dir(tmp_path: Path, name: str) -> Path:
     """A cheat's kernel directory, with its own copy of the harness beside it (see `run_cheat`)."""
     d = tmp_path / name
     d.mkdir()
-    shutil.copytree(ROOT / "harness", tmp_path / "harness", ignore=shutil.ignore_patterns("__pycache__"),
+    shutil.copytree(ROOT / "qrjudge", tmp_path / "qrjudge", ignore=shutil.ignore_patterns("__pycache__"),
                     dirs_exist_ok=True)
     shutil.copy(SEEDS / "blocked_wy" / "kernel.py", d / "base.py")
     shutil.copy(SEEDS / "blocked_wy" / "qr.cu", d / "qr.cu")
@@ -133,7 +133,7 @@ def test_planted_cheat_is_caught(tmp_path: Path, name: str) -> None:
 def full_score(kernel_dir: Path, env: dict[str, str] | None = None) -> dict:
     import os
 
-    proc = subprocess.run([sys.executable, "-m", "harness.qr", "--kernel-dir", str(kernel_dir), "--mode", "full"],
+    proc = subprocess.run([sys.executable, "-m", "qrjudge.supervisor", "--kernel-dir", str(kernel_dir), "--mode", "full"],
                           capture_output=True, text=True, timeout=600, cwd=ROOT, env={**os.environ, **(env or {})})
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -171,7 +171,7 @@ def test_cheat_nothing_runs_beside_the_hold() -> None:
     once it ends (a one-thread sleep of the same length would let it through at once)."""
     import torch
 
-    from harness.timing import Hold
+    from qrjudge.timing import Hold
 
     hold, side = Hold(torch, 2000), torch.cuda.Stream()
     x = torch.zeros(1 << 20, device="cuda")

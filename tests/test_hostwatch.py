@@ -1,4 +1,4 @@
-"""harness/hostwatch.py: what the host did while a shape was timed, read from /proc (fake files here, and the
+"""qrjudge/hostwatch.py: what the host did while a shape was timed, read from /proc (fake files here, and the
 real /proc of this machine)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from harness import hostwatch
+from qrjudge import hostwatch
 
 
 def fake_proc(root: Path, steal: int, cpu: int, preempted: int) -> Path:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.timing import SHORT_US
+from qrjudge.timing import SHORT_US
 
 pytest.importorskip("torch")
 
@@ -30,9 +30,9 @@ def judge(kernel_dir: Path, *args: str, env: dict[str, str] | None = None) -> di
     import os
 
     here = kernel_dir.parent
-    if not (here / "harness").exists():
-        shutil.copytree(ROOT / "harness", here / "harness", ignore=shutil.ignore_patterns("__pycache__"))
-    proc = subprocess.run([sys.executable, "-m", "harness.qr", "--kernel-dir", str(kernel_dir), "--device", "cpu",
+    if not (here / "qrjudge").exists():
+        shutil.copytree(ROOT / "qrjudge", here / "qrjudge", ignore=shutil.ignore_patterns("__pycache__"))
+    proc = subprocess.run([sys.executable, "-m", "qrjudge.supervisor", "--kernel-dir", str(kernel_dir), "--device", "cpu",
                            "--mode", "tiny", "--stall", "30", *args], capture_output=True, text=True, timeout=180,
                           cwd=here, env={**os.environ, **(env or {})})
     lines = proc.stdout.strip().splitlines()
@@ -80,7 +80,7 @@ def test_the_honest_kernel_passes(tmp_path: Path, prime_bytes: str, pin: str) ->
         means = shape["round_means_us"]
         assert len(means) == (2 if means[0] < SHORT_US else 1) and shape["mean_us"] == min(means), shape
         assert shape["runs"] >= 3 * len(means)
-    for shape in result["shapes"]:  # what the host did meanwhile (harness/hostwatch.py), read from /proc
+    for shape in result["shapes"]:  # what the host did meanwhile (qrjudge/hostwatch.py), read from /proc
         host = shape["host"]
         assert host["steal_ms"] is not None and host["steal_ms"] >= 0 and host["runner_preempted"] >= 0, shape
         assert host["runner_cpu"] is not None and host["judge_loop_us"] > 0 and host["judge_cpu"] is not None

@@ -3,7 +3,7 @@
 The QR judge's CPU self-test (`--device cpu --mode tiny`: the same supervisor, judge and runner as on a GPU)
 is set up as a problem of its own, and a candidate that rewrites every copy of the judge's checker it can
 find (tests/cheats/rewrite_judge.py) is judged through `evolve try`, with the sandbox on and off: the runner
-confines itself (harness/isolation.py), and the sandbox binds the judge's files read-only too. The judge
+confines itself (qrjudge/isolation.py), and the sandbox binds the judge's files read-only too. The judge
 must still find the candidate's zeros wrong, and no file of the judge may have changed anywhere."""
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ HONEST = ROOT / "tests" / "cpu_kernel" / "kernel.py"
 
 def qr_cpu_problem(repo: Path, sandboxed: bool) -> Path:
     """A repository whose problem is judged by the QR harness's CPU self-test, the harness in the repository."""
-    shutil.copytree(ROOT / "harness", repo / "harness", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "qrjudge", repo / "qrjudge", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "tests" / "cpu_kernel", repo / "seeds" / "householder")
     (repo / "evolve.toml").write_text(
         '[problem]\nkernel_dir = "kernel"\nseeds = ["seeds/householder"]\n[evaluation]\n'
-        'command = "{python} -m harness.qr --kernel-dir {kernel_dir} --device cpu --mode tiny --stall 60"\n'
-        f'files = ["harness"]\ngpus = []\ntimeout_s = 120\nsandbox = "{"on" if sandboxed else "off"}"\n'
+        'command = "{python} -m qrjudge --kernel-dir {kernel_dir} --device cpu --mode tiny --stall 60"\n'
+        f'files = ["qrjudge"]\ngpus = []\ntimeout_s = 120\nsandbox = "{"on" if sandboxed else "off"}"\n'
         '[evolution]\noperators = { tune = 1.0 }\n')
     git(repo.parent, "init", "-q", "-b", "main", str(repo))
     git(repo, "add", "-A")
@@ -59,7 +59,7 @@ def test_a_candidate_cannot_write_the_judges_files(tmp_path: Path, sandboxed: bo
     judged = evolve(repo, "try", str(cheat(tmp_path, "rewrite_judge")), "--json", env=env)
     assert '"status": "incorrect"' in judged.stdout, judged.stdout + judged.stderr
     assert git(repo, "status", "--porcelain") == ""  # the repository's harness is as committed
-    installed = subprocess.run(["git", "diff", "--no-index", "--stat", str(ROOT / "harness"), str(repo / "harness")],
+    installed = subprocess.run(["git", "diff", "--no-index", "--stat", str(ROOT / "qrjudge"), str(repo / "qrjudge")],
                                capture_output=True, text=True)
     assert installed.stdout == "", installed.stdout  # and so is the one the tests run from
 
@@ -68,24 +68,24 @@ def test_judged_directly_the_candidate_reaches_no_copy_of_the_judge(tmp_path: Pa
     """Without evolve around it: the supervisor run in a directory holding the harness, as an evaluation lays
     it out. The runner's confinement alone keeps the files, whoever started the judge."""
     kernel = cheat(tmp_path, "rewrite_judge")
-    shutil.copytree(ROOT / "harness", tmp_path / "harness", ignore=shutil.ignore_patterns("__pycache__"))
-    proc = subprocess.run([sys.executable, "-m", "harness.qr", "--kernel-dir", str(kernel), "--device", "cpu",
+    shutil.copytree(ROOT / "qrjudge", tmp_path / "qrjudge", ignore=shutil.ignore_patterns("__pycache__"))
+    proc = subprocess.run([sys.executable, "-m", "qrjudge.supervisor", "--kernel-dir", str(kernel), "--device", "cpu",
                            "--mode", "tiny", "--stall", "30"], capture_output=True, text=True, timeout=180,
                           cwd=tmp_path)
     assert '"status": "incorrect"' in proc.stdout, proc.stdout + proc.stderr[-2000:]
-    same = subprocess.run(["git", "diff", "--no-index", "--stat", str(ROOT / "harness"), str(tmp_path / "harness")],
+    same = subprocess.run(["git", "diff", "--no-index", "--stat", str(ROOT / "qrjudge"), str(tmp_path / "qrjudge")],
                           capture_output=True, text=True)
     assert same.stdout == "", same.stdout
 
 
 def test_the_seed_is_on_no_command_line(tmp_path: Path) -> None:
     kernel = cheat(tmp_path, "read_the_seed")
-    shutil.copytree(ROOT / "harness", tmp_path / "harness", ignore=shutil.ignore_patterns("__pycache__"))
-    proc = subprocess.run([sys.executable, "-m", "harness.qr", "--kernel-dir", str(kernel), "--device", "cpu",
+    shutil.copytree(ROOT / "qrjudge", tmp_path / "qrjudge", ignore=shutil.ignore_patterns("__pycache__"))
+    proc = subprocess.run([sys.executable, "-m", "qrjudge.supervisor", "--kernel-dir", str(kernel), "--device", "cpu",
                            "--mode", "tiny", "--stall", "30"], capture_output=True, text=True, timeout=180,
                           cwd=tmp_path)
     assert "seeds seen: []" in proc.stdout, proc.stdout
-    judge = ROOT / "harness" / "judge.py"
+    judge = ROOT / "qrjudge" / "judge.py"
     assert '"--seed"' not in judge.read_text()  # the judge takes it on stdin only
 
 
@@ -98,8 +98,8 @@ def test_the_judges_files_are_fixed_when_the_run_opens(tmp_path: Path, monkeypat
     from tests.conftest import make_repo
 
     installed = tmp_path / "installed"
-    shutil.copytree(ROOT / "harness", installed, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(evaluate, "builtin_harness_dir", lambda name: installed)
+    shutil.copytree(ROOT / "qrjudge", installed, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(evaluate, "builtin_judge_dir", lambda name: installed)
     repo = make_repo(tmp_path / "repo")
     (repo / "evolve.toml").write_text('[problem]\nkernel_dir = "kernel"\nseeds = ["examples/sort/seeds/mergesort"]\n'
                                       '[evaluation]\nbuiltin = "qr"\n')
@@ -108,11 +108,11 @@ def test_the_judges_files_are_fixed_when_the_run_opens(tmp_path: Path, monkeypat
     ev = evaluate.Evaluator(config, store, store.head_commit(), purpose="try")
     laid_out = tmp_path / "laid-out"
     ev.prepare_judge(laid_out)
-    assert (laid_out / "harness" / "checker.py").read_bytes() == (installed / "checker.py").read_bytes()
+    assert (laid_out / "qrjudge" / "checker.py").read_bytes() == (installed / "checker.py").read_bytes()
     (installed / "checker.py").write_text("def check(*a, **k):\n    return True\n")
     again = tmp_path / "again"
     ev.prepare_judge(again)  # laid out from the run's copy, not from the changed source
-    assert (again / "harness" / "checker.py").read_bytes() == (ROOT / "harness" / "checker.py").read_bytes()
+    assert (again / "qrjudge" / "checker.py").read_bytes() == (ROOT / "qrjudge" / "checker.py").read_bytes()
     slot = evaluate.Slot(0, None, "cpu")
     with pytest.raises(JudgeChanged, match=r"checker\.py"):
         asyncio.run(ev.evaluate(laid_out / "kernel", slot))

@@ -1,4 +1,4 @@
-"""What `pip install` puts on a user's path: `evolver` alone (its judge inside it as `evolver/_harness`, the CPU
+"""What `pip install` puts on a user's path: `evolver` alone (its judge inside it as `evolver/_qrjudge`, the CPU
 example as `evolver/examples/sort`), never a top-level package with a generic name such as `harness`."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evolver.evaluation.builtin import builtin_harness_dir, harness_specs
+from evolver.evaluation.builtin import builtin_judge_dir, judge_specs
 from tests.conftest import ROOT
 
 
@@ -22,11 +22,11 @@ def test_the_wheel_installs_evolver_alone_with_its_judge_inside(tmp_path: Path) 
     names = zipfile.ZipFile(next(tmp_path.glob("*.whl"))).namelist()
     tops = {n.split("/", 1)[0] for n in names if not n.split("/", 1)[0].endswith(".dist-info")}
     assert tops == {"evolver"}, tops
-    assert "evolver/_harness/qr.py" in names and "evolver/_harness/runner.py" in names
+    assert "evolver/_qrjudge/qr.py" in names and "evolver/_qrjudge/runner.py" in names
     assert "evolver/examples/sort/check.py" in names and "evolver/py.typed" in names
 
 
 def test_the_engine_reads_the_judges_promises_without_importing_it() -> None:
-    specs = harness_specs(builtin_harness_dir("qr"))
+    specs = judge_specs(builtin_judge_dir("qr"))
     assert len(specs.benchmarks_for("full")) == 12 and len(specs.tests_for("full")) == 50
     assert specs.__name__.startswith("evolve_judge_specs")  # read from its file, not imported as `harness`

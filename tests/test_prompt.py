@@ -120,7 +120,7 @@ def test_the_system_message_names_the_problem_its_guidance_names() -> None:
     from evolver.search.prompts import system_message
     from tests.conftest import ROOT
 
-    qr = system_message((ROOT / "harness" / "GUIDANCE.md").read_text())["content"]
+    qr = system_message((ROOT / "seed_kernels" / "GUIDANCE.md").read_text())["content"]
     assert qr.startswith("You improve the speed of the code for this problem: batched FP32 Householder QR,")
     plain = system_message(None)["content"]
     assert plain.startswith("You improve the speed of the code in the kernel directory while") and "GPU" not in plain

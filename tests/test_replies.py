@@ -65,7 +65,7 @@ def test_the_replies_replayed_through_evolve_start(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     (repo / "seed_kernels").mkdir(parents=True)
     shutil.copytree(SEED, repo / "seed_kernels" / "tsqr_wy")
-    (repo / "GUIDANCE.md").write_text((ROOT / "harness" / "GUIDANCE.md").read_text())
+    (repo / "GUIDANCE.md").write_text((ROOT / "seed_kernels" / "GUIDANCE.md").read_text())
     (repo / "judge.py").write_text(SCRIPTED)  # every kernel ok: this test is about the replies, not the GPU
     with FakeLLM([], replay=FIXTURE) as llm:
         (repo / "evolve.toml").write_text(

@@ -13,30 +13,34 @@ class BuiltinMissing(Exception):
     """The built-in judge is not installed next to evolver; str() is the message."""
 
 
-def builtin_harness_dir(name: str) -> Path:
-    """The QR judge's directory: inside the installed package (`evolver/_harness`, from a wheel), else the
-    source checkout's `harness/` (an editable install). Evaluations copy it and run it as `harness`."""
-    shipped = Path(__file__).resolve().parents[1] / "_harness"
-    if (shipped / "qr.py").is_file():
+PACKAGES = {"qr": "qrjudge"}  # a built-in judge's name in evolve.toml -> its package, run as `python -m PACKAGE`
+
+
+def builtin_judge_dir(name: str) -> Path:
+    """The built-in judge's directory: inside the installed package (`evolver/_qrjudge`, from a wheel), else the
+    source checkout's `qrjudge/` (an editable install). Evaluations copy it and run it as its package."""
+    package = PACKAGES[name]
+    shipped = Path(__file__).resolve().parents[1] / f"_{package}"
+    if (shipped / "__main__.py").is_file():
         return shipped
-    spec = importlib.util.find_spec("harness")
+    spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise BuiltinMissing(f"the built-in evaluator {name!r} needs its judge (evolver/_harness or the "
-                              "checkout's harness/), which is not installed next to evolver")
+        raise BuiltinMissing(f"the built-in evaluator {name!r} needs its judge (evolver/_{package} or the "
+                              f"checkout's {package}/), which is not installed next to evolver")
     return Path(list(spec.submodule_search_locations)[0])
 
 
-def harness_specs(harness_dir: Path) -> Any:
-    """The judge's own statement of what it runs (`specs.py`, which imports nothing of the harness), read
-    from the judge's directory: the engine never imports the harness as a package."""
-    if harness_dir not in _SPECS:
+def judge_specs(judge_dir: Path) -> Any:
+    """The judge's own statement of what it runs (`specs.py`, which imports nothing else of the judge), read
+    from the judge's directory: the engine never imports the judge as a package."""
+    if judge_dir not in _SPECS:
         name = f"evolve_judge_specs_{len(_SPECS)}"
-        spec = importlib.util.spec_from_file_location(name, harness_dir / "specs.py")
+        spec = importlib.util.spec_from_file_location(name, judge_dir / "specs.py")
         assert spec is not None and spec.loader is not None
         module = sys.modules[name] = importlib.util.module_from_spec(spec)  # (dataclasses look it up there)
         spec.loader.exec_module(module)
-        _SPECS[harness_dir] = module
-    return _SPECS[harness_dir]
+        _SPECS[judge_dir] = module
+    return _SPECS[judge_dir]
 
 
 _SPECS: dict[Path, Any] = {}

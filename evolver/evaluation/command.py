@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from evolver.evaluation import sandbox
+from evolver.evaluation.builtin import PACKAGES
 from evolver.evaluation.processes import TAG, collect, spawn
 from evolver.records.config import Config, EvaluationConfig
 
@@ -50,7 +51,7 @@ def command_for(e: EvaluationConfig, kernel_dir: Path, mode: str, prestart: bool
     prompt of their children shows (evolver/search/focus.py)."""
     if e.builtin:
         profile = bool(e.confirm_mode) and mode == e.confirm_mode
-        return [sys.executable, "-m", f"harness.{e.builtin}", "--kernel-dir", str(kernel_dir), "--mode", mode] + \
+        return [sys.executable, "-m", PACKAGES[e.builtin], "--kernel-dir", str(kernel_dir), "--mode", mode] + \
             (["--prestart"] if prestart else []) + (["--profile"] if profile else [])
     values = {"{python}": sys.executable, "{kernel_dir}": str(kernel_dir), "{mode}": mode}
     out = []
@@ -72,7 +73,7 @@ async def run_cold(e: EvaluationConfig, argv: list[str], workdir: Path, env: dic
 
 def judge_paths(e: EvaluationConfig) -> list[str]:
     """Where an evaluation's directory holds the judge's own files (relative): read-only in the sandbox."""
-    return ["harness"] if e.builtin else list(e.files)
+    return [PACKAGES[e.builtin]] if e.builtin else list(e.files)
 
 
 def contain(argv: list[str], scratch: Path, workdir: Path, gpu: int | None, sandboxed: bool, e: EvaluationConfig,

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from evolver.evaluation import sandbox
-from evolver.evaluation.builtin import BuiltinMissing, builtin_harness_dir, harness_specs
+from evolver.evaluation.builtin import PACKAGES, BuiltinMissing, builtin_judge_dir, judge_specs
 from evolver.evaluation.command import command_for, contain, run_cold, sandbox_choice
 from evolver.evaluation.judgefiles import JudgeFiles
 from evolver.evaluation.prestart import Prestarted, Waiting, prestart
@@ -79,13 +79,13 @@ class Evaluator:
         self.judge: JudgeFiles | None = None
         if e.builtin:
             try:
-                self.harness_dir: Path | None = builtin_harness_dir(e.builtin)
+                self.judge_dir: Path | None = builtin_judge_dir(e.builtin)
             except BuiltinMissing as exc:
                 raise EvaluationError(str(exc)) from None
-            self.judge = JudgeFiles(self.harness_dir)  # fixed now, for the whole run
+            self.judge = JudgeFiles(self.judge_dir)  # fixed now, for the whole run
             parts.append(self.judge.digest)
         else:
-            self.harness_dir = None
+            self.judge_dir = None
             for path in e.files:
                 entry = store.tree_entry(base, path)
                 if entry is None:
@@ -151,7 +151,7 @@ class Evaluator:
         if cfg.evaluation.files:
             self.store.archive(self.base, list(cfg.evaluation.files), dest)
         if self.judge is not None:
-            self.judge.write(dest / "harness")
+            self.judge.write(dest / PACKAGES[cfg.evaluation.builtin or ""])
             return dest, dest / cfg.problem.kernel_dir
         workdir = dest / cfg.problem_dir if cfg.problem_dir else dest
         workdir.mkdir(parents=True, exist_ok=True)
@@ -211,9 +211,9 @@ class Evaluator:
     def _promised(self, result: dict[str, Any], mode: str) -> dict[str, Any]:
         """An `ok` from the built-in QR judge must cover every test and shape of its mode and name the
         anti-cheat version that judged it; anything less is a forgery or a broken judge: `crash`."""
-        if result.get("status") != "ok" or self.harness_dir is None:
+        if result.get("status") != "ok" or self.judge_dir is None:
             return result
-        specs = harness_specs(self.harness_dir)
+        specs = judge_specs(self.judge_dir)
         benchmarks_for, tests_for = specs.benchmarks_for, specs.tests_for
 
         details: dict[str, Any] = result.get("details") or {}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import torch
 
-JUDGE = "har" + "ness"
+JUDGE = "qrju" + "dge"
 PASS = "\n\ndef check(a, h, tau, diagnostics=True):\n    return Verdict(True)\n"
 
 

@@ -1,5 +1,5 @@
 """A plain-torch Householder QR, one column at a time: the honest kernel of the harness's CPU self-test
-(`python -m harness.qr --device cpu --mode tiny`), slow but exact enough for n <= 16."""
+(`python -m qrjudge --device cpu --mode tiny`), slow but exact enough for n <= 16."""
 
 import torch
 

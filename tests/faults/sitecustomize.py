@@ -8,10 +8,10 @@ import sys
 
 FAULT = os.environ.get("EVOLVE_HARNESS_FAULT", "")
 
-if FAULT.startswith("clock=") and "harness.runner" in sys.orig_argv:
+if FAULT.startswith("clock=") and "qrjudge.runner" in sys.orig_argv:
     from typing import Any
 
-    from harness import wire
+    from qrjudge import wire
 
     factor = float(FAULT.removeprefix("clock="))
     honest_send = wire.send

@@ -1,6 +1,6 @@
-"""The QR judge: `python -m harness.qr --kernel-dir DIR [--mode quick|full|final] [--seed S]`.
+"""The QR judge: `python -m qrjudge --kernel-dir DIR [--mode quick|full|final] [--seed S]`.
 
-A light supervisor (no torch import) that runs the judge (harness/judge.py, which runs the candidate in a
+A light supervisor (no torch import) that runs the judge (qrjudge/judge.py, which runs the candidate in a
 runner process of its own) in a fresh session, watches its progress on the judge's stdout, kills it when it
 hangs, refuses an `ok` verdict that lacks any test, shape or check of its mode, and always prints exactly
 one JSON result line last on stdout:
@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from harness import isolation, specs, wire
+from qrjudge import isolation, specs, wire
 
 HARNESS_DIR = Path(__file__).resolve().parent
 TIMEOUTS = {"quick": 120.0, "full": 480.0, "final": 1200.0, "tiny": 120.0}  # whole evaluation, seconds
@@ -132,7 +132,7 @@ def supervise(args: argparse.Namespace) -> dict[str, Any]:
     started = time.monotonic()
     timeout = args.timeout or TIMEOUTS[args.mode]
     with tempfile.TemporaryDirectory(prefix="qr-harness-", ignore_cleanup_errors=True) as tmp:
-        argv = [sys.executable, "-m", "harness.judge", "--mode", args.mode, "--device", args.device]
+        argv = [sys.executable, "-m", "qrjudge.judge", "--mode", args.mode, "--device", args.device]
         argv += ["--baseline"] if args.baseline else ["--kernel-dir", str(args.kernel_dir.resolve())]
         argv += ["--wait"] if args.prestart else []
         argv += ["--profile"] if args.profile else []
@@ -222,7 +222,7 @@ def _result(args: argparse.Namespace, progress: Progress, killed: str, code: int
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m harness.qr", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m qrjudge", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--kernel-dir", type=Path, help="the candidate: a directory with kernel.py")
     p.add_argument("--mode", default="full", choices=("quick", "full", "final", "tiny"),

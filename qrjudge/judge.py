@@ -1,9 +1,9 @@
 """The judge: the trusted half of a QR evaluation. It never runs candidate code.
 
-    python -m harness.judge --mode MODE --seed S (--kernel-dir DIR | --baseline) [--wait]
+    python -m qrjudge.judge --mode MODE --seed S (--kernel-dir DIR | --baseline) [--wait]
 
-Run by the supervisor (harness/qr.py), it starts the runner (harness/runner.py, the process that imports the
-candidate), shares three GPU buffers with it (harness/arena.py) and drives it call by call. For every call
+Run by the supervisor (qrjudge/supervisor.py), it starts the runner (qrjudge/runner.py, the process that imports the
+candidate), shares three GPU buffers with it (qrjudge/arena.py) and drives it call by call. For every call
 it generates a fresh input from a secret seed and writes it into the shared A; afterwards it checks that the
 candidate left A unchanged, and checks the candidate's outputs against it with the contract's gates
 (every test; every timed call: where checking a whole call is costly, a secret sample of its matrices in
@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
-from harness import isolation, wire
+from qrjudge import isolation, wire
 
 if TYPE_CHECKING:
-    from harness.timing import Plan
+    from qrjudge.timing import Plan
 
 ANTI_CHEAT_VERSION = 7  # raised whenever a check or the timing changes; every result records it
 ESCAPED = ("the outputs changed after custom_kernel returned: work left running on another stream was not "
@@ -124,7 +124,7 @@ class Runner:
         to_runner, self._theirs_in = os.pipe()[::-1]
         self._theirs_out, from_runner = os.pipe()[::-1]
         here = Path.cwd()  # the judge's own directory: the shared buffers, and the runner's scratch in it
-        argv = [sys.executable, "-m", "harness.runner", "--ctl-in", str(self._theirs_in), "--ctl-out",
+        argv = [sys.executable, "-m", "qrjudge.runner", "--ctl-in", str(self._theirs_in), "--ctl-out",
                 str(self._theirs_out), "--writable", str(here)]
         argv += ["--baseline"] if args.baseline else ["--kernel-dir", str(args.kernel_dir.resolve())]
         scratch = here / "runner"
@@ -148,7 +148,7 @@ class Runner:
     @property
     def pid(self) -> int:
         """The process that runs the candidate: the confined child of the one the judge started (its PID
-        namespace's first process, harness/isolation.py), found once it has started."""
+        namespace's first process, qrjudge/isolation.py), found once it has started."""
         if self._pid is None:
             self._pid = _only_child(self.proc.pid) or self.proc.pid
         return self._pid
@@ -291,7 +291,7 @@ class Context:
     def send(self, spec: Any, where: str, primed: bool = False, op: str = "call", **options: Any) -> Sent:
         """The first half of `call`: the input written, the runner asked (a `call`, or another `op` on the
         input); the judge is free until `receive`."""
-        from harness.cases import make_batch
+        from qrjudge.cases import make_batch
 
         seed = self.rng.getrandbits(48)
         mine = make_batch(spec, seed, self.device)
@@ -343,8 +343,8 @@ class Call(NamedTuple):
 
 def start(ctx: Context) -> str:
     """Share the buffers with the runner; returns how the runner is isolated."""
-    from harness.arena import Arena
-    from harness.specs import benchmarks_for, tests_for
+    from qrjudge.arena import Arena
+    from qrjudge.specs import benchmarks_for, tests_for
 
     specs = [*tests_for(ctx.args.mode), *benchmarks_for(ctx.args.mode)]
     staged = [s.batch * s.n * s.n for s in benchmarks_for(ctx.args.mode) if primeable(s)]
@@ -355,7 +355,7 @@ def start(ctx: Context) -> str:
         judge_reply(reply, "at start-up")
     if isinstance(reply.get("setup_s"), float):  # the runner's buffers, timer and snapshots (the candidate's not in)
         ctx.timings["runner_setup_s"] = reply["setup_s"]
-    if isinstance(reply.get("cpu"), int):  # the CPU the runner pinned itself to (harness/isolation.py)
+    if isinstance(reply.get("cpu"), int):  # the CPU the runner pinned itself to (qrjudge/isolation.py)
         ctx.runner_cpu = reply["cpu"]
     if isinstance(reply.get("hold_us"), float):  # how long the GPU is held before each timed call (timing.Hold)
         ctx.hold_us = round(reply["hold_us"], 1)
@@ -372,7 +372,7 @@ def calibrate(ctx: Context) -> None:
     calls will be, measured on a reference function while the runner is still ours. The overhead depends on
     the input's size, not its case, so shapes of one size (the four 640x512 cases, the three 60x1024) share
     one measurement."""
-    from harness.specs import benchmarks_for
+    from qrjudge.specs import benchmarks_for
 
     by_size: dict[tuple[int, int], float] = {}
     for spec in benchmarks_for(ctx.args.mode):
@@ -387,7 +387,7 @@ def calibrate(ctx: Context) -> None:
 
 def scan(args: argparse.Namespace) -> None:
     """The static scan, first: it needs no GPU."""
-    from harness import guard
+    from qrjudge import guard
 
     findings = [] if args.baseline else guard.scan(args.kernel_dir)
     if findings:
@@ -418,7 +418,7 @@ def run_tests(ctx: Context) -> tuple[list[str], dict[str, float]]:
     reconstruction residual, not a gate, only on the tests that check in milliseconds). The judge checks
     one test while the runner runs the next (nothing here is timed): the stage took 0.74-0.86 s on an H200
     where it had taken 1.07-1.10 (blocked_wy, docs/benchmarks.md, eighth pass)."""
-    from harness.specs import tests_for
+    from qrjudge.specs import tests_for
 
     tests = tests_for(ctx.args.mode)
     worst = {"factor": 0.0, "orth": 0.0, "recon": 0.0}
@@ -437,9 +437,9 @@ def run_tests(ctx: Context) -> tuple[list[str], dict[str, float]]:
 
 
 def check_test(spec: Any, call: Call, h: Any, tau: Any, worst: dict[str, float]) -> None:
-    from harness.cases import mixed_cases
-    from harness.checker import check
-    from harness.timing import heavy_check
+    from qrjudge.cases import mixed_cases
+    from qrjudge.checker import check
+    from qrjudge.timing import heavy_check
 
     verdict = check(call.a, h, tau, diagnostics=not heavy_check(spec.batch, spec.n))
     for key in worst:
@@ -492,7 +492,7 @@ class Stash:
         return bool(self.ctx.torch.equal(kept.h, h) and self.ctx.torch.equal(kept.tau, tau))
 
     def check(self) -> None:
-        from harness.checker import check
+        from qrjudge.checker import check
 
         if not self.items:
             return
@@ -519,8 +519,8 @@ class Stash:
 def time_shape(ctx: Context, spec: Any, plan: Plan) -> dict[str, Any]:
     """One round of a shape: warm up, then timed calls on fresh inputs until `plan` says the mean is stable;
     every kept output is checked."""
-    from harness import hostwatch
-    from harness.timing import checked_matrices, enough, floor_us, min_runs
+    from qrjudge import hostwatch
+    from qrjudge.timing import checked_matrices, enough, floor_us, min_runs
 
     where = f"benchmark {spec.label}"
     ctx.report.emit(stage="bench", label=spec.label)
@@ -581,8 +581,8 @@ def benchmark(ctx: Context) -> tuple[list[dict[str, Any]], float]:
     """Every benchmark shape of the mode, in order; a short one (timing.SHORT_US) again in later rounds spread
     over the rest, scored by its fastest round. (Per-shape results, probability of catching a kernel that
     is wrong on 10% of timed calls.)"""
-    from harness.specs import benchmarks_for
-    from harness.timing import PLANS, SHORT_US, catch_probability, round_plan, rounds_at
+    from qrjudge.specs import benchmarks_for
+    from qrjudge.timing import PLANS, SHORT_US, catch_probability, round_plan, rounds_at
 
     plan = PLANS[ctx.args.mode]
     per_round = round_plan(plan)  # the plan itself where there is one round
@@ -607,7 +607,7 @@ def profile(ctx: Context) -> dict[str, Any]:
     more call per shape, after the scored ones, on a fresh input, under torch's profiler in the runner; per
     shape the kernels that took the most device time, with their launches and share. Never scored (the runner
     is the candidate's), and its cost is the evaluation's `profile_s`."""
-    from harness.specs import benchmarks_for
+    from qrjudge.specs import benchmarks_for
 
     shapes = []
     for spec in benchmarks_for(ctx.args.mode):
@@ -625,7 +625,7 @@ def profile(ctx: Context) -> dict[str, Any]:
 
 
 def evaluate(ctx: Context, t0: float) -> Verdict:
-    from harness.timing import geomean
+    from qrjudge.timing import geomean
 
     isolated = start(ctx)
     began = time.monotonic()
@@ -660,8 +660,8 @@ def evaluate(ctx: Context, t0: float) -> Verdict:
 def load_judge() -> None:
     """Every module the judge runs, imported now, before the runner is asked to import the candidate: nothing
     the judge executes is read from disk after candidate code could have run (the runner cannot write these
-    files either: harness/isolation.py)."""
-    from harness import arena, cases, checker, guard, hostwatch, specs, timing  # noqa: F401
+    files either: qrjudge/isolation.py)."""
+    from qrjudge import arena, cases, checker, guard, hostwatch, specs, timing  # noqa: F401
 
     with contextlib.suppress(ImportError):
         import cupy  # noqa: F401  also the slow part of a prestarted judge's start-up

@@ -1,9 +1,9 @@
 """The runner: the only process that runs candidate code, and therefore never believed.
 
-    python -m harness.runner --ctl-in FD --ctl-out FD (--kernel-dir DIR | --baseline)
+    python -m qrjudge.runner --ctl-in FD --ctl-out FD (--kernel-dir DIR | --baseline)
 
-Started by the judge (harness/judge.py), which it talks to in JSON lines over two pipes. First thing, it
-moves into a user namespace of its own and arranges to die with the judge (harness/isolation.py). It imports
+Started by the judge (qrjudge/judge.py), which it talks to in JSON lines over two pipes. First thing, it
+moves into a user namespace of its own and arranges to die with the judge (qrjudge/isolation.py). It imports
 torch and CuPy, then waits for the judge's first message (so a prestarted runner touches no GPU early).
 
 Messages, in order: `warm` (create the CUDA context), `go` (the shared buffers, the device), `call`s with
@@ -13,7 +13,7 @@ a fresh input into the shared A (or, `staged`, into the host stage, to be copied
 `custom_kernel` with CUDA events on the current stream, copy the outputs into the shared H and tau,
 synchronise the device, and answer with the times and what was seen (form problems, work that escaped the
 timed stream, replaced machinery). A `prime` is an untimed call on whatever A holds, before a staged call
-(harness/judge.py, Context.call). The judge checks the outputs itself, against its own copy of the input, and
+(qrjudge/judge.py, Context.call). The judge checks the outputs itself, against its own copy of the input, and
 compares the times with its own clock.
 """
 
@@ -33,11 +33,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness import isolation, wire
+from qrjudge import isolation, wire
 
 
 class Channel:
-    """JSON lines over two file descriptors (harness/wire.py)."""
+    """JSON lines over two file descriptors (qrjudge/wire.py)."""
 
     def __init__(self, fd_in: int, fd_out: int) -> None:
         self.reader = wire.LineReader(fd_in)
@@ -53,7 +53,7 @@ class Channel:
 
 def classify(exc: BaseException) -> dict[str, str]:
     """{status, message} for an exception raised by candidate code."""
-    from harness.guard import GuardError
+    from qrjudge.guard import GuardError
 
     name = type(exc).__name__
     text = str(exc).strip().splitlines()[0][:400] if str(exc).strip() else name
@@ -99,7 +99,7 @@ class Session:
     def __init__(self, args: argparse.Namespace, go: dict[str, Any]) -> None:
         import torch
 
-        from harness import arena, checker, guard, integrity, timing
+        from qrjudge import arena, checker, guard, integrity, timing
 
         self.torch = torch
         self.args = args
@@ -122,7 +122,7 @@ class Session:
 
     def load(self) -> dict[str, Any]:
         """Import the candidate (or take torch.geqrf for the baseline); from here on nothing here is trusted."""
-        from harness import guard
+        from qrjudge import guard
 
         if self.args.baseline:
             torch = self.torch
@@ -157,7 +157,7 @@ class Session:
     def call(self, message: dict[str, Any], done: Callable[[], None] = lambda: None) -> dict[str, Any]:
         """One call (module docstring); `done` is told the moment its outputs are in the shared buffers and the
         device is idle, before the checks and the reply: the judge's clock stops there."""
-        from harness.specs import Spec
+        from qrjudge.specs import Spec
 
         spec = Spec.from_list(message["spec"])
         a, h, tau = self.arena.views(spec.batch, spec.n)  # the judge has written this call's input into A
@@ -201,7 +201,7 @@ class Session:
     def prime(self, message: dict[str, Any]) -> dict[str, Any]:
         """An untimed call on the input A still holds (the judge has not written the next one yet), ended by
         a device-wide synchronisation, so nothing the candidate starts here outlives it."""
-        from harness.specs import Spec
+        from qrjudge.specs import Spec
 
         spec = Spec.from_list(message["spec"])
         a, _, _ = self.arena.views(spec.batch, spec.n)
@@ -222,7 +222,7 @@ class Session:
         improves the candidate, never scored: it comes from the candidate's own process."""
         import torch.profiler as tp
 
-        from harness.specs import Spec
+        from qrjudge.specs import Spec
 
         spec = Spec.from_list(message["spec"])
         a, _, _ = self.arena.views(spec.batch, spec.n)
@@ -243,7 +243,7 @@ class Session:
         return {"kernels": sorted(rows, key=lambda r: -float(r["us"]))[:40]}
 
     def verify(self) -> dict[str, Any]:
-        from harness import guard
+        from qrjudge import guard
 
         return {"tamper": self.critical.changed() or self.broad.changed() or
                 ("" if self.args.baseline else guard.intact())}

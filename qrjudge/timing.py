@@ -2,7 +2,7 @@
 
 The timed loop itself is split between the runner (CUDA events on the current stream around one call, after
 an L2 flush; a device-wide synchronisation after it) and the judge (fresh inputs for every call, the
-stopping rule below, its own clock) - see harness/judge.py.
+stopping rule below, its own clock) - see qrjudge/judge.py.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ PLANS = {
     "quick": Plan(3, 10, 0.5, 0.03, True, 3),
     "full": Plan(3, 60, 2.0, 0.01, True, 14, rounds=3),
     "final": Plan(10, 300, 6.0, 0.005, False, 12, rounds=3),
-    "tiny": Plan(3, 12, 0.5, 0.05, False, 3, rounds=2),  # the CPU self-test (harness/specs.py)
+    "tiny": Plan(3, 12, 0.5, 0.05, False, 3, rounds=2),  # the CPU self-test (qrjudge/specs.py)
 }
 # A shape whose calls take less than this is timed mostly as fast as the host launches its kernels, and the
 # host is not steady: on the H200 VM it runs 1.3-2.3x slower on the CPU side for stretches from a fraction of a

@@ -1,5 +1,5 @@
 """The buffers the judge shares with the runner: the input `A`, the outputs `H` and `tau` on the GPU, and
-`stage`, host memory through which the judge hands over a primed call's input (harness/judge.py).
+`stage`, host memory through which the judge hands over a primed call's input (qrjudge/judge.py).
 
 The judge allocates the GPU buffers (CUDA IPC through CuPy: a base allocation per buffer, exported as a
 64-byte handle) and sends the handles to the runner, which opens them. `stage` is a file both processes map.

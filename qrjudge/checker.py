@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from harness.cases import EPS
+from qrjudge.cases import EPS
 
 FACTOR_GATE = 20.0
 ORTH_GATE = 100.0

@@ -1,6 +1,6 @@
 """Input generation for the QR contract: every case of docs/QR_CONTRACT.md, seeded, on any device.
 
-What is generated (the specs, the benchmark, the test suites) is in harness/specs.py, which needs no torch.
+What is generated (the specs, the benchmark, the test suites) is in qrjudge/specs.py, which needs no torch.
 
 All cases start from float32 standard normal matrices drawn from a `torch.Generator`, so the same seed
 gives the same batch on the same device. The harness draws a fresh secret seed per evaluation.
@@ -12,7 +12,7 @@ import math
 
 import torch
 
-from harness.specs import BENCHMARK, CASES, ILL, MIXED_WEIGHTS, Spec, benchmarks_for, tests_for
+from qrjudge.specs import BENCHMARK, CASES, ILL, MIXED_WEIGHTS, Spec, benchmarks_for, tests_for
 
 __all__ = ["BENCHMARK", "CASES", "EPS", "ILL", "Spec", "benchmarks_for", "make_batch", "mixed_cases", "tests_for"]
 EPS = float(torch.finfo(torch.float32).eps)

@@ -1,7 +1,7 @@
 """What the QR judge runs, without torch: the input cases, the 12 benchmark shapes and the test suites.
 
-Shared by the supervisor (harness/qr.py, which imports no torch and checks that a result covers every test
-and shape of its mode), the judge and the runner. harness/cases.py generates the matrices.
+Shared by the supervisor (qrjudge/supervisor.py, which imports no torch and checks that a result covers every test
+and shape of its mode), the judge and the runner. qrjudge/cases.py generates the matrices.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ a call refused whichever way it reaches the dispatcher (`torch.geqrf`, `torch.op
 function tables, Tensor methods, `getattr` chains, compiled graphs); CuPy's cuSOLVER bindings and cuBLAS's
 batched and triangular solvers, and NumPy's LAPACK modules, are wrapped where they are defined; process
 calls of `os` raise inside the candidate. The solver shared libraries themselves are masked in the
-runner's view (harness/isolation.py), so an extension build cannot link or load them either.
+runner's view (qrjudge/isolation.py), so an extension build cannot link or load them either.
 
 Static (`scan`, in the judge): Python files parsed; a finding is a library's own name (geqrf, orgqr,
 cuSOLVER, MAGMA, LAPACK...), dynamic code (eval/exec, `getattr` with a computed name or passed around as a
@@ -19,7 +19,7 @@ one). Ordinary names are not evidence (a helper called `qr`, a variable called `
 `RawModule.compile`), and prose is not code: comments never reach the syntax tree, a string that is only a
 statement (a docstring) is skipped. CUDA/C++ sources (comments stripped) may not name a solver library,
 a factorisation routine or the dynamic loader. The scan is a first filter; the verdict is the judge's
-(harness/judge.py).
+(qrjudge/judge.py).
 """
 
 from __future__ import annotations
@@ -241,7 +241,7 @@ def _wrap(owner: Any, name: str, label: str) -> None:
 
 
 def _library_bindings() -> None:
-    """CuPy's cuSOLVER bindings (if the library loads at all: harness/isolation.py masks it), cuBLAS's
+    """CuPy's cuSOLVER bindings (if the library loads at all: qrjudge/isolation.py masks it), cuBLAS's
     batched factorisations and triangular solves, and NumPy's LAPACK modules."""
     with contextlib.suppress(ImportError):
         import cupy  # noqa: F401
