@@ -255,7 +255,6 @@ def _library_bindings() -> None:
             solvers = "cusolver" in name or "linalg" in name or "lapack" in name
             _wrap_module(module, name, keep=(lambda n: True) if solvers else CUBLAS_SOLVERS.search)
     with contextlib.suppress(ImportError):
-        import numpy.linalg
 
         for name in ("numpy.linalg", "numpy.linalg._umath_linalg", "numpy.linalg.lapack_lite",
                      "numpy.linalg._linalg", "numpy.linalg.linalg"):

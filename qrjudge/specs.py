@@ -6,7 +6,9 @@ and shape of its mode), the judge and the runner. qrjudge/cases.py generates the
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Any
 
 CASES = ("dense", "upper", "rankdef", "nearrank", "clustered", "band", "nearcollinear", "rowscale", "mixed")
 ILL = ("upper", "rankdef", "nearrank", "clustered", "band", "nearcollinear", "rowscale")  # non-dense cases
@@ -82,3 +84,25 @@ def benchmarks_for(mode: str) -> tuple[Spec, ...]:
     if mode == "quick":  # one small, one middle, one large-batch and one large-n shape
         return (BENCHMARK[0], BENCHMARK[2], BENCHMARK[4], BENCHMARK[10])
     return BENCHMARK
+
+
+def incomplete(result: dict[str, Any], mode: str) -> str:
+    """'' when an `ok` verdict covers every test and shape of its mode with checked timings, else what is
+    missing. The one statement of the judge's promise: the supervisor believes no `ok` that lacks anything, and
+    the engine (which reads this file from the judge's directory, evolver/evaluation/builtin.py) refuses one."""
+    tests = result.get("tests")
+    if not isinstance(tests, dict) or tests.get("labels") != [s.label for s in tests_for(mode)]:
+        return "the verdict does not list every correctness test of the mode as passed"
+    shapes = result.get("shapes")
+    if not isinstance(shapes, list) or not all(isinstance(s, dict) for s in shapes) or \
+            [s.get("shape") for s in shapes] != [b.label for b in benchmarks_for(mode)]:
+        return "the verdict does not time every benchmark shape of the mode"
+    for s in shapes:
+        means = [s.get(k) for k in ("mean_us", "median_us")]
+        if not all(isinstance(v, (int, float)) and v > 0 for v in means) or not isinstance(s.get("checked"), int) \
+                or not isinstance(s.get("runs"), int) or s["runs"] < 1:
+            return f"shape {s['shape']}: timings or checks are missing"
+    score = math.exp(sum(math.log(s["mean_us"]) for s in shapes) / len(shapes))
+    if not isinstance(result.get("score"), (int, float)) or abs(result["score"] - score) > 1e-3 * score:
+        return "the score is not the geometric mean of the shapes' mean times"
+    return ""

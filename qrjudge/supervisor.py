@@ -15,7 +15,6 @@ import argparse
 import contextlib
 import hashlib
 import json
-import math
 import os
 import secrets
 import signal
@@ -105,26 +104,6 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
     proc.wait()
 
 
-def incomplete(result: dict[str, Any], mode: str) -> str:
-    """'' when an `ok` verdict covers every test and shape of its mode with checked timings, else what is
-    missing: the supervisor believes no `ok` that lacks anything it asked for."""
-    benchmarks_for, tests_for = specs.benchmarks_for, specs.tests_for
-    tests = result.get("tests")
-    if not isinstance(tests, dict) or tests.get("labels") != [s.label for s in tests_for(mode)]:
-        return "the verdict does not list every correctness test of the mode as passed"
-    shapes = result.get("shapes")
-    if not isinstance(shapes, list) or not all(isinstance(s, dict) for s in shapes) or \
-            [s.get("shape") for s in shapes] != [b.label for b in benchmarks_for(mode)]:
-        return "the verdict does not time every benchmark shape of the mode"
-    for s in shapes:
-        means = [s.get(k) for k in ("mean_us", "median_us")]
-        if not all(isinstance(v, (int, float)) and v > 0 for v in means) or not isinstance(s.get("checked"), int) \
-                or not isinstance(s.get("runs"), int) or s["runs"] < 1:
-            return f"shape {s['shape']}: timings or checks are missing"
-    score = math.exp(sum(math.log(s["mean_us"]) for s in shapes) / len(shapes))
-    if not isinstance(result.get("score"), (int, float)) or abs(result["score"] - score) > 1e-3 * score:
-        return "the score is not the geometric mean of the shapes' mean times"
-    return ""
 
 
 def supervise(args: argparse.Namespace) -> dict[str, Any]:
@@ -202,7 +181,7 @@ def _result(args: argparse.Namespace, progress: Progress, killed: str, code: int
         result = {"status": "crash", "error": f"the judge died {where} ({how}) without a result", "log": log}
     else:
         result = dict(progress.final)
-        gap = incomplete(result, args.mode) if result.get("status") == "ok" else ""
+        gap = specs.incomplete(result, args.mode) if result.get("status") == "ok" else ""
         if gap:
             result.update(status="crash", error=f"an incomplete verdict was refused: {gap}")
         if not result.get("error"):

@@ -13,8 +13,7 @@ import pytest
 
 from qrjudge import integrity
 from qrjudge.guard import scan
-from qrjudge.supervisor import incomplete
-from qrjudge.specs import BENCHMARK, benchmarks_for
+from qrjudge.specs import BENCHMARK, benchmarks_for, incomplete
 from qrjudge.specs import tests_for as suite_tests
 from qrjudge.timing import PLANS, catch_probability, checked_matrices, min_runs
 

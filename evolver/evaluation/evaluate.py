@@ -209,21 +209,17 @@ class Evaluator:
         return None if self.sandboxed else env[TAG]
 
     def _promised(self, result: dict[str, Any], mode: str) -> dict[str, Any]:
-        """An `ok` from the built-in QR judge must cover every test and shape of its mode and name the
-        anti-cheat version that judged it; anything less is a forgery or a broken judge: `crash`."""
+        """An `ok` from the built-in judge must keep the promise its own `specs.incomplete` states (every test
+        and shape of its mode, checked timings, the score their geomean) and name the anti-cheat version that
+        judged it; anything less is a forgery or a broken judge: `crash`."""
         if result.get("status") != "ok" or self.judge_dir is None:
             return result
-        specs = judge_specs(self.judge_dir)
-        benchmarks_for, tests_for = specs.benchmarks_for, specs.tests_for
-
         details: dict[str, Any] = result.get("details") or {}
-        tests: dict[str, Any] = details["tests"] if isinstance(details.get("tests"), dict) else {}
-        shapes: list[Any] = details["shapes"] if isinstance(details.get("shapes"), list) else []
-        if tests.get("labels") != [t.label for t in tests_for(mode)] or \
-                [s.get("shape") for s in shapes if isinstance(s, dict)] != [b.label for b in benchmarks_for(mode)] \
-                or not isinstance(details.get("judge"), int):
+        gap = judge_specs(self.judge_dir).incomplete({**details, "score": result.get("score")}, mode)
+        if gap or not isinstance(details.get("judge"), int):
             return {**result, "status": "crash", "score": None,
-                    "error": "the evaluator said ok without every test and shape the QR judge promises"}
+                    "error": f"the evaluator said ok, but not as the built-in judge promises: "
+                             f"{gap or 'no anti-cheat version'}"}
         return result
 
     # -- prestart: the next evaluations' processes start (import torch, say) while this one runs -----------

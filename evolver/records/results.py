@@ -22,21 +22,31 @@ FIXABLE = ("compile_error", "incorrect", "timeout", "crash")  # failures a `fix`
 FAILED = (*(s for s in EVALUATOR_STATUSES if s != "ok"), *NOT_EVALUATED)
 
 
+def beats(score: float, leading: float, min_gain: float) -> bool:
+    """Whether `score` takes the lead from `leading`: lower by more than `min_gain` of it (the one place the
+    minimum gain is applied: choosing `best` and queueing a would-be best for confirmation)."""
+    return score < leading * (1 - min_gain)
+
+
 def leader(entries: list[tuple[Candidate, Result]], min_gain: float) -> Candidate | None:
     """Of (candidate, its deciding result) pairs, taken in the order the results were written: the first, then
     each that beats the one before it by more than min_gain (a fraction of the leader's score)."""
     lead: tuple[Candidate, float] | None = None
     for c, r in sorted(entries, key=lambda e: (e[1].t or 0.0, e[0].id)):
-        if r.score is not None and (lead is None or r.score < lead[1] * (1 - min_gain)):
+        if r.score is not None and (lead is None or beats(r.score, lead[1], min_gain)):
             lead = (c, r.score)
     return lead[0] if lead else None
 
 
+def comparable(r: Result | None, version: str, fingerprints: set[str]) -> bool:
+    """Whether a result was written by the judge `version` on one of the devices `fingerprints`: the one place
+    that decides which results compare with this machine's (scores of different judges or devices never do)."""
+    return r is not None and r.harness == version and r.gpu in fingerprints
+
+
 def measured(c: Candidate, version: str, fingerprints: set[str]) -> bool:
-    """Correct, and measured by the judge `version` on one of the devices `fingerprints`: a result that
-    compares with this machine's, and so a candidate that may be a parent or `best`."""
-    r = c.result
-    return r is not None and r.score is not None and r.harness == version and r.gpu in fingerprints
+    """Correct, and measured comparably: a candidate that may be a parent or `best`."""
+    return comparable(c.result, version, fingerprints) and c.score is not None
 
 
 class Recorder:
@@ -51,6 +61,8 @@ class Recorder:
         self.confirming: set[str] = set()
         self._best_warned = False
         self._held: tuple[str, Candidate | None] | None = None  # (commit, candidate) `best` held, read once
+        self._recorded = 0  # results written by this recorder: `best` is worked out again after each
+        self._best_of: tuple[tuple[int, int], Candidate | None] | None = None
 
     # -- judging results ----------------------------------------------------------------------------------
     def measured(self, c: Candidate) -> bool:
@@ -63,8 +75,7 @@ class Recorder:
     def confirmed_here(self, c: Candidate) -> bool:
         """Re-measured in the thorough mode by today's judge on one of our devices, whatever it found (an
         older judge's confirmation does not count)."""
-        r = c.confirmation
-        return r is not None and r.harness == self.confirm_version and r.gpu in self.fingerprints
+        return comparable(c.confirmation, self.confirm_version, self.fingerprints)
 
     def failed_here(self, c: Candidate) -> bool:
         """Failed in a way a `fix` may repair, on this run's judge."""
@@ -88,6 +99,13 @@ class Recorder:
         return [again[cid] for cid in sorted(again)]
 
     def best(self) -> Candidate | None:
+        """The run's best (`_best`), worked out once per change of the run's results: every result asks."""
+        key = (self._recorded, len(self.snapshot.candidates))
+        if self._best_of is None or self._best_of[0] != key:
+            self._best_of = (key, self._best())
+        return self._best_of[1]
+
+    def _best(self) -> Candidate | None:
         """The best correct candidate; with a confirm mode, only confirmed ones count, by confirmed score. With
         a min_gain, the lead passes, in the order the deciding scores were recorded, only to a candidate that
         beats the leader by more than that fraction: two measurements of the same code differ by the judge's
@@ -107,7 +125,7 @@ class Recorder:
         for other in self.snapshot.candidates.values():
             r = other.result
             if other.id != candidate.id and other.kernel_tree == candidate.kernel_tree and r is not None and \
-                    r.harness == self.version and r.gpu in self.fingerprints and r.status not in NOT_EVALUATED:
+                    comparable(r, self.version, self.fingerprints) and r.status not in NOT_EVALUATED:
                 return {**{k: v for k, v in r.line.items() if k not in ("t", "cached_from", "confirm")},
                         "cached_from": other.id}
         return None
@@ -146,6 +164,7 @@ class Recorder:
             return None
         updated = dataclasses.replace(candidate, results=candidate.results + (Result.of(record),))
         self.snapshot.candidates[candidate.id] = updated
+        self._recorded += 1
         if record.get("confirm"):
             self.confirming.discard(updated.id)
         else:
@@ -168,7 +187,7 @@ class Recorder:
             return
         best = self.best()
         if best is not None and best.score is not None and c.score is not None and \
-                c.score >= best.score * (1 - self.min_gain):
+                not beats(c.score, best.score, self.min_gain):
             return
         self.confirming.add(c.id)
         self.confirms.append(c)

@@ -34,6 +34,12 @@ PARENT_TRIES = 12  # parents tried before `tune` counts as exhausted
 CROSS_TRIES = 6  # pairs tried before `cross` gives up
 
 
+def can_run(op: str, client: LLMClient | None, agents: dict[str, AgentSpec]) -> bool:
+    """Whether operator `op` can run at all: an LLM operator needs a client, `agent` a named agent. The one
+    place this is decided, for the configured weights and for every fallback."""
+    return (op not in LLM_OPERATORS or client is not None) and (op != "agent" or bool(agents))
+
+
 def llm_operators(config: Config, rng: random.Random, say: Callable[[str], None],
                   slots: int = 1) -> tuple[LLMClient | None, dict[str, float]]:
     """The LLM client (None without one) and the operators that can run, by weight. Unless the user set
@@ -45,8 +51,8 @@ def llm_operators(config: Config, rng: random.Random, say: Callable[[str], None]
     wants_llm = any(w > 0 for op, w in config.evolution.operators.items() if op in LLM_OPERATORS)
     if wants_llm and llm.configured and api_key(llm) is not None:
         client = LLMClient(llm, rng)
-    weights = {op: w for op, w in config.evolution.operators.items()
-               if w > 0 and (op not in LLM_OPERATORS or client is not None) and (op != "agent" or agent_specs(config))}
+    agents = agent_specs(config)
+    weights = {op: w for op, w in config.evolution.operators.items() if w > 0 and can_run(op, client, agents)}
     if config.evolution.operators.get("agent", 0) > 0 and "agent" not in weights:
         say(f"the agent operator is off: {config.path} names no agents ([agents.NAME] tables, docs/AGENTS.md)")
     if wants_llm and client is None:
@@ -78,16 +84,17 @@ def read_guidance(store: Store, config: Config, base: str) -> str | None:
 
 
 def prompt_context(store: Store, config: Config, snapshot: Snapshot, base: str, parent: Candidate,
-                   pool: list[Candidate]) -> PromptContext:
+                   pool: list[Candidate], files: dict[str, str] | None = None,
+                   guidance: str | None = None) -> PromptContext:
     """What a mutation of `parent` shows the model: its files, its lineage, the problem's guidance (from
     the run's base commit) and the change behind the best candidate of up to two other islands."""
     kernel_dir = config.problem.kernel_dir
-    files = operators.decode(store.read_files(parent.commit, kernel_dir))
+    files = files if files is not None else operators.decode(store.read_files(parent.commit, kernel_dir))
     by_commit = snapshot.by_commit()
     chain = lineage(parent, by_commit)
     found = profile_of(parent, by_commit)
     profile = where_time_goes(found[0], files, kernel_dir, found[1], parent) if found else ""
-    guidance = read_guidance(store, config, base)
+    guidance = guidance if guidance is not None else read_guidance(store, config, base)
     best_by_island: dict[int, Candidate] = {}
     for c in sorted(pool, key=lambda c: (c.score, c.id)):
         if c.island != parent.island and c.op != "seed" and c.parents:
@@ -115,6 +122,7 @@ class Breeder:
         self.kernel_dir = config.problem.kernel_dir
         self.agents = agents or {}
         self.tune_exhausted = False
+        self.guidance = read_guidance(store, config, base)  # the run's base commit is fixed: read once
         self._fixing: set[str] = set()  # fix targets with a fix in flight
         self._signatures: dict[str, str] = {}  # kernel tree -> code signature (novelty in parent selection)
 
@@ -130,8 +138,8 @@ class Breeder:
 
     def plan(self, op: str) -> list[str]:
         """`op`, then its fallbacks, without those that cannot act now."""
-        return [o for o in FALLBACKS[op] if (o not in LLM_OPERATORS or self.client is not None)
-                and not (o == "tune" and self.tune_exhausted) and (o != "agent" or self.agents)]
+        return [o for o in FALLBACKS[op] if can_run(o, self.client, self.agents)
+                and not (o == "tune" and self.tune_exhausted)]
 
     async def propose(self, choice: Choice, island: int, pool: list[Candidate]) -> Proposal | None:
         """A child proposal by the chosen operator or, if it cannot act, by its fallbacks; None if none can."""
@@ -158,7 +166,8 @@ class Breeder:
             parent, migrant = self._select(pool, island)
             if parent is None:
                 return None
-            files = operators.decode(self.store.read_files(parent.commit, self.kernel_dir))
+            raw = self.store.read_files(parent.commit, self.kernel_dir)  # once: carried on the proposal
+            files = operators.decode(raw)
             if op == "tune":
                 seen = {c.kernel_tree for c in self.snapshot.candidates.values()}
                 proposal = operators.tune(parent, files, seen, self.rng)
@@ -167,11 +176,12 @@ class Breeder:
                     continue
             else:
                 assert self.client is not None
-                context = prompt_context(self.store, self.config, self.snapshot, self.base, parent, pool)
+                context = prompt_context(self.store, self.config, self.snapshot, self.base, parent, pool, files,
+                                         self.guidance)
                 proposal = await operators.mutate(self.client, self.config.llm, parent, context.files,
                                                   lambda: mutation_messages(self.config, parent, context),  # noqa: B023
                                                   self.kernel_dir, model=model)
-            proposal.island = island
+            proposal.island, proposal.parent_files = island, raw
             if migrant:
                 proposal.trailers["Migrant-From"] = str(parent.island)
             return proposal
@@ -221,7 +231,7 @@ class Breeder:
         return await operators.resolve(
             self.client, self.config.llm, a, b, operators.decode(self.store.read_files(a.commit, self.kernel_dir)),
             self.store.diff(base, a.commit, self.kernel_dir), self.store.diff(base, b.commit, self.kernel_dir),
-            self.kernel_dir, read_guidance(self.store, self.config, self.base))
+            self.kernel_dir, self.guidance)
 
     async def _agent(self, name: str | None, island: int, pool: list[Candidate]) -> Proposal | None:
         """A child by a coding agent (the one chosen, or one drawn) from a parent selected on `island`."""
@@ -254,7 +264,7 @@ class Breeder:
             files = operators.decode(self.store.read_files(target.commit, self.kernel_dir))
             diff = self.store.diff(target.parents[0], target.commit, self.kernel_dir) if target.parents else ""
             proposal = await operators.fix(self.client, self.config.llm, target, files, diff, self.kernel_dir,
-                                           read_guidance(self.store, self.config, self.base), model=model)
+                                           self.guidance, model=model)
         finally:
             self._fixing.discard(target.id)
         proposal.island = target.island

@@ -50,7 +50,8 @@ class Children:
     def _files(self, p: Proposal) -> dict[str, bytes]:
         if p.merged is not None:  # git's merge, byte for byte
             return p.merged
-        parent_files = self.store.read_files(p.parent.commit, self.config.problem.kernel_dir)
+        parent_files = p.parent_files if p.parent_files is not None else \
+            self.store.read_files(p.parent.commit, self.config.problem.kernel_dir)
         if p.files is None:
             return parent_files
         # operators see and edit text only: the parent's other files are carried over byte for byte

@@ -38,6 +38,7 @@ class Proposal:
     island: int = 0  # where the child lives (set by the breeder)
     merged: dict[str, bytes] | None = None  # a clean merge's kernel files, byte for byte as git merged them
     replies: list[dict[str, Any]] = field(default_factory=list)  # each attempt's reply (trimmed) and its fate
+    parent_files: dict[str, bytes] | None = None  # the parent's kernel files as read to make it (read once)
 
 
 def decode(files: dict[str, bytes]) -> dict[str, str]:
