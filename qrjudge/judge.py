@@ -41,7 +41,7 @@ from qrjudge import isolation, wire
 if TYPE_CHECKING:
     from qrjudge.timing import Plan
 
-ANTI_CHEAT_VERSION = 7  # raised whenever a check or the timing changes; every result records it
+ANTI_CHEAT_VERSION = 8  # raised whenever a check or the timing changes; every result records it
 ESCAPED = ("the outputs changed after custom_kernel returned: work left running on another stream was not "
            "joined to the current stream")
 STASH_BYTES = 256 << 20  # cheap checks are batched: inputs and outputs kept until this many bytes
