@@ -15,7 +15,7 @@ from evolver.evaluation.processes import EvaluatorStartError, collect, kill_grou
 # Processes kept waiting per slot. Two, because a judge's own start (torch, CuPy, the CUDA context: 3.9-5.6 s
 # on the H200, cold) is longer than a prestarted `full` evaluation of the seed (3.6 s of the judge's wall): with
 # one, started when the evaluation before it began, the engine's evaluations took 4.9 s (median of 20) and
-# ten candidates 48 s (bench/results/2026-12-01-late, runs 2-3). With two ahead, `evolve start` on the QR
+# ten candidates 48 s (the notebook's 2026-12-01-late, runs 2-3). With two ahead, `evolve start` on the QR
 # problem judged 24 tune candidates in 159 s on an H200 (2026-12-02, run 2); one ahead was not measured in that
 # run, so what the second buys is not known. They wait without touching the GPU.
 PRESTART_AHEAD = 2
