@@ -2,7 +2,7 @@
 kernel, the tile in shared memory), cuBLAS's three FP32 GEMMs (kernel.py's _apply with APPLY_ROWS = 0 and no
 split TF32), and the split-TF32 pair tf32x3_vtc + tf32x3_update; milliseconds per call by CUDA events, median of
 20. Shapes: 640x512's first outer block (w = 64, 512 rows, 448 columns) and 60x1024's first panel (w = 32).
-Occupancy, issue rate and spills: run it under `ncu --kernel-name tf32x3_apply` (docs/benchmarks.md, eleventh pass).
+Occupancy, issue rate and spills: run it under `ncu --kernel-name tf32x3_apply` (docs/benchmarks-history.md, eleventh pass).
 
     python bench/apply_probe.py [BATCH M N W ...]     (on a GPU machine; groups of four numbers)
 """

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The judge on a GPU after a change to its defences (issue "Judge v3", must-show 1): every planted cheat through the
 # GPU tests (`pytest -m gpu -k cheat`), then torch.geqrf, blocked_wy and tsqr_wy (twice) in `full` mode in one run
-# (seed 7 for the first of each), so that the seeds' scores compare with docs/benchmarks.md's and with each other,
+# (seed 7 for the first of each), so that the seeds' scores compare with docs/benchmarks-history.md's and with each other,
 # and the judge's clock per shape (`unexplained_us`) is recorded for honest kernels. About 9 minutes on an H200.
 # Results: ${OUT:-bench/out}/pass.log, results.jsonl, cheats.log.
 source "$(dirname "$0")/lib.sh"

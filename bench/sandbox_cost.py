@@ -65,7 +65,7 @@ class Evaluation:
                 "overhead_s": result.get("timings", {}).get("overhead_s"), "error": result.get("error"),
                 "isolation": result.get("runner_isolation"),
                 # per shape, so that a pair that differs can be traced to the shapes that moved (the host-bound
-                # small ones, when one evaluation lands in the machine's slow mode: docs/benchmarks.md)
+                # small ones, when one evaluation lands in the machine's slow mode: docs/benchmarks-history.md)
                 "shapes_us": {s["shape"]: s.get("mean_us") for s in result.get("shapes", [])},
                 "steal_ms": sum((s.get("host") or {}).get("steal_ms") or 0 for s in result.get("shapes", []))}
 

@@ -37,7 +37,7 @@ log "the same kernels inside and outside the sandbox, alternating, ${PAIR_REPEAT
 $py bench/sandbox_cost.py "$kernels"/* --repeats ${PAIR_REPEATS:-2} --sides both --prestart > "$OUT/pairs.jsonl" \
   2>>"$OUT/harness.log"
 $py - "$OUT" <<'PY' | tee -a "$OUT/pass.log"
-# One evaluation of a kernel can land in the machine's slow mode (docs/benchmarks.md, third pass), so each side
+# One evaluation of a kernel can land in the machine's slow mode (docs/benchmarks-history.md, third pass), so each side
 # is compared by its best of the repeats, next to the engine's own single evaluation inside.
 import json, statistics, sys
 from pathlib import Path

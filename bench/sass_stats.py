@@ -1,7 +1,7 @@
 """The machine code of a CUDA file's kernels, without a GPU: nvcc compiles it for sm_90 (the H200), ptxas says
 each kernel's registers, spills and shared memory, and cuobjdump's SASS gives its instructions, its MMAs (HMMA)
 and, for each loop (a branch back to an earlier address), the instructions and MMAs of its body: the figure that
-showed where tf32x3_apply's first version spent its issue slots (docs/benchmarks.md, eleventh pass). A static
+showed where tf32x3_apply's first version spent its issue slots (docs/benchmarks-history.md, eleventh pass). A static
 count, not a profile: it says what a loop issues per trip, not how often it runs or how long it waits.
 
     python bench/sass_stats.py FILE.cu [FILE.cu ...] [-DNAME=VALUE ...] [--kernel NAME]

@@ -14,7 +14,7 @@
 - `die_with_parent()`: the runner is killed when the judge dies, so no candidate code outlives its judge.
 - `pin_to_fastest_cpu()`: with EVOLVE_RUNNER_PIN=fastest, the runner's launching thread on the CPU of its
   share (`cpu_share`) where a short loop ran fastest. Off by default: it did not steady the scores on an
-  H200 VM (docs/benchmarks.md, fourth pass).
+  H200 VM (docs/benchmarks-history.md, fourth pass).
 """
 
 from __future__ import annotations
@@ -232,7 +232,7 @@ def pin_to_fastest_cpu(loops: int = 20000) -> int | None:
     fastest; the CPU, or None where affinity cannot be set. On a VM, vCPUs share their host's cores unevenly
     (a small shape's host-bound launches timed 57-95 us depending on the vCPU), but which vCPU is fast
     changes within seconds: over five evaluations each, interleaved, the seed's `full` score had a CV of
-    0.9% pinned against 2.8% unpinned in one run and 2.0% against 2.2% in the next (docs/benchmarks.md)."""
+    0.9% pinned against 2.8% unpinned in one run and 2.0% against 2.2% in the next (docs/benchmarks-history.md)."""
     try:
         cpus = cpu_share(sorted(os.sched_getaffinity(0)), os.environ.get("CUDA_VISIBLE_DEVICES", ""),
                          gpus_on_host())

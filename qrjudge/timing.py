@@ -23,7 +23,7 @@ L2_FLUSH_BYTES = 256 << 20
 # launches: within a 64 us hold on a fast host, about 130 us in a slow stretch, judging by the times they added beyond
 # the hold). Hiding 2.5 flushes hides the slow host's launches as one flush hides the quiet host's: on 2026-12-02 five
 # `full` evaluations of tsqr_wy had a CV of 3.6% with one flush and 0.09% with 160 us, and the fast evaluations scored
-# the same under both (docs/benchmarks.md, seventh pass). The extra is capped because it covers the host's time, not
+# the same under both (docs/benchmarks-history.md, seventh pass). The extra is capped because it covers the host's time, not
 # the GPU's: where a flush is long (256 MiB at an L4's 300 GB/s takes about 0.9 ms) one flush already hides a slow
 # host's launches, and more would only lengthen every call and the candidate's head start. What it costs: a kernel
 # whose launches outlast one flush on a quiet host is charged up to the extra (about 100 us) less than the contest
@@ -68,7 +68,7 @@ PLANS = {
 # second to a whole evaluation (steal 0, little preemption; the runner's wall time around a 20x32 call 413-598
 # us against 262-324), and a call whose launches outlast the hold is timed with them: 20x32 measured 31.7, 72.9,
 # 56.4, 68.5 and 32.0 us in five `full` evaluations of one kernel, every shape of 1 ms and more within 1%
-# (2026-12-02, docs/benchmarks.md). The fastest of rounds seconds apart is the kernel on a steady host where
+# (2026-12-02, docs/benchmarks-history.md). The fastest of rounds seconds apart is the kernel on a steady host where
 # the slow stretch is short (seven of nine evaluations within 0.3% in one run); where it lasts the whole
 # evaluation (the other two), the hold's length covers it (`hold_for`).
 SHORT_US = 2000.0

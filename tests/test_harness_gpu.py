@@ -152,7 +152,7 @@ def test_cheat_honest_ones_score_like_the_honest_kernel(tmp_path: Path, name: st
     """The honest kernel with docstrings naming geqrf scores as it does without them; the content cache never
     hits on independent inputs, so it is no faster than the kernel it wraps. Three evaluations of each, in
     turn, compared by their best: a host-bound small shape makes whole evaluations on one machine differ by a
-    few percent (docs/benchmarks.md), and the fastest of a few is what the kernel itself can do."""
+    few percent (docs/benchmarks-history.md), and the fastest of a few is what the kernel itself can do."""
     honest: list[float] = []
     other: list[float] = []
     cheat = cheat_dir(tmp_path, name)

@@ -1,66 +1,29 @@
-"""Blocked Householder QR with compact WY (qr.cu) whose panels live in registers (one block per matrix) or
-spread over many thread blocks when the batch is small: the second seed, from blocked_wy.
+"""Blocked Householder QR with compact WY (qr.cu) whose panels live in registers (one block per matrix) or spread
+over many thread blocks when the batch is small: the QR problem's seed, grown from blocked_wy. Its measurements
+and why each default is what it is: NOTES.md beside this file.
 
-STATUS (2026-12-02, H200, docs/benchmarks.md "fourteenth pass"): correct on every test of the contract; 2.796 ms
-in `full` mode, the mean of five repeats (41.8x torch.geqrf's 116.83 ms in the same run, CV 0.12%; blocked_wy
-5.415 ms), every shape faster than geqrf, 2x4096 by 3.2x. 640x512 takes 7.5 ms (cuBLAS GEMMs about 4.2,
-reg_panel 2.4), 60x1024 6.1, 8x2048 7.6 and 2x4096 14.2 (reg_cluster's panels beside the split-TF32 update, one
-panel ahead).
-
-reg_panel (for panels of m <= 4 * 32 * RP_WARPS rows, batches under REG_BELOW, NB = 32) holds a thread's whole
-rows in registers, one barrier a column, and makes T from the sums the update needs anyway, so no G GEMM and
-no build_t; its rows pass through a tile per warp on the way in and out (reg_panel.cu says how). Against panel_qr
-plus G and build_t it took 640x512 from 10.2 to 7.7 ms and 60x1024 from 9.5 to 6.5 on the H200; it also
-makes 40x176 faster as panels than whole in shared memory (SMALL_N = 128: 0.58 -> 0.30 ms). For batches of
-16 to 255 matrices the trailing update of panels of at most 512 rows is one kernel, tf32x3_apply (split TF32 on
-tensor cores, C read and written once); for small batches the trailing update's W = V^T C and C -= V W run in
-split TF32 (tf32x3.cu; `_apply` says where), and from CLUSTER_FROM matrices a multi-block panel runs as one
-thread block cluster per matrix: reg_cluster (reg_panel's column over the cluster's blocks, the blocks' sums
-stored into each other's shared memory, one cluster barrier a column; 1.57 us a column on 8x2048's first panel
-against mb_cluster's 1.90 and mb_panel's 2.51, bench/panel_probe.py) or, beyond REG_CLUSTER rows a thread,
-mb_cluster, whose hardware barrier replaces mb_panel's counted one in global memory. For batches under
-LOOKAHEAD_BELOW the panel loop in a CUDA graph looks one panel ahead (`_lookahead`): once panel k's reflectors
-have updated the next panel's columns, the next panel is factored on a second stream while they update the rest,
-so the latency-bound panels of a small batch run beside the update instead of before it. It pays only where the
-launches are not paced by Python, in CUDA graphs (GRAPH_BYTES now takes 8x2048 and 2x4096): on the H200
-(2026-12-02, one run, against LOOKAHEAD_BELOW = 0) 2x4096 17.36 -> 14.18 ms, 8x2048 8.50 -> 7.62, 40x352 0.662 ->
-0.604; outside graphs it made 8x2048 and 2x4096 slower, and it lost on 60x1024 (6.2 -> 6.4 ms in a graph).
-
-What is new against blocked_wy: for batches under MB_BELOW matrices a panel is factored over many blocks per
-matrix, as a cluster (above) or by mb_panel, over as many blocks per matrix as the GPU has SMs for it (at least
-MB_ROWS rows each), one barrier among a matrix's blocks per column (qr.cu says how); blocked_wy factors each
-panel on one block per matrix, walking all rows per column, which is 55% of its 2x4096 time with most SMs idle
-(the profile of 2026-11-30).
-For batches under FUSED_BELOW the trailing update is one kernel (trail_update: C read twice, written once)
-instead of three batched GEMMs; off by default (FUSED_BELOW = 0), since on the H200 it measured slower than
-the GEMMs it replaces (2x4096 48.6 ms fused against 32.3 ms, 8x2048 19.5 against 13.5). build_t reads G
-once into shared memory. With OUTER_NB (0: off), panels are gathered into blocks of that many columns whose
-merged reflectors update the columns beyond the block in one pass (`_Outer`), for batches of at least
-OUTER_FROM matrices: on the H200 (2026-12-02) OUTER_NB = 64 made 640x512 4.4% faster (4.663 -> 4.592 ms in
-one run; the default since) and, applied to 40x352, 14% slower; 128 gained half as much.
-
-A warp per column (cols.cu, compiled only when used): for n <= COL_N (at most 32; 0: off) a block of a warp per
-column factors a matrix in registers (col_qr); for batches under COL_PANEL_BELOW (0: off) col_panel does the same
-for single-block panels of up to COL_ROWS * 32 rows in reg_panel's place; with COL_CLUSTER (0: off) col_cluster
-does it over a cluster in reg_cluster's place. A column's chain is two warp sums and one barrier (two cluster
-barriers in a cluster), where reg_panel's thread carries all 32 columns. On the H200 (2026-12-02, full mode, one
-run against the seed as it was): col_qr took 20x32 from 31.6 to 20.2 us; col_panel up to 256 rows took 40x176
-from 279 to 254 us and 40x352 from 606 to 578 us; col_panel32 lost to reg_panel4 on 60x1024's first panel (2.01
-against 1.80 us a column) and col_cluster to reg_cluster (2.17 against 1.56 on 8x2048), so those stay off.
-Everything else is blocked_wy's:
-
-For n <= SMALL_N the whole matrix is factored in shared memory by one launch (small_qr); for n <= TINY_N that
-launch uses blocks of only TINY_WARPS warps, since a column's barriers cost more than its few rows. Otherwise
-the matrix is walked in panels: panel_qr (where reg_panel does not) factors a panel (one block per matrix, in
-shared memory) and writes V; G = V^T V is one batched GEMM, or for batches under GRAM_BELOW matrices comes from
-gram (split over chunks of GRAM_ROWS rows, so that a few tall matrices still fill the GPU); build_t makes T
-from G; the trailing columns get Q_panel^T = I - V T^T V^T as three batched GEMMs (cuBLAS through torch.bmm,
-full FP32). Panels are NB columns wide, narrower where a tall panel would not fit in shared memory; only beyond
-n ~ 10000 does a panel run in global memory. Small batches leave most SMs idle, so they get blocks of
-NWARPS_WIDE warps to shorten each column's critical path. Batches of at most GRAPH_BYTES run the panel loop as
-one CUDA graph (its dozens of launches would otherwise be paced by Python). Kernels are compiled with NVRTC
-through CuPy and launched on torch's current stream (the look-ahead's panels on a second one, which the current
-stream waits for before the call returns).
+The matrix is walked in panels of NB columns. A panel is factored by the first of these that takes it:
+- n <= COL_N (a whole small matrix): col_qr (cols.cu), a warp per column in registers; n <= SMALL_N: small_qr,
+  the whole matrix in shared memory in one launch (TINY_WARPS warps a block for n <= TINY_N);
+- batches under MB_BELOW matrices: a multi-block panel, as a thread block cluster per matrix from CLUSTER_FROM
+  matrices (reg_cluster: reg_panel's column over the cluster's blocks, sums stored into each other's shared
+  memory; or, beyond REG_CLUSTER rows a thread, mb_cluster) or else mb_panel (one barrier among a matrix's blocks
+  per column, counted in global memory), over as many blocks as the GPU has SMs for it (at least MB_ROWS rows);
+- batches under COL_PANEL_BELOW: col_panel (a warp per column, up to COL_ROWS rows a lane);
+- batches under REG_BELOW: reg_panel (reg_panel.cu: a thread's whole rows in registers, one barrier a column, T
+  made from the sums the update needs anyway, so no G GEMM and no build_t);
+- otherwise panel_qr in shared memory, then G = V^T V (a batched GEMM, or gram for batches under GRAM_BELOW) and
+  build_t.
+The trailing columns get Q_panel^T = I - V T^T V^T (`_apply`): in one kernel in split TF32 (tf32x3_apply) for
+batches of APPLY_FROM to APPLY_BELOW and panels of at most APPLY_ROWS rows; otherwise as three batched GEMMs,
+V^T C and C -= V W in split TF32 for small batches (tf32x3.cu, VTC_BELOW and TF32X3_BELOW) and by cuBLAS in FP32
+for the rest; trail_update does it in one kernel below FUSED_BELOW. With OUTER_NB, panels are gathered into
+blocks of that many columns whose merged reflectors update the columns beyond in one pass (`_Outer`), for batches
+of at least OUTER_FROM. Batches of at most GRAPH_BYTES run the panel loop as one CUDA graph, and under
+LOOKAHEAD_BELOW the graph factors the next panel on a second stream beside the trailing update (`_lookahead`).
+Small batches get blocks of NWARPS_WIDE warps. Kernels are compiled with NVRTC through CuPy, each module on first
+use, and launched on torch's current stream (the look-ahead's panels on a second one, which the current stream
+waits for before the call returns). Every constant with an `@tune` comment is a choice the `tune` operator varies.
 """
 
 from pathlib import Path

@@ -13,7 +13,7 @@
 // c3 (g + 8, 2t + 1). tf32x3_vtc and tf32x3_update read their operands straight from global memory, no
 // shared-memory staging: on the H200 (2026-12-02) that made them slower than cuBLAS's FP32 GEMMs for 640
 // matrices of 512 (2.5 against 2.1 ms for C += V Wn, 1.65 against 1.75 for V^T C), and tf32x3_apply, which
-// holds C's tile in shared memory, still loses there (docs/benchmarks.md, eleventh pass). Needs sm_80 or newer;
+// holds C's tile in shared memory, still loses there (docs/benchmarks-history.md, eleventh pass). Needs sm_80 or newer;
 // older GPUs trap.
 
 // x rounded to TF32 as cvt.rna.tf32.f32 rounds a finite x (to nearest, ties away from zero; the carry may reach the
