@@ -7,18 +7,18 @@
 # shared/tools/offline-wheels.sh in .whl (carried). About 6 minutes on an H200. Results under ${OUT:-bench/out}.
 source "$(dirname "$0")/lib.sh"
 demo=$(mktemp -d)
-git clone -q "$PWD" "$demo/evolve"
-cd "$demo/evolve" || exit 1
+cp -r seed_kernels evolve.toml "$demo/"  # the problem as a fresh clone has it (evolve and its judge: on PYTHONPATH)
 $py -m tests.fake_llm --replay tests/data/qr_replies.json --port 8089 > "$OUT/replay.log" 2>&1 &
 replay=$!
-sleep 2
 proposals=$($py -c 'import json; print(len(json.load(open("tests/data/qr_replies.json"))["proposals"]))')
+cd "$demo" || exit 1
 sed -i -e 's|^# base_url = .*|base_url = "http://127.0.0.1:8089/v1"|' -e 's|^# model = .*|model = "replayed-strong"|' \
     -e 's|^api_key_env = .*|api_key_env = ""|' -e 's|^operators = .*|operators = { mutate = 1.0 }|' evolve.toml
-git -c user.name=ci -c user.email=ci@x commit -qam "the replay server as the LLM"
+git init -q && git add -A && git -c user.name=ci -c user.email=ci@x commit -qm "the QR problem, the replay server as its LLM"
+sleep 1
 log "evolve start: the seed and $proposals replayed proposals"
 started=$(date +%s)
-$py -m evolver start --max-candidates $((proposals + 1)) > "$OUT/evolve.log" 2>&1
+timeout -s INT "${RUN_S:-330}" $py -m evolver start --max-candidates $((proposals + 1)) > "$OUT/evolve.log" 2>&1
 log "evolve start: rc $?, $(( $(date +%s) - started )) s"
 tail -4 "$OUT/evolve.log" | tee -a "$OUT/pass.log"
 $py -m evolver status | tee "$OUT/status.txt" | tee -a "$OUT/pass.log"
