@@ -89,7 +89,7 @@ def test_the_generated_launchers_compile_with_nvcc(tmp_path: Path, seed: str, so
     import torch
 
     shim: dict[str, object] = {}
-    exec((ROOT / "evolver" / "export_shim.txt").read_text(), shim)  # the stand-in's helpers, as the file has them
+    exec((ROOT / "evolver" / "commands" / "export_shim.txt").read_text(), shim)  # the stand-in's helpers, as the file has them
     code = "".join((SEEDS / seed / name).read_text() for name in sources)  # as kernel.py puts them together
     kernels = shim["_evolve_kernels"](code)  # type: ignore[operator]
     assert [name for name, _ in kernels] == names

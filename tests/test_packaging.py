@@ -22,7 +22,7 @@ def test_the_wheel_installs_evolver_alone_with_its_judge_inside(tmp_path: Path) 
     names = zipfile.ZipFile(next(tmp_path.glob("*.whl"))).namelist()
     tops = {n.split("/", 1)[0] for n in names if not n.split("/", 1)[0].endswith(".dist-info")}
     assert tops == {"evolver"}, tops
-    assert "evolver/_qrjudge/qr.py" in names and "evolver/_qrjudge/runner.py" in names
+    assert "evolver/_qrjudge/supervisor.py" in names and "evolver/_qrjudge/runner.py" in names
     assert "evolver/examples/sort/check.py" in names and "evolver/py.typed" in names
 
 

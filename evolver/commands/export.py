@@ -33,6 +33,9 @@ CUPY_FEATURES = {"RawModule", "uint64", "uint32", "int64", "int32", "float32", "
                  "cuda.ExternalStream"}
 
 
+PROSE = (".md", ".txt", ".rst")  # a kernel directory's notes: not code, never embedded in the one file
+
+
 class ExportError(Exception):
     """Why a candidate cannot be exported; str() is one line."""
 
@@ -40,7 +43,7 @@ class ExportError(Exception):
 def export_dir(kernel_dir: Path, header: list[str]) -> str:
     """The single-file form of the kernel directory (`kernel.py` and the files it reads)."""
     files = {p.relative_to(kernel_dir).as_posix(): p.read_text(encoding="utf-8") for p in sorted(kernel_dir.rglob("*"))
-             if p.is_file() and "__pycache__" not in p.parts}
+             if p.is_file() and "__pycache__" not in p.parts and p.suffix not in PROSE}
     if "kernel.py" not in files:
         raise ExportError(f"{kernel_dir}: no kernel.py")
     own = [name for name in files if name.endswith(".py") and name != "kernel.py"]
