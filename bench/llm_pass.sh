@@ -6,6 +6,7 @@
 # shows it (`evolve prompt 1`), and what the profile cost its evaluation. Needs the wheels of
 # shared/tools/offline-wheels.sh in .whl (carried). About 6 minutes on an H200. Results under ${OUT:-bench/out}.
 source "$(dirname "$0")/lib.sh"
+root=$PWD
 demo=$(mktemp -d)
 cp -r seed_kernels evolve.toml "$demo/"  # the problem as a fresh clone has it (evolve and its judge: on PYTHONPATH)
 $py -m tests.fake_llm --replay tests/data/qr_replies.json --port 8089 > "$OUT/replay.log" 2>&1 &
@@ -37,4 +38,5 @@ for note in out[::2]:
         if r.get("confirm") and "profile_s" in t:
             print(f"profile: {t['profile_s']:.2f} s of a {t.get('wall_s', 0):.1f} s {r['details'].get('mode')} evaluation")
 PY
+$py "$root/bench/run_stages.py" . | tee -a "$OUT/pass.log"  # where each candidate's time went, per stage
 kill $replay

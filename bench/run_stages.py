@@ -1,0 +1,61 @@
+"""Where a run's time went, per candidate and per stage, from what its results recorded in git:
+
+    python bench/run_stages.py [REPO] [--run NAME]
+
+For each evaluation the engine's own duration (`duration_s`: materialising the candidate, the sandbox, the judge's
+processes and their start-up, the evaluation, the result read back) and the judge's stages (`details.timings`:
+prestarted_s, the judge and runner importing torch before the go line, off the critical path; cuda_start_s;
+import_kernel_s, the candidate's import with its NVRTC compiles; calibrate_s; tests_s; bench_s, of which
+timed_kernel_s is the candidate's own timed calls; profile_s; after_verdict_s) and, between consecutive results,
+the wall time of the whole loop (what a candidate costs, proposal and git included). Means per mode, then the
+rate. The first figures for issue "a thousand candidates an hour" come from here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from evolver.records.store import Store  # noqa: E402
+
+STAGES = ("prestarted_s", "cuda_start_s", "import_kernel_s", "calibrate_s", "tests_s", "bench_s", "timed_kernel_s",
+          "profile_s", "after_verdict_s", "wall_s")
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("repo", nargs="?", default=".")
+    p.add_argument("--run")
+    args = p.parse_args()
+    store = Store(Path(args.repo).resolve())
+    run = args.run or store.runs()[-1]
+    snap = store.snapshot(run)
+    results = sorted(((r, c) for c in snap.candidates.values() for r in c.results if r.t), key=lambda e: e[0].t or 0)
+    by_mode: dict[str, list[dict[str, float]]] = {}
+    for r, c in results:
+        timings = r.details.get("timings") or {}
+        mode = ("confirm " if r.confirm else "") + str(r.details.get("mode", "?"))
+        row = {k: float(timings[k]) for k in STAGES if isinstance(timings.get(k), (int, float))}
+        row["duration_s"] = float(r.line.get("duration_s") or 0.0)
+        by_mode.setdefault(mode, []).append(row)
+    for mode, rows in by_mode.items():
+        print(f"{mode}: {len(rows)} evaluations, mean seconds per stage:")
+        for key in ("duration_s", *STAGES):
+            values = [row[key] for row in rows if key in row]
+            if values:
+                print(f"  {key:16} {statistics.fmean(values):8.2f}  (min {min(values):.2f}, max {max(values):.2f})")
+    times = [r.t for r, _ in results if not r.confirm and r.t]
+    if len(times) > 2:
+        gaps = [b - a for a, b in zip(times, times[1:])]
+        span = times[-1] - times[0]
+        print(f"between results: mean {statistics.fmean(gaps):.2f} s, median {statistics.median(gaps):.2f} s; "
+              f"{(len(times) - 1) * 3600 / span:.0f} results an hour over {span:.0f} s (confirmations included)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
