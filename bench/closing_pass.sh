@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The rest of a pass the device time cut short: torch.geqrf and tsqr_wy in `full` in one run (seed 7), the judge's
+# The rest of a pass the device time cut short: torch.geqrf and both seeds in `full` in one run (seed 7), the judge's
 # clock against a misreporting runner and the hold's tests, then the LLM pass bounded to RUN_S seconds.
 source "$(dirname "$0")/lib.sh"
 qr baseline --baseline --mode full --seed 7
+qr blocked_wy --kernel-dir seed_kernels/blocked_wy --mode full --seed 7
 qr tsqr_wy --kernel-dir seed_kernels/tsqr_wy --mode full --seed 7
 log "pytest -m gpu: the judge's clock and the hold"
 timeout 150 $py -m pytest -q -m gpu -p no:cacheprovider tests/test_harness_gpu.py -rfE \
