@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The GPU workflow's job (.github/workflows/gpu-bench.yml), as one script a self-hosted runner or a person runs in a
+# checkout: install from the extras into .venv (SKIP_INSTALL=1 uses the Python on PATH as it is, for a machine
+# without a package index), the GPU tests, then torch.geqrf, every seed and (where the remote has one) `best` in
+# `full` mode in one run, summarised as a Markdown table into $GITHUB_STEP_SUMMARY (default out/summary.md).
+# Results under ${OUT:-out}.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+SUMMARY=${GITHUB_STEP_SUMMARY:-$OUT/summary.md}
+if [[ -z ${SKIP_INSTALL:-} ]]; then
+  python3 -m venv .venv && . .venv/bin/activate && python -m pip install -q -e ".[gpu,test]" || exit 1
+fi
+py=${PYTHON:-python3}
+status=0
+$py -m pytest -q -m gpu -p no:cacheprovider ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/gpu-tests.log" | tail -5 || status=1
+$py -m qrjudge --baseline --mode full --seed 7 > "$OUT/baseline.json"
+args=()
+for seed in seed_kernels/*/; do
+  name=$(basename "$seed")
+  [[ $name == naive ]] && continue  # the floor: minutes a shape, not a benchmark
+  $py -m qrjudge --kernel-dir "$seed" --mode full --seed 7 --timeout 900 > "$OUT/$name.json" || true
+  args+=("$name=$OUT/$name.json")
+done
+if git fetch -q origin best 2>/dev/null; then
+  rm -rf ../best-tree && git worktree add -q -f ../best-tree FETCH_HEAD
+  $py -m qrjudge --kernel-dir ../best-tree/kernel --mode full --seed 7 > "$OUT/best.json" || true
+  args+=("best=$OUT/best.json")
+fi
+$py bench/summary.py "$OUT/baseline.json" "${args[@]}" | tee -a "$SUMMARY"
+exit $status
