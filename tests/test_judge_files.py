@@ -116,3 +116,17 @@ def test_the_judges_files_are_fixed_when_the_run_opens(tmp_path: Path, monkeypat
     slot = evaluate.Slot(0, None, "cpu")
     with pytest.raises(JudgeChanged, match=r"checker\.py"):
         asyncio.run(ev.evaluate(laid_out / "kernel", slot))
+
+
+def test_a_machine_where_the_runner_cannot_confine_itself_is_told_before_the_run(tmp_path: Path) -> None:
+    """Here the runner can confine itself (the probe finds nothing to say); where it cannot, the probe returns
+    why, which `evolve start` puts in its one-line refusal instead of a crash for every candidate."""
+    from evolver.evaluation.builtin import confinement_problem
+
+    assert confinement_problem(ROOT / "qrjudge") == ""
+    fake = tmp_path / "qrjudge"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("")
+    (fake / "isolation.py").write_text("class ConfineError(Exception):\n    pass\n\n\ndef confine(writable):\n"
+                                       "    raise ConfineError('unshare: Operation not permitted')\n")
+    assert confinement_problem(fake) == "unshare: Operation not permitted"

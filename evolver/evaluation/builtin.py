@@ -44,3 +44,30 @@ def judge_specs(judge_dir: Path) -> Any:
 
 
 _SPECS: dict[Path, Any] = {}
+
+
+_CONFINE_PROBE = """import sys, tempfile
+sys.path.insert(0, sys.argv[1])
+from qrjudge import isolation
+with tempfile.TemporaryDirectory() as tmp:
+    try:
+        print("confined:", isolation.confine([tmp]), flush=True)
+    except (isolation.ConfineError, OSError) as exc:
+        print("not confined:", exc, flush=True)
+"""
+
+
+def confinement_problem(judge_dir: Path) -> str:
+    """'' when the QR judge's runner can confine itself on this machine (qrjudge/isolation.py), else why not:
+    checked once before a run, so that a machine without user namespaces is told so in one line instead of
+    getting a crash for every candidate."""
+    import subprocess
+
+    try:
+        out = subprocess.run([sys.executable, "-I", "-c", _CONFINE_PROBE, str(judge_dir.parent)], capture_output=True,
+                             text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    if "confined: user" in out:
+        return ""
+    return out.strip().removeprefix("not confined: ") or "the probe said nothing"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import shutil
 import sys
 import tempfile
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from evolver.evaluation import sandbox
-from evolver.evaluation.builtin import PACKAGES, BuiltinMissing, builtin_judge_dir, judge_specs
+from evolver.evaluation.builtin import PACKAGES, BuiltinMissing, builtin_judge_dir, confinement_problem, judge_specs
 from evolver.evaluation.command import command_for, contain, run_cold, sandbox_choice
 from evolver.evaluation.judgefiles import JudgeFiles
 from evolver.evaluation.prestart import Prestarted, Waiting, prestart
@@ -131,6 +132,13 @@ class Evaluator:
         if shutil.which(program) is None:
             raise EvaluationError(f"{self.config.path}: evaluation.command: {program!r} is not a program on this "
                                   "machine (the command is split like a shell line but not run by a shell)")
+        if builtin and not self.sandboxed and self.judge_dir is not None and \
+                os.environ.get("EVOLVE_RUNNER_CONFINE") != "off":
+            problem = confinement_problem(self.judge_dir)
+            if problem:
+                raise EvaluationError(f"the QR judge cannot confine the process that runs candidates on this machine "
+                                      f"({problem}): its files and clock would be in their reach; EVOLVE_RUNNER_CONFINE"
+                                      "=off runs it unconfined (docs/QR_CONTRACT.md, threat model)")
         if self.sandboxed:
             why = sandbox.unavailable(gpu=any(s.gpu is not None for s in slots))
             if why:
