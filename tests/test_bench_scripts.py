@@ -175,8 +175,8 @@ def seed_pass_table(tmp_path: Path) -> str:
     return str(code)
 
 
-RESULTS = ROOT / "bench" / "results"
-RUN1, RUN3 = RESULTS / "2026-12-02/run1/results.jsonl", RESULTS / "2026-12-02/run3/results.jsonl"
+RESULTS = ROOT / "tests" / "data" / "recorded"  # copies of the notebook's 2026-12-02/run1 and run3, 2026-12-01-late/run1
+RUN1, RUN3 = RESULTS / "2026-12-02-run1.jsonl", RESULTS / "2026-12-02-run3.jsonl"
 
 
 @pytest.mark.parametrize("script, commands", [
@@ -184,7 +184,7 @@ RUN1, RUN3 = RESULTS / "2026-12-02/run1/results.jsonl", RESULTS / "2026-12-02/ru
     ("seed_pass.sh", [["seed_pass table", RUN1]]),
     ("ab_judge.sh", [["bench/passes.py", "stages", RUN3], ["bench/passes.py", "shapes", RUN3]]),
     ("noise_pass.sh", [["bench/passes.py", "evaluations", RUN3], ["bench/passes.py", "cv", RUN3],
-                       ["bench/passes.py", "loops", RESULTS / "2026-12-01-late/run1/loop_timing.jsonl"]]),
+                       ["bench/passes.py", "loops", RESULTS / "2026-12-01-late-loop_timing.jsonl"]]),
 ])
 def test_a_pass_summary_reads_recorded_results(tmp_path: Path, script: str, commands: list[list[object]]) -> None:
     """A pass's closing summary runs on the GPU machine after minutes of device time: it must read results as
