@@ -75,20 +75,27 @@ print(json.dumps({{"status": "ok", "score": score, "unit": "us"}}))
 """
 
 
+def scripted_repo(tmp_path: Path, judge: str, slots: int) -> tuple[Path, Path]:
+    """The sort example judged by a scripted judge (`judge` formatted with the seed's text), committed; (repository,
+    the problem's directory)."""
+    seed = (EXAMPLE / "seeds" / "mergesort" / "sort.py").read_text()
+    repo = make_repo(tmp_path / "repo", example_config(evaluation=(
+        'command = "{python} judge.py --kernel-dir {kernel_dir} --mode {mode}"\nfiles = ["judge.py"]\n'
+        f'gpus = []\nslots = {slots}\ntimeout_s = 60\nmode = "quick"\nconfirm_mode = "final"')))
+    cwd = repo / "examples" / "sort"
+    (cwd / "judge.py").write_text(judge.format(seed=seed))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a scripted judge")
+    return repo, cwd
+
+
 def test_a_confirmation_by_another_judge_is_made_again(tmp_path: Path) -> None:
     """Confirmations of another judge (here another confirm mode; or an older harness) do not decide `best`:
     a resumed run confirms the best it holds again under today's judge, and its would-be bests, instead of never
     moving `best` again or handing it to a candidate only because the incumbent was not measured again. The
     held best (the seed) has the worst first measurement of all, so only the incumbent rule confirms it again
     (the three best first measurements did not include it: this test failed on CI's noise before the rule)."""
-    seed = (EXAMPLE / "seeds" / "mergesort" / "sort.py").read_text()
-    repo = make_repo(tmp_path / "repo", example_config(evaluation=(
-        'command = "{python} judge.py --kernel-dir {kernel_dir} --mode {mode}"\nfiles = ["judge.py"]\n'
-        'gpus = []\nslots = 2\ntimeout_s = 60\nmode = "quick"\nconfirm_mode = "final"')))
-    cwd = repo / "examples" / "sort"
-    (cwd / "judge.py").write_text(SCRIPTED_JUDGE.format(seed=seed))
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "a scripted judge")
+    repo, cwd = scripted_repo(tmp_path, SCRIPTED_JUDGE, slots=2)
     proc = evolve(cwd, "start", "--max-candidates", "4")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     snap = Store(repo).snapshot("r1")
@@ -124,14 +131,7 @@ def test_a_failed_confirmation_demotes(tmp_path: Path) -> None:
     (the pool), counted by its failure in `evolve status`, never `best`, and worth a `fix`."""
     from evolver.records.results import Recorder
 
-    seed = (EXAMPLE / "seeds" / "mergesort" / "sort.py").read_text()
-    repo = make_repo(tmp_path / "repo", example_config(evaluation=(
-        'command = "{python} judge.py --kernel-dir {kernel_dir} --mode {mode}"\nfiles = ["judge.py"]\n'
-        'gpus = []\nslots = 1\ntimeout_s = 60\nmode = "quick"\nconfirm_mode = "final"')))
-    cwd = repo / "examples" / "sort"
-    (cwd / "judge.py").write_text(FAILS_ITS_CONFIRMATION.format(seed=seed))
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "a judge the seed fails in final mode")
+    repo, cwd = scripted_repo(tmp_path, FAILS_ITS_CONFIRMATION, slots=1)
     proc = evolve(cwd, "start", "--max-candidates", "4")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     store = Store(repo)
