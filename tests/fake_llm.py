@@ -124,10 +124,11 @@ class Replay:
 
 class FakeLLM:
     def __init__(self, script: list[str], hang_s: float = 4.0, by_model: dict[str, str] | None = None,
-                 replay: Path | None = None, port: int = 0) -> None:
+                 replay: Path | None = None, port: int = 0, context: int | None = None) -> None:
         """`script`: the steps in order of requests (then `good`); `by_model`: a fixed step per model name,
         which takes precedence; `replay`: a file of proposals that answers every request instead."""
         self.replay = Replay(replay) if replay else None
+        self.context = context  # the context its models say they hold (GET /models), if any
         self.script = list(script)
         self.by_model = dict(by_model or {})
         self.hang_s = hang_s
@@ -141,7 +142,9 @@ class FakeLLM:
                 pass
 
             def do_GET(self) -> None:
-                self._send(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+                listed = [{"id": name, "object": "model", **({"max_model_len": server.context} if server.context else {})}
+                          for name in ("fake", "fake-coder", "replayed-strong")]
+                self._send(200, {"object": "list", "data": listed})
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))

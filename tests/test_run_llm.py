@@ -137,3 +137,23 @@ def test_the_candidate_budget_makes_exactly_that_many_at_any_concurrency(tmp_pat
             made = Store(repo).snapshot(run).candidates
             assert sorted(made) == ["00001", "00002", "00003", "00004"], proc.stdout
             assert f"run {run}: 4 new candidate(s)" in proc.stdout and "reached max_candidates (4)" in proc.stdout
+
+
+def test_the_prompt_fits_the_context_the_endpoint_says_its_model_holds(tmp_path: Path) -> None:
+    """With `context_tokens` left out of evolve.toml, a server whose model holds 1,600 tokens (GET /models, as
+    vLLM says `max_model_len`) gets prompts fitted to 1,600 - max_tokens instead of the 128k default; set in
+    evolve.toml, the configured budget stands."""
+    from evolver.search.llm import estimate_tokens
+
+    with FakeLLM(["good"] * 6, context=1600) as llm:
+        config = example_config(
+            llm=f'base_url = "{llm.url}"\nmodel = "fake-coder"\napi_key_env = ""\ntimeout_s = 5\nmax_tokens = 500',
+            evaluation='command = "{python} check.py --kernel-dir {kernel_dir}"\nfiles = ["check.py"]\ngpus = []\n'
+                       "slots = 1\ntimeout_s = 60",
+            evolution="operators = { mutate = 1.0 }\nislands = 1\npopulation = 2\nseed = 7")
+        repo = make_repo(tmp_path / "repo", config)
+        proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "3")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "the endpoint says its model holds 1600 tokens" in proc.stdout, proc.stdout
+        sizes = [sum(estimate_tokens(m["content"]) for m in body["messages"]) for _, body in llm.log]
+    assert sizes and max(sizes) <= 1600 - 500, sizes

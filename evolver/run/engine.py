@@ -114,6 +114,7 @@ class Engine:
             pass
         ticker = asyncio.create_task(self._tick())
         try:
+            await self._fit_the_context()
             self._resume()
             self._evaluators = [asyncio.create_task(self._evaluator(slot)) for slot in self.slots]
             self._proposers = [asyncio.create_task(self._proposer()) for _ in range(self._depth)]
@@ -138,6 +139,19 @@ class Engine:
         if self._results_seen % STATUS_EVERY:
             self.say(self._budget_line())
         return self.summary
+
+    async def _fit_the_context(self) -> None:
+        """Where evolve.toml leaves `context_tokens` unset and the endpoint says how much its models hold (a local
+        server's 32k, say), prompts are fitted to that instead of the default."""
+        if self.client is None or "context_tokens" in (self.config.raw.get("llm") or {}):
+            return
+        window = await self.client.context_window()
+        if window is None or window >= self.config.llm.context_tokens or window <= self.config.llm.max_tokens:
+            return
+        self.config = replace(self.config, llm=replace(self.config.llm, context_tokens=window))
+        self.breeder.config = self.config
+        self.say(f"the endpoint says its model holds {window} tokens: prompts are fitted to {window} - "
+                 f"{self.config.llm.max_tokens} (set [llm] context_tokens to choose)")
 
     def _resume(self) -> None:
         """Seeds the run lacks, then every candidate without a result first, and the confirmations a kill may

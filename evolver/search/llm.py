@@ -57,6 +57,9 @@ def api_key(config: LLMConfig) -> str | None:
     return os.environ.get(config.api_key_env) or None
 
 
+CONTEXT_FIELDS = ("max_model_len", "context_length", "context_window", "max_context_length", "n_ctx")
+
+
 def estimate_tokens(text: str) -> int:
     """A tokenizer-free estimate (about 3.5 characters a token for code), for budgeting prompts."""
     return int(len(text) / 3.5) + 1
@@ -78,6 +81,25 @@ class LLMClient:
         except Exception as exc:  # an unusable base_url (say, an invalid port) is a configuration problem
             raise LLMError(f"[llm] base_url {config.base_url!r}: {_short(str(exc))}") from None
         self._slots = asyncio.Semaphore(config.max_concurrent)
+
+    async def context_window(self) -> int | None:
+        """The smallest context any configured model has, where the endpoint says (`GET /models`: vLLM's
+        `max_model_len`, OpenRouter's `context_length`, and the like); None where it does not, or cannot be
+        asked within a few seconds."""
+        try:
+            listed = await asyncio.wait_for(self._client.models.list(), 10.0)
+        except Exception:  # noqa: BLE001  not every server lists models: the configured budget stands
+            return None
+        names = {m.name for m in self.config.models}
+        sizes: list[int] = []
+        for model in getattr(listed, "data", []) or []:
+            fields = {**(getattr(model, "model_extra", None) or {}), **vars(model)}
+            if fields.get("id") in names:
+                size = next((int(fields[k]) for k in CONTEXT_FIELDS if isinstance(fields.get(k), int)), 0)
+                if not size:
+                    return None  # one model that does not say: the configured budget stands
+                sizes.append(size)
+        return min(sizes) if sizes else None
 
     def pick_model(self) -> ModelSpec:
         models = self.config.models
