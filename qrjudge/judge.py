@@ -603,15 +603,23 @@ def profile(ctx: Context) -> dict[str, Any]:
     """Where each benchmark shape's time goes, for the model that improves the candidate (`--profile`): one
     more call per shape, after the scored ones, on a fresh input, under torch's profiler in the runner; per
     shape the kernels that took the most device time, with their launches and share. Never scored (the runner
-    is the candidate's), and its cost is the evaluation's `profile_s`."""
+    is the candidate's), and its cost is the evaluation's `profile_s`; a profile that fails is an `error` in it,
+    not a failed candidate, except that a rejection (a refused call, a changed harness) still rejects."""
     from qrjudge.specs import benchmarks_for
 
-    shapes = []
+    shapes: list[dict[str, Any]] = []
     for spec in benchmarks_for(ctx.args.mode):
         where = f"profile {spec.label}"
         ctx.report.emit(stage="profile", label=spec.label)
-        reply = ctx.runner.reply(ctx.send(spec, where, op="profile").nonce, where)
-        judge_error(reply, where)
+        try:
+            reply = ctx.runner.reply(ctx.send(spec, where, op="profile").nonce, where)
+            judge_error(reply, where)
+        except Verdict as failed:
+            # The score stands without a profile (a profiler can fail where timing did not), but a refused
+            # library call or a changed harness is cheating wherever it happens.
+            if failed.status == "rejected":
+                raise
+            return {"shapes": shapes, "device": ctx.args.device, "error": f"{failed.status}: {failed.error}"[:500]}
         kernels = [k for k in reply.get("kernels", []) if isinstance(k, dict)]
         total = sum(float(k.get("us", 0)) for k in kernels) or 1.0
         top = [{"name": str(k.get("name", "?"))[:120], "launches": int(k.get("launches", 0)),

@@ -84,3 +84,15 @@ def test_a_reply_may_ask_for_lines_once() -> None:
     assert "   99| extern \"C\" __global__ void __launch_bounds__(NT) panel_qr(" in turn
     assert focus.requested(reply + "kernel/qr.cu\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n", FILES,
                            "kernel") == []  # a reply that edits is an edit
+
+
+def test_a_failed_profile_leaves_the_ancestors_in_place() -> None:
+    """A confirmation whose profile failed records the error; the prompt still shows the nearest real one."""
+    def made(commit: str, parents: tuple[str, ...], profile: dict) -> Candidate:
+        line = {"status": "ok", "score": 8.0, "confirm": True, "details": {"profile": profile}}
+        return Candidate(run="r1", id=commit, commit=commit, parents=parents, created=0, subject="", trailers={},
+                         results=(line,))  # type: ignore[arg-type]  parsed on the way in
+
+    old = made("a", (), PROFILE)
+    new = made("b", ("a",), {"shapes": [], "error": "crash: profiler", "device": "cuda"})
+    assert focus.profile_of(new, {"a": old, "b": new}) == (PROFILE, old)

@@ -121,3 +121,20 @@ def test_a_runner_that_misreports_its_clock_is_caught_by_the_judges_clock(tmp_pa
 def test_the_verdict_names_the_anti_cheat_version(tmp_path: Path) -> None:
     result = judge(candidate(tmp_path, CHEATS / "geqrf_direct.py"))
     assert result["status"] == "rejected" and result["judge"] >= 2
+
+
+def test_a_profile_names_the_kernels_and_a_failing_one_leaves_the_score(tmp_path: Path) -> None:
+    """`--profile` (what a confirmation asks for) adds where the time went; a candidate that breaks only under
+    the profiler keeps its measured score, with the profile's error in its place."""
+    profiled = judge(candidate(tmp_path, HONEST), "--profile")
+    assert profiled["status"] == "ok", profiled.get("error")
+    assert [s["shape"] for s in profiled["profile"]["shapes"]] == [s["shape"] for s in profiled["shapes"]]
+    assert all(s["kernels"] and s["kernels"][0]["share"] > 0 for s in profiled["profile"]["shapes"])
+
+    shy = tmp_path / "shy.py"
+    shy.write_text("import torch\nfrom base import custom_kernel as honest\n\n\ndef custom_kernel(A):\n"
+                   "    if torch.autograd.profiler._is_profiler_enabled:\n"
+                   "        raise RuntimeError('no profiling here')\n    return honest(A)\n")
+    failed = judge(candidate(tmp_path, shy), "--profile")
+    assert failed["status"] == "ok", failed.get("error")
+    assert "no profiling here" in failed["profile"]["error"] and failed["profile"]["shapes"] == []

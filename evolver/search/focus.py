@@ -34,7 +34,8 @@ def profile_of(candidate: Candidate, by_commit: dict[str, Candidate]) -> tuple[d
     while node is not None:
         for result in reversed(node.results):
             found = result.details.get("profile")
-            if isinstance(found, dict) and isinstance(found.get("shapes"), list):
+            if isinstance(found, dict) and isinstance(found.get("shapes"), list) and found["shapes"] \
+                    and not found.get("error"):  # a failed profile says nothing; an older one still does
                 return found, node
         node = by_commit.get(node.parents[0]) if node.parents else None
     return None
