@@ -52,3 +52,29 @@ def test_the_order_is_the_order_results_were_written() -> None:
     assert best([candidate("00002", 1, 990.0), candidate("00001", 2, 1000.0)], 0.005) == "00002"
     assert best([candidate("00002", 1, 1000.0), candidate("00001", 2, 990.0)], 0.005) == "00001"
     assert best([], 0.005) is None
+
+
+def test_the_funnels_new_best_is_a_child_that_took_the_lead_by_the_same_rule() -> None:
+    # the H200 replay of 2026-12-03: children measured under the seed's confirmed score did not move `best`
+    # (one was confirmed 0.1% under it, within min_gain); the funnel must not call them new bests, and a child
+    # not judged yet is pending, not "not compiled"
+    from evolver.search.funnel import funnel
+
+    def child(cid: str, t: float, score: float, confirmed: float | None = None) -> Candidate:
+        c = candidate(cid, t, score, confirmed)
+        return Candidate(run=c.run, id=cid, commit=c.commit, parents=("00001" * 8,), created=c.created,
+                         subject=cid, trailers={"Op": "mutate", "Model": "m", "Attempts": "1"}, results=c.results)
+
+    seed = candidate("00001", 10, 2809.84, 2812.39)
+    seed = Candidate(run="r1", id=seed.id, commit=seed.commit, parents=(), created=10, subject="seed",
+                     trailers={"Op": "seed"}, results=seed.results)
+    pending = Candidate(run="r1", id="00009", commit="00009" * 8, parents=("00001" * 8,), created=90,
+                        subject="x", trailers={"Op": "mutate", "Model": "m", "Attempts": "1"})
+    run = [seed, child("00002", 20, 2804.79), child("00004", 40, 2780.95, 2809.46), pending]
+    by_commit = {c.commit: c for c in run}
+    (arm, f), = funnel(run, by_commit, min_gain=0.01).items()
+    assert f.stages["faster"] == 2 and f.stages["best"] == 0 and f.stages["pending"] == 1
+    assert f.stages["compiled"] == 2 and f.made == 3 and f.stages["replies"] == 3
+    assert funnel(run, by_commit, min_gain=0.0)[arm].stages["best"] == 1  # confirmed 0.1% under the seed
+    gain = child("00010", 100, 2700.0, 2705.0)
+    assert funnel([*run, gain], {**by_commit, gain.commit: gain}, min_gain=0.01)[arm].stages["best"] == 1

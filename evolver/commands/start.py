@@ -51,7 +51,7 @@ def cmd_start(args: argparse.Namespace) -> int:
             print(line, flush=True)
 
     if args.tui:
-        return _start_with_tui(args, store, run, winner_for(config, store, run))
+        return _start_with_tui(args, store, run, winner_for(config, store, run), config.evaluation.min_gain)
     started = time.monotonic()
     with _live_line(sys.stdout.isatty() and not args.quiet) as status:
         summary = run_engine(config, store, run, budget, say, status)
@@ -79,7 +79,7 @@ def _live_line(on: bool) -> Iterator[Callable[[str], None] | None]:
 
 
 def _start_with_tui(args: argparse.Namespace, store: Store, run: str,
-                    winner: Callable[[Snapshot], Candidate | None]) -> int:
+                    winner: Callable[[Snapshot], Candidate | None], min_gain: float) -> int:
     """The engine in a child process (its progress in .git/evolve/<run>.log), the TUI in front; leaving
     the TUI with q stops the engine the way Ctrl-C does (graceful, resumable), with x leaves it running."""
     import signal
@@ -97,7 +97,7 @@ def _start_with_tui(args: argparse.Namespace, store: Store, run: str,
                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     app = None
     try:
-        app = run_tui(store, run, winner=winner, engine=engine, engine_log=log_path)
+        app = run_tui(store, run, winner=winner, engine=engine, engine_log=log_path, min_gain=min_gain)
     finally:
         if engine.poll() is None and app is not None and app.detached:
             print(f"the engine goes on in the background (pid {engine.pid}; log: {log_path}); `evolve tui` "

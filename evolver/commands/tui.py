@@ -36,5 +36,6 @@ def cmd_tui(args: argparse.Namespace) -> int:
     mine = own_runs(store, config.problem.kernel_dir)
     # the run `status` shows: this clone's latest of this problem (n in the TUI moves to the others)
     run: str | None = args.run or config.run or ((mine or runs)[-1] if runs else None)
-    run_tui(store, run, poll_s=args.poll, winner=winner_for(config, store, run) if run else None)
+    run_tui(store, run, poll_s=args.poll, winner=winner_for(config, store, run) if run else None,
+            min_gain=config.evaluation.min_gain)
     return 0

@@ -2,7 +2,9 @@
 
 Per arm (`bandit.arm_of`: `mutate@model`, `tune`, ...): the replies it cost (the `Attempts` trailer: edit
 retries and a second turn that showed lines included), the children whose edit applied, that compiled, that
-were correct, that beat their parent (same judge), and that became the run's best when their result came;
+were correct, that beat their parent (same judge), and that took the lead when their deciding result came (by
+`best`'s own rule: the confirmed score where the run confirms, a gain of more than min_gain); those not yet judged
+are counted as pending, not as failures;
 and why the others did not, as counts of short reasons (the SEARCH that matched nothing, the compiler's
 error, the failing gate). Read from a `Snapshot`, pure: `evolve status` prints it, the TUI shows it (`f`).
 Each failed reply's full story (its text and the diagnostic it got) is in `evolve show ID --reply`.
@@ -15,10 +17,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from evolver.records.candidates import Candidate
-from evolver.records.results import NOT_EVALUATED
+from evolver.records.results import NOT_EVALUATED, beats
 from evolver.search.bandit import arm_of
 
-STAGES = ("replies", "applied", "compiled", "correct", "faster", "best")
+STAGES = ("replies", "applied", "compiled", "correct", "faster", "best", "pending")
 
 
 @dataclass
@@ -52,15 +54,29 @@ def reason(c: Candidate) -> str:
     return f"{c.status}: {re.sub(r'[(].*', '', first).strip()[:60]}" if first else c.status
 
 
-def funnel(candidates: Iterable[Candidate], by_commit: dict[str, Candidate]) -> dict[str, Funnel]:
+def leads(candidates: list[Candidate], min_gain: float = 0.0) -> set[str]:
+    """The ids that took the lead when their deciding result was written (`results.leader`'s rule, step by step):
+    in a run that confirms, only confirmed scores decide; a first measurement that is later not confirmed never
+    led, and neither did one that beat the leader by no more than min_gain."""
+    confirming = any(c.confirmation is not None for c in candidates)
+    decided = [(c, c.confirmation if confirming else c.result) for c in candidates]
+    ordered = sorted(((c, r) for c, r in decided if r is not None and r.score is not None),
+                     key=lambda e: (e[1].t or 0.0, e[0].id))
+    took, lead = set(), None
+    for c, r in ordered:
+        assert r is not None and r.score is not None
+        if lead is None or beats(r.score, lead, min_gain):
+            took.add(c.id)
+            lead = r.score
+    return took
+
+
+def funnel(candidates: Iterable[Candidate], by_commit: dict[str, Candidate], min_gain: float = 0.0) -> dict[str, Funnel]:
     """The funnel of each arm over these candidates (seeds are the start, not an arm)."""
-    everyone = sorted(candidates, key=lambda c: ((c.result.t or 0.0) if c.result else float("inf"), c.id))
+    everyone = sorted(candidates, key=lambda c: c.id)
+    took_lead = leads(everyone, min_gain)
     out: dict[str, Funnel] = {}
-    lowest: float | None = None
     for c in everyone:
-        new_best = c.score is not None and (lowest is None or c.score < lowest)
-        if c.score is not None:
-            lowest = c.score if lowest is None else min(lowest, c.score)
         if c.op == "seed":
             continue
         row = out.setdefault(arm_of(c), Funnel())
@@ -68,17 +84,20 @@ def funnel(candidates: Iterable[Candidate], by_commit: dict[str, Candidate]) -> 
         stages = row.stages
         stages["replies"] += int(c.trailers.get("Attempts", "0") or 0) if c.trailers.get("Attempts", "").isdigit() else 0
         status = c.status
+        if status == "pending":  # proposed, not judged yet: neither through nor out
+            stages["pending"] += 1
+            continue
         applied = status not in NOT_EVALUATED
         stages["applied"] += applied
-        stages["compiled"] += applied and status not in ("compile_error", "pending")
+        stages["compiled"] += applied and status != "compile_error"
         stages["correct"] += status == "ok"
         parent = by_commit.get(c.parents[0]) if c.parents else None
         faster = c.score is not None and parent is not None and parent.score is not None and \
             c.result is not None and parent.result is not None and c.result.harness == parent.result.harness and \
             c.score < parent.score
         stages["faster"] += faster
-        stages["best"] += new_best
-        if status not in ("ok", "pending"):
+        stages["best"] += c.id in took_lead
+        if status != "ok":
             row.why[reason(c)] = row.why.get(reason(c), 0) + 1
     return dict(sorted(out.items()))
 
@@ -90,7 +109,8 @@ def lines(funnels: dict[str, Funnel]) -> list[str]:
         s = f.stages
         replies = f"{s['replies']} replies -> " if s["replies"] else ""
         out.append(f"{arm}: {f.made} made: {replies}{s['applied']} applied -> {s['compiled']} compiled -> "
-                   f"{s['correct']} correct -> {s['faster']} faster than their parent -> {s['best']} new best")
+                   f"{s['correct']} correct -> {s['faster']} faster than their parent -> {s['best']} new best"
+                   + (f" ({s['pending']} not judged yet)" if s["pending"] else ""))
         if f.why:
             out.append("    why not: " + "; ".join(f"{n} {why}" for why, n in
                                                   sorted(f.why.items(), key=lambda kv: -kv[1])[:5]))

@@ -91,8 +91,10 @@ class EvolveApp(App[None]):
     def __init__(self, store: Store, run: str | None = None, poll_s: float = 2.0,
                  clock: Callable[[], float] = time.time,
                  winner: Callable[[Snapshot], Candidate | None] | None = None,
-                 engine: subprocess.Popen[bytes] | None = None, engine_log: Path | None = None) -> None:
+                 engine: subprocess.Popen[bytes] | None = None, engine_log: Path | None = None,
+                 min_gain: float = 0.0) -> None:
         super().__init__()
+        self.min_gain = min_gain  # the run's rule for taking the lead, for the funnel's "new best"
         self.store = store
         self.engine, self.engine_log = engine, engine_log  # `evolve start --tui`: the engine's process
         self.engine_state = ""  # said in the header once the engine has ended
@@ -168,7 +170,7 @@ class EvolveApp(App[None]):
                 snap, changed, by_commit=by_commit,
                 rows=model.rows(snap, None if first else changed, by_commit, self.seeds),
                 header=header if snap.candidates else None, series=series, outcomes=outcomes,
-                funnel=funnel_lines(funnel(snap.candidates.values(), by_commit))))
+                funnel=funnel_lines(funnel(snap.candidates.values(), by_commit, self.min_gain))))
         except StoreError as exc:
             self.post_message(Refreshed(None, set(), f"git: {exc}"))
 
@@ -348,7 +350,8 @@ def engine_last_words(log: Path | None) -> str:
 
 def run_tui(store: Store, run: str | None = None, poll_s: float = 2.0,
             winner: Callable[[Snapshot], Candidate | None] | None = None,
-            engine: subprocess.Popen[bytes] | None = None, engine_log: Path | None = None) -> EvolveApp:
-    app = EvolveApp(store, run, poll_s, winner=winner, engine=engine, engine_log=engine_log)
+            engine: subprocess.Popen[bytes] | None = None, engine_log: Path | None = None,
+            min_gain: float = 0.0) -> EvolveApp:
+    app = EvolveApp(store, run, poll_s, winner=winner, engine=engine, engine_log=engine_log, min_gain=min_gain)
     app.run()
     return app
