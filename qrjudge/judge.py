@@ -125,12 +125,14 @@ class Runner:
                 str(self._theirs_out), "--writable", str(here)]
         argv += ["--baseline"] if args.baseline else ["--kernel-dir", str(args.kernel_dir.resolve())]
         scratch = here / "runner"
+        compiles = [] if args.baseline else compile_server()  # the runner's ends of the compile cache's pipes
+        argv += ["--nvrtc-out", str(compiles[0]), "--nvrtc-in", str(compiles[1])] if compiles else []
         self.proc = subprocess.Popen(argv, cwd=scratch, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, pass_fds=(self._theirs_in, self._theirs_out),
+                                     stderr=subprocess.PIPE, pass_fds=(self._theirs_in, self._theirs_out, *compiles),
                                      env=runner_env(scratch))
         self._pid: int | None = None
-        os.close(self._theirs_in)
-        os.close(self._theirs_out)
+        for fd in (self._theirs_in, self._theirs_out, *compiles):
+            os.close(fd)
         self.to_runner = to_runner
         # Blocking, never polling: the judge waits while the candidate is timed, and a judge spinning on the
         # CPU core (or the hyperthread) the runner's launches come from slows them.
@@ -207,6 +209,22 @@ class Runner:
             thread.join(timeout=1)
 
 
+def compile_server() -> list[int]:
+    """The compile cache's server (qrjudge/nvrtc_cache.py), started beside the runner when EVOLVE_NVRTC_CACHE
+    names a directory; the runner's ends of its pipes (request, reply), or none."""
+    cache = os.environ.get("EVOLVE_NVRTC_CACHE", "")
+    if not cache or not os.path.isdir(cache) or os.environ.get("EVOLVE_RUNNER_CONFINE") == "off":
+        return []  # (an unconfined runner could write the cache itself)
+    to_server, requests = os.pipe()[::-1]
+    replies, from_server = os.pipe()[::-1]
+    argv = [sys.executable, "-m", "qrjudge.nvrtc_cache", "--req-in", str(requests), "--rep-out", str(replies),
+            "--cache", cache]
+    subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, pass_fds=(requests, replies))
+    os.close(requests)
+    os.close(replies)
+    return [to_server, from_server]
+
+
 def runner_env(scratch: Path) -> dict[str, str]:
     """The runner's environment: the judge's, with every place a library writes (homes, caches, temporary
     files) inside the runner's scratch, the one directory it may write besides the shared buffers."""
@@ -270,6 +288,7 @@ class Context:
     timings: dict[str, float] = field(default_factory=dict)
     overhead_us: dict[str, float] = field(default_factory=dict)  # calibrated judge-clock overhead per shape
     runner_cpu: int | None = None  # where the runner pinned its launching thread (EVOLVE_RUNNER_PIN=fastest)
+    nvrtc_cache: Any = None  # what the runner says the compile cache served it (shown, never believed)
     hold_us: float | None = None  # how long the runner holds the GPU before each timed call (timing.Hold)
     hold_error: str | None = None
     last_timed: tuple[int, int] | None = None  # (batch, n) of the shape timed last
@@ -596,6 +615,9 @@ def benchmark(ctx: Context) -> tuple[list[dict[str, Any]], float]:
     reply = ctx.runner.ask({"op": "verify"}, "after the benchmark")
     if reply.get("tamper"):
         raise Verdict("rejected", f"the candidate changed the harness's machinery: {reply['tamper']}")
+    said = reply.get("nvrtc_cache")
+    ctx.nvrtc_cache = {k: v for k, v in said.items() if k in ("hits", "compiled", "seconds") and
+                       isinstance(v, (int, float))} if isinstance(said, dict) else None
     return shapes, catch_probability([(s["runs"], s["checked_matrices"] / s["batch"]) for s in shapes])
 
 
@@ -657,7 +679,7 @@ def evaluate(ctx: Context, t0: float) -> Verdict:
                    worst=worst, compile=compile_info, flags=flags,
                    gpu=gpu_fingerprint(ctx.torch) if ctx.args.device == "cuda" else {"name": "cpu self-test"},
                    catch_probability=round(catch, 6), runner_isolation=isolated, runner_cpu=ctx.runner_cpu,
-                   hold_us=ctx.hold_us, hold_error=ctx.hold_error,
+                   hold_us=ctx.hold_us, hold_error=ctx.hold_error, nvrtc_cache=ctx.nvrtc_cache,
                    timings={k: round(v, 3) for k, v in ctx.timings.items()}, baseline=bool(ctx.args.baseline),
                    profile=profiled)
 

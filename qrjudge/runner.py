@@ -246,7 +246,11 @@ class Session:
         from qrjudge import guard
 
         return {"tamper": self.critical.changed() or self.broad.changed() or
-                ("" if self.args.baseline else guard.intact())}
+                ("" if self.args.baseline else guard.intact()),
+                "nvrtc_cache": NVRTC[0].stats() if NVRTC else None}  # (shown, never believed)
+
+
+NVRTC: list[Any] = []  # the compile cache's client (qrjudge/nvrtc_cache.py), when the judge started its server
 
 
 def _reference(a: Any) -> tuple[Any, Any]:
@@ -293,6 +297,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--writable", required=True, help="the one directory the candidate may write (the judge's)")
     p.add_argument("--kernel-dir", type=Path)
     p.add_argument("--baseline", action="store_true")
+    p.add_argument("--nvrtc-out", type=int, help="the compile cache's request pipe (qrjudge/nvrtc_cache.py)")
+    p.add_argument("--nvrtc-in", type=int, help="its reply pipe")
     args = p.parse_args(argv)
     channel = Channel(args.ctl_in, args.ctl_out)
     try:  # first, while this process has one thread: nothing the candidate runs later can undo it
@@ -310,6 +316,11 @@ def main(argv: list[str] | None = None) -> int:
 
     with contextlib.suppress(ImportError):
         import cupy  # noqa: F401
+
+        if args.nvrtc_out is not None and args.nvrtc_in is not None:
+            from qrjudge import nvrtc_cache
+
+            NVRTC.append(nvrtc_cache.install(args.nvrtc_out, args.nvrtc_in))
     with contextlib.suppress(ImportError):  # torch.compile is allowed: the import of its compiler replaces some
         import torch._dynamo  # noqa: F401  of torch's functions, which must happen before the integrity snapshot
     try:

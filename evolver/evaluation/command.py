@@ -71,6 +71,22 @@ async def run_cold(e: EvaluationConfig, argv: list[str], workdir: Path, env: dic
                          echo=echo)
 
 
+def nvrtc_cache() -> Path | None:
+    """The built-in judge's compile cache (qrjudge/nvrtc_cache.py: written only by the judge's own compile
+    server, read-only to candidates), one per user: ~/.cache/evolve/nvrtc, or EVOLVE_NVRTC_CACHE (a directory,
+    or "off"). None where it is off or cannot be made."""
+    chosen = os.environ.get("EVOLVE_NVRTC_CACHE", "")
+    if chosen.lower() == "off":
+        return None
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "evolve" / "nvrtc"
+    path = Path(chosen) if chosen else base
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return path.resolve()
+
+
 def judge_paths(e: EvaluationConfig) -> list[str]:
     """Where an evaluation's directory holds the judge's own files (relative): read-only in the sandbox."""
     return [PACKAGES[e.builtin]] if e.builtin else list(e.files)
@@ -87,9 +103,13 @@ def contain(argv: list[str], scratch: Path, workdir: Path, gpu: int | None, sand
     for name, var in ((".home", "HOME"), (".tmp", "TMPDIR")):
         (scratch / name).mkdir(exist_ok=True)
         env[var] = str(scratch / name)
+    cache = nvrtc_cache() if e.builtin and gpu is not None else None
+    if cache is not None:
+        env["EVOLVE_NVRTC_CACHE"] = str(cache)
     spec: dict[str, Any] = {"isolate": False}
     if sandboxed:
         spec = sandbox.spec_for(scratch, gpu=gpu is not None, network=e.network, exclude=exclude,
                                 read_only=[scratch / p for p in judge_paths(e) if (scratch / p).exists()])
         spec["workdir"] = str(workdir)
+        spec["rw"] += [str(cache)] if cache is not None else []
     return sandbox.command(argv, spec), env

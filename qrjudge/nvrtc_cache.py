@@ -1,0 +1,182 @@
+"""NVRTC's compiles shared across evaluations, written only by the harness.
+
+A candidate's CUDA source is compiled by NVRTC through CuPy in the runner, on first use: the QR seed's four
+modules cost about 1.7 s at its import and most of its `full` tests (8 s on an H200, docs/benchmarks.md), and
+every candidate paid them again, although a `tune` move or an LLM edit changes one module at most.
+
+Shared by construction, not by trust: the cache is a directory outside any evaluation (EVOLVE_NVRTC_CACHE;
+evolve keeps one per user, evolver/evaluation/command.py) that only `serve` writes. The judge starts it beside
+the runner; it confines itself as the runner does (qrjudge/isolation.py: it sees nothing the runner cannot see,
+no other process, no judge's file writable) but with the cache writable; the runner asks it over a pipe pair
+and reads the binary it names from the cache, which the runner's own confinement leaves read-only. The key is
+the SHA-256 of the whole request, NVRTC's and CuPy's versions, computed by the server: an entry is always what
+NVRTC made of its key. A candidate can ask for any compile (as it could run one itself), never write an entry,
+and nothing it asks changes what another candidate's source compiles to.
+
+The runner's side (`install`) replaces CuPy's NVRTC call (`cupy.cuda.compiler._compile_using_nvrtc_no_warning`,
+below CuPy's own per-process cache) before any candidate code runs; whatever goes wrong with the server, the
+call compiles in the runner as before (and a failing compile fails there, with CuPy's own error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from qrjudge import isolation, wire
+
+KEEP_BYTES = 2 << 30  # the cache is pruned to this, oldest first, when a server starts
+TMP = ".tmp"  # NVRTC's scratch inside the cache (the server may write nowhere else)
+
+
+def key(request: dict[str, Any], versions: str) -> str:
+    return hashlib.sha256((versions + "\0" + json.dumps(request, sort_keys=True)).encode()).hexdigest()
+
+
+def prune(cache: Path, keep: int = KEEP_BYTES) -> None:
+    """Remove the least recently written entries until the cache holds at most `keep` bytes."""
+    entries = []
+    for path in cache.glob("*/*.bin"):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        entries.append((st.st_mtime, st.st_size, path))
+    total = sum(size for _, size, _ in entries)
+    for _, size, path in sorted(entries):
+        if total <= keep:
+            break
+        for stale in (path, path.with_suffix(".json")):
+            stale.unlink(missing_ok=True)
+        total -= size
+
+
+# --- the server: the one writer -------------------------------------------------------------------------
+
+def compile_one(request: dict[str, Any], cache: Path, versions: str) -> dict[str, Any]:
+    """The entry for `request`, compiled unless the cache has it: {"path", "mapping"} or {"error"}."""
+    from cupy.cuda import compiler
+
+    name = key(request, versions)
+    path = cache / name[:2] / f"{name}.bin"
+    meta = path.with_suffix(".json")
+    if path.exists() and meta.exists():
+        return {"path": str(path), "mapping": json.loads(meta.read_text())["mapping"], "hit": True}
+    try:
+        binary, mapping = compiler._compile_using_nvrtc_no_warning(
+            request["source"], tuple(request["options"]), request["arch"], request["filename"],
+            request["name_expressions"], None, request["cache_in_memory"], request["jitify"], request["method"])
+    except Exception as exc:  # the runner compiles it again itself, for CuPy's own error
+        return {"error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+    path.parent.mkdir(exist_ok=True)
+    unique = f".{os.getpid()}.{threading.get_ident()}"
+    for target, data in ((meta, json.dumps({"mapping": mapping}).encode()), (path, bytes(binary))):
+        partial = target.with_name(target.name + unique)
+        partial.write_bytes(data)
+        os.replace(partial, target)  # the binary last: an entry exists once both halves do
+    return {"path": str(path), "mapping": mapping, "hit": False}
+
+
+def serve(fd_in: int, fd_out: int, cache: Path) -> int:
+    try:  # first, as the runner does: from here on it sees what the runner sees, and writes only the cache
+        isolation.confine([str(cache)])
+    except (isolation.ConfineError, OSError):
+        return 1  # unconfined it would be a writer the candidate could reach: the runner compiles itself
+    (cache / TMP).mkdir(exist_ok=True)
+    os.environ["TMPDIR"] = str(cache / TMP)  # CuPy writes each source to a temporary file for NVRTC
+    from cupy import __version__ as cupy_version
+    from cupy.cuda import compiler
+
+    versions = f"nvrtc {compiler._get_nvrtc_version()} cupy {cupy_version}"
+    prune(cache)
+    reader = wire.LineReader(fd_in)
+    while line := reader.readline():
+        try:
+            request = json.loads(line)
+            request = {k: request[k] for k in ("source", "options", "arch", "filename", "name_expressions",
+                                               "cache_in_memory", "jitify", "method")}
+            reply = compile_one(request, cache, versions)
+        except (ValueError, KeyError, TypeError) as exc:
+            reply = {"error": f"malformed request: {exc}"}
+        wire.send(fd_out, reply)
+    return 0
+
+
+# --- the runner's side ----------------------------------------------------------------------------------
+
+class Client:
+    """The runner's end of the pipes; one request at a time (a candidate may compile from several threads)."""
+
+    def __init__(self, fd_out: int, fd_in: int) -> None:
+        self.fd_out, self.reader, self.lock = fd_out, wire.LineReader(fd_in), threading.Lock()
+        self.alive = True
+        self.served = self.compiled = 0  # entries read from the cache, entries the server compiled
+        self.seconds = 0.0
+
+    def ask(self, request: dict[str, Any]) -> tuple[bytes, Any] | None:
+        with self.lock:
+            if not self.alive:
+                return None
+            began = time.monotonic()
+            try:
+                wire.send(self.fd_out, request)
+                reply = json.loads(self.reader.readline() or b"null")
+                binary = Path(reply["path"]).read_bytes()
+            except (OSError, ValueError, KeyError, TypeError):
+                self.alive = False  # a server that failed once is not asked again
+                return None
+            self.seconds += time.monotonic() - began
+            self.served += bool(reply.get("hit"))
+            self.compiled += not reply.get("hit")
+            return binary, reply.get("mapping")
+
+    def stats(self) -> dict[str, Any]:
+        return {"hits": self.served, "compiled": self.compiled, "seconds": round(self.seconds, 3)}
+
+
+def install(fd_out: int, fd_in: int) -> Client:
+    """CuPy's NVRTC compiles go to the server first (the runner's `main`, before any candidate code)."""
+    from cupy.cuda import compiler
+
+    client = Client(fd_out, fd_in)
+    local = compiler._compile_using_nvrtc_no_warning
+
+    def served(source: str, options: Any = (), arch: Any = None, filename: str = "kern.cu",
+               name_expressions: Any = None, log_stream: Any = None, cache_in_memory: bool = False,
+               jitify: Any = None, method: Any = None) -> Any:
+        got = None
+        if log_stream is None and isinstance(source, str):  # a caller reading NVRTC's log compiles here
+            got = client.ask({"source": source, "options": [str(o) for o in options], "arch": arch,
+                              "filename": filename, "name_expressions": None if name_expressions is None else
+                              [str(n) for n in name_expressions], "cache_in_memory": bool(cache_in_memory),
+                              "jitify": jitify, "method": method})
+        if got is None:
+            return local(source, options, arch, filename, name_expressions, log_stream, cache_in_memory, jitify,
+                         method)
+        return got
+
+    compiler._compile_using_nvrtc_no_warning = served
+    return client
+
+
+def main(argv: list[str] | None = None) -> int:
+    isolation.die_with_parent()
+    p = argparse.ArgumentParser(description="serve NVRTC compiles into a shared cache (started by the judge)")
+    p.add_argument("--req-in", type=int, required=True)
+    p.add_argument("--rep-out", type=int, required=True)
+    p.add_argument("--cache", type=Path, required=True)
+    args = p.parse_args(argv)
+    return serve(args.req_in, args.rep_out, args.cache)
+
+
+if __name__ == "__main__":
+    code = main()
+    sys.stdout.flush()
+    os._exit(code)

@@ -1,0 +1,117 @@
+"""The compile cache (qrjudge/nvrtc_cache.py): compiles served by the judge's own server and shared across
+evaluations, written only by it. With a stand-in for CuPy's NVRTC call (tests/stub_cupy), through the judge's
+`compile_server` and the runner's `install`, in a process of its own: the first compile of a source is the
+server's, the second a hit; another source or option is another entry; a failing compile fails in the runner
+with NVRTC's own error; and a process confined as the runner is cannot write the cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from qrjudge import nvrtc_cache
+from tests.conftest import ROOT
+
+STUB = ROOT / "tests" / "stub_cupy"
+
+CLIENT = r"""
+import json, os
+from qrjudge import judge, nvrtc_cache
+fds = judge.compile_server()  # none: the runner compiles as it always did
+client = nvrtc_cache.install(*fds) if fds else None
+from cupy.cuda import compiler
+nvrtc = compiler._compile_using_nvrtc_no_warning
+out = {"me": os.getpid()}
+out["a"] = nvrtc("src A", ("-DX=1",), 90, "k.cu", None, None, False, None, None)[0].decode()
+out["again"] = nvrtc("src A", ("-DX=1",), 90, "k.cu", None, None, False, None, None)[0].decode()
+out["option"] = nvrtc("src A", ("-DX=2",), 90, "k.cu", None, None, False, None, None)[0].decode()
+out["mapping"] = nvrtc("src B", (), 90, "k.cu", ["f<1>"], None, False, None, None)[1]
+try:
+    nvrtc("FAIL", (), 90, "bad.cu", None, None, False, None, None)
+except compiler.CompileException as exc:
+    out["error"] = str(exc)
+out["stats"] = client.stats() if client else None
+print(json.dumps(out))
+"""
+
+
+def run_client(cache: Path, **env: str) -> dict:
+    proc = subprocess.run([sys.executable, "-c", CLIENT], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": f"{STUB}:{ROOT}", "EVOLVE_NVRTC_CACHE": str(cache),
+                               **env})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> Path:
+    if subprocess.run(["unshare", "-Ur", "true"], capture_output=True).returncode != 0:
+        pytest.skip("no user namespaces here: the server will not run unconfined")
+    (tmp_path / "cache").mkdir()
+    return tmp_path / "cache"
+
+
+def test_compiles_are_the_servers_then_hits_and_a_failure_is_nvrtcs_own(cache: Path) -> None:
+    first = run_client(cache)
+    assert not first["a"].startswith(f"pid {first['me']}:")  # compiled by the server, not in this process
+    assert first["again"] == first["a"] and first["option"] != first["a"]
+    assert first["mapping"] == {"f<1>": "_Z4f<1>"}
+    assert "identifier FAIL is undefined" in first["error"]  # the server's failure, compiled again here
+    assert first["stats"]["compiled"] == 3 and first["stats"]["hits"] == 1
+    second = run_client(cache)  # the next evaluation: every entry is there
+    assert second["a"] == first["a"] and second["stats"]["hits"] == 4 and second["stats"]["compiled"] == 0
+    assert len(list(cache.glob("*/*.bin"))) == 3
+
+
+def test_without_the_cache_or_with_an_unconfined_runner_the_runner_compiles_itself(cache: Path) -> None:
+    unconfined = run_client(cache, EVOLVE_RUNNER_CONFINE="off")
+    assert unconfined["a"].startswith(f"pid {unconfined['me']}:") and not list(cache.glob("*/*.bin"))
+    off = run_client(cache / "missing")
+    assert off["a"].startswith(f"pid {off['me']}:")
+
+
+def test_a_process_confined_as_the_runner_cannot_write_the_cache(cache: Path, tmp_path: Path) -> None:
+    run_client(cache)
+    entry = next(cache.glob("*/*.bin"))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    attempt = r"""
+import sys
+from pathlib import Path
+from qrjudge import isolation
+isolation.confine([sys.argv[1]])
+entry = Path(sys.argv[2])
+for what, act in (("rewrite", lambda: entry.write_bytes(b"poison")), ("add", lambda: (entry.parent / "x.bin").write_bytes(b"")),
+                  ("remove", entry.unlink), ("scratch", lambda: (Path(sys.argv[1]) / "ok").write_text("ok"))):
+    try:
+        act()
+        print(what, "done")
+    except OSError as exc:
+        print(what, "refused", exc.errno)
+"""
+    proc = subprocess.run([sys.executable, "-c", attempt, str(scratch), str(entry)], capture_output=True, text=True,
+                          timeout=60, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    said = dict(line.split(" ", 1) for line in proc.stdout.splitlines())
+    assert said.get("scratch") == "done", proc.stdout + proc.stderr
+    assert all(said.get(w, "").startswith("refused") for w in ("rewrite", "add", "remove")), said
+    assert not entry.read_bytes().startswith(b"poison")
+
+
+def test_keys_cover_the_whole_request_and_the_compiler_and_pruning_keeps_the_newest(tmp_path: Path) -> None:
+    request = {"source": "s", "options": ["-DX=1"], "arch": 90}
+    assert nvrtc_cache.key(request, "nvrtc (13, 0)") != nvrtc_cache.key(request, "nvrtc (12, 8)")
+    assert nvrtc_cache.key(request, "v") != nvrtc_cache.key({**request, "arch": 100}, "v")
+    for age, name in enumerate(("old", "mid", "new")):
+        path = tmp_path / "ab" / f"{name}.bin"
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(b"x" * 100)
+        path.with_suffix(".json").write_text("{}")
+        os.utime(path, (1000 + age, 1000 + age))
+    nvrtc_cache.prune(tmp_path, keep=200)
+    assert sorted(p.stem for p in tmp_path.glob("*/*.bin")) == ["mid", "new"]
+    assert not (tmp_path / "ab" / "old.json").exists()
