@@ -727,6 +727,8 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, KeyError, TypeError):
         print("the judge reads {\"seed\": N} as its first line on stdin", file=sys.stderr)
         return 2
+    from qrjudge.specs import take_go
+
     report = Report(sys.stdout)
     t0 = time.monotonic()
     runner = Runner(args)
@@ -735,8 +737,10 @@ def main(argv: list[str] | None = None) -> int:
 
         load_judge()
         if args.wait:
-            if not sys.stdin.readline():
+            line = sys.stdin.readline()
+            if not line:
                 return 1
+            take_go(line, args)  # a prestarted judge serves any mode (a confirmation in `final`)
             t0 = time.monotonic()
         scan(args)
         cuda = args.device == "cuda"

@@ -106,3 +106,15 @@ def incomplete(result: dict[str, Any], mode: str) -> str:
     if not isinstance(result.get("score"), (int, float)) or abs(result["score"] - score) > 1e-3 * score:
         return "the score is not the geometric mean of the shapes' mean times"
     return ""
+
+
+MODES = ("quick", "full", "final", "tiny")
+
+
+def take_go(line: str, args: Any) -> None:
+    """A prestarted evaluation's go line: `go`, or `go MODE [profile]` for an evaluation in another mode than
+    the one the process was started with (a would-be best's confirmation, profiled). Sets args.mode and
+    args.profile; an unknown mode leaves them as they were."""
+    words = line.split()
+    if len(words) > 1 and words[0] == "go" and words[1] in MODES:
+        args.mode, args.profile = words[1], "profile" in words[2:]

@@ -85,10 +85,11 @@ def _wait_for_go(proc: subprocess.Popen[bytes], args: argparse.Namespace, progre
     line = sys.stdin.readline()
     problem = _missing_kernel(args) if line else {"status": "crash", "error": "prestarted, but no go line came "
                                                   "on stdin (the caller went away)"}
+    specs.take_go(line, args)  # (the judge reads the same line)
     if problem is None and proc.stdin is not None:
         progress.go_at = time.monotonic()  # before the judge can read it: the evaluation's clock starts here
         try:
-            proc.stdin.write(b"go\n")
+            proc.stdin.write(f"go {args.mode}{' profile' if args.profile else ''}\n".encode())
             proc.stdin.close()
         except OSError:  # the judge died while warming up: the watch loop reports how
             pass
@@ -137,6 +138,7 @@ def supervise(args: argparse.Namespace) -> dict[str, Any]:
                 return early
             prestarted_s = progress.go_at - started
             started = progress.last = progress.go_at  # the evaluation's clock starts at the go
+            timeout = args.timeout or TIMEOUTS[args.mode]  # the go line may have named another mode
         killed = _watch(proc, progress, args.stall, started + timeout, timeout)
         if not progress.ok():  # an ok verdict needs nothing more; any other keeps the judge's last words
             progress.thread.join(timeout=2)

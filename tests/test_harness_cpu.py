@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -184,3 +185,19 @@ def test_prestart_evaluates_the_kernel_written_after_the_start(tmp_path: Path) -
 def test_prestart_without_a_go_line_ends_cleanly(tmp_path: Path) -> None:
     result = prestarted(tmp_path / "kernel", None)
     assert result["status"] == "crash" and "no go line" in result["error"] and result["score"] is None
+
+
+def test_a_prestarted_judge_serves_the_mode_its_go_line_names(tmp_path: Path) -> None:
+    """The engine keeps judges prestarted in the run's mode; a would-be best's confirmation (another mode,
+    profiled) takes one too, its go line naming the mode: the verdict is that mode's, every test of it."""
+    from qrjudge.specs import tests_for
+
+    kernel_dir = tmp_path / "kernel"
+    proc = subprocess.Popen([sys.executable, "-m", "qrjudge.supervisor", "--kernel-dir", str(kernel_dir), "--mode",
+                             "quick", "--device", "cpu", "--prestart"], cwd=ROOT, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    shutil.copytree(ROOT / "tests" / "cpu_kernel", kernel_dir)
+    stdout, stderr = proc.communicate("go tiny\n", timeout=300)
+    result = json.loads(stdout.strip().splitlines()[-1])
+    assert result["status"] == "ok", (result.get("error"), stderr[-2000:])
+    assert result["mode"] == "tiny" and result["tests"]["labels"] == [s.label for s in tests_for("tiny")]

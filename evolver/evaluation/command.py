@@ -50,9 +50,8 @@ def command_for(e: EvaluationConfig, kernel_dir: Path, mode: str, prestart: bool
     judge profiles its confirmations, the evaluations of would-be bests: where their time goes is what the
     prompt of their children shows (evolver/search/focus.py)."""
     if e.builtin:
-        profile = bool(e.confirm_mode) and mode == e.confirm_mode
         return [sys.executable, "-m", PACKAGES[e.builtin], "--kernel-dir", str(kernel_dir), "--mode", mode] + \
-            (["--prestart"] if prestart else []) + (["--profile"] if profile else [])
+            (["--prestart"] if prestart else []) + (["--profile"] if profiled(e, mode) else [])
     values = {"{python}": sys.executable, "{kernel_dir}": str(kernel_dir), "{mode}": mode}
     out = []
     for token in shlex.split(e.command or ""):
@@ -85,6 +84,18 @@ def nvrtc_cache() -> Path | None:
     except OSError:
         return None
     return path.resolve()
+
+
+def profiled(e: EvaluationConfig, mode: str) -> bool:
+    return bool(e.confirm_mode) and mode == e.confirm_mode
+
+
+def go_line(e: EvaluationConfig, mode: str) -> bytes:
+    """What starts a prestarted evaluation: `go`, and for the built-in judge the mode (and whether to profile),
+    so that a process started for the run's mode serves a confirmation too (qrjudge/specs.py, take_go)."""
+    if not e.builtin:
+        return b"go\n"
+    return f"go {mode}{' profile' if profiled(e, mode) else ''}\n".encode()
 
 
 def judge_paths(e: EvaluationConfig) -> list[str]:

@@ -24,7 +24,7 @@ from typing import Any, TypeGuard
 
 from evolver.evaluation import sandbox
 from evolver.evaluation.builtin import PACKAGES, BuiltinMissing, builtin_judge_dir, confinement_problem, judge_specs
-from evolver.evaluation.command import command_for, contain, run_cold, sandbox_choice
+from evolver.evaluation.command import command_for, contain, go_line, run_cold, sandbox_choice
 from evolver.evaluation.judgefiles import JudgeFiles
 from evolver.evaluation.prestart import Prestarted, Waiting, prestart
 from evolver.evaluation.processes import TAG, EvaluatorStartError, kill_tagged
@@ -193,8 +193,10 @@ class Evaluator:
 
     def warm(self, source: str | Path, mode: str) -> TypeGuard[str]:
         """Whether an evaluation uses a prestarted process: a candidate (a commit, not `evolve try`'s
-        directory) in the run's own mode, with `prestart` on."""
-        return isinstance(source, str) and self.config.evaluation.prestart and mode == self.config.evaluation.mode
+        directory), with `prestart` on, in the run's own mode, or in any with the built-in judge (its go line
+        names the mode: a confirmation no longer pays a judge's start, 8 s on an H200)."""
+        e = self.config.evaluation
+        return isinstance(source, str) and e.prestart and (mode == e.mode or self.judge is not None)
 
     def materialise(self, source: str | Path, dest: Path) -> None:
         """The kernel directory under `dest`, from a commit (`git archive`) or a directory (a copy)."""
@@ -240,10 +242,11 @@ class Evaluator:
         return await prestart(argv, workdir, env, tmp, self.sweep(env))
 
     async def _evaluate_prestarted(self, commit: str, slot: Slot, mode: str) -> dict[str, Any]:
-        ready = await self._waiting.take(slot, mode)
+        e = self.config.evaluation
+        ready = await self._waiting.take(slot, e.mode)
         try:
             self.store.archive(commit, [self.config.problem.kernel_dir], ready.dest)
-            return await ready.go(self.config.evaluation.timeout_s)
+            return await ready.go(e.timeout_s, go_line(e, mode))
         finally:
             ready.discard()
 

@@ -35,11 +35,11 @@ class Prestarted:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.returncode is None
 
-    async def go(self, timeout_s: float) -> dict[str, Any]:
+    async def go(self, timeout_s: float, line: bytes = b"go\n") -> dict[str, Any]:
         """The go line sent (the candidate's kernel directory is in place), the evaluation's result."""
         if self.proc is None:
             raise EvaluatorStartError("the evaluator could not be started")
-        return await collect(self.proc, timeout_s, self.tag, go=b"go\n")
+        return await collect(self.proc, timeout_s, self.tag, go=line)
 
     def discard(self) -> None:
         if self.proc is not None and self.proc.returncode is None:

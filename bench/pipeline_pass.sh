@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Issue "a thousand judged candidates an hour", one device call: the README's command (`evolve start
+# --max-candidates 50`, the shipped evolve.toml: tune only, sandbox on, `final` confirmation) in a fresh clone of
+# $BEFORE and of HEAD, each stopped (Ctrl-C: in-flight evaluations finish) after RUN_S seconds: judged candidates
+# an hour and where each candidate's time went (bench/run_stages.py); the compile cache empty before HEAD's run.
+# Then HEAD's judge with that cache warm: torch.geqrf and tsqr_wy five times in `full` (the seed's score and its
+# noise under the new pipeline), each with what the cache served. About 8 minutes on an H200.
+# Results: ${OUT:-bench/out}/pass.log, evolve_*.log, results.jsonl.
+source "$(dirname "$0")/lib.sh"
+root=$PWD
+export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@localhost
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/evolve/nvrtc
+readme_run() {  # name, commit
+  local clone=/tmp/readme-$1 started
+  rm -rf "$clone" && git clone -q "$root" "$clone" && git -C "$clone" checkout -q "$2" || return 1
+  log "$1 ($(git -C "$clone" log --oneline -1 | cut -c1-60)): evolve start --max-candidates 50, stopped at ${RUN_S:-170} s"
+  started=$(date +%s)
+  (cd "$clone" && PYTHONPATH=$clone timeout -s INT "${RUN_S:-170}" $py -m evolver start --max-candidates 50 \
+     > "$OUT/evolve_$1.log" 2>&1)
+  log "$1: rc $?, $(( $(date +%s) - started )) s"
+  tail -3 "$OUT/evolve_$1.log" | tee -a "$OUT/pass.log"
+  (cd "$clone" && PYTHONPATH=$clone $py "$root/bench/run_stages.py" .) 2>&1 | tee -a "$OUT/pass.log"
+}
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a "$OUT/pass.log"
+readme_run before "${BEFORE:?the commit to compare with}"
+rm -rf "$cache"
+readme_run after HEAD
+log "the compile cache after HEAD's run: $(find "$cache" -name '*.bin' | wc -l) entries, $(du -sh "$cache" | cut -f1)"
+export EVOLVE_NVRTC_CACHE=$cache
+qr baseline --baseline --mode full --seed 7
+for i in 1 2 3 4 5; do qr "tsqr_wy_$i" --kernel-dir seed_kernels/tsqr_wy --mode full $([[ $i == 1 ]] && echo --seed 7); done
+$py - "$OUT/results.jsonl" <<'PY' | tee -a "$OUT/pass.log"
+import json, statistics, sys
+rows = {r["name"]: r["result"] for r in map(json.loads, open(sys.argv[1]))}
+base = rows.get("baseline", {}).get("score") or 0
+scores = [rows[f"tsqr_wy_{i}"].get("score") for i in range(1, 6) if f"tsqr_wy_{i}" in rows]
+for i in range(1, 6):
+    r = rows.get(f"tsqr_wy_{i}", {})
+    t = r.get("timings") or {}
+    print(f"tsqr_wy_{i}: {r.get('status')} {r.get('score')} us; nvrtc cache {r.get('nvrtc_cache')}; import "
+          f"{t.get('import_kernel_s')} s, tests {t.get('tests_s')} s, wall {t.get('wall_s')} s")
+ok = [s for s in scores if s]
+if len(ok) > 1:
+    print(f"tsqr_wy x{len(ok)}: mean {statistics.fmean(ok):.1f} us, CV {100 * statistics.stdev(ok) / statistics.fmean(ok):.2f}%;"
+          f" geqrf {base} us: {base / statistics.fmean(ok):.1f}x")
+PY
