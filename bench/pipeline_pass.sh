@@ -1,31 +1,33 @@
 #!/usr/bin/env bash
 # Issue "a thousand judged candidates an hour", one device call: the README's command (`evolve start
-# --max-candidates 50`, the shipped evolve.toml: tune only, sandbox on, `final` confirmation) in a fresh clone of
-# $BEFORE and of HEAD, each stopped (Ctrl-C: in-flight evaluations finish) after RUN_S seconds: judged candidates
-# an hour and where each candidate's time went (bench/run_stages.py); the compile cache empty before HEAD's run.
-# Then HEAD's judge with that cache warm: torch.geqrf and tsqr_wy five times in `full` (the seed's score and its
+# --max-candidates 50`, the shipped evolve.toml: tune only, sandbox on, `final` confirmation) in a fresh copy of
+# $BEFORE (a tar of the tree to compare with: `git archive -o FILE COMMIT`) and of this tree, each stopped (Ctrl-C: in-flight evaluations finish) after RUN_S seconds: judged candidates
+# an hour and where each candidate's time went (bench/run_stages.py); the compile cache empty before this tree's run.
+# Then this tree's judge with that cache warm: torch.geqrf and tsqr_wy five times in `full` (the seed's score and its
 # noise under the new pipeline), each with what the cache served. About 8 minutes on an H200.
 # Results: ${OUT:-bench/out}/pass.log, evolve_*.log, results.jsonl.
 source "$(dirname "$0")/lib.sh"
 root=$PWD
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@localhost
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/evolve/nvrtc
-readme_run() {  # name, commit
+readme_run() {  # name, a tar of the tree to run ("" for this working tree's tracked and untracked files)
   local clone=/tmp/readme-$1 started
-  rm -rf "$clone" && git clone -q "$root" "$clone" && git -C "$clone" checkout -q "$2" || return 1
-  log "$1 ($(git -C "$clone" log --oneline -1 | cut -c1-60)): evolve start --max-candidates 50, stopped at ${RUN_S:-170} s"
+  rm -rf "$clone" && mkdir -p "$clone" || return 1
+  if [[ -n $2 ]]; then tar -xf "$2" -C "$clone"; else git ls-files -co --exclude-standard | tar -cT - | tar -x -C "$clone"; fi
+  git -C "$clone" init -q && git -C "$clone" add -A && git -C "$clone" commit -qm "$1" || return 1
+  log "$1: evolve start --max-candidates 50 in a fresh copy, stopped at ${RUN_S:-170} s"
   started=$(date +%s)
-  (cd "$clone" && PYTHONPATH=$clone timeout -s INT "${RUN_S:-170}" $py -m evolver start --max-candidates 50 \
-     > "$OUT/evolve_$1.log" 2>&1)
+  (cd "$clone" && PYTHONPATH=$clone${PYTHONPATH:+:$PYTHONPATH} timeout -s INT "${RUN_S:-170}" $py -m evolver start \
+     --max-candidates 50 > "$OUT/evolve_$1.log" 2>&1)
   log "$1: rc $?, $(( $(date +%s) - started )) s"
   tail -3 "$OUT/evolve_$1.log" | tee -a "$OUT/pass.log"
-  (cd "$clone" && PYTHONPATH=$clone $py "$root/bench/run_stages.py" .) 2>&1 | tee -a "$OUT/pass.log"
+  (cd "$clone" && PYTHONPATH=$clone${PYTHONPATH:+:$PYTHONPATH} $py "$root/bench/run_stages.py" .) 2>&1 | tee -a "$OUT/pass.log"
 }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a "$OUT/pass.log"
-readme_run before "${BEFORE:?the commit to compare with}"
+readme_run before "${BEFORE:?a tar of the tree to compare with: git archive -o FILE COMMIT}"
 rm -rf "$cache"
-readme_run after HEAD
-log "the compile cache after HEAD's run: $(find "$cache" -name '*.bin' | wc -l) entries, $(du -sh "$cache" | cut -f1)"
+readme_run after ""
+log "the compile cache after the run: $(find "$cache" -name '*.bin' | wc -l) entries, $(du -sh "$cache" | cut -f1)"
 export EVOLVE_NVRTC_CACHE=$cache
 qr baseline --baseline --mode full --seed 7
 for i in 1 2 3 4 5; do qr "tsqr_wy_$i" --kernel-dir seed_kernels/tsqr_wy --mode full $([[ $i == 1 ]] && echo --seed 7); done
