@@ -87,7 +87,8 @@ def compile_one(request: dict[str, Any], cache: Path, versions: str) -> dict[str
 def serve(fd_in: int, fd_out: int, cache: Path) -> int:
     try:  # first, as the runner does: from here on it sees what the runner sees, and writes only the cache
         isolation.confine([str(cache)])
-    except (isolation.ConfineError, OSError):
+    except (isolation.ConfineError, OSError) as exc:
+        print(f"qrjudge.nvrtc_cache: not serving: cannot confine ({exc})", file=sys.stderr)
         return 1  # unconfined it would be a writer the candidate could reach: the runner compiles itself
     (cache / TMP).mkdir(exist_ok=True)
     os.environ["TMPDIR"] = str(cache / TMP)  # CuPy writes each source to a temporary file for NVRTC
@@ -119,18 +120,24 @@ class Client:
         self.alive = True
         self.served = self.compiled = 0  # entries read from the cache, entries the server compiled
         self.seconds = 0.0
+        self.why = ""  # the last reason a compile was not served (shown in the verdict)
 
     def ask(self, request: dict[str, Any]) -> tuple[bytes, Any] | None:
         with self.lock:
             if not self.alive:
                 return None
             began = time.monotonic()
+            reply: Any = None
             try:
                 wire.send(self.fd_out, request)
                 reply = json.loads(self.reader.readline() or b"null")
+                if isinstance(reply, dict) and "error" in reply:
+                    self.why = str(reply["error"])[:200]
+                    return None
                 binary = Path(reply["path"]).read_bytes()
-            except (OSError, ValueError, KeyError, TypeError):
+            except (OSError, ValueError, KeyError, TypeError) as exc:
                 self.alive = False  # a server that failed once is not asked again
+                self.why = f"{type(exc).__name__}: {str(exc)[:160]} (reply: {str(reply)[:80]})"
                 return None
             self.seconds += time.monotonic() - began
             self.served += bool(reply.get("hit"))
@@ -138,7 +145,8 @@ class Client:
             return binary, reply.get("mapping")
 
     def stats(self) -> dict[str, Any]:
-        return {"hits": self.served, "compiled": self.compiled, "seconds": round(self.seconds, 3)}
+        return {"hits": self.served, "compiled": self.compiled, "seconds": round(self.seconds, 3),
+                **({"why": self.why} if self.why else {})}
 
 
 def install(fd_out: int, fd_in: int) -> Client:
