@@ -209,6 +209,9 @@ class Runner:
             thread.join(timeout=1)
 
 
+SERVER_LOG = ".server.log"  # (qrjudge/nvrtc_cache.py reads its last line when the server stops answering)
+
+
 def compile_server() -> list[int]:
     """The compile cache's server (qrjudge/nvrtc_cache.py), started beside the runner when EVOLVE_NVRTC_CACHE
     names a directory; the runner's ends of its pipes (request, reply), or none."""
@@ -219,7 +222,9 @@ def compile_server() -> list[int]:
     replies, from_server = os.pipe()[::-1]
     argv = [sys.executable, "-m", "qrjudge.nvrtc_cache", "--req-in", str(requests), "--rep-out", str(replies),
             "--cache", cache]
-    subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, pass_fds=(requests, replies))
+    with open(os.path.join(cache, SERVER_LOG), "ab") as log:  # why a server stopped, for the next evaluation to say
+        subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+                         pass_fds=(requests, replies))
     os.close(requests)
     os.close(replies)
     return [to_server, from_server]

@@ -41,7 +41,11 @@ def key(request: dict[str, Any], versions: str) -> str:
 
 
 def prune(cache: Path, keep: int = KEEP_BYTES) -> None:
-    """Remove the least recently written entries until the cache holds at most `keep` bytes."""
+    """Remove the least recently written entries until the cache holds at most `keep` bytes (and start the
+    servers' log again once it passes a megabyte)."""
+    log = cache / ".server.log"
+    if log.exists() and log.stat().st_size > 1 << 20:
+        log.write_bytes(b"")
     entries = []
     for path in cache.glob("*/*.bin"):
         try:
@@ -137,12 +141,21 @@ class Client:
                 binary = Path(reply["path"]).read_bytes()
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 self.alive = False  # a server that failed once is not asked again
-                self.why = f"{type(exc).__name__}: {str(exc)[:160]} (reply: {str(reply)[:80]})"
+                self.why = f"{type(exc).__name__}: {str(exc)[:100]} (reply: {str(reply)[:60]}); {self.last_said()}"
                 return None
             self.seconds += time.monotonic() - began
             self.served += bool(reply.get("hit"))
             self.compiled += not reply.get("hit")
             return binary, reply.get("mapping")
+
+    def last_said(self) -> str:
+        """What the servers' log last says (why a compile server stopped, or its last line)."""
+        try:
+            lines = (Path(os.environ.get("EVOLVE_NVRTC_CACHE", "")) / ".server.log").read_bytes().splitlines()
+        except OSError:
+            return "no server log"
+        stops = [line for line in lines if b": stopped: " in line] or lines
+        return "server: " + (stops[-1].decode("utf-8", "replace")[:160] if stops else "(said nothing)")
 
     def stats(self) -> dict[str, Any]:
         return {"hits": self.served, "compiled": self.compiled, "seconds": round(self.seconds, 3),
@@ -181,7 +194,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rep-out", type=int, required=True)
     p.add_argument("--cache", type=Path, required=True)
     args = p.parse_args(argv)
-    return serve(args.req_in, args.rep_out, args.cache)
+    try:
+        return serve(args.req_in, args.rep_out, args.cache)
+    except BaseException as exc:  # into the servers' log (its stderr): the runner quotes its last line
+        print(f"qrjudge.nvrtc_cache {os.getpid()}: stopped: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+        raise
 
 
 if __name__ == "__main__":

@@ -35,6 +35,9 @@ try:
     nvrtc("FAIL", (), 90, "bad.cu", None, None, False, None, None)
 except compiler.CompileException as exc:
     out["error"] = str(exc)
+if os.environ.get("KILL_SERVER"):
+    out["after_death"] = nvrtc("DIE", (), 90, "k.cu", None, None, False, None, None)[0].decode()
+    out["later"] = nvrtc("src C", (), 90, "k.cu", None, None, False, None, None)[0].decode()
 out["stats"] = client.stats() if client else None
 print(json.dumps(out))
 """
@@ -66,6 +69,12 @@ def test_compiles_are_the_servers_then_hits_and_a_failure_is_nvrtcs_own(cache: P
     second = run_client(cache)  # the next evaluation: every entry is there
     assert second["a"] == first["a"] and second["stats"]["hits"] == 4 and second["stats"]["compiled"] == 0
     assert len(list(cache.glob("*/*.bin"))) == 3
+
+
+def test_a_server_that_dies_leaves_the_runner_compiling_and_says_why(cache: Path) -> None:
+    said = run_client(cache, KILL_SERVER="1")
+    assert said["later"].startswith(f"pid {said['me']}:")  # compiled here once the server was gone
+    assert "stopped: SystemExit: the compiler died" in said["stats"]["why"], said["stats"]
 
 
 def test_without_the_cache_or_with_an_unconfined_runner_the_runner_compiles_itself(cache: Path) -> None:
