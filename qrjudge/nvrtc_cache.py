@@ -21,6 +21,7 @@ call compiles in the runner as before (and a failing compile fails there, with C
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -96,6 +97,8 @@ def serve(fd_in: int, fd_out: int, cache: Path) -> int:
         return 1  # unconfined it would be a writer the candidate could reach: the runner compiles itself
     (cache / TMP).mkdir(exist_ok=True)
     os.environ["TMPDIR"] = str(cache / TMP)  # CuPy writes each source to a temporary file for NVRTC
+    with contextlib.suppress(ImportError):  # as the runner does: torch first, which loads the CUDA libraries
+        import torch  # noqa: F401  of its wheels (NVRTC among them) that CuPy then finds loaded
     from cupy import __version__ as cupy_version
     from cupy.cuda import compiler
 
