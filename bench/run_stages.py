@@ -17,6 +17,7 @@ import argparse
 import statistics
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -42,12 +43,23 @@ def main() -> int:
         row = {k: float(timings[k]) for k in STAGES if isinstance(timings.get(k), (int, float))}
         row["duration_s"] = float(r.line.get("duration_s") or 0.0)
         by_mode.setdefault(mode, []).append(row)
+    caches: dict[str, list[dict[str, Any]]] = {}
+    for r, _ in results:
+        said = r.details.get("nvrtc_cache")
+        if isinstance(said, dict):
+            caches.setdefault(("confirm " if r.confirm else "") + str(r.details.get("mode", "?")), []).append(said)
     for mode, rows in by_mode.items():
         print(f"{mode}: {len(rows)} evaluations, mean seconds per stage:")
         for key in ("duration_s", *STAGES):
             values = [row[key] for row in rows if key in row]
             if values:
                 print(f"  {key:16} {statistics.fmean(values):8.2f}  (min {min(values):.2f}, max {max(values):.2f})")
+        said = caches.get(mode, [])
+        if said:  # what the compile cache served (qrjudge/nvrtc_cache.py), and the last reason it did not
+            whys = [str(c["why"]) for c in said if c.get("why")]
+            print(f"  compile cache: {sum(int(c.get('hits', 0)) for c in said)} hits, "
+                  f"{sum(int(c.get('compiled', 0)) for c in said)} compiled by its server"
+                  + (f"; not served: {whys[-1]}" if whys else ""))
     times = [r.t for r, _ in results if not r.confirm and r.t]
     if len(times) > 2:
         gaps = [b - a for a, b in zip(times, times[1:])]
