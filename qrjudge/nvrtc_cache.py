@@ -10,8 +10,11 @@ the runner; it confines itself as the runner does (qrjudge/isolation.py: it sees
 no other process, no judge's file writable) but with the cache writable; the runner asks it over a pipe pair
 and reads the binary it names from the cache, which the runner's own confinement leaves read-only. The key is
 the SHA-256 of the whole request, NVRTC's and CuPy's versions, computed by the server: an entry is always what
-NVRTC made of its key. A candidate can ask for any compile (as it could run one itself), never write an entry,
-and nothing it asks changes what another candidate's source compiles to.
+NVRTC made of its key. NVRTC itself runs in a child confined once more, writable only in a directory of its own
+(`compile_apart`): the request's file name and options are the candidate's, and what they make NVRTC write (a
+source file at any path, a precompiled header) cannot land on an entry. A candidate can ask for any compile (as it
+could run one itself), never write an entry, and nothing it asks changes what another candidate's source
+compiles to.
 
 The runner's side (`install`) replaces CuPy's NVRTC call (`cupy.cuda.compiler._compile_using_nvrtc_no_warning`,
 below CuPy's own per-process cache) before any candidate code runs; whatever goes wrong with the server, the
@@ -21,11 +24,14 @@ call compiles in the runner as before (and a failing compile fails there, with C
 from __future__ import annotations
 
 import argparse
+import base64
 import contextlib
 import hashlib
 import json
 import os
+import shutil
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -67,26 +73,63 @@ def prune(cache: Path, keep: int = KEEP_BYTES) -> None:
 
 def compile_one(request: dict[str, Any], cache: Path, versions: str) -> dict[str, Any]:
     """The entry for `request`, compiled unless the cache has it: {"path", "mapping"} or {"error"}."""
-    from cupy.cuda import compiler
-
     name = key(request, versions)
     path = cache / name[:2] / f"{name}.bin"
     meta = path.with_suffix(".json")
     if path.exists() and meta.exists():
         return {"path": str(path), "mapping": json.loads(meta.read_text())["mapping"], "hit": True}
-    try:
-        binary, mapping = compiler._compile_using_nvrtc_no_warning(
-            request["source"], tuple(request["options"]), request["arch"], request["filename"],
-            request["name_expressions"], None, request["cache_in_memory"], request["jitify"], request["method"])
-    except Exception as exc:  # the runner compiles it again itself, for CuPy's own error
-        return {"error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+    compiled = compile_apart(request, cache / TMP)
+    if "error" in compiled:
+        return compiled
     path.parent.mkdir(exist_ok=True)
     unique = f".{os.getpid()}.{threading.get_ident()}"
-    for target, data in ((meta, json.dumps({"mapping": mapping}).encode()), (path, bytes(binary))):
+    for target, data in ((meta, json.dumps({"mapping": compiled["mapping"]}).encode()),
+                         (path, base64.b64decode(compiled["binary"]))):
         partial = target.with_name(target.name + unique)
         partial.write_bytes(data)
         os.replace(partial, target)  # the binary last: an entry exists once both halves do
-    return {"path": str(path), "mapping": mapping, "hit": False}
+    return {"path": str(path), "mapping": compiled["mapping"], "hit": False}
+
+
+def compile_apart(request: dict[str, Any], scratch: Path) -> dict[str, Any]:
+    """NVRTC run on the request in a child that can write nothing but a directory of its own: the request is the
+    candidate's (its file name, its options: a precompiled header's path, say), and whatever it makes NVRTC or CuPy
+    write lands there, never on an entry. {"binary" (base64), "mapping"} or {"error"}."""
+    own = tempfile.mkdtemp(dir=scratch)
+    out_r, out_w = os.pipe()
+    child = os.fork()
+    if child == 0:  # one thread, as confine needs
+        code = 1
+        try:
+            os.close(out_r)
+            isolation.confine([own])
+            os.environ["TMPDIR"] = own
+            tempfile.tempdir = None
+            from cupy.cuda import compiler
+
+            try:
+                binary, mapping = compiler._compile_using_nvrtc_no_warning(
+                    request["source"], tuple(request["options"]), request["arch"], request["filename"],
+                    request["name_expressions"], None, request["cache_in_memory"], request["jitify"],
+                    request["method"])
+                said: dict[str, Any] = {"binary": base64.b64encode(bytes(binary)).decode(), "mapping": mapping}
+            except Exception as exc:  # the runner compiles it again itself, for CuPy's own error
+                said = {"error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+            with os.fdopen(out_w, "w") as out:
+                json.dump(said, out)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(out_w)
+    with os.fdopen(out_r) as got:
+        text = got.read()
+    os.waitpid(child, 0)
+    shutil.rmtree(own, ignore_errors=True)
+    try:
+        said = json.loads(text)
+    except ValueError:
+        return {"error": "the compile worker ended without a result"}
+    return said if isinstance(said, dict) and ("binary" in said or "error" in said) else {"error": "malformed"}
 
 
 def serve(fd_in: int, fd_out: int, cache: Path) -> int:
@@ -95,8 +138,7 @@ def serve(fd_in: int, fd_out: int, cache: Path) -> int:
     except (isolation.ConfineError, OSError) as exc:
         print(f"qrjudge.nvrtc_cache: not serving: cannot confine ({exc})", file=sys.stderr)
         return 1  # unconfined it would be a writer the candidate could reach: the runner compiles itself
-    (cache / TMP).mkdir(exist_ok=True)
-    os.environ["TMPDIR"] = str(cache / TMP)  # CuPy writes each source to a temporary file for NVRTC
+    (cache / TMP).mkdir(exist_ok=True)  # the compile workers' own directories (`compile_apart`)
     with contextlib.suppress(ImportError):  # as the runner does: torch first, which loads the CUDA libraries
         import torch  # noqa: F401  of its wheels (NVRTC among them) that CuPy then finds loaded
     from cupy import __version__ as cupy_version

@@ -24,6 +24,9 @@ import json, os
 from qrjudge import judge, nvrtc_cache
 fds = judge.compile_server()  # none: the runner compiles as it always did
 client = nvrtc_cache.install(*fds) if fds else None
+if os.environ.get("CONFINE"):  # as the runner is: everything read-only but its scratch
+    from qrjudge import isolation
+    isolation.confine([os.environ["CONFINE"]])
 from cupy.cuda import compiler
 nvrtc = compiler._compile_using_nvrtc_no_warning
 out = {"me": os.getpid()}
@@ -35,9 +38,16 @@ try:
     nvrtc("FAIL", (), 90, "bad.cu", None, None, False, None, None)
 except compiler.CompileException as exc:
     out["error"] = str(exc)
-if os.environ.get("KILL_SERVER"):
+if os.environ.get("KILL_WORKER"):
     out["after_death"] = nvrtc("DIE", (), 90, "k.cu", None, None, False, None, None)[0].decode()
     out["later"] = nvrtc("src C", (), 90, "k.cu", None, None, False, None, None)[0].decode()
+if os.environ.get("POISON"):  # the candidate names an entry as the file CuPy writes its source to
+    entry = os.environ["POISON"]
+    try:
+        nvrtc("poison", (), 90, entry, None, None, False, None, None)
+    except OSError as exc:  # refused by the server's worker, then compiled here: the runner cannot write it either
+        out["refused_here"] = exc.errno
+    out["entry_after"] = open(entry, "rb").read().decode()
 out["stats"] = client.stats() if client else None
 print(json.dumps(out))
 """
@@ -71,10 +81,20 @@ def test_compiles_are_the_servers_then_hits_and_a_failure_is_nvrtcs_own(cache: P
     assert len(list(cache.glob("*/*.bin"))) == 3
 
 
-def test_a_server_that_dies_leaves_the_runner_compiling_and_says_why(cache: Path) -> None:
-    said = run_client(cache, KILL_SERVER="1")
-    assert said["later"].startswith(f"pid {said['me']}:")  # compiled here once the server was gone
-    assert "stopped: SystemExit: the compiler died" in said["stats"]["why"], said["stats"]
+def test_a_compile_that_kills_its_worker_is_compiled_in_the_runner_and_the_server_goes_on(cache: Path) -> None:
+    said = run_client(cache, KILL_WORKER="1")
+    assert said["after_death"].startswith(f"pid {said['me']}:")  # compiled here
+    assert not said["later"].startswith(f"pid {said['me']}:")  # and the next one served again
+    assert "worker ended without a result" in said["stats"]["why"], said["stats"]
+
+
+def test_a_request_cannot_write_an_entry_through_the_compilers_file_name(cache: Path, tmp_path: Path) -> None:
+    first = run_client(cache)
+    entry = next(p for p in cache.glob("*/*.bin") if p.read_bytes() == first["a"].encode())
+    (tmp_path / "scratch").mkdir()
+    said = run_client(cache, POISON=str(entry), CONFINE=str(tmp_path / "scratch"), TMPDIR=str(tmp_path / "scratch"))
+    assert said["entry_after"] == first["a"]  # the server's worker could not write it, nor the runner
+    assert said["stats"]["why"] and said.get("refused_here")
 
 
 def test_without_the_cache_or_with_an_unconfined_runner_the_runner_compiles_itself(cache: Path) -> None:

@@ -1,5 +1,8 @@
-"""CuPy's NVRTC call, stood in for: the "binary" says which process compiled what; FAIL fails as NVRTC would."""
+"""CuPy's NVRTC call, stood in for: the "binary" says which process compiled what; FAIL fails as NVRTC would; DIE
+ends the compile worker (as a crash of NVRTC would end it); and like CuPy, unless the source stays in memory, the
+source is first written to FILENAME in a temporary directory (an absolute FILENAME: that path, as os.path.join has it)."""
 import os
+import tempfile
 
 
 class CompileException(Exception):
@@ -12,8 +15,12 @@ def _get_nvrtc_version():
 
 def _compile_using_nvrtc_no_warning(source, options=(), arch=None, filename="kern.cu", name_expressions=None,
                                     log_stream=None, cache_in_memory=False, jitify=None, method=None):
-    if "DIE" in source and os.environ.get("TMPDIR", "").endswith("/.tmp"):  # in the server (its TMPDIR is the
-        raise SystemExit("the compiler died")  # cache's .tmp): it ends, as a crash of NVRTC would end it
+    if not cache_in_memory:
+        with tempfile.TemporaryDirectory() as root:
+            with open(os.path.join(root, filename), "w") as f:
+                f.write(source)
+    if "DIE" in source and "/.tmp/" in os.environ.get("TMPDIR", ""):  # only in the server's compile worker
+        os._exit(9)
     if "FAIL" in source:
         raise CompileException(f"{filename}(1): error: identifier FAIL is undefined")
     binary = f"pid {os.getpid()}: {source} {' '.join(options)} sm_{arch}".encode()
