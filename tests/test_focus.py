@@ -96,3 +96,15 @@ def test_a_failed_profile_leaves_the_ancestors_in_place() -> None:
     old = made("a", (), PROFILE)
     new = made("b", ("a",), {"shapes": [], "error": "crash: profiler", "device": "cuda"})
     assert focus.profile_of(new, {"a": old, "b": new}) == (PROFILE, old)
+
+
+def test_a_kernel_is_placed_in_the_source_that_defines_it_not_the_notes_that_mention_it() -> None:
+    # the H200 replay of 2026-12-03: the seed's profile put tf32x3_apply "in kernel/NOTES.md" (its prose says
+    # "tf32x3_apply (a kernel ...)"), so the notes were shown whole as hot and tf32x3.cu was not
+    files = {"NOTES.md": "tf32x3_apply (one kernel for the update) won 5%", "kernel.py": "_tf32x3('tf32x3_apply')",
+             "tf32x3.cu": 'extern "C" __global__ void tf32x3_apply(float* a, int n) {}'}
+    assert focus.file_of("tf32x3_apply", files) == "tf32x3.cu"
+    assert focus.file_of("void tf32x3_apply<64>(float*, int)", files) == "tf32x3.cu"
+    del files["tf32x3.cu"]
+    assert focus.file_of("tf32x3_apply", files) == "kernel.py"  # the Python that builds it, before prose
+    assert focus.file_of("sm80_xmma_gemm_f32f32", files) is None  # a library's

@@ -47,16 +47,20 @@ def _base_name(kernel: str) -> str:
     return head.split()[-1].split("::")[-1] if head else kernel
 
 
+C_LIKE = (".cu", ".cuh", ".h", ".hpp", ".c", ".cc", ".cpp", ".cxx")  # where a GPU kernel can be defined
+
+
 def file_of(kernel: str, files: dict[str, str]) -> str | None:
-    """The file that defines a profiled kernel: one whose source has `name(` outside Python (a CUDA
-    definition), else any that names it; None for a library's kernel."""
+    """The file that defines a profiled kernel: a C-like source with `name(` in it (a CUDA definition; prose
+    that mentions the kernel, a NOTES.md, does not define it), else any file that names it (Python that builds
+    the source); None for a library's kernel."""
     name = _base_name(kernel)
     if len(name) < 3:
         return None
     defined = re.compile(rf"\b{re.escape(name)}\s*\(")
     named = re.compile(rf"\b{re.escape(name)}\b")
-    order = sorted(files, key=lambda p: (p.endswith(".py"), p))
-    return next((p for p in order if not p.endswith(".py") and defined.search(files[p])), None) or \
+    order = sorted(files, key=lambda p: (not p.endswith(".py"), p))  # Python before prose
+    return next((p for p in sorted(files) if p.endswith(C_LIKE) and defined.search(files[p])), None) or \
         next((p for p in order if named.search(files[p])), None)
 
 
