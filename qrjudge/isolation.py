@@ -159,7 +159,14 @@ def solver_libraries() -> list[str]:
                                                for n in needed))
 
 
-def confine(writable: list[str], mask_solvers: bool = True) -> str:
+def judges_only() -> tuple[str, ...]:
+    """What no confined process may see at all: the judges' GPU locks (qrjudge/gpulock.py), which a candidate
+    could otherwise hold to stall every other evaluation's timing."""
+    locks = os.environ.get("EVOLVE_GPU_LOCKS", "")
+    return (locks,) if locks else ()
+
+
+def confine(writable: list[str], mask_solvers: bool = True, hidden: tuple[str, ...] = ()) -> str:
     """The runner's confinement (module docstring); returns what it is, in words, or raises ConfineError.
     Must run while the process has one thread. The caller becomes the child that runs on, PID 1 of the new
     PID namespace; the original process waits for it and exits with its code (it never returns)."""
@@ -169,6 +176,9 @@ def confine(writable: list[str], mask_solvers: bool = True) -> str:
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     for lib in masked:
         _mount("/dev/null", lib, None, MS_BIND)
+    for path in hidden:  # an empty directory in its place (the judges' GPU locks: qrjudge/gpulock.py)
+        if os.path.isdir(path):
+            _mount("tmpfs", os.path.realpath(path), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC)  # (read-only below)
     _read_only_everywhere([os.path.realpath(p) for p in writable])
     alive_r, alive_w = os.pipe()  # the child sees end-of-file on it once the waiting parent is gone
     child = os.fork()

@@ -202,6 +202,18 @@ class Runner:
         if self.proc.poll() is None:
             self.proc.kill()
 
+    def end(self, limit_s: float = 10.0) -> None:
+        """Killed, and nothing of it left: the confined process is its PID namespace's init, whose exit the
+        kernel completes only once every process of the namespace is gone (their CUDA contexts with them)."""
+        confined = self.pid
+        self.kill()
+        self.proc.wait()
+        deadline = time.monotonic() + limit_s
+        while _running(confined):
+            if time.monotonic() > deadline:
+                raise Verdict("crash", "the candidate's process outlived its kill")
+            time.sleep(0.005)
+
     def drain(self) -> None:
         """Wait (a second at most) for what it printed last, which belongs in the log: its output ends when
         it has exited, CUDA context and all."""
@@ -240,6 +252,15 @@ def runner_env(scratch: Path) -> dict[str, str]:
         (scratch / sub).mkdir(parents=True, exist_ok=True)
         env[name] = str(scratch / sub)
     return env
+
+
+def _running(pid: int) -> bool:
+    """Whether process `pid` exists and has not exited (a zombie has)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
 
 
 def _only_child(pid: int) -> int | None:
@@ -297,6 +318,8 @@ class Context:
     hold_us: float | None = None  # how long the runner holds the GPU before each timed call (timing.Hold)
     hold_error: str | None = None
     last_timed: tuple[int, int] | None = None  # (batch, n) of the shape timed last
+    handles: Any = None  # the shared buffers' handles, for a second runner (the timed one, `evaluate_sharing`)
+    alive: list[tuple[float, float]] = field(default_factory=list)  # when candidate code existed (monotonic)
 
     def call(self, spec: Any, where: str, primed: bool = False, **options: Any) -> Call:
         """One call of the candidate on a fresh input, generated here from a secret seed and written into the
@@ -367,11 +390,13 @@ def start(ctx: Context) -> str:
     from qrjudge.arena import Arena
     from qrjudge.specs import benchmarks_for, tests_for
 
-    specs = [*tests_for(ctx.args.mode), *benchmarks_for(ctx.args.mode)]
-    staged = [s.batch * s.n * s.n for s in benchmarks_for(ctx.args.mode) if primeable(s)]
-    ctx.arena, handles = Arena.allocate(max(s.batch * s.n * s.n for s in specs), max(s.batch * s.n for s in specs),
-                                        max(staged, default=1), ctx.args.device)
-    reply = ctx.runner.ask({"op": "go", "arenas": handles, "device": ctx.args.device}, "at start-up")
+    if ctx.arena is None:
+        specs = [*tests_for(ctx.args.mode), *benchmarks_for(ctx.args.mode)]
+        staged = [s.batch * s.n * s.n for s in benchmarks_for(ctx.args.mode) if primeable(s)]
+        ctx.arena, ctx.handles = Arena.allocate(max(s.batch * s.n * s.n for s in specs),
+                                                max(s.batch * s.n for s in specs), max(staged, default=1),
+                                                ctx.args.device)
+    reply = ctx.runner.ask({"op": "go", "arenas": ctx.handles, "device": ctx.args.device}, "at start-up")
     if not reply.get("ready"):
         judge_reply(reply, "at start-up")
     if isinstance(reply.get("setup_s"), float):  # the runner's buffers, timer and snapshots (the candidate's not in)
@@ -657,8 +682,6 @@ def profile(ctx: Context) -> dict[str, Any]:
 
 
 def evaluate(ctx: Context, t0: float) -> Verdict:
-    from qrjudge.timing import geomean
-
     isolated = start(ctx)
     began = time.monotonic()
     calibrate(ctx)
@@ -668,6 +691,61 @@ def evaluate(ctx: Context, t0: float) -> Verdict:
     began = time.monotonic()
     labels, worst = run_tests(ctx)
     ctx.timings["tests_s"] = time.monotonic() - began
+    return measured(ctx, isolated, compile_info, labels, worst)
+
+
+def evaluate_sharing(ctx: Context, t0: float, lock: Any, timed: Runner) -> Verdict:
+    """The evaluation on a GPU shared with other evaluations (qrjudge/gpulock.py): the candidate imported and
+    tested by one runner under the shared lock, which is let go only once nothing of that runner is left; then,
+    under the exclusive lock, a second runner (started with the first, so its imports are done) creates its
+    context, calibrates the judge's clock while it is still ours, imports the candidate and is timed, exactly as
+    a lone evaluation's runner is; it too is gone before the lock is. No candidate code exists outside its
+    judge's lock, so none exists while another evaluation is timed."""
+    waited = time.monotonic()
+    with lock.shared():
+        ctx.timings["lock_wait_s"] = time.monotonic() - waited
+        warm(ctx)
+        ctx.timings["cuda_start_s"] = time.monotonic() - t0
+        start(ctx)
+        alive = time.monotonic()
+        load(ctx)
+        began = time.monotonic()
+        labels, worst = run_tests(ctx)
+        ctx.timings["tests_s"] = time.monotonic() - began
+        ctx.runner.end()
+        ctx.alive.append((alive, time.monotonic()))
+    ctx.runner = timed
+    waited = time.monotonic()
+    with lock.exclusive():
+        ctx.timings["lock_wait_s"] += time.monotonic() - waited
+        began = time.monotonic()
+        warm(ctx)
+        isolated = start(ctx)
+        calibrate(ctx)
+        ctx.timings["calibrate_s"] = time.monotonic() - began
+        alive = time.monotonic()
+        compile_info = load(ctx)
+        verdict = measured(ctx, isolated, compile_info, labels, worst)
+        ctx.runner.end()
+        ctx.alive.append((alive, time.monotonic()))
+    verdict.fields["gpu_lock"] = {"held": [list(h) for h in lock.held], "alive": [list(a) for a in ctx.alive]}
+    return verdict
+
+
+def warm(ctx: Context) -> None:
+    """The judge's and the runner's CUDA contexts, created at once (a prestarted runner touches no GPU before
+    this: another evaluation may be timing on it)."""
+    warming = ctx.runner.post({"op": "warm", "device": ctx.args.device})
+    if ctx.device.type == "cuda":
+        ctx.torch.cuda.init()
+    judge_error(ctx.runner.reply(warming, "starting CUDA"), "starting the runner")
+
+
+def measured(ctx: Context, isolated: str, compile_info: dict[str, Any], labels: list[str],
+             worst: dict[str, float]) -> Verdict:
+    """The benchmark and (asked for) the profile of a loaded, tested candidate, and the verdict."""
+    from qrjudge.timing import geomean
+
     began = time.monotonic()
     shapes, catch = benchmark(ctx)
     ctx.timings["bench_s"] = time.monotonic() - began
@@ -714,7 +792,7 @@ def gpu_fingerprint(torch: Any) -> dict[str, Any]:
     return info
 
 
-def main(argv: list[str] | None = None) -> int:
+def arguments(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser()
     p.add_argument("--kernel-dir", type=Path)
     p.add_argument("--mode", default="full", choices=("quick", "full", "final", "tiny"))
@@ -723,7 +801,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--profile", action="store_true")
     p.add_argument("--wait", action="store_true", help="start the runner and import torch, then wait for a line "
                    "on stdin")
-    args = p.parse_args(argv)
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = arguments(argv)
     isolation.protect_memory()
     # The inputs' seed comes on stdin, never on the command line, which any process that sees this one's
     # /proc entry can read; the judge's memory is not readable (non-dumpable).
@@ -732,11 +814,15 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, KeyError, TypeError):
         print("the judge reads {\"seed\": N} as its first line on stdin", file=sys.stderr)
         return 2
+    from qrjudge.gpulock import GpuLock
     from qrjudge.specs import take_go
 
     report = Report(sys.stdout)
     t0 = time.monotonic()
+    lock = GpuLock.from_env()  # a GPU shared with other evaluations: test with one runner, time with another
     runner = Runner(args)
+    timed = Runner(args) if lock is not None else None
+    ctx: Context | None = None
     try:
         import torch
 
@@ -751,26 +837,27 @@ def main(argv: list[str] | None = None) -> int:
         cuda = args.device == "cuda"
         if cuda and not torch.cuda.is_available():
             raise Verdict("crash", "no CUDA device is visible to the harness")
-        # Both processes create their CUDA contexts at once; a prestarted runner touches no GPU before this
-        # (another evaluation may be timing on it).
-        warming = runner.post({"op": "warm", "device": args.device})
-        if cuda:
-            torch.cuda.init()
-        judge_error(runner.reply(warming, "starting CUDA"), "starting the runner")
         ctx = Context(args, runner, report, random.Random(seed), torch, torch.device("cuda:0" if cuda else "cpu"),
                       None)
-        ctx.timings["cuda_start_s"] = time.monotonic() - t0  # the scan and both processes' CUDA contexts
-        verdict = evaluate(ctx, t0)
+        if lock is not None and timed is not None:
+            verdict = evaluate_sharing(ctx, t0, lock, timed)
+        else:
+            warm(ctx)
+            ctx.timings["cuda_start_s"] = time.monotonic() - t0  # the scan and both processes' CUDA contexts
+            verdict = evaluate(ctx, t0)
     except Verdict as v:
         verdict = v
     except BaseException as exc:  # the judge's own failure must still produce a result
         verdict = Verdict("crash", f"the judge failed: {type(exc).__name__}: {exc}",
                           trace=traceback.format_exc()[-2000:])
     finally:
-        runner.kill()
+        for each in (runner, timed):
+            if each is not None:
+                each.kill()
+    last = ctx.runner if ctx is not None else runner  # the runner that was working when it ended
     if verdict.status != "ok":  # the runner's last words explain it; an ok verdict does not wait for its exit
-        runner.drain()
-        verdict.fields["log"] = runner.log()
+        last.drain()
+        verdict.fields["log"] = last.log()
     report.final(verdict)
     return 0
 

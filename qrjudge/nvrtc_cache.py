@@ -102,7 +102,7 @@ def compile_apart(request: dict[str, Any], scratch: Path) -> dict[str, Any]:
         code = 1
         try:
             os.close(out_r)
-            isolation.confine([own])
+            isolation.confine([own], hidden=isolation.judges_only())
             os.environ["TMPDIR"] = own
             tempfile.tempdir = None
             from cupy.cuda import compiler
@@ -134,7 +134,7 @@ def compile_apart(request: dict[str, Any], scratch: Path) -> dict[str, Any]:
 
 def serve(fd_in: int, fd_out: int, cache: Path) -> int:
     try:  # first, as the runner does: from here on it sees what the runner sees, and writes only the cache
-        isolation.confine([str(cache)])
+        isolation.confine([str(cache)], hidden=isolation.judges_only())
     except (isolation.ConfineError, OSError) as exc:
         print(f"qrjudge.nvrtc_cache: not serving: cannot confine ({exc})", file=sys.stderr)
         return 1  # unconfined it would be a writer the candidate could reach: the runner compiles itself

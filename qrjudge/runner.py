@@ -302,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     channel = Channel(args.ctl_in, args.ctl_out)
     try:  # first, while this process has one thread: nothing the candidate runs later can undo it
-        where = isolation.confine([args.writable], mask_solvers=not args.baseline)
+        where = isolation.confine([args.writable], mask_solvers=not args.baseline, hidden=isolation.judges_only())
     except (isolation.ConfineError, OSError) as exc:
         if os.environ.get("EVOLVE_RUNNER_CONFINE") != "off":
             first = channel.receive() or {}

@@ -86,6 +86,17 @@ def nvrtc_cache() -> Path | None:
     return path.resolve()
 
 
+def gpu_locks() -> Path | None:
+    """Where the judges of evaluations sharing a GPU take their turns (qrjudge/gpulock.py), one per user:
+    ~/.cache/evolve/gpu-locks; hidden from every candidate's process. None where it cannot be made."""
+    path = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "evolve" / "gpu-locks"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return path.resolve()
+
+
 def profiled(e: EvaluationConfig, mode: str) -> bool:
     return bool(e.confirm_mode) and mode == e.confirm_mode
 
@@ -117,10 +128,13 @@ def contain(argv: list[str], scratch: Path, workdir: Path, gpu: int | None, sand
     cache = nvrtc_cache() if e.builtin and gpu is not None else None
     if cache is not None:
         env["EVOLVE_NVRTC_CACHE"] = str(cache)
+    locks = gpu_locks() if e.builtin and gpu is not None and e.per_gpu > 1 else None
+    if locks is not None:  # evaluations share this GPU: their judges take turns for the timed regions
+        env["EVOLVE_GPU_LOCKS"] = str(locks)
     spec: dict[str, Any] = {"isolate": False}
     if sandboxed:
         spec = sandbox.spec_for(scratch, gpu=gpu is not None, network=e.network, exclude=exclude,
                                 read_only=[scratch / p for p in judge_paths(e) if (scratch / p).exists()])
         spec["workdir"] = str(workdir)
-        spec["rw"] += [str(cache)] if cache is not None else []
+        spec["rw"] += [str(p) for p in (cache, locks) if p is not None]
     return sandbox.command(argv, spec), env

@@ -53,13 +53,14 @@ def make_slots(config: Config) -> list[Slot]:
         gpus = list(e.gpus)
     else:
         gpus = [None]
-    if e.builtin and e.slots > len(gpus):
-        raise EvaluationError(f"{config.path}: evaluation.slots = {e.slots} would put several evaluations on one "
-                              f"of the {len(gpus)} GPU(s); the QR harness times with the device to itself (its "
-                              "check for work escaping the timed stream compares wall and device time). Use "
-                              "slots = 0 (one per GPU) or at most the number of GPUs")
+    per_gpu = e.per_gpu if e.builtin else 1
+    if e.builtin and e.slots > len(gpus) * per_gpu:
+        raise EvaluationError(f"{config.path}: evaluation.slots = {e.slots} would put more evaluations on one of "
+                              f"the {len(gpus)} GPU(s) than per_gpu = {per_gpu} allows; the QR harness times with "
+                              "the device to itself (evaluations sharing a GPU take turns for their timed regions: "
+                              "per_gpu). Use slots = 0 (per_gpu a GPU) or at most that many")
     slots = []
-    for i in range(e.slots or len(gpus)):
+    for i in range(e.slots or len(gpus) * per_gpu):
         gpu = gpus[i % len(gpus)]
         slots.append(Slot(i, gpu, found[gpu] if gpu is not None else cpu_fingerprint()))
     return slots

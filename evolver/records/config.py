@@ -47,6 +47,7 @@ class EvaluationConfig:
     confirm_mode: str  # "": off; else a new best is re-evaluated in this mode before `best` moves
     min_gain: float  # `best` moves only to a candidate that beats it by more than this fraction of its score
     slots: int  # concurrent evaluations
+    per_gpu: int  # the built-in judge's evaluations sharing one GPU (untimed work together, timed alone)
     gpus: tuple[int, ...] | None  # None: one slot per visible GPU (or one CPU slot without GPUs)
     timeout_s: float
     prestart: bool = False  # start the next evaluator process while one runs; it waits for a line on stdin
@@ -127,6 +128,7 @@ SCHEMA: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "confirm_mode": ((str,), ""),
         "min_gain": (_NUM, 0.0),
         "slots": ((int,), 0),
+        "per_gpu": ((int,), 1),
         "gpus": ((list, str), "auto"),
         "timeout_s": (_NUM, 600),
         "prestart": ((bool,), None),  # default: on for the built-in harness, off for commands
@@ -276,6 +278,9 @@ def _evaluation_config(reader: TomlReader, e: dict[str, Any], repo_path: _Paths)
         gpus = tuple(e["gpus"])
     if e["slots"] < 0 or e["timeout_s"] <= 0:
         raise reader.error("evaluation", "slots" if e["slots"] < 0 else "timeout_s", "must be positive")
+    if not 1 <= e["per_gpu"] <= 8:
+        raise reader.error("evaluation", "per_gpu", "must be 1 (one evaluation a GPU) to 8 (evaluations sharing "
+                           "a GPU test side by side and are timed one at a time)")
     if not 0 <= e["min_gain"] < 0.5:
         raise reader.error("evaluation", "min_gain", "must be a fraction from 0 (any gain) to below 0.5, "
                            "e.g. 0.005: `best` moves only on a gain of more than 0.5%")
@@ -285,7 +290,7 @@ def _evaluation_config(reader: TomlReader, e: dict[str, Any], repo_path: _Paths)
         raise reader.error("evaluation", "backend", f'must be "local" or "ray", not {e["backend"]!r}')
     return EvaluationConfig(builtin=e["builtin"], command=e["command"], files=files, mode=e["mode"],
                             confirm_mode=e["confirm_mode"], min_gain=float(e["min_gain"]), slots=e["slots"],
-                            gpus=gpus,
+                            per_gpu=e["per_gpu"], gpus=gpus,
                             timeout_s=float(e["timeout_s"]),
                             prestart=bool(e["builtin"]) if e["prestart"] is None else e["prestart"],
                             sandbox=e["sandbox"] == "on", network=e["network"], backend=e["backend"],

@@ -18,6 +18,8 @@ builtin = "qr"                     # the QR harness shipped with evolve; or inst
 mode = "full"                      # quick | full | final (QR harness)
 confirm_mode = "final"             # a would-be new best is re-measured in this mode before `best` moves
 gpus = "auto"                      # or [0, 1]: one evaluation slot per GPU
+# per_gpu = 2                      # built-in harness: evaluations sharing each GPU, tested side by side and
+                                   # timed one at a time (default 1)
 timeout_s = 600                    # a candidate still running then is killed (status: timeout)
 # prestart = true                  # start the next evaluation's process (imports, start-up) while one runs;
                                    # on by default for the built-in harness; a command must then wait for a

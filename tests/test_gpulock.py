@@ -1,0 +1,130 @@
+"""Evaluations sharing one GPU (qrjudge/gpulock.py): untimed work side by side, each timed region alone. Three CPU
+judges (`--device cpu --mode tiny`, the same judge and runners as on a GPU) run at once under one lock directory;
+no timed region of one may overlap anything of another (its untimed work, its timed region, or a moment when its
+candidate's code existed), and each candidate's code exists only while its judge holds the lock. The lock's own
+rules (readers together, a writer alone and ahead of later readers) and its invisibility to confined processes
+are tested directly."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from qrjudge.gpulock import GpuLock
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.skipif(subprocess.run(["unshare", "-Ur", "true"], capture_output=True).returncode != 0,
+                                reason="needs user namespaces (the runner confines itself)")
+
+
+def overlap(a: list[float], b: list[float]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def test_no_timed_call_runs_while_another_candidates_work_is_on_the_gpu(tmp_path: Path) -> None:
+    locks = tmp_path / "locks"
+    locks.mkdir()
+    env = {**os.environ, "EVOLVE_GPU_LOCKS": str(locks), "CUDA_VISIBLE_DEVICES": "0"}
+    procs = [subprocess.Popen([sys.executable, "-m", "qrjudge", "--kernel-dir", str(ROOT / "tests" / "cpu_kernel"),
+                               "--device", "cpu", "--mode", "tiny"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True) for _ in range(3)]
+    results = [json.loads(p.communicate(timeout=600)[0].strip().splitlines()[-1]) for p in procs]
+    assert all(r["status"] == "ok" for r in results), [r.get("error") for r in results]
+    runs = [r["gpu_lock"] for r in results]
+    assert all([h[0] for h in run["held"]] == ["shared", "exclusive"] for run in runs)
+    for i, mine in enumerate(runs):
+        for alive in mine["alive"]:  # candidate code only inside its judge's lock
+            assert any(h[1] <= alive[0] and alive[1] <= h[2] for h in mine["held"]), (alive, mine["held"])
+        timed = [h[1:] for h in mine["held"] if h[0] == "exclusive"]
+        for j, theirs in enumerate(runs):
+            if i != j:
+                busy = [h[1:] for h in theirs["held"]] + theirs["alive"]
+                assert not any(overlap(t, b) for t in timed for b in busy), (i, j, timed, busy)
+    shared = [[h[1:] for h in run["held"] if h[0] == "shared"][0] for run in runs]
+    assert any(overlap(a, b) for a in shared for b in shared if a is not b)  # the untimed work did share
+
+
+def test_readers_share_a_writer_is_alone_and_ahead_of_later_readers(tmp_path: Path) -> None:
+    order: list[str] = []
+    entered = threading.Event()
+
+    def reader(name: str, hold: float) -> None:
+        with GpuLock(str(tmp_path), "0").shared():
+            order.append(f"{name} in")
+            entered.set()
+            time.sleep(hold)
+            order.append(f"{name} out")
+
+    def writer() -> None:
+        with GpuLock(str(tmp_path), "0").exclusive():
+            order.append("writer in")
+            time.sleep(0.1)
+            order.append("writer out")
+
+    a = threading.Thread(target=reader, args=("a", 0.5))
+    a.start()
+    entered.wait()
+    w = threading.Thread(target=writer)
+    w.start()
+    time.sleep(0.1)  # the writer waits for a, holding the gate
+    b = threading.Thread(target=reader, args=("b", 0.0))
+    b.start()
+    for t in (a, w, b):
+        t.join(timeout=10)
+    assert order == ["a in", "a out", "writer in", "writer out", "b in", "b out"], order
+
+
+def test_a_confined_process_cannot_see_the_locks(tmp_path: Path) -> None:
+    locks, scratch = tmp_path / "locks", tmp_path / "scratch"
+    locks.mkdir()
+    scratch.mkdir()
+    (locks / "gpu-0.rw").write_text("")
+    probe = r"""
+import os, sys
+from qrjudge import isolation
+isolation.confine([sys.argv[1]], hidden=isolation.judges_only())
+print(sorted(os.listdir(sys.argv[2])))
+try:
+    open(os.path.join(sys.argv[2], "gpu-0.rw"), "w")
+    print("opened")
+except OSError as exc:
+    print("refused", exc.errno)
+"""
+    out = subprocess.run([sys.executable, "-c", probe, str(scratch), str(locks)], capture_output=True, text=True,
+                         timeout=60, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), "EVOLVE_GPU_LOCKS": str(locks)})
+    assert out.stdout.splitlines()[:1] == ["[]"] and out.stdout.splitlines()[1].startswith("refused"), out
+
+
+def test_per_gpu_makes_that_many_slots_a_gpu_and_their_judges_share_its_lock(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from evolver.evaluation import evaluate
+    from evolver.evaluation.command import contain
+    from evolver.records.config import ConfigError, load_config
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(evaluate, "detect_gpus", lambda: [(0, "H200 / driver 580"), (1, "H200 / driver 580")])
+    text = (ROOT / "evolve.toml").read_text().replace("# per_gpu = 2", "per_gpu = 2")
+    (tmp_path / "evolve.toml").write_text(text)
+    for seed in ("seed_kernels/tsqr_wy", "seed_kernels/GUIDANCE.md"):  # what the config names must exist
+        (tmp_path / seed).parent.mkdir(parents=True, exist_ok=True)
+        (shutil.copytree if (ROOT / seed).is_dir() else shutil.copy)(ROOT / seed, tmp_path / seed)
+    config = load_config(tmp_path / "evolve.toml", tmp_path)
+    slots = evaluate.make_slots(config)
+    assert sorted(s.gpu for s in slots) == [0, 0, 1, 1]
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    _, env = contain(["true"], scratch, scratch, 0, False, config.evaluation, [], "t-")
+    assert env["EVOLVE_GPU_LOCKS"] == str((tmp_path / "cache" / "evolve" / "gpu-locks").resolve())
+    alone = load_config(ROOT / "evolve.toml", ROOT)
+    assert "EVOLVE_GPU_LOCKS" not in contain(["true"], scratch, scratch, 0, False, alone.evaluation, [], "t-")[1]
+    (tmp_path / "evolve.toml").write_text(text.replace("per_gpu = 2", "per_gpu = 9"))
+    with pytest.raises(ConfigError, match="per_gpu"):
+        load_config(tmp_path / "evolve.toml", tmp_path)
