@@ -702,7 +702,7 @@ def evaluate_sharing(ctx: Context, t0: float, lock: Any, timed: Runner) -> Verdi
     a lone evaluation's runner is; it too is gone before the lock is. No candidate code exists outside its
     judge's lock, so none exists while another evaluation is timed."""
     waited = time.monotonic()
-    with lock.shared():
+    with lock.shared(), ending(ctx.runner):
         ctx.timings["lock_wait_s"] = time.monotonic() - waited
         warm(ctx)
         ctx.timings["cuda_start_s"] = time.monotonic() - t0
@@ -716,7 +716,7 @@ def evaluate_sharing(ctx: Context, t0: float, lock: Any, timed: Runner) -> Verdi
         ctx.alive.append((alive, time.monotonic()))
     ctx.runner = timed
     waited = time.monotonic()
-    with lock.exclusive():
+    with lock.exclusive(), ending(timed):
         ctx.timings["lock_wait_s"] += time.monotonic() - waited
         began = time.monotonic()
         warm(ctx)
@@ -730,6 +730,18 @@ def evaluate_sharing(ctx: Context, t0: float, lock: Any, timed: Runner) -> Verdi
         ctx.alive.append((alive, time.monotonic()))
     verdict.fields["gpu_lock"] = {"held": [list(h) for h in lock.held], "alive": [list(a) for a in ctx.alive]}
     return verdict
+
+
+@contextlib.contextmanager
+def ending(runner: Runner) -> Iterator[None]:
+    """A runner that is gone, whatever ends the block, before the lock around it is let go (a failing test
+    must not leave candidate code alive outside its judge's lock)."""
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(Verdict):
+            runner.end()
+        raise
 
 
 def warm(ctx: Context) -> None:
