@@ -2,8 +2,10 @@
 
     python bench/run_stages.py [REPO] [--run NAME]
 
-For each evaluation the engine's own duration (`duration_s`: materialising the candidate, the sandbox, the judge's
-processes and their start-up, the evaluation, the result read back) and the judge's stages (`details.timings`:
+For each evaluation the engine's stages before it (`engine`: propose_s, the LLM's reply or tune's move;
+commit_s, the candidate's commit and branch; queued_s, the wait for a slot), the engine's own duration of it
+(`duration_s`: materialising the candidate, the sandbox, the judge's processes and their start-up, the
+evaluation, the result read back) and the judge's stages (`details.timings`:
 prestarted_s, the judge and runner importing torch before the go line, off the critical path; cuda_start_s;
 import_kernel_s, the candidate's import with its NVRTC compiles; calibrate_s; tests_s; bench_s, of which
 timed_kernel_s is the candidate's own timed calls; profile_s; after_verdict_s) and, between consecutive results,
@@ -23,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evolver.records.store import Store  # noqa: E402
 
+ENGINE = ("propose_s", "commit_s", "queued_s")  # the proposal (LLM or tune), its commit, the wait for a slot
 STAGES = ("prestarted_s", "cuda_start_s", "import_kernel_s", "calibrate_s", "tests_s", "bench_s", "timed_kernel_s",
           "profile_s", "after_verdict_s", "wall_s")
 
@@ -42,6 +45,8 @@ def main() -> int:
         mode = ("confirm " if r.confirm else "") + str(r.details.get("mode", "?"))
         row = {k: float(timings[k]) for k in STAGES if isinstance(timings.get(k), (int, float))}
         row["duration_s"] = float(r.line.get("duration_s") or 0.0)
+        engine = r.line.get("engine") or {}  # the engine's own stages before the evaluation
+        row.update({k: float(v) for k, v in engine.items() if k in ENGINE and isinstance(v, (int, float))})
         by_mode.setdefault(mode, []).append(row)
     caches: dict[str, list[dict[str, Any]]] = {}
     for r, _ in results:
@@ -50,7 +55,7 @@ def main() -> int:
             caches.setdefault(("confirm " if r.confirm else "") + str(r.details.get("mode", "?")), []).append(said)
     for mode, rows in by_mode.items():
         print(f"{mode}: {len(rows)} evaluations, mean seconds per stage:")
-        for key in ("duration_s", *STAGES):
+        for key in (*ENGINE, "duration_s", *STAGES):
             values = [row[key] for row in rows if key in row]
             if values:
                 print(f"  {key:16} {statistics.fmean(values):8.2f}  (min {min(values):.2f}, max {max(values):.2f})")

@@ -22,6 +22,10 @@ def test_thirty_candidates_branches_notes_and_best(repo: Path) -> None:
     assert len(branches) >= 30
     snap = Store(repo).snapshot("r1")
     assert all(len(c.results) == 1 for c in snap.candidates.values())
+    # the engine's own stages before each child's evaluation are in its note (bench/run_stages.py)
+    children = [c.result.line for c in snap.candidates.values() if c.op != "seed" and c.result is not None]
+    assert children and all({"propose_s", "commit_s", "queued_s"} <= set(line.get("engine") or {}) for line in
+                             children if "cached_from" not in line)
     scored = [c for c in snap.candidates.values() if c.score is not None]
     best = min(scored, key=lambda c: c.score or 0)
     assert git(repo, "rev-parse", "best").strip() == best.commit

@@ -126,7 +126,7 @@ class Recorder:
             r = other.result
             if other.id != candidate.id and other.kernel_tree == candidate.kernel_tree and r is not None and \
                     comparable(r, self.version, self.fingerprints) and r.status not in NOT_EVALUATED:
-                return {**{k: v for k, v in r.line.items() if k not in ("t", "cached_from", "confirm")},
+                return {**{k: v for k, v in r.line.items() if k not in ("t", "cached_from", "confirm", "engine")},
                         "cached_from": other.id}
         return None
 

@@ -44,6 +44,8 @@ class _Job:
     holds_room: bool  # took a pipeline place (fresh proposals do; resumed candidates do not)
     confirm: bool = False  # a re-measurement of a would-be best in the thorough mode
     retried_from: int | None = None  # the slot whose device failed it (evolver/evaluation/health.py)
+    costs: dict[str, float] = field(default_factory=dict)  # the engine's own stages so far: propose_s, commit_s
+    queued_at: float = 0.0  # when it joined the queue (time.monotonic)
 
 
 # Queued after a candidate went back for another slot (evolver/evaluation/health.py): a slot waiting on the queue wakes
@@ -247,6 +249,7 @@ class Engine:
                 self._room.release()
             if self._abandon or self._stop_reason == INTERRUPTED:
                 continue  # left without a result: the next `evolve start` evaluates it
+            waited = time.monotonic() - job.queued_at if job.queued_at else None
             self._evaluating += 1
             try:
                 result = await self.evaluator.evaluate(job.candidate.commit, slot,
@@ -270,6 +273,8 @@ class Engine:
                 continue
             if job.confirm:
                 result["confirm"] = True
+            if job.costs and waited is not None:  # where the engine's own time went (bench/run_stages.py)
+                result["engine"] = {**job.costs, "queued_s": round(waited, 3)}
             self._record(self.snapshot.candidates.get(job.candidate.id, job.candidate), result)
 
     def _retry_for(self, slot: Slot, finished: bool) -> _Job | None:
@@ -322,7 +327,9 @@ class Engine:
             if c.op != "seed":
                 counts[c.island] = counts.get(c.island, 0) + 1
         choice = self.breeder.choose()
+        began = time.monotonic()
         proposal = await self.breeder.propose(choice, next_island(counts, self.config.evolution.islands), pool)
+        proposed = time.monotonic() - began
         if proposal is None:
             if self.breeder.tune_exhausted and self.client is None:
                 self._stop("tune has tried every reachable value of the @tune parameters; configure an LLM "
@@ -332,12 +339,14 @@ class Engine:
             return None  # an attempt cut short by the stop is not a result
         if self.config.evolution.bandit:
             proposal.trailers["Bandit"] = f"{choice.arm} {choice.value:.4g}/$"
-        return self._admit(proposal)
+        return self._admit(proposal, proposed)
 
-    def _admit(self, proposal: Proposal) -> _Job | None:
+    def _admit(self, proposal: Proposal, proposed_s: float = 0.0) -> _Job | None:
         """Commit the child; a failed attempt and a kernel judged before are recorded at once, anything
         else is queued for evaluation."""
+        began = time.monotonic()
         candidate = self.children.commit(proposal)
+        costs = {"propose_s": round(proposed_s, 3), "commit_s": round(time.monotonic() - began, 3)}
         if proposal.status:  # failed before any code existed: recorded, never evaluated
             self._record(candidate, {"status": proposal.status, "score": None, "error": proposal.error[:2000],
                                      "harness": self.evaluator.version, "gpu": None})
@@ -346,7 +355,7 @@ class Engine:
         if cached is not None:
             self._record(candidate, cached)
             return None
-        return _Job(candidate, holds_room=True)
+        return _Job(candidate, holds_room=True, costs=costs, queued_at=time.monotonic())
 
     def _created(self, candidate: Candidate) -> None:
         self.summary.created += 1
