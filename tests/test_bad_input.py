@@ -87,7 +87,7 @@ def test_qr_with_more_slots_than_gpus_is_refused(tmp_path: Path, monkeypatch: py
     assert len(evaluate.make_slots(config)) == 1
     crowded = config.__class__(**{**config.__dict__, "evaluation": config.evaluation.__class__(
         **{**config.evaluation.__dict__, "slots": 2})})
-    with pytest.raises(evaluate.EvaluationError, match="several evaluations on one"):
+    with pytest.raises(evaluate.EvaluationError, match="more evaluations on one of the 1 GPU"):
         evaluate.make_slots(crowded)
 
 
