@@ -29,7 +29,9 @@ import contextlib
 import hashlib
 import json
 import os
+import select
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -39,6 +41,7 @@ from typing import Any
 
 from qrjudge import isolation, wire
 
+WORKER_S = 120.0  # a compile worker still running after this long is killed (the runner then compiles itself)
 KEEP_BYTES = 2 << 30  # the cache is pruned to this, oldest first, when a server starts
 TMP = ".tmp"  # NVRTC's scratch inside the cache (the server may write nowhere else)
 
@@ -121,10 +124,18 @@ def compile_apart(request: dict[str, Any], scratch: Path) -> dict[str, Any]:
         finally:
             os._exit(code)
     os.close(out_w)
-    with os.fdopen(out_r) as got:
-        text = got.read()
+    chunks, deadline = [], time.monotonic() + WORKER_S
+    with os.fdopen(out_r, "rb") as got:
+        while time.monotonic() < deadline and select.select([got], [], [], deadline - time.monotonic())[0]:
+            chunk = os.read(got.fileno(), 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        else:  # stuck (a compile that never ends, a lock inherited across the fork): the runner compiles itself
+            os.kill(child, signal.SIGKILL)
     os.waitpid(child, 0)
     shutil.rmtree(own, ignore_errors=True)
+    text = b"".join(chunks).decode("utf-8", "replace")
     try:
         said = json.loads(text)
     except ValueError:
