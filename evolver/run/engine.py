@@ -33,24 +33,10 @@ from evolver.search.breed import Breeder, llm_operators
 from evolver.search.children import Children
 from evolver.search.llm import LLMError
 from evolver.search.operators import Proposal
+from evolver.run.jobs import WAKE, Job
 from evolver.search.population import next_island
 
 INTERRUPTED = "interrupted"
-
-
-@dataclass
-class _Job:
-    candidate: Candidate
-    holds_room: bool  # took a pipeline place (fresh proposals do; resumed candidates do not)
-    confirm: bool = False  # a re-measurement of a would-be best in the thorough mode
-    retried_from: int | None = None  # the slot whose device failed it (evolver/evaluation/health.py)
-    costs: dict[str, float] = field(default_factory=dict)  # the engine's own stages so far: propose_s, commit_s
-    queued_at: float = 0.0  # when it joined the queue (time.monotonic)
-
-
-# Queued after a candidate went back for another slot (evolver/evaluation/health.py): a slot waiting on the queue wakes
-# and looks at the retries first.
-_WAKE = _Job(Candidate(run="", id="", commit="", parents=(), created=0, subject="", trailers={}), holds_room=False)
 
 
 @dataclass
@@ -82,9 +68,9 @@ class Engine:
         self.summary = RunSummary(self.run)
         self.children = Children(config, store, self.snapshot, opened.base, self._created)
         depth = config.evolution.pipeline_depth or len(self.slots) * (2 if self.client else 1)
-        self._queue: asyncio.Queue[_Job | None] = asyncio.Queue()
+        self._queue: asyncio.Queue[Job | None] = asyncio.Queue()
         self.health = Health(len(self.slots))
-        self._retries: deque[_Job] = deque()  # candidates a failing device returned, for another slot
+        self._retries: deque[Job] = deque()  # candidates a failing device returned, for another slot
         self._room = asyncio.Semaphore(depth)  # proposals in flight plus queued children
         self._proposers: list[asyncio.Task[None]] = []
         self._evaluators: list[asyncio.Task[None]] = []
@@ -169,7 +155,7 @@ class Engine:
                      f"device): judging {', '.join(c.id for c in again)} again first")
         for c in [*sorted((c for c in self.snapshot.candidates.values() if c.result is None), key=lambda c: c.id),
                   *again]:
-            self._queue.put_nowait(_Job(c, holds_room=False))
+            self._queue.put_nowait(Job(c, holds_room=False))
         for c in self.recorder.contenders():
             self.recorder.maybe_confirm(c)
 
@@ -232,7 +218,7 @@ class Engine:
         while True:
             retry = self._retry_for(slot, finished)
             if self.recorder.confirms:  # confirmations first: they decide `best`
-                job = _Job(self.recorder.confirms.popleft(), holds_room=False, confirm=True)
+                job = Job(self.recorder.confirms.popleft(), holds_room=False, confirm=True)
             elif retry is not None:
                 job = retry
             elif finished:
@@ -242,14 +228,14 @@ class Engine:
                 if queued is None:
                     finished = True  # but a confirmation this slot queues itself is still served
                     continue
-                if queued is _WAKE:
+                if queued is WAKE:
                     continue
                 job = queued
             if job.holds_room:
                 self._room.release()
             if self._abandon or self._stop_reason == INTERRUPTED:
                 continue  # left without a result: the next `evolve start` evaluates it
-            waited = time.monotonic() - job.queued_at if job.queued_at else None
+            costs = job.started()
             self._evaluating += 1
             try:
                 result = await self.evaluator.evaluate(job.candidate.commit, slot,
@@ -260,7 +246,7 @@ class Engine:
                 self._evaluating -= 1
             if self.health.judge_elsewhere(slot.index, result, job.retried_from):
                 self._retries.append(replace(job, holds_room=False, retried_from=slot.index))
-                self._queue.put_nowait(_WAKE)  # an idle slot takes it
+                self._queue.put_nowait(WAKE)  # an idle slot takes it
                 if self.health.retire(slot.index, result):
                     self._retire(slot)
                     return
@@ -273,11 +259,11 @@ class Engine:
                 continue
             if job.confirm:
                 result["confirm"] = True
-            if job.costs and waited is not None:  # where the engine's own time went (bench/run_stages.py)
-                result["engine"] = {**job.costs, "queued_s": round(waited, 3)}
+            if costs:  # where the engine's own time went (bench/run_stages.py)
+                result["engine"] = costs
             self._record(self.snapshot.candidates.get(job.candidate.id, job.candidate), result)
 
-    def _retry_for(self, slot: Slot, finished: bool) -> _Job | None:
+    def _retry_for(self, slot: Slot, finished: bool) -> Job | None:
         """A candidate another slot's device failed (never given back to that slot while another serves)."""
         for job in self._retries:
             if job.retried_from != slot.index or finished or self.health.in_service < 2:
@@ -316,7 +302,7 @@ class Engine:
             self._changed.clear()
             await self._changed.wait()
 
-    async def _propose_one(self) -> _Job | None:
+    async def _propose_one(self) -> Job | None:
         """One child: a parent pool, an island, an operator (`Breeder`), its commit; None if none was made
         or it needs no evaluation."""
         pool = await self._parent_pool()
@@ -341,7 +327,7 @@ class Engine:
             proposal.trailers["Bandit"] = f"{choice.arm} {choice.value:.4g}/$"
         return self._admit(proposal, proposed)
 
-    def _admit(self, proposal: Proposal, proposed_s: float = 0.0) -> _Job | None:
+    def _admit(self, proposal: Proposal, proposed_s: float = 0.0) -> Job | None:
         """Commit the child; a failed attempt and a kernel judged before are recorded at once, anything
         else is queued for evaluation."""
         began = time.monotonic()
@@ -355,7 +341,7 @@ class Engine:
         if cached is not None:
             self._record(candidate, cached)
             return None
-        return _Job(candidate, holds_room=True, costs=costs, queued_at=time.monotonic())
+        return Job(candidate, holds_room=True, costs=costs, queued_at=time.monotonic())
 
     def _created(self, candidate: Candidate) -> None:
         self.summary.created += 1
