@@ -12,7 +12,7 @@ demo=$(mktemp -d)
 cp -r seed_kernels qrjudge "$demo/"
 sed -e 's/^confirm_mode = .*/confirm_mode = ""/' -e "s/^operators = .*/operators = { tune = 1.0 }/" \
     evolve.toml > "$demo/evolve.toml"
-git -C "$demo" init -q && git -C "$demo" add -A && git -C "$demo" -c user.name=ci -c user.email=ci@x commit -qm qr
+committed "$demo" qr
 log "evolve start: the seed and ${DEMO_CANDIDATES:-2} tune children, full mode"
 $py -m evolver start --repo "$demo" --max-candidates ${DEMO_CANDIDATES:-2} >>"$OUT/evolve.log" 2>&1
 log "evolve try seed_kernels/blocked_wy (against best)"

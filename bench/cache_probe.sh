@@ -5,9 +5,7 @@
 source "$(dirname "$0")/lib.sh"
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@localhost
 clone=$(mktemp -d)
-git ls-files -co --exclude-standard | tar -cT - | tar -x -C "$clone"
-git -C "$clone" init -q && git -C "$clone" add -A && git -C "$clone" commit -qm probe
-cd "$clone" || exit 1
+this_tree "$clone" && cd "$clone" || exit 1
 log "evolve start --max-candidates ${CANDIDATES:-4}"
 PYTHONPATH=$clone${PYTHONPATH:+:$PYTHONPATH} timeout -s INT "${RUN_S:-100}" $py -m evolver start \
   --max-candidates "${CANDIDATES:-4}" > "$OUT/evolve_probe.log" 2>&1

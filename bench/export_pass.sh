@@ -12,7 +12,7 @@ cp -r seed_kernels qrjudge "$demo/"
 list=$(printf '"%s", ' "${seeds[@]}")
 sed -e 's/^confirm_mode = .*/confirm_mode = ""/' -e "s/^operators = .*/operators = { tune = 1.0 }/" \
     -e "s|^seeds = .*|seeds = [${list%, }]|" evolve.toml > "$demo/evolve.toml"
-git -C "$demo" init -q && git -C "$demo" add -A && git -C "$demo" -c user.name=ci -c user.email=ci@x commit -qm qr
+committed "$demo" qr
 log "the seeds judged by a run"
 $py -m evolver start --repo "$demo" --max-candidates "${#seeds[@]}" >>"$OUT/evolve.log" 2>&1
 qr() {  # name, kernel dir

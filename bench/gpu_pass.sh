@@ -68,7 +68,7 @@ demo=$(mktemp -d)
 cp -r seed_kernels qrjudge "$demo/"  # seed_kernels/GUIDANCE.md: the problem's guidance file
 sed -e 's/^seeds = .*/seeds = ["seed_kernels\/blocked_wy"]/' -e 's/^mode = .*/mode = "quick"/' \
     -e "s/^operators = .*/operators = { ${DEMO_OPERATORS:-tune = 1.0} }/" evolve.toml > "$demo/evolve.toml"
-git -C "$demo" init -q && git -C "$demo" add -A && git -C "$demo" -c user.name=ci -c user.email=ci@x commit -qm qr
+committed "$demo" qr
 $py -m evolver start --repo "$demo" --max-candidates ${DEMO_CANDIDATES:-6} 2>&1 | tee "$OUT/evolve_start.log"
 $py -m evolver status --repo "$demo" --json > "$OUT/evolve_status.json"
 $py -m evolver lineage best --repo "$demo" | tee -a "$OUT/evolve_start.log"

@@ -39,6 +39,13 @@ sampled() {  # the sampler stopped; the range of SM clocks since the last mark (
                END {if (n) printf "   SM clock %d-%d MHz, up to %d C (%d samples)\n", lo, hi, warm, n}' \
     "$OUT/gpu.csv" | tee -a "$OUT/pass.log"
 }
+committed() {  # directory, message: it becomes a git repository of one commit (what evolve starts from)
+  git -C "$1" init -q && git -C "$1" add -A && git -C "$1" -c user.name=bench -c user.email=bench@localhost commit -qm "$2"
+}
+this_tree() {  # directory: this working tree's files (tracked, and untracked but not ignored) copied there, committed;
+  # the device's copy of .git is the session's first, so a pass runs the tree as it is, not a commit of it
+  mkdir -p "$1" && git ls-files -co --exclude-standard | tar -cT - | tar -x -C "$1" && committed "$1" "this tree"
+}
 qr() {  # name, then harness args: one evaluation, recorded
   local name=$1; shift
   log "harness $name $*"

@@ -15,7 +15,7 @@ proposals=$($py -c 'import json; print(len(json.load(open("tests/data/qr_replies
 cd "$demo" || exit 1
 sed -i -e 's|^# base_url = .*|base_url = "http://127.0.0.1:8089/v1"|' -e 's|^# model = .*|model = "replayed-strong"|' \
     -e 's|^api_key_env = .*|api_key_env = ""|' -e 's|^operators = .*|operators = { mutate = 1.0 }|' evolve.toml
-git init -q && git add -A && git -c user.name=ci -c user.email=ci@x commit -qm "the QR problem, the replay server as its LLM"
+committed . "the QR problem, the replay server as its LLM"
 sleep 1
 log "evolve start: the seed and $proposals replayed proposals"
 started=$(date +%s)

@@ -13,9 +13,8 @@ export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost GIT_COMMITTER_NAME
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/evolve/nvrtc
 readme_run() {  # name, a tar of the tree to run ("" for this working tree's tracked and untracked files)
   local clone=/tmp/readme-$1 started
-  rm -rf "$clone" && mkdir -p "$clone" || return 1
-  if [[ -n $2 ]]; then tar -xf "$2" -C "$clone"; else git ls-files -co --exclude-standard | tar -cT - | tar -x -C "$clone"; fi
-  git -C "$clone" init -q && git -C "$clone" add -A && git -C "$clone" commit -qm "$1" || return 1
+  rm -rf "$clone" || return 1
+  if [[ -n $2 ]]; then mkdir -p "$clone" && tar -xf "$2" -C "$clone" && committed "$clone" "$1"; else this_tree "$clone"; fi || return 1
   log "$1: evolve start --max-candidates 50 in a fresh copy, stopped at ${RUN_S:-170} s"
   started=$(date +%s)
   (cd "$clone" && PYTHONPATH=$clone${PYTHONPATH:+:$PYTHONPATH} timeout -s INT "${RUN_S:-170}" $py -m evolver start \

@@ -14,7 +14,7 @@ demo=$(mktemp -d)
 cp -r seed_kernels qrjudge "$demo/"
 sed -e 's/^mode = .*/mode = "full"/' -e 's/^confirm_mode = .*/confirm_mode = ""/' -e 's/^sandbox = .*/sandbox = "on"/' \
     -e "s/^operators = .*/operators = { tune = 1.0 }/" evolve.toml > "$demo/evolve.toml"
-git -C "$demo" init -q && git -C "$demo" add -A && git -C "$demo" -c user.name=ci -c user.email=ci@x commit -qm qr
+committed "$demo" qr
 $py -m evolver start --repo "$demo" --max-candidates ${DEMO_CANDIDATES:-20} >>"$OUT/evolve.log" 2>&1
 $py -m evolver status --repo "$demo" --json > "$OUT/status_in.json"
 kernels=$(mktemp -d)

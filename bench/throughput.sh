@@ -11,7 +11,7 @@ measure() {  # name, then the [evaluation] lines that replace `gpus = ...` in th
   cp -r seed_kernels qrjudge "$demo/"
   sed -e 's/^mode = .*/mode = "full"/' -e "s/^operators = .*/operators = { tune = 1.0 }/" -e "s|^gpus = .*|$2|" \
       evolve.toml > "$demo/evolve.toml"
-  git -C "$demo" init -q && git -C "$demo" add -A && git -C "$demo" -c user.name=ci -c user.email=ci@x commit -qm qr
+  committed "$demo" qr
   log "$1: ${CANDIDATES:-24} candidates"
   started=$(date +%s)
   $py -m evolver start --repo "$demo" --max-candidates "${CANDIDATES:-24}" > "$OUT/evolve_$1.log" 2>&1

@@ -39,6 +39,7 @@ from typing import IO, TYPE_CHECKING, Any, NamedTuple
 from qrjudge import isolation, wire
 
 if TYPE_CHECKING:
+    from qrjudge.gpulock import GpuLock
     from qrjudge.timing import Plan
 
 ANTI_CHEAT_VERSION = 8  # raised whenever a check or the timing changes; every result records it
@@ -221,20 +222,19 @@ class Runner:
             thread.join(timeout=1)
 
 
-SERVER_LOG = ".server.log"  # (qrjudge/nvrtc_cache.py reads its last line when the server stops answering)
-
-
 def compile_server() -> list[int]:
     """The compile cache's server (qrjudge/nvrtc_cache.py), started beside the runner when EVOLVE_NVRTC_CACHE
     names a directory; the runner's ends of its pipes (request, reply), or none."""
     cache = os.environ.get("EVOLVE_NVRTC_CACHE", "")
     if not cache or not os.path.isdir(cache) or os.environ.get("EVOLVE_RUNNER_CONFINE") == "off":
         return []  # (an unconfined runner could write the cache itself)
+    from qrjudge.nvrtc_cache import LOG
+
     to_server, requests = os.pipe()[::-1]
     replies, from_server = os.pipe()[::-1]
     argv = [sys.executable, "-m", "qrjudge.nvrtc_cache", "--req-in", str(requests), "--rep-out", str(replies),
             "--cache", cache]
-    with open(os.path.join(cache, SERVER_LOG), "ab") as log:  # why a server stopped, for the next evaluation to say
+    with open(os.path.join(cache, LOG), "ab") as log:  # why a server stopped, for the next evaluation to say
         subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
                          pass_fds=(requests, replies))
     os.close(requests)
@@ -319,7 +319,7 @@ class Context:
     hold_error: str | None = None
     last_timed: tuple[int, int] | None = None  # (batch, n) of the shape timed last
     handles: Any = None  # the shared buffers' handles, for a second runner (the timed one, `evaluate_sharing`)
-    alive: list[tuple[float, float]] = field(default_factory=list)  # when candidate code existed (monotonic)
+    alive: list[tuple[float, float]] = field(default_factory=list)  # when candidate code could exist (monotonic)
 
     def call(self, spec: Any, where: str, primed: bool = False, **options: Any) -> Call:
         """One call of the candidate on a fresh input, generated here from a secret seed and written into the
@@ -694,7 +694,7 @@ def evaluate(ctx: Context, t0: float) -> Verdict:
     return measured(ctx, isolated, compile_info, labels, worst)
 
 
-def evaluate_sharing(ctx: Context, t0: float, lock: Any, timed: Runner) -> Verdict:
+def evaluate_sharing(ctx: Context, t0: float, lock: GpuLock, timed: Runner) -> Verdict:
     """The evaluation on a GPU shared with other evaluations (qrjudge/gpulock.py): the candidate imported and
     tested by one runner under the shared lock, which is let go only once nothing of that runner is left; then,
     under the exclusive lock, a second runner (started with the first, so its imports are done) creates its
@@ -702,46 +702,44 @@ def evaluate_sharing(ctx: Context, t0: float, lock: Any, timed: Runner) -> Verdi
     a lone evaluation's runner is; it too is gone before the lock is. No candidate code exists outside its
     judge's lock, so none exists while another evaluation is timed."""
     waited = time.monotonic()
-    with lock.shared(), ending(ctx.runner):
+    with lock.shared(), lifetime(ctx, ctx.runner):
         ctx.timings["lock_wait_s"] = time.monotonic() - waited
         warm(ctx)
         ctx.timings["cuda_start_s"] = time.monotonic() - t0
         start(ctx)
-        alive = time.monotonic()
         load(ctx)
         began = time.monotonic()
         labels, worst = run_tests(ctx)
         ctx.timings["tests_s"] = time.monotonic() - began
-        ctx.runner.end()
-        ctx.alive.append((alive, time.monotonic()))
     ctx.runner = timed
     waited = time.monotonic()
-    with lock.exclusive(), ending(timed):
+    with lock.exclusive(), lifetime(ctx, timed):
         ctx.timings["lock_wait_s"] += time.monotonic() - waited
         began = time.monotonic()
         warm(ctx)
         isolated = start(ctx)
         calibrate(ctx)
         ctx.timings["calibrate_s"] = time.monotonic() - began
-        alive = time.monotonic()
-        compile_info = load(ctx)
-        verdict = measured(ctx, isolated, compile_info, labels, worst)
-        ctx.runner.end()
-        ctx.alive.append((alive, time.monotonic()))
+        verdict = measured(ctx, isolated, load(ctx), labels, worst)
     verdict.fields["gpu_lock"] = {"held": [list(h) for h in lock.held], "alive": [list(a) for a in ctx.alive]}
     return verdict
 
 
 @contextlib.contextmanager
-def ending(runner: Runner) -> Iterator[None]:
-    """A runner that is gone, whatever ends the block, before the lock around it is let go (a failing test
-    must not leave candidate code alive outside its judge's lock)."""
+def lifetime(ctx: Context, runner: Runner) -> Iterator[None]:
+    """The block in which `runner` may run candidate code: at its end, however it ends (a failing test too),
+    the runner is gone, before the lock around the block is let go; the span goes into `ctx.alive`."""
+    began = time.monotonic()
     try:
         yield
     except BaseException:
         with contextlib.suppress(Verdict):
             runner.end()
         raise
+    else:
+        runner.end()
+    finally:
+        ctx.alive.append((began, time.monotonic()))
 
 
 def warm(ctx: Context) -> None:
@@ -805,9 +803,11 @@ def gpu_fingerprint(torch: Any) -> dict[str, Any]:
 
 
 def arguments(argv: list[str] | None) -> argparse.Namespace:
+    from qrjudge.specs import MODES
+
     p = argparse.ArgumentParser()
     p.add_argument("--kernel-dir", type=Path)
-    p.add_argument("--mode", default="full", choices=("quick", "full", "final", "tiny"))
+    p.add_argument("--mode", default="full", choices=MODES)
     p.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     p.add_argument("--baseline", action="store_true")
     p.add_argument("--profile", action="store_true")

@@ -43,7 +43,8 @@ from qrjudge import isolation, wire
 
 WORKER_S = 120.0  # a compile worker still running after this long is killed (the runner then compiles itself)
 KEEP_BYTES = 2 << 30  # the cache is pruned to this, oldest first, when a server starts
-TMP = ".tmp"  # NVRTC's scratch inside the cache (the server may write nowhere else)
+TMP = ".tmp"  # the compile workers' own directories inside the cache
+LOG = ".server.log"  # the servers' stderr (the judge opens it), whose last words a runner quotes
 
 
 def key(request: dict[str, Any], versions: str) -> str:
@@ -53,7 +54,7 @@ def key(request: dict[str, Any], versions: str) -> str:
 def prune(cache: Path, keep: int = KEEP_BYTES) -> None:
     """Remove the least recently written entries until the cache holds at most `keep` bytes (and start the
     servers' log again once it passes a megabyte)."""
-    log = cache / ".server.log"
+    log = cache / LOG
     if log.exists() and log.stat().st_size > 1 << 20:
         log.write_bytes(b"")
     entries = []
@@ -207,7 +208,7 @@ class Client:
     def last_said(self) -> str:
         """What the servers' log last says (why a compile server stopped, or its last line)."""
         try:
-            lines = (Path(os.environ.get("EVOLVE_NVRTC_CACHE", "")) / ".server.log").read_bytes().splitlines()
+            lines = (Path(os.environ.get("EVOLVE_NVRTC_CACHE", "")) / LOG).read_bytes().splitlines()
         except OSError:
             return "no server log"
         stops = [line for line in lines if b": stopped: " in line] or lines

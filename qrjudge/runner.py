@@ -96,13 +96,14 @@ def _json_safe(value: Any, depth: int = 0) -> Any:
 class Session:
     """The runner's state between messages: the device, the shared buffers, the candidate."""
 
-    def __init__(self, args: argparse.Namespace, go: dict[str, Any]) -> None:
+    def __init__(self, args: argparse.Namespace, go: dict[str, Any], compiles: Any = None) -> None:
         import torch
 
         from qrjudge import arena, checker, guard, integrity, timing
 
         self.torch = torch
         self.args = args
+        self.compiles = compiles  # the compile cache's client (qrjudge/nvrtc_cache.py), if the judge started its server
         cuda = go.get("device") != "cpu"
         self.device = torch.device("cuda:0" if cuda else "cpu")
         if cuda:
@@ -247,10 +248,7 @@ class Session:
 
         return {"tamper": self.critical.changed() or self.broad.changed() or
                 ("" if self.args.baseline else guard.intact()),
-                "nvrtc_cache": NVRTC[0].stats() if NVRTC else None}  # (shown, never believed)
-
-
-NVRTC: list[Any] = []  # the compile cache's client (qrjudge/nvrtc_cache.py), when the judge started its server
+                "nvrtc_cache": self.compiles.stats() if self.compiles else None}  # (shown, never believed)
 
 
 def _reference(a: Any) -> tuple[Any, Any]:
@@ -260,7 +258,7 @@ def _reference(a: Any) -> tuple[Any, Any]:
     return torch.zeros_like(a), a.new_zeros(a.shape[:2])
 
 
-def serve(args: argparse.Namespace, channel: Channel, isolated: str) -> int:
+def serve(args: argparse.Namespace, channel: Channel, isolated: str, compiles: Any = None) -> int:
     go = channel.receive()
     if go and go.get("op") == "warm":  # CUDA's start-up, at the same time as the judge's
         if go.get("device") != "cpu":
@@ -274,7 +272,7 @@ def serve(args: argparse.Namespace, channel: Channel, isolated: str) -> int:
         return 1
     began = time.monotonic()
     cpu = isolation.pin_to_fastest_cpu() if os.environ.get("EVOLVE_RUNNER_PIN") == "fastest" else None
-    session = Session(args, go)
+    session = Session(args, go, compiles)
     channel.send({"ready": True, "isolation": isolated, "cpu": cpu, "hold_us": session.timer.hold_us,
                   "hold_error": session.timer.hold_error, "setup_s": round(time.monotonic() - began, 3),
                   "nonce": go.get("nonce")})
@@ -314,17 +312,18 @@ def main(argv: list[str] | None = None) -> int:
         where = f"none (EVOLVE_RUNNER_CONFINE=off; {exc})"
     import torch  # noqa: F401  the slow part of start-up, before the judge's first message
 
+    compiles = None
     with contextlib.suppress(ImportError):
         import cupy  # noqa: F401
 
         if args.nvrtc_out is not None and args.nvrtc_in is not None:
             from qrjudge import nvrtc_cache
 
-            NVRTC.append(nvrtc_cache.install(args.nvrtc_out, args.nvrtc_in))
+            compiles = nvrtc_cache.install(args.nvrtc_out, args.nvrtc_in)
     with contextlib.suppress(ImportError):  # torch.compile is allowed: the import of its compiler replaces some
         import torch._dynamo  # noqa: F401  of torch's functions, which must happen before the integrity snapshot
     try:
-        return serve(args, channel, where)
+        return serve(args, channel, where, compiles)
     except BaseException as exc:  # the judge learns why, whatever it was
         with contextlib.suppress(OSError):
             channel.send({"error": classify(exc)})

@@ -111,6 +111,12 @@ def incomplete(result: dict[str, Any], mode: str) -> str:
 MODES = ("quick", "full", "final", "tiny")
 
 
+def go_line(mode: str, profile: bool) -> bytes:
+    """What starts a prestarted evaluation in `mode` (read by `take_go`: the engine sends it, the supervisor
+    passes it on to the judge)."""
+    return f"go {mode}{' profile' if profile else ''}\n".encode()
+
+
 def take_go(line: str, args: Any) -> None:
     """A prestarted evaluation's go line: `go`, or `go MODE [profile]` for an evaluation in another mode than
     the one the process was started with (a would-be best's confirmation, profiled). Sets args.mode and

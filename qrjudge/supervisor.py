@@ -89,7 +89,7 @@ def _wait_for_go(proc: subprocess.Popen[bytes], args: argparse.Namespace, progre
     if problem is None and proc.stdin is not None:
         progress.go_at = time.monotonic()  # before the judge can read it: the evaluation's clock starts here
         try:
-            proc.stdin.write(f"go {args.mode}{' profile' if args.profile else ''}\n".encode())
+            proc.stdin.write(specs.go_line(args.mode, args.profile))
             proc.stdin.close()
         except OSError:  # the judge died while warming up: the watch loop reports how
             pass
@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m qrjudge", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--kernel-dir", type=Path, help="the candidate: a directory with kernel.py")
-    p.add_argument("--mode", default="full", choices=("quick", "full", "final", "tiny"),
+    p.add_argument("--mode", default="full", choices=specs.MODES,
                    help="quick: a cheap screen; full: every test and the 12 shapes; final: thorough; tiny: the "
                         "harness's self-test with small matrices (with --device cpu)")
     p.add_argument("--device", default="cuda", choices=("cuda", "cpu"),

@@ -22,15 +22,15 @@ from evolver.records.candidates import Candidate, Snapshot
 from evolver.records.config import Config
 from evolver.records.refs import RUN_REF
 from evolver.records.store import Store
-from evolver.search.funnel import funnel
+from evolver.search.funnel import Funnel, funnel
 from evolver.search.funnel import lines as funnel_lines
 from evolver.search.summary import summarise
 
 
-def status_data(snapshot: Snapshot, eval_usd: float, best: Candidate | None = None,
-                held: Candidate | None = None, min_gain: float = 0.0) -> dict[str, Any]:
-    """The run in figures; `best`: the run's best (run_winner), `held`: what the branch `best` holds; min_gain:
-    the run's rule for taking the lead (the funnel's "new best")."""
+def status_data(snapshot: Snapshot, eval_usd: float, funnels: dict[str, Funnel], best: Candidate | None = None,
+                held: Candidate | None = None) -> dict[str, Any]:
+    """The run in figures; `funnels`: each arm's (search/funnel.py), `best`: the run's best (run_winner),
+    `held`: what the branch `best` holds."""
     from evolver.search.bandit import observe
 
     header, _, outcomes = summarise(snapshot)
@@ -48,8 +48,7 @@ def status_data(snapshot: Snapshot, eval_usd: float, best: Candidate | None = No
         "llm_cost_usd": round(header.cost_usd, 6),
         "malformed_note_lines": snapshot.malformed_notes,
         "operators": arms,  # what each (operator, model) produced: the bandit's view of the run
-        "funnel": {arm: f.as_dict() for arm, f in
-                   funnel(snapshot.candidates.values(), snapshot.by_commit(), min_gain).items()},
+        "funnel": {arm: f.as_dict() for arm, f in funnels.items()},
         "last_activity": max((c.created for c in snapshot.candidates.values()), default=None),
     }
 
@@ -57,7 +56,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     config, store = open_repo(args)
     snapshot = store.snapshot(run_of(args, config, store))
     best, held = run_winner(config, store, snapshot), branch_best(store)
-    data = status_data(snapshot, config.evolution.eval_usd, best, held, config.evaluation.min_gain)
+    funnels = funnel(snapshot.candidates.values(), snapshot.by_commit(), config.evaluation.min_gain)
+    data = status_data(snapshot, config.evolution.eval_usd, funnels, best, held)
     from evolver.evaluation.command import sandbox_choice
     from evolver.evaluation.sandbox import sandbox_line
 
@@ -81,7 +81,6 @@ def cmd_status(args: argparse.Namespace) -> int:
         gain = f" by {100 * a['mean_gain']:.1f}% on average" if a["mean_gain"] else ""
         print(f"  {arm}: {a['tried']} tried, {a['improved']} beat their parent{gain}; ${a['cost_usd']:.4f} "
               "(LLM and evaluations)")
-    funnels = funnel(snapshot.candidates.values(), snapshot.by_commit(), config.evaluation.min_gain)
     if funnels:
         print("  what became of each child (`evolve show ID --reply`: every reply and why it failed):")
         for line in funnel_lines(funnels):

@@ -70,43 +70,32 @@ async def run_cold(e: EvaluationConfig, argv: list[str], workdir: Path, env: dic
                          echo=echo)
 
 
-def nvrtc_cache() -> Path | None:
-    """The built-in judge's compile cache (qrjudge/nvrtc_cache.py: written only by the judge's own compile
-    server, read-only to candidates), one per user: ~/.cache/evolve/nvrtc, or EVOLVE_NVRTC_CACHE (a directory,
-    or "off"). None where it is off or cannot be made."""
-    chosen = os.environ.get("EVOLVE_NVRTC_CACHE", "")
-    if chosen.lower() == "off":
-        return None
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "evolve" / "nvrtc"
-    path = Path(chosen) if chosen else base
+def user_dir(name: str, chosen: str = "") -> Path | None:
+    """A directory of evolve's shared by every run of this user (~/.cache/evolve/NAME, or `chosen`), made if
+    need be; None where it cannot be."""
+    path = Path(chosen) if chosen else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "evolve" / name
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError:
         return None
     return path.resolve()
+
+
+def nvrtc_cache() -> Path | None:
+    """The built-in judge's compile cache (qrjudge/nvrtc_cache.py: written only by the judge's own compile
+    server, read-only to candidates): ~/.cache/evolve/nvrtc, or EVOLVE_NVRTC_CACHE (a directory, or "off")."""
+    chosen = os.environ.get("EVOLVE_NVRTC_CACHE", "")
+    return None if chosen.lower() == "off" else user_dir("nvrtc", chosen)
 
 
 def gpu_locks() -> Path | None:
-    """Where the judges of evaluations sharing a GPU take their turns (qrjudge/gpulock.py), one per user:
-    ~/.cache/evolve/gpu-locks; hidden from every candidate's process. None where it cannot be made."""
-    path = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "evolve" / "gpu-locks"
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return None
-    return path.resolve()
+    """Where the judges of evaluations sharing a GPU take their turns (qrjudge/gpulock.py): ~/.cache/evolve/
+    gpu-locks, hidden from every candidate's process."""
+    return user_dir("gpu-locks")
 
 
 def profiled(e: EvaluationConfig, mode: str) -> bool:
     return bool(e.confirm_mode) and mode == e.confirm_mode
-
-
-def go_line(e: EvaluationConfig, mode: str) -> bytes:
-    """What starts a prestarted evaluation: `go`, and for the built-in judge the mode (and whether to profile),
-    so that a process started for the run's mode serves a confirmation too (qrjudge/specs.py, take_go)."""
-    if not e.builtin:
-        return b"go\n"
-    return f"go {mode}{' profile' if profiled(e, mode) else ''}\n".encode()
 
 
 def judge_paths(e: EvaluationConfig) -> list[str]:

@@ -24,7 +24,7 @@ from typing import Any, TypeGuard
 
 from evolver.evaluation import sandbox
 from evolver.evaluation.builtin import PACKAGES, BuiltinMissing, builtin_judge_dir, confinement_problem, judge_specs
-from evolver.evaluation.command import command_for, contain, go_line, run_cold, sandbox_choice
+from evolver.evaluation.command import command_for, contain, profiled, run_cold, sandbox_choice
 from evolver.evaluation.judgefiles import JudgeFiles
 from evolver.evaluation.prestart import Prestarted, Waiting, prestart
 from evolver.evaluation.processes import TAG, EvaluatorStartError, kill_tagged
@@ -247,7 +247,9 @@ class Evaluator:
         ready = await self._waiting.take(slot, e.mode)
         try:
             self.store.archive(commit, [self.config.problem.kernel_dir], ready.dest)
-            return await ready.go(e.timeout_s, go_line(e, mode))
+            # the built-in judge's go line names the mode (its specs.py says how): a confirmation is served too
+            line = judge_specs(self.judge_dir).go_line(mode, profiled(e, mode)) if self.judge_dir else b"go\n"
+            return await ready.go(e.timeout_s, line)
         finally:
             ready.discard()
 

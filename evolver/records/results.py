@@ -28,14 +28,23 @@ def beats(score: float, leading: float, min_gain: float) -> bool:
     return score < leading * (1 - min_gain)
 
 
-def leader(entries: list[tuple[Candidate, Result]], min_gain: float) -> Candidate | None:
-    """Of (candidate, its deciding result) pairs, taken in the order the results were written: the first, then
-    each that beats the one before it by more than min_gain (a fraction of the leader's score)."""
-    lead: tuple[Candidate, float] | None = None
+def lead_changes(entries: list[tuple[Candidate, Result]], min_gain: float) -> list[Candidate]:
+    """Of (candidate, its deciding result) pairs, taken in the order the results were written, each that took
+    the lead: the first scored, then each that beats the one before it by more than min_gain (a fraction of the
+    leader's score)."""
+    took: list[Candidate] = []
+    leading: float | None = None
     for c, r in sorted(entries, key=lambda e: (e[1].t or 0.0, e[0].id)):
-        if r.score is not None and (lead is None or beats(r.score, lead[1], min_gain)):
-            lead = (c, r.score)
-    return lead[0] if lead else None
+        if r.score is not None and (leading is None or beats(r.score, leading, min_gain)):
+            took.append(c)
+            leading = r.score
+    return took
+
+
+def leader(entries: list[tuple[Candidate, Result]], min_gain: float) -> Candidate | None:
+    """The last to take the lead (`lead_changes`)."""
+    took = lead_changes(entries, min_gain)
+    return took[-1] if took else None
 
 
 def comparable(r: Result | None, version: str, fingerprints: set[str]) -> bool:

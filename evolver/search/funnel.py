@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from evolver.records.candidates import Candidate
-from evolver.records.results import NOT_EVALUATED, beats
+from evolver.records.results import NOT_EVALUATED, lead_changes
 from evolver.search.bandit import arm_of
 
 STAGES = ("replies", "applied", "compiled", "correct", "faster", "best", "pending")
@@ -55,20 +55,11 @@ def reason(c: Candidate) -> str:
 
 
 def leads(candidates: list[Candidate], min_gain: float = 0.0) -> set[str]:
-    """The ids that took the lead when their deciding result was written (`results.leader`'s rule, step by step):
-    in a run that confirms, only confirmed scores decide; a first measurement that is later not confirmed never
-    led, and neither did one that beat the leader by no more than min_gain."""
+    """The ids that took the lead when their deciding result was written (`results.lead_changes`): in a run that
+    confirms, only confirmed scores decide; a first measurement that is later not confirmed never led."""
     confirming = any(c.confirmation is not None for c in candidates)
     decided = [(c, c.confirmation if confirming else c.result) for c in candidates]
-    ordered = sorted(((c, r) for c, r in decided if r is not None and r.score is not None),
-                     key=lambda e: (e[1].t or 0.0, e[0].id))
-    took, lead = set(), None
-    for c, r in ordered:
-        assert r is not None and r.score is not None
-        if lead is None or beats(r.score, lead, min_gain):
-            took.add(c.id)
-            lead = r.score
-    return took
+    return {c.id for c in lead_changes([(c, r) for c, r in decided if r is not None], min_gain)}
 
 
 def funnel(candidates: Iterable[Candidate], by_commit: dict[str, Candidate], min_gain: float = 0.0) -> dict[str, Funnel]:
