@@ -1,8 +1,8 @@
 """NVRTC's compiles shared across evaluations, written only by the harness.
 
-A candidate's CUDA source is compiled by NVRTC through CuPy in the runner, on first use: the QR seed's four
-modules cost about 1.7 s at its import and most of its `full` tests (8 s on an H200, docs/benchmarks.md), and
-every candidate paid them again, although a `tune` move or an LLM edit changes one module at most.
+A candidate's CUDA source is compiled by NVRTC through CuPy in the runner, on first use: for the QR seed most of
+its import and of its `full` tests (docs/benchmarks.md, "Throughput"), paid again by every candidate, although a
+`tune` move or an LLM edit changes one module at most.
 
 Shared by construction, not by trust: the cache is a directory outside any evaluation (EVOLVE_NVRTC_CACHE;
 evolve keeps one per user, evolver/evaluation/command.py) that only `serve` writes. The judge starts it beside

@@ -195,7 +195,7 @@ class Evaluator:
     def warm(self, source: str | Path, mode: str) -> TypeGuard[str]:
         """Whether an evaluation uses a prestarted process: a candidate (a commit, not `evolve try`'s
         directory), with `prestart` on, in the run's own mode, or in any with the built-in judge (its go line
-        names the mode: a confirmation no longer pays a judge's start, 8 s on an H200)."""
+        names the mode: a confirmation does not pay a judge's start either; docs/benchmarks.md has what that saves)."""
         e = self.config.evaluation
         return isinstance(source, str) and e.prestart and (mode == e.mode or self.judge is not None)
 
