@@ -21,3 +21,5 @@ for c in sorted(snap.candidates.values(), key=lambda c: c.id):
         print(c.id, "confirm" if r.confirm else "", r.status, r.score, r.details.get("nvrtc_cache"),
               {k: t.get(k) for k in ("cuda_start_s", "import_kernel_s", "tests_s", "wall_s")}, (r.error or "")[:200])
 PY
+cp "${XDG_CACHE_HOME:-$HOME/.cache}/evolve/nvrtc/.server.log" "$OUT/server.log" 2>/dev/null
+tail -n 20 "$OUT/server.log" 2>/dev/null | tee -a "$OUT/pass.log"

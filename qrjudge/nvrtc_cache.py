@@ -151,6 +151,8 @@ def serve(fd_in: int, fd_out: int, cache: Path) -> int:
         print(f"qrjudge.nvrtc_cache: not serving: cannot confine ({exc})", file=sys.stderr)
         return 1  # unconfined it would be a writer the candidate could reach: the runner compiles itself
     (cache / TMP).mkdir(exist_ok=True)  # the compile workers' own directories (`compile_apart`)
+    for name in ("HOME", "TMPDIR", "XDG_CACHE_HOME", "CUPY_CACHE_DIR"):  # CuPy makes its disk cache's directory
+        os.environ[name] = str(cache / TMP)  # at import, under a home that confinement has made read-only
     with contextlib.suppress(ImportError):  # as the runner does: torch first, which loads the CUDA libraries
         import torch  # noqa: F401  of its wheels (NVRTC among them) that CuPy then finds loaded
     from cupy import __version__ as cupy_version

@@ -23,6 +23,7 @@ CLIENT = r"""
 import json, os
 from qrjudge import judge, nvrtc_cache
 fds = judge.compile_server()  # none: the runner compiles as it always did
+os.environ["HOME"] += ".runner"  # the runner's home is not the judge's (judge.runner_env)
 client = nvrtc_cache.install(*fds) if fds else None
 if os.environ.get("CONFINE"):  # as the runner is: everything read-only but its scratch
     from qrjudge import isolation
@@ -54,9 +55,11 @@ print(json.dumps(out))
 
 
 def run_client(cache: Path, **env: str) -> dict:
+    home = cache.parent / "home"  # a fresh home, as an evaluation's sandbox gives: CuPy makes a directory in it
+    home.mkdir(exist_ok=True)
     proc = subprocess.run([sys.executable, "-c", CLIENT], capture_output=True, text=True, timeout=120, cwd=ROOT,
                           env={**os.environ, "PYTHONPATH": f"{STUB}:{ROOT}", "EVOLVE_NVRTC_CACHE": str(cache),
-                               **env})
+                               "HOME": str(home), "CUPY_CACHE_DIR": "", **env})
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout.splitlines()[-1])
 

@@ -5,6 +5,10 @@ import os
 import tempfile
 
 
+# As CuPy does at import (its disk cache's directory): the server's confinement leaves only the cache writable
+os.makedirs(os.environ.get("CUPY_CACHE_DIR") or os.path.expanduser("~/.cupy/kernel_cache"), exist_ok=True)
+
+
 class CompileException(Exception):
     pass
 
