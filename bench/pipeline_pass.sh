@@ -4,7 +4,7 @@
 # $BEFORE (a tar of the tree to compare with: `git archive -o FILE COMMIT`) and of this tree, each stopped (Ctrl-C: in-flight evaluations finish) after RUN_S seconds: judged candidates
 # an hour and where each candidate's time went (bench/run_stages.py); the compile cache empty before this tree's run.
 # PER_GPU=N adds a third run of this tree with `per_gpu = N` (evaluations sharing the GPU, timed one at a time).
-# Then this tree's judge with that cache warm: torch.geqrf and tsqr_wy five times in `full` (the seed's score and its
+# Then this tree's judge with that cache warm: torch.geqrf, blocked_wy, and tsqr_wy five times in `full` (the seed's score and its
 # noise under the new pipeline), each with what the cache served. About 8 minutes on an H200.
 # Results: ${OUT:-bench/out}/pass.log, evolve_*.log, results.jsonl.
 source "$(dirname "$0")/lib.sh"
@@ -34,16 +34,17 @@ fi
 log "the compile cache after the run: $(find "$cache" -name '*.bin' | wc -l) entries, $(du -sh "$cache" | cut -f1)"
 export EVOLVE_NVRTC_CACHE=$cache
 qr baseline --baseline --mode full --seed 7
+qr blocked_wy --kernel-dir seed_kernels/blocked_wy --mode full --seed 7
 for i in 1 2 3 4 5; do qr "tsqr_wy_$i" --kernel-dir seed_kernels/tsqr_wy --mode full $([[ $i == 1 ]] && echo --seed 7); done
 $py - "$OUT/results.jsonl" <<'PY' | tee -a "$OUT/pass.log"
 import json, statistics, sys
 rows = {r["name"]: r["result"] for r in map(json.loads, open(sys.argv[1]))}
 base = rows.get("baseline", {}).get("score") or 0
 scores = [rows[f"tsqr_wy_{i}"].get("score") for i in range(1, 6) if f"tsqr_wy_{i}" in rows]
-for i in range(1, 6):
-    r = rows.get(f"tsqr_wy_{i}", {})
+for name in ["blocked_wy"] + [f"tsqr_wy_{i}" for i in range(1, 6)]:
+    r = rows.get(name, {})
     t = r.get("timings") or {}
-    print(f"tsqr_wy_{i}: {r.get('status')} {r.get('score')} us; nvrtc cache {r.get('nvrtc_cache')}; import "
+    print(f"{name}: {r.get('status')} {r.get('score')} us; nvrtc cache {r.get('nvrtc_cache')}; import "
           f"{t.get('import_kernel_s')} s, tests {t.get('tests_s')} s, wall {t.get('wall_s')} s")
 ok = [s for s in scores if s]
 if len(ok) > 1:
