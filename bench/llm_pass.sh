@@ -29,14 +29,14 @@ grep -A14 "^Where the time goes" "$OUT/prompt_seed.txt" | tee -a "$OUT/pass.log"
 tail -2 "$OUT/prompt_seed.txt" | tee -a "$OUT/pass.log"
 $py - <<'PY' | tee -a "$OUT/pass.log"
 # what profiling cost: the confirmations' profile_s against their whole evaluation
-import json, subprocess
-out = subprocess.run(["git", "notes", "--ref", "evolve", "list"], capture_output=True, text=True).stdout.split()
-for note in out[::2]:
-    for line in subprocess.run(["git", "cat-file", "-p", note], capture_output=True, text=True).stdout.splitlines():
-        r = json.loads(line)
-        t = (r.get("details") or {}).get("timings") or {}
-        if r.get("confirm") and "profile_s" in t:
-            print(f"profile: {t['profile_s']:.2f} s of a {t.get('wall_s', 0):.1f} s {r['details'].get('mode')} evaluation")
+from pathlib import Path
+from evolver.records.store import Store
+store = Store(Path.cwd())
+for c in store.snapshot(store.runs()[-1]).candidates.values():
+    for r in c.results:
+        t = r.details.get("timings") or {}
+        if r.confirm and "profile_s" in t:
+            print(f"profile: {t['profile_s']:.2f} s of a {t.get('wall_s', 0):.1f} s {r.details.get('mode')} evaluation")
 PY
 $py "$root/bench/run_stages.py" . | tee -a "$OUT/pass.log"  # where each candidate's time went, per stage
 kill $replay
