@@ -2,8 +2,9 @@
 # One GPU pass for issue "contest-ready", export half: a run whose seeds are ${SEEDS:-seed_kernels/blocked_wy}
 # (space-separated) on the QR problem, each seed candidate exported with `evolve export --format gpumode`, and
 # each exported file judged by the harness as a one-file kernel directory against the directory form,
-# alternating, ${REPEATS:-2} times, in full mode. The first use of an exported file compiles its CUDA with nvcc
-# through torch's load_inline (tens of seconds, cached afterwards). Results: ${OUT:-bench/out}/export.jsonl
+# alternating, ${REPEATS:-2} times, in full mode. Each evaluation of an exported file builds the stand-in's one
+# extension in its runner's own scratch (the first import on a fresh machine: its `import_kernel_s`), then compiles
+# every CUDA module with NVRTC. Results: ${OUT:-bench/out}/export.jsonl
 # ({"name", "result"} per evaluation), the exported files beside it.
 source "$(dirname "$0")/lib.sh"
 seeds=(${SEEDS:-seed_kernels/blocked_wy})

@@ -3,8 +3,9 @@ GPU MODE's runner, which has torch and its extension build but is not known to h
 
 The file is: a header naming the candidate, its score and the judge that measured it, and its tunable
 values (frozen: the `@tune` annotations are gone); a stand-in for the part of CuPy candidates use
-(`export_shim.txt`: `RawModule` compiles the CUDA sources with nvcc through torch's `load_inline`, one C++
-launcher per `__global__` kernel, launched on the current stream); the candidate's other files as strings
+(`export_shim.txt`: `RawModule` compiles the CUDA sources with NVRTC, as CuPy does, through one small C++
+extension that torch's `load_inline` builds once per machine, and launches on the current stream with each
+argument as its kernel declares it); the candidate's other files as strings
 (`Path(__file__).with_name(...)` reads them); and its `kernel.py`, with `import cupy` bound to the stand-in.
 The file keeps to the judge's rules for candidates, so the harness can judge it as a kernel directory of
 one file (`evolve try DIR` with the file as `DIR/kernel.py`). What cannot be carried over (a module of the
