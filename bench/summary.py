@@ -1,28 +1,43 @@
 """Markdown table of QR harness results from one run: baseline first, then candidates, per shape and
-geomean, with the speedup over the baseline. Usage: python bench/summary.py baseline.json name=result.json ..."""
+geomean, with the speedup over the baseline; a result that is not `ok` shows its status and error in its column.
+Usage: python bench/summary.py baseline.json name=result.json ..."""
 
 import json
 import sys
+from typing import Any
+
+
+def load(path: str) -> dict[str, Any]:
+    """A harness result, or what stands for one that was never written whole."""
+    try:
+        with open(path) as f:
+            result = json.loads(f.read().strip().splitlines()[-1])
+        return result if isinstance(result, dict) else {"status": "crash", "error": f"{path}: not a result"}
+    except (OSError, ValueError, IndexError):
+        return {"status": "crash", "error": f"{path}: no result (the harness's log says why)"}
+
+
+def ms(us: float | None, base: float | None) -> str:
+    if not us:
+        return "-"
+    return f"{us / 1000:.3f} ms" + (f" ({base / us:.1f}x)" if base else "")
 
 
 def main(argv: list[str]) -> int:
-    baseline = json.load(open(argv[0]))
-    runs = [(arg.split("=", 1)[0], json.load(open(arg.split("=", 1)[1]))) for arg in argv[1:]]
-    names = ["torch.geqrf"] + [name for name, _ in runs]
-    print("| shape | " + " | ".join(names) + " |")
-    print("|---|" + "---:|" * len(names))
-    base_shapes = {s["shape"]: s["mean_us"] for s in baseline.get("shapes", [])}
-    for shape, base_us in base_shapes.items():
-        cells = [f"{base_us / 1000:.3f} ms"]
-        for _, result in runs:
-            mine = {s["shape"]: s["mean_us"] for s in result.get("shapes", [])}.get(shape)
-            cells.append(f"{mine / 1000:.3f} ms ({base_us / mine:.1f}x)" if mine else "-")
+    runs = [("torch.geqrf", load(argv[0]))] + [(a.split("=", 1)[0], load(a.split("=", 1)[1])) for a in argv[1:]]
+    base = runs[0][1]
+    print("| shape | " + " | ".join(name for name, _ in runs) + " |")
+    print("|---|" + "---:|" * len(runs))
+    per_shape = [{s["shape"]: s["mean_us"] for s in r.get("shapes", [])} for _, r in runs]
+    shapes = next((list(s) for s in per_shape if s), [])
+    for shape in shapes:
+        base_us = per_shape[0].get(shape)
+        cells = [ms(base_us, None)] + [ms(mine.get(shape), base_us) for mine in per_shape[1:]]
         print(f"| {shape} | " + " | ".join(cells) + " |")
-    cells = [f"**{baseline['score'] / 1000:.3f} ms**"]
-    for _, result in runs:
-        score = result.get("score")
-        cells.append(f"**{score / 1000:.3f} ms ({baseline['score'] / score:.1f}x)**" if score else
-                     f"{result.get('status')}: {str(result.get('error', ''))[:60]}")
+    cells = []
+    for i, (_, r) in enumerate(runs):
+        cells.append(f"**{ms(r['score'], base.get('score') if i else None)}**" if r.get("score") else
+                     f"{r.get('status')}: {str(r.get('error', ''))[:80]}")
     print("| geomean | " + " | ".join(cells) + " |")
     return 0
 

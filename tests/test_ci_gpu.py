@@ -1,0 +1,34 @@
+"""The GPU workflow's job (bench/ci_gpu.sh, .github/workflows/gpu-bench.yml) on a machine without a GPU: the script
+runs end to end from a checkout without installing (SKIP_INSTALL=1), the harness says there is no GPU, and the step
+summary shows each result's status and error in its column instead of failing with a traceback."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+
+@pytest.mark.slow
+def test_the_job_without_a_gpu_writes_a_summary_of_what_failed(tmp_path: Path) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    tree = tmp_path / "checkout"
+    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    for name in files:  # the checkout as the runner has it (no remote: no `best` to fetch)
+        (tree / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, tree / name)
+    env = {**os.environ, "SKIP_INSTALL": "1", "PYTHON": sys.executable, "PYTEST_ARGS": "-k no_test_has_this_name",
+           "OUT": str(tmp_path / "out"), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"), "CUDA_VISIBLE_DEVICES": ""}
+    proc = subprocess.run(["bash", "bench/ci_gpu.sh"], cwd=tree, env=env, capture_output=True, text=True, timeout=600)
+    summary = (tmp_path / "summary.md").read_text()
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr[-2000:]
+    assert summary.startswith("| shape | torch.geqrf | blocked_wy | tsqr_wy |"), summary
+    assert summary.count("crash: no CUDA device") == 3, summary
+    assert proc.returncode != 0  # the GPU tests did not pass: the job fails
