@@ -9,7 +9,7 @@ this_tree "$clone" && cd "$clone" || exit 1
 log "evolve start --max-candidates ${CANDIDATES:-4}"
 PYTHONPATH=$clone${PYTHONPATH:+:$PYTHONPATH} timeout -s INT "${RUN_S:-100}" $py -m evolver start \
   --max-candidates "${CANDIDATES:-4}" > "$OUT/evolve_probe.log" 2>&1
-log "rc $?; cache: $(find "${XDG_CACHE_HOME:-$HOME/.cache}/evolve/nvrtc" -name '*.bin' | wc -l) entries"
+log "rc $?; cache: $(find "$nvrtc_dir" -name '*.bin' | wc -l) entries"
 PYTHONPATH=$clone${PYTHONPATH:+:$PYTHONPATH} $py - <<'PY' | tee -a "$OUT/pass.log"
 from pathlib import Path
 from evolver.records.store import Store
@@ -21,5 +21,5 @@ for c in sorted(snap.candidates.values(), key=lambda c: c.id):
         print(c.id, "confirm" if r.confirm else "", r.status, r.score, r.details.get("nvrtc_cache"),
               {k: t.get(k) for k in ("cuda_start_s", "import_kernel_s", "tests_s", "wall_s")}, (r.error or "")[:200])
 PY
-cp "${XDG_CACHE_HOME:-$HOME/.cache}/evolve/nvrtc/.server.log" "$OUT/server.log" 2>/dev/null
+cp "$nvrtc_dir/.server.log" "$OUT/server.log" 2>/dev/null
 tail -n 20 "$OUT/server.log" 2>/dev/null | tee -a "$OUT/pass.log"

@@ -12,16 +12,9 @@ SUMMARY=${GITHUB_STEP_SUMMARY:-$OUT/summary.md}
 if [[ -z ${SKIP_INSTALL:-} ]]; then
   python3 -m venv .venv && . .venv/bin/activate && python -m pip install -q -e ".[gpu,test]" || exit 1
 fi
-py=${PYTHON:-python3}
+source bench/lib.sh  # (after the venv: its python is the one on PATH)
 status=0
-# The judge as evolve runs it: with the compile cache on (EVOLVE_NVRTC_CACHE=off: without), which also spares the
-# GPU tests most of their NVRTC compiles (the planted cheats: 515 s on an H200 with it, docs/benchmarks.md).
-if [[ ${EVOLVE_NVRTC_CACHE:-} == off ]]; then
-  unset EVOLVE_NVRTC_CACHE
-else
-  export EVOLVE_NVRTC_CACHE=${EVOLVE_NVRTC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/evolve/nvrtc}
-  mkdir -p "$EVOLVE_NVRTC_CACHE"
-fi
+compile_cache_on  # which also spares the GPU tests most of their NVRTC compiles (the planted cheats: 515 s on an H200)
 $py -m pytest -q -m gpu -p no:cacheprovider ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/gpu-tests.log" | tail -5 || status=1
 $py -m qrjudge --baseline --mode full --seed 7 > "$OUT/baseline.json"
 args=()

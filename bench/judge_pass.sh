@@ -6,13 +6,7 @@
 # Results: ${OUT:-bench/out}/pass.log, results.jsonl, cheats.log.
 source "$(dirname "$0")/lib.sh"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a "$OUT/pass.log"
-# The judge as evolve runs it: with the compile cache on (EVOLVE_NVRTC_CACHE=off: without).
-if [[ ${EVOLVE_NVRTC_CACHE:-} == off ]]; then
-  unset EVOLVE_NVRTC_CACHE
-else
-  export EVOLVE_NVRTC_CACHE=${EVOLVE_NVRTC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/evolve/nvrtc}
-  mkdir -p "$EVOLVE_NVRTC_CACHE"
-fi
+compile_cache_on
 log "pytest -m gpu -k cheat (compile cache: ${EVOLVE_NVRTC_CACHE:-off})"
 timeout "${CHEATS_S:-400}" $py -m pytest -q -m gpu -p no:cacheprovider tests/test_harness_gpu.py -k cheat -rfE 2>&1 \
   | tail -40 | tee "$OUT/cheats.log" | tail -12 | tee -a "$OUT/pass.log"

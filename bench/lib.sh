@@ -39,6 +39,15 @@ sampled() {  # the sampler stopped; the range of SM clocks since the last mark (
                END {if (n) printf "   SM clock %d-%d MHz, up to %d C (%d samples)\n", lo, hi, warm, n}' \
     "$OUT/gpu.csv" | tee -a "$OUT/pass.log"
 }
+nvrtc_dir=${XDG_CACHE_HOME:-$HOME/.cache}/evolve/nvrtc  # the compile cache evolve keeps (evolver/evaluation/command.py)
+compile_cache_on() {  # the judge as evolve runs it: with the compile cache (EVOLVE_NVRTC_CACHE=off: without)
+  if [[ ${EVOLVE_NVRTC_CACHE:-} == off ]]; then
+    unset EVOLVE_NVRTC_CACHE
+  else
+    export EVOLVE_NVRTC_CACHE=${EVOLVE_NVRTC_CACHE:-$nvrtc_dir}
+    mkdir -p "$EVOLVE_NVRTC_CACHE"
+  fi
+}
 committed() {  # directory, message: it becomes a git repository of one commit (what evolve starts from)
   git -C "$1" init -q && git -C "$1" add -A && git -C "$1" -c user.name=bench -c user.email=bench@localhost commit -qm "$2"
 }

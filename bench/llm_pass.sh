@@ -27,16 +27,5 @@ $py -m evolver status --json > "$OUT/status.json"
 $py -m evolver prompt 1 > "$OUT/prompt_seed.txt" 2>&1
 grep -A14 "^Where the time goes" "$OUT/prompt_seed.txt" | tee -a "$OUT/pass.log"
 tail -2 "$OUT/prompt_seed.txt" | tee -a "$OUT/pass.log"
-$py - <<'PY' | tee -a "$OUT/pass.log"
-# what profiling cost: the confirmations' profile_s against their whole evaluation
-from pathlib import Path
-from evolver.records.store import Store
-store = Store(Path.cwd())
-for c in store.snapshot(store.runs()[-1]).candidates.values():
-    for r in c.results:
-        t = r.details.get("timings") or {}
-        if r.confirm and "profile_s" in t:
-            print(f"profile: {t['profile_s']:.2f} s of a {t.get('wall_s', 0):.1f} s {r.details.get('mode')} evaluation")
-PY
-$py "$root/bench/run_stages.py" . | tee -a "$OUT/pass.log"  # where each candidate's time went, per stage
+$py "$root/bench/run_stages.py" . | tee -a "$OUT/pass.log"  # each stage, the confirmations' profile_s too
 kill $replay

@@ -10,7 +10,7 @@
 source "$(dirname "$0")/lib.sh"
 root=$PWD
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@localhost
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/evolve/nvrtc
+cache=$nvrtc_dir
 readme_run() {  # name, a tar of the tree to run ("" for this working tree's tracked and untracked files)
   local clone=/tmp/readme-$1 started
   rm -rf "$clone" || return 1

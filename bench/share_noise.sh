@@ -6,8 +6,7 @@
 # noise decides whether per_gpu's default can move from 1. About 5 minutes on an H200.
 # Results: ${OUT:-bench/out}/pass.log, results.jsonl (the shared ones with their `gpu_lock` record), harness.log.
 source "$(dirname "$0")/lib.sh"
-export EVOLVE_NVRTC_CACHE=${EVOLVE_NVRTC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/evolve/nvrtc}
-mkdir -p "$EVOLVE_NVRTC_CACHE"
+compile_cache_on
 locks=$(mktemp -d)
 stop=$locks/stop
 neighbours() {  # blocked_wy judged again and again under the GPU's lock until $stop exists

@@ -26,6 +26,7 @@ from evolver.records.candidates import Candidate, now
 from evolver.records.config import Config
 from evolver.records.results import NOT_EVALUATED
 from evolver.records.store import Store
+from evolver.run.jobs import WAKE, Job
 from evolver.run.opening import EngineError, OpenRun, open_run
 from evolver.run.progress import STATUS_EVERY, Budget, budget_line, result_line
 from evolver.search.agents import agent_specs
@@ -33,7 +34,6 @@ from evolver.search.breed import Breeder, llm_operators
 from evolver.search.children import Children
 from evolver.search.llm import LLMError
 from evolver.search.operators import Proposal
-from evolver.run.jobs import WAKE, Job
 from evolver.search.population import next_island
 
 INTERRUPTED = "interrupted"
