@@ -3,7 +3,8 @@
 # --max-candidates 50`, the shipped evolve.toml: tune only, sandbox on, `final` confirmation) in a fresh copy of
 # $BEFORE (a tar of the tree to compare with: `git archive -o FILE COMMIT`) and of this tree, each stopped (Ctrl-C: in-flight evaluations finish) after RUN_S seconds: judged candidates
 # an hour and where each candidate's time went (bench/run_stages.py); the compile cache empty before this tree's run.
-# PER_GPU=N adds a third run of this tree with `per_gpu = N` (evaluations sharing the GPU, timed one at a time).
+# PER_GPU=N adds a third run of this tree with `per_gpu = N` (the shipped evolve.toml has 2: evaluations sharing the
+# GPU, timed one at a time).
 # Then this tree's judge with that cache warm: torch.geqrf, blocked_wy, and tsqr_wy five times in `full` (the seed's score and its
 # noise under the new pipeline), each with what the cache served. About 8 minutes on an H200.
 # Results: ${OUT:-bench/out}/pass.log, evolve_*.log, results.jsonl.
@@ -28,8 +29,8 @@ readme_run before "${BEFORE:?a tar of the tree to compare with: git archive -o F
 rm -rf "$cache"
 readme_run after ""
 if [[ -n ${PER_GPU:-} ]]; then  # the same tree with evaluations sharing the GPU (qrjudge/gpulock.py)
-  sed -i "s/^# per_gpu = 2 /per_gpu = $PER_GPU /" evolve.toml && readme_run "per_gpu_$PER_GPU" ""
-  sed -i "s/^per_gpu = $PER_GPU /# per_gpu = 2 /" evolve.toml
+  sed -i "s/^per_gpu = 2 /per_gpu = $PER_GPU /" evolve.toml && readme_run "per_gpu_$PER_GPU" ""
+  sed -i "s/^per_gpu = $PER_GPU /per_gpu = 2 /" evolve.toml
 fi
 log "the compile cache after the run: $(find "$cache" -name '*.bin' | wc -l) entries, $(du -sh "$cache" | cut -f1)"
 export EVOLVE_NVRTC_CACHE=$cache

@@ -46,6 +46,10 @@ ANTI_CHEAT_VERSION = 8  # raised whenever a check or the timing changes; every r
 ESCAPED = ("the outputs changed after custom_kernel returned: work left running on another stream was not "
            "joined to the current stream")
 STASH_BYTES = 256 << 20  # cheap checks are batched: inputs and outputs kept until this many bytes
+# Where evaluations share the GPU, a timed call's checks wait until its timed runner is gone and run under the
+# shared lock, beside the others' tests (`Deferred`): at most this much kept (a `full` evaluation keeps about
+# 5 GiB), or a quarter of the GPU's free memory if that is less; beyond it a stash is checked at once, as alone.
+DEFER_BYTES = 8 << 30
 # What the judge's clock may see per call beyond the calibrated overhead: (us, fraction of the reported time),
 # compared on the fastest call. Set by the spread honest kernels show between their fastest call and the fastest
 # calibration call (docs/benchmarks.md, "The judge"), with room: the judge must never reject an honest kernel.
@@ -319,6 +323,7 @@ class Context:
     hold_error: str | None = None
     last_timed: tuple[int, int] | None = None  # (batch, n) of the shape timed last
     handles: Any = None  # the shared buffers' handles, for a second runner (the timed one, `evaluate_sharing`)
+    deferred: Deferred | None = None  # kept timed calls checked after the timed region (a GPU shared), or None
     alive: list[tuple[float, float]] = field(default_factory=list)  # when candidate code could exist (monotonic)
 
     def call(self, spec: Any, where: str, primed: bool = False, **options: Any) -> Call:
@@ -509,12 +514,15 @@ class Kept(NamedTuple):
 
 class Stash:
     """Timed calls kept for checking, checked together once they add up to STASH_BYTES (many small batches
-    cost one check) or at the end of the shape."""
+    cost one check) or at the end of the shape; on a shared GPU, after the timed region (`Deferred`)."""
 
     def __init__(self, ctx: Context, spec: Any) -> None:
         self.ctx, self.spec = ctx, spec
         self.items: list[Kept] = []
-        self.checked = 0
+        self.kept = 0  # calls kept, each checked before any verdict is ok
+
+    def bytes(self) -> int:
+        return sum(item.a.numel() * 8 for item in self.items)  # the input and the outputs, float32
 
     def add(self, number: int, a: Any, rows: list[int] | None) -> Kept:
         """Keep call `number`: its input `a` (the judge's copy) and the shared outputs, of the matrices `rows`
@@ -526,9 +534,15 @@ class Stash:
             index = self.ctx.torch.tensor(sorted(rows), device=h.device)
             kept = Kept(number, index, a.index_select(0, index), h.index_select(0, index), tau.index_select(0, index))
         self.items.append(kept)
-        if sum(item.a.numel() * 8 for item in self.items) >= STASH_BYTES:
-            self.check()
+        self.kept += 1
+        if self.bytes() >= STASH_BYTES:
+            self.settle()
         return kept
+
+    def settle(self) -> None:
+        """The kept calls checked now, or handed to the evaluation's `Deferred` where it takes them."""
+        if self.ctx.deferred is None or not self.ctx.deferred.take(self):
+            self.check()
 
     def unchanged(self, kept: Kept) -> bool:
         """Whether the shared outputs still hold what the call left there (no late writes)."""
@@ -550,7 +564,6 @@ class Stash:
             reason = verdict.reason.replace(f"matrix {verdict.matrix} ", f"matrix {matrix} ", 1)
             raise Verdict("incorrect", f"benchmark {self.spec.label}: timed call {item.number} returned a wrong result: "
                           f"{reason}", failing=self.spec.label)
-        self.checked += len(self.items)
         self.items.clear()
 
     def locate(self, position: int) -> tuple[Kept, int]:
@@ -560,6 +573,40 @@ class Stash:
                 return item, position if item.rows is None else int(item.rows[position])
             position -= item.a.shape[0]
         raise IndexError(position)
+
+
+class Deferred:
+    """Kept timed calls whose checks wait until the timed runner is gone (`evaluate_sharing`): checking is the
+    judge's own GPU work, untimed, so it can run under the shared lock beside other evaluations' tests rather
+    than inside this evaluation's exclusive hold of the GPU. Up to `budget` bytes; a stash beyond it is checked
+    at once. A wrong call is then found after the last shape is timed instead of after its own: the verdict is
+    the same `incorrect`, unless the benchmark's later shapes reject the candidate first."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.stashes: list[Stash] = []
+
+    def take(self, stash: Stash) -> bool:
+        size = stash.bytes()
+        if size > self.budget:
+            return False
+        held = Stash(stash.ctx, stash.spec)
+        held.items, stash.items = stash.items, []
+        self.stashes.append(held)
+        self.budget -= size
+        return True
+
+    def check(self) -> None:
+        while self.stashes:
+            self.stashes.pop(0).check()
+
+
+def defer_budget(ctx: Context) -> int:
+    """DEFER_BYTES, or a quarter of the GPU's free memory where that is less."""
+    if ctx.device.type != "cuda":
+        return DEFER_BYTES
+    free, _ = ctx.torch.cuda.mem_get_info()
+    return min(DEFER_BYTES, free // 4)
 
 
 def time_shape(ctx: Context, spec: Any, plan: Plan) -> dict[str, Any]:
@@ -591,7 +638,7 @@ def time_shape(ctx: Context, spec: Any, plan: Plan) -> dict[str, Any]:
         gaps.append(call.wall_us - call.reply["event_us"])
     ctx.last_timed = (spec.batch, spec.n)
     host_during = hostwatch.between(host, hostwatch.sample(ctx.runner.pid))
-    stash.check()
+    stash.settle()
     median = statistics.median(events)
     # The fastest call against the fastest calibration call: a runner that misreports shifts every call,
     # while the noise (wake-ups, clock changes) only ever adds, so minima separate the two best.
@@ -608,7 +655,7 @@ def time_shape(ctx: Context, spec: Any, plan: Plan) -> dict[str, Any]:
     return {"shape": spec.label, "batch": spec.batch, "n": spec.n, "case": spec.case, "cond": spec.cond,
             "mean_us": round(mean, 3), "std_us": round(statistics.pstdev(events), 3),
             "median_us": round(median, 3), "min_us": round(min(events), 3), "runs": len(events),
-            "checked": stash.checked, "checked_matrices": sample, "primed": primed,
+            "checked": stash.kept, "checked_matrices": sample, "primed": primed,
             "wall_median_us": round(statistics.median(walls), 3),
             "judge_overhead_us": round(statistics.median(gaps), 1), "unexplained_us": round(unexplained, 1),
             "floor_us": round(floor_us(spec.batch, spec.n), 2), "host": host_during,
@@ -697,30 +744,36 @@ def evaluate(ctx: Context, t0: float) -> Verdict:
 def evaluate_sharing(ctx: Context, t0: float, lock: GpuLock, timed: Runner) -> Verdict:
     """The evaluation on a GPU shared with other evaluations (qrjudge/gpulock.py): the candidate imported and
     tested by one runner under the shared lock, which is let go only once nothing of that runner is left; then,
-    under the exclusive lock, a second runner (started with the first, so its imports are done) creates its
-    context, calibrates the judge's clock while it is still ours, imports the candidate and is timed, exactly as
-    a lone evaluation's runner is; it too is gone before the lock is. No candidate code exists outside its
-    judge's lock, so none exists while another evaluation is timed."""
+    under the exclusive lock, a second runner (started with the first, so its imports are done, and its CUDA
+    context made under the shared lock, before it holds any candidate code) calibrates the judge's clock while it
+    is still ours, imports the candidate and is timed, exactly as a lone evaluation's runner is; it too is gone
+    before the lock is. Then, under the shared lock again, the judge checks the timed calls it kept (`Deferred`).
+    No candidate code exists outside its judge's lock, so none exists while another evaluation is timed."""
     waited = time.monotonic()
     with lock.shared(), lifetime(ctx, ctx.runner):
         ctx.timings["lock_wait_s"] = time.monotonic() - waited
-        warm(ctx)
+        warm(ctx, timed)
         ctx.timings["cuda_start_s"] = time.monotonic() - t0
         start(ctx)
         load(ctx)
         began = time.monotonic()
         labels, worst = run_tests(ctx)
         ctx.timings["tests_s"] = time.monotonic() - began
-    ctx.runner = timed
+    ctx.runner, ctx.deferred = timed, Deferred(defer_budget(ctx))
     waited = time.monotonic()
     with lock.exclusive(), lifetime(ctx, timed):
         ctx.timings["lock_wait_s"] += time.monotonic() - waited
         began = time.monotonic()
-        warm(ctx)
         isolated = start(ctx)
         calibrate(ctx)
         ctx.timings["calibrate_s"] = time.monotonic() - began
         verdict = measured(ctx, isolated, load(ctx), labels, worst)
+    waited = time.monotonic()
+    with lock.shared():
+        began = time.monotonic()
+        ctx.deferred.check()
+        verdict.fields["timings"].update(lock_wait_s=round(ctx.timings["lock_wait_s"] + began - waited, 3),
+                                         deferred_checks_s=round(time.monotonic() - began, 3))
     verdict.fields["gpu_lock"] = {"held": [list(h) for h in lock.held], "alive": [list(a) for a in ctx.alive]}
     return verdict
 
@@ -742,13 +795,15 @@ def lifetime(ctx: Context, runner: Runner) -> Iterator[None]:
         ctx.alive.append((began, time.monotonic()))
 
 
-def warm(ctx: Context) -> None:
-    """The judge's and the runner's CUDA contexts, created at once (a prestarted runner touches no GPU before
-    this: another evaluation may be timing on it)."""
-    warming = ctx.runner.post({"op": "warm", "device": ctx.args.device})
+def warm(ctx: Context, *others: Runner) -> None:
+    """The judge's and the runners' CUDA contexts (the working runner's and `others`), created at once (a
+    prestarted runner touches no GPU before this: another evaluation may be timing on it)."""
+    runners = (ctx.runner, *others)
+    warming = [runner.post({"op": "warm", "device": ctx.args.device}) for runner in runners]
     if ctx.device.type == "cuda":
         ctx.torch.cuda.init()
-    judge_error(ctx.runner.reply(warming, "starting CUDA"), "starting the runner")
+    for runner, nonce in zip(runners, warming):
+        judge_error(runner.reply(nonce, "starting CUDA"), "starting the runner")
 
 
 def measured(ctx: Context, isolated: str, compile_info: dict[str, Any], labels: list[str],

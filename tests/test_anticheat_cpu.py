@@ -258,7 +258,7 @@ def _stash(h: Any, tau: Any, spec: Any) -> Any:
 
     from qrjudge.judge import Stash
 
-    return Stash(types.SimpleNamespace(arena=_SharedOutputs(h, tau), torch=torch), spec)
+    return Stash(types.SimpleNamespace(arena=_SharedOutputs(h, tau), torch=torch, deferred=None), spec)
 
 
 def test_a_sampled_check_names_the_call_and_the_matrix_of_its_batch() -> None:
@@ -300,7 +300,37 @@ def test_a_whole_call_is_kept_where_every_matrix_is_checked() -> None:
     kept = stash.add(1, a, None)
     assert kept.rows is None and kept.h.shape == h.shape and kept.h.data_ptr() != h.data_ptr()
     stash.check()
-    assert stash.checked == 1 and not stash.items
+    assert stash.kept == 1 and not stash.items
+
+
+def test_a_deferred_check_still_fails_the_wrong_call_and_keeps_to_its_budget() -> None:
+    """On a shared GPU the kept calls are checked after the timed region (qrjudge/judge.py, Deferred): a wrong
+    call is caught then, named as before; a stash larger than what is left of the budget is checked at once."""
+    import torch
+
+    from qrjudge.cases import make_batch
+    from qrjudge.judge import Deferred, Verdict
+    from qrjudge.specs import Spec
+
+    spec = Spec(4, 5, 1, "dense")
+    a = make_batch(spec, 5, "cpu")
+    h, tau = (t.contiguous() for t in torch.geqrf(a))
+    stash = _stash(h, tau, spec)
+    stash.ctx.deferred = Deferred(budget=a.numel() * 8)  # room for one kept call
+    stash.add(1, a, None)
+    stash.settle()
+    assert not stash.items and len(stash.ctx.deferred.stashes) == 1  # deferred, not checked
+    h[2] += 1.0
+    stash.add(2, a, None)
+    with pytest.raises(Verdict) as at_once:  # no room left: checked now
+        stash.settle()
+    assert "timed call 2" in at_once.value.error and "matrix 2 of the batch" in at_once.value.error
+    h[2] -= 1.0
+    held = stash.ctx.deferred.stashes[0]
+    held.items[0].h[1] = 0.0  # what the first call left, wrong, found only by the deferred check
+    with pytest.raises(Verdict) as later:
+        stash.ctx.deferred.check()
+    assert later.value.status == "incorrect" and "timed call 1" in later.value.error, later.value.error
 
 
 def _fake_judge(lines: str, then_sleep: float) -> Any:

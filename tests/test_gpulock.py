@@ -39,7 +39,7 @@ def test_no_timed_call_runs_while_another_candidates_work_is_on_the_gpu(tmp_path
     results = [json.loads(p.communicate(timeout=600)[0].strip().splitlines()[-1]) for p in procs]
     assert all(r["status"] == "ok" for r in results), [r.get("error") for r in results]
     runs = [r["gpu_lock"] for r in results]
-    assert all([h[0] for h in run["held"]] == ["shared", "exclusive"] for run in runs)
+    assert all([h[0] for h in run["held"]] == ["shared", "exclusive", "shared"] for run in runs)
     for i, mine in enumerate(runs):
         for alive in mine["alive"]:  # candidate code only inside its judge's lock
             assert any(h[1] <= alive[0] and alive[1] <= h[2] for h in mine["held"]), (alive, mine["held"])
@@ -111,7 +111,8 @@ def test_per_gpu_makes_that_many_slots_a_gpu_and_their_judges_share_its_lock(tmp
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setattr(evaluate, "detect_gpus", lambda: [(0, "H200 / driver 580"), (1, "H200 / driver 580")])
-    text = (ROOT / "evolve.toml").read_text().replace("# per_gpu = 2", "per_gpu = 2")
+    text = (ROOT / "evolve.toml").read_text()
+    assert "\nper_gpu = 2 " in text  # the shipped config shares each GPU between two evaluations
     (tmp_path / "evolve.toml").write_text(text)
     for seed in ("seed_kernels/tsqr_wy", "seed_kernels/GUIDANCE.md"):  # what the config names must exist
         (tmp_path / seed).parent.mkdir(parents=True, exist_ok=True)
@@ -123,7 +124,8 @@ def test_per_gpu_makes_that_many_slots_a_gpu_and_their_judges_share_its_lock(tmp
     scratch.mkdir()
     _, env = contain(["true"], scratch, scratch, 0, False, config.evaluation, [], "t-")
     assert env["EVOLVE_GPU_LOCKS"] == str((tmp_path / "cache" / "evolve" / "gpu-locks").resolve())
-    alone = load_config(ROOT / "evolve.toml", ROOT)
+    (tmp_path / "evolve.toml").write_text(text.replace("per_gpu = 2", "per_gpu = 1"))
+    alone = load_config(tmp_path / "evolve.toml", tmp_path)
     assert "EVOLVE_GPU_LOCKS" not in contain(["true"], scratch, scratch, 0, False, alone.evaluation, [], "t-")[1]
     (tmp_path / "evolve.toml").write_text(text.replace("per_gpu = 2", "per_gpu = 9"))
     with pytest.raises(ConfigError, match="per_gpu"):

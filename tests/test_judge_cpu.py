@@ -99,6 +99,21 @@ def test_planted_cheat_on_the_cpu(tmp_path: Path, name: str) -> None:
     assert (result["score"] is None) == (status != "ok")
 
 
+@pytest.mark.parametrize("name", ["late_wrong", "skips_a_tenth", "first_matrix_only", "content_cache", "modify_input"])
+def test_planted_cheat_on_a_shared_gpu(tmp_path: Path, name: str) -> None:
+    """The same statuses where evaluations share the GPU (EVOLVE_GPU_LOCKS, `per_gpu` > 1): tested by one runner,
+    timed by another, the timed calls checked after the timed region (qrjudge/judge.py, evaluate_sharing)."""
+    locks = tmp_path / "locks"
+    locks.mkdir()
+    status, pattern = cpu_expectation(CHEATS / f"{name}.py") or ("", "")
+    result = judge(candidate(tmp_path, CHEATS / f"{name}.py"), env={"EVOLVE_GPU_LOCKS": str(locks)})
+    assert result["status"] == status, f"{name}: {result['status']}: {result.get('error')}"
+    assert re.search(pattern, result.get("error") or ""), f"{name}: {result.get('error')!r} !~ {pattern!r}"
+    if status == "ok":
+        assert [h[0] for h in result["gpu_lock"]["held"]] == ["shared", "exclusive", "shared"]
+        assert result["timings"]["deferred_checks_s"] >= 0
+
+
 def test_a_forger_reaches_neither_the_judge_stdout_nor_its_environment(tmp_path: Path) -> None:
     result = judge(candidate(tmp_path, CHEATS / "forge_verdict.py"))
     assert result["status"] == "rejected"
