@@ -26,8 +26,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from evolver.records.store import Store  # noqa: E402
 
 ENGINE = ("propose_s", "commit_s", "queued_s")  # the proposal (LLM or tune), its commit, the wait for a slot
-STAGES = ("prestarted_s", "cuda_start_s", "import_kernel_s", "calibrate_s", "tests_s", "bench_s", "timed_kernel_s",
-          "profile_s", "after_verdict_s", "wall_s")
+STAGES = ("prestarted_s", "lock_wait_s", "cuda_start_s", "import_kernel_s", "calibrate_s", "tests_s", "bench_s", "timed_kernel_s",
+          "deferred_checks_s", "profile_s", "after_verdict_s", "wall_s", "shared_s", "exclusive_s")
+
+
+def lock_spans(gpu_lock: Any) -> dict[str, float]:
+    """Where evaluations share the GPU (`per_gpu` > 1): the seconds this one held its lock shared and exclusive
+    (the exclusive hold is what the GPU's rate is bound by: nothing else runs on it meanwhile)."""
+    spans: dict[str, float] = {}
+    for how, began, ended in (gpu_lock or {}).get("held", []):
+        spans[f"{how}_s"] = spans.get(f"{how}_s", 0.0) + float(ended) - float(began)
+    return spans
 
 
 def main() -> int:
@@ -45,6 +54,7 @@ def main() -> int:
         mode = ("confirm " if r.confirm else "") + str(r.details.get("mode", "?"))
         row = {k: float(timings[k]) for k in STAGES if isinstance(timings.get(k), (int, float))}
         row["duration_s"] = float(r.line.get("duration_s") or 0.0)
+        row.update(lock_spans(r.details.get("gpu_lock")))
         engine = r.line.get("engine") or {}  # the engine's own stages before the evaluation
         row.update({k: float(v) for k, v in engine.items() if k in ENGINE and isinstance(v, (int, float))})
         by_mode.setdefault(mode, []).append(row)
@@ -71,6 +81,9 @@ def main() -> int:
         span = times[-1] - times[0]
         print(f"between results: mean {statistics.fmean(gaps):.2f} s, median {statistics.median(gaps):.2f} s; "
               f"{(len(times) - 1) * 3600 / span:.0f} results an hour over {span:.0f} s (confirmations included)")
+    if len(times) > 12:  # past the seed's first, uncached evaluation and its confirmation
+        span = times[-1] - times[9]
+        print(f"past the first ten results: {len(times) - 10} in {span:.0f} s, {(len(times) - 10) * 3600 / span:.0f} an hour")
     return 0
 
 

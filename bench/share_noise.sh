@@ -3,7 +3,7 @@
 # while other evaluations share the GPU as `per_gpu = 2` runs them (every judge with EVOLVE_GPU_LOCKS: each timed
 # region alone, the others' imports and tests beside the rest; here blocked_wy evaluated back to back), the rounds
 # interleaved, the compile cache warm; then the mean and CV of each. Whether sharing changes a score beyond the
-# noise decides whether per_gpu's default can move from 1. About 5 minutes on an H200.
+# noise decides per_gpu's default. torch.geqrf first, in the same run. About 5 minutes on an H200.
 # Results: ${OUT:-bench/out}/pass.log, results.jsonl (the shared ones with their `gpu_lock` record), harness.log.
 source "$(dirname "$0")/lib.sh"
 compile_cache_on
@@ -14,6 +14,8 @@ neighbours() {  # blocked_wy judged again and again under the GPU's lock until $
     EVOLVE_GPU_LOCKS=$locks $py -m qrjudge --kernel-dir seed_kernels/blocked_wy --mode full > /dev/null 2>>"$OUT/harness.log"
   done
 }
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a "$OUT/pass.log"
+qr baseline --baseline --mode full --seed 7
 qr warm_tsqr_wy --kernel-dir seed_kernels/tsqr_wy --mode full  # the cache filled, the GPU warm
 qr warm_blocked_wy --kernel-dir seed_kernels/blocked_wy --mode full
 for i in $(seq 1 "${ROUNDS:-5}"); do
@@ -35,6 +37,10 @@ for kind in ("alone", "shared"):
         mean = statistics.fmean(scores)
         print(f"tsqr_wy {kind}: {len(scores)} scores {', '.join(f'{s:.1f}' for s in scores)} us; mean {mean:.1f}, "
               f"CV {100 * statistics.stdev(scores) / mean:.2f}%")
-waits = [r.get("timings", {}).get("lock_wait_s") for name, r in rows.items() if name.startswith("shared_")]
-print("lock waits (s):", waits)
+        print(f"   against torch.geqrf's {rows['baseline']['score']:.1f} us: {rows['baseline']['score'] / mean:.1f}x"
+              if rows.get("baseline", {}).get("score") else "   (no torch.geqrf score)")
+for name, r in rows.items():
+    if name.startswith("shared_"):
+        t = r.get("timings", {})
+        print(f"{name}: lock waits {t.get('lock_wait_s')} s, exclusive {[round(h[2] - h[1], 2) for h in r.get('gpu_lock', {}).get('held', []) if h[0] == 'exclusive']} s, deferred checks {t.get('deferred_checks_s')} s")
 PY
