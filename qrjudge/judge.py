@@ -761,19 +761,26 @@ def evaluate_sharing(ctx: Context, t0: float, lock: GpuLock, timed: Runner) -> V
         ctx.timings["tests_s"] = time.monotonic() - began
     ctx.runner, ctx.deferred = timed, Deferred(defer_budget(ctx))
     waited = time.monotonic()
-    with lock.exclusive(), lifetime(ctx, timed):
-        ctx.timings["lock_wait_s"] += time.monotonic() - waited
-        began = time.monotonic()
-        isolated = start(ctx)
-        calibrate(ctx)
-        ctx.timings["calibrate_s"] = time.monotonic() - began
-        verdict = measured(ctx, isolated, load(ctx), labels, worst)
+    try:
+        with lock.exclusive(), lifetime(ctx, timed):
+            ctx.timings["lock_wait_s"] += time.monotonic() - waited
+            began = time.monotonic()
+            isolated = start(ctx)
+            calibrate(ctx)
+            ctx.timings["calibrate_s"] = time.monotonic() - began
+            verdict = measured(ctx, isolated, load(ctx), labels, worst)
+    except Verdict as failed:
+        verdict = failed
     waited = time.monotonic()
     with lock.shared():
         began = time.monotonic()
+        # Alone, each of these stashes was checked where it was handed over, before anything the benchmark
+        # found later: a wrong call kept before a later failure is still the verdict (`incorrect`).
         ctx.deferred.check()
-        verdict.fields["timings"].update(lock_wait_s=round(ctx.timings["lock_wait_s"] + began - waited, 3),
-                                         deferred_checks_s=round(time.monotonic() - began, 3))
+    if verdict.status != "ok":
+        raise verdict
+    verdict.fields["timings"].update(lock_wait_s=round(ctx.timings["lock_wait_s"] + began - waited, 3),
+                                     deferred_checks_s=round(time.monotonic() - began, 3))
     verdict.fields["gpu_lock"] = {"held": [list(h) for h in lock.held], "alive": [list(a) for a in ctx.alive]}
     return verdict
 

@@ -114,6 +114,24 @@ def test_planted_cheat_on_a_shared_gpu(tmp_path: Path, name: str) -> None:
         assert result["timings"]["deferred_checks_s"] >= 0
 
 
+def test_on_a_shared_gpu_a_wrong_timed_call_is_still_the_verdict_before_a_later_failure(tmp_path: Path) -> None:
+    """Alone, the kept calls of a shape are checked before the next shape is timed; on a shared GPU after the
+    timed region. A kernel wrong on the first benchmark shape's calls that then crashes on the second is
+    `incorrect` both ways, as tests/cheats/cache_by_shape.py is (it is rejected by a later shape's clock)."""
+    locks = tmp_path / "locks"
+    locks.mkdir()
+    kernel = tmp_path / "wrong_then_crash.py"
+    kernel.write_text("from base import custom_kernel as honest\n\n\ndef custom_kernel(A):\n"
+                      "    if A.shape[0] == 6:  # the second benchmark shape (no test has a batch of 6)\n"
+                      "        raise RuntimeError('crashed on purpose')\n"
+                      "    h, tau = honest(A)\n"
+                      "    return (h, tau * 0.5) if A.shape[0] == 4 else (h, tau)  # the first shape's answers wrong\n")
+    for env in ({}, {"EVOLVE_GPU_LOCKS": str(locks)}):
+        (tmp_path / str(len(env))).mkdir()
+        result = judge(candidate(tmp_path / str(len(env)), kernel), env=env)
+        assert result["status"] == "incorrect" and "timed call" in result["error"], (env, result.get("error"))
+
+
 def test_a_forger_reaches_neither_the_judge_stdout_nor_its_environment(tmp_path: Path) -> None:
     result = judge(candidate(tmp_path, CHEATS / "forge_verdict.py"))
     assert result["status"] == "rejected"
