@@ -84,9 +84,9 @@ def test_qr_with_more_slots_than_gpus_is_refused(tmp_path: Path, monkeypatch: py
 
     monkeypatch.setattr(evaluate, "detect_gpus", lambda: [(0, "NVIDIA H200 / driver 580")])
     config = load_config(ROOT / "evolve.toml", ROOT)
-    assert len(evaluate.make_slots(config)) == 1
+    assert len(evaluate.make_slots(config)) == config.evaluation.per_gpu == 2  # the shipped config shares the GPU
     crowded = config.__class__(**{**config.__dict__, "evaluation": config.evaluation.__class__(
-        **{**config.evaluation.__dict__, "slots": 2})})
+        **{**config.evaluation.__dict__, "slots": 3})})
     with pytest.raises(evaluate.EvaluationError, match="more evaluations on one of the 1 GPU"):
         evaluate.make_slots(crowded)
 
