@@ -579,8 +579,8 @@ class Deferred:
     """Kept timed calls whose checks wait until the timed runner is gone (`evaluate_sharing`): checking is the
     judge's own GPU work, untimed, so it can run under the shared lock beside other evaluations' tests rather
     than inside this evaluation's exclusive hold of the GPU. Up to `budget` bytes; a stash beyond it is checked
-    at once. A wrong call is then found after the last shape is timed instead of after its own: the verdict is
-    the same `incorrect`, unless the benchmark's later shapes reject the candidate first."""
+    at once. A wrong call is then found after the last shape is timed instead of after its own; a failure found
+    in the timed region waits for these checks (`evaluate_sharing`), so the verdict is the one alone gives."""
 
     def __init__(self, budget: int) -> None:
         self.budget = budget
