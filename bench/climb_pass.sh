@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Issue "the seed at 60x", the climb as evolve's users climb: a run of its own in a fresh copy of this tree (the
+# shipped evolve.toml; the run starts from the seed alone, judged and confirmed), then one step per line of $STEPS:
+# the step's kernel directory made from `best`'s, judged with `evolve try` against `best`, and, where it beats it by
+# the run's min_gain, recorded with `evolve add -m MESSAGE` (judged again with a fresh seed and confirmed before
+# `best` moves). At the end `evolve lineage best`, `evolve status`, and the run pushed (`evolve push`) to a bare
+# remote that comes back as one git bundle. About a minute a step on an H200.
+#
+# A line of $STEPS is `CHANGE -- MESSAGE`: CHANGE is `NAME=VALUE ...` (kernel.py's constants, bench/variant.py) or
+# `dir:PATH` (a kernel directory of this tree whose files replace best's; kernel.py's constants then as in PATH).
+# Blank lines and lines starting with # are skipped.
+#
+#     STEPS=bench/climb/steps.txt bash bench/climb_pass.sh
+#
+# Results: ${OUT:-bench/out}/pass.log, climb.log (every command's output), try_N.json, lineage.txt, status.txt,
+# climb.bundle: the run as `evolve push` sends it (in a clone of evolve: `git remote add climb climb.bundle`, then
+# `evolve pull climb`, and `evolve lineage best` tells the climb).
+source "$(dirname "$0")/lib.sh"
+root=$PWD
+steps=$(cd "$(dirname "${STEPS:?a file of steps, one a line: CHANGE -- MESSAGE}")" && pwd)/$(basename "$STEPS")
+export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@localhost
+repo=$(mktemp -d)/climb  # a fresh copy, committed (the device's .git is the session's first)
+this_tree "$repo" || exit 1
+work=$repo/${PROBLEM:-.}  # PROBLEM=examples/sort climbs the CPU example (KERNEL_FILE=sort.py): the script's own test
+export VARIANT_FILE=${KERNEL_FILE:-kernel.py}
+evolve() { (cd "$work" && PYTHONPATH=$repo${PYTHONPATH:+:$PYTHONPATH} $py -m evolver "$@") 2>&1 | tee -a "$OUT/climb.log"; }
+command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a "$OUT/pass.log"
+log "evolve start --max-candidates 1: the seed, judged and confirmed"
+evolve start --max-candidates 1 > /dev/null
+number=0
+while IFS= read -r line; do
+  [[ -z ${line// } || $line == \#* ]] && continue
+  number=$((number + 1))
+  change=${line%% -- *} message=${line#* -- }
+  step=$work/climb/step$number
+  rm -rf "$step" && mkdir -p "$step"
+  git -C "$repo" archive "best:$(git -C "$work" rev-parse --show-prefix)kernel" | tar -x -C "$step"  # best's kernel/
+  if [[ $change == dir:* ]]; then
+    cp -r "$root/${change#dir:}/." "$step/"
+  else
+    made=$($py "$root/bench/variant.py" "$step" $change) || { log "step $number: $change: no such constants"; continue; }
+    rm -rf "$step" && mv "$made" "$step"
+  fi
+  log "step $number: evolve try ($change)"
+  evolve try "climb/step$number" --json | tail -1 > "$OUT/try_$number.json"
+  verdict=$($py - "$OUT/try_$number.json" <<'PY'
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    print("no verdict"); raise SystemExit
+best = (r.get("reference") or {}).get("score")
+gain = f"{100 * (1 - r['score'] / best):+.2f}%" if r.get("score") and best else "not compared"
+print(r.get("status"), r.get("score"), "us; best", best, "us:", gain, str(r.get("error") or "")[:200])
+PY
+)
+  log "step $number: $verdict"
+  if $py - "$OUT/try_$number.json" "$work/evolve.toml" <<'PY'
+import json, sys, tomllib
+r = json.load(open(sys.argv[1]))
+min_gain = tomllib.load(open(sys.argv[2], "rb"))["evaluation"].get("min_gain", 0.0)
+best = (r.get("reference") or {}).get("score")
+ok = r.get("status") == "ok" and r.get("score") and best
+raise SystemExit(0 if ok and r["score"] < best * (1 - min_gain) else 1)  # (best's score may be its confirmation's)
+PY
+  then
+    log "step $number: faster than best by more than min_gain: evolve add"
+    evolve add "climb/step$number" -m "$message" | tail -3 | tee -a "$OUT/pass.log"
+  fi
+done < "$steps"
+evolve lineage best > "$OUT/lineage.txt"
+evolve status > "$OUT/status.txt"
+tee -a "$OUT/pass.log" < "$OUT/lineage.txt"
+remote=$(mktemp -d)/record.git && git init -q --bare "$remote"
+git -C "$repo" remote add record "$remote"
+evolve push record | tail -2
+git -C "$remote" bundle create "$OUT/climb.bundle" --all 2>&1 | tail -1
