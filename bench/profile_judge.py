@@ -7,6 +7,7 @@ the wait for the go line among them), so that a cut to the overhead aims at a me
 (a call's judge overhead, `judge_overhead_us`, is that wait less the timed region).
 
     python bench/profile_judge.py seed_kernels/blocked_wy --mode full --repeats 2
+    EVOLVE_GPU_LOCKS=$(mktemp -d) python bench/profile_judge.py ...   # the shared path, as per_gpu > 1 runs it
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ def one(kernel_dir: Path, mode: str, device: str, go_after: float, top: int) -> 
         import cupy  # noqa: F401
     kernel = str(kernel_dir.resolve())
     read_end, write_end = os.pipe()
+    os.write(write_end, b'{"seed": 7}\n')  # the judge reads its seed on stdin, never on its command line
     threading.Timer(go_after, lambda: os.write(write_end, b"go\n")).start()
     verdict = io.StringIO()
     profile = cProfile.Profile()
@@ -47,8 +49,7 @@ def one(kernel_dir: Path, mode: str, device: str, go_after: float, top: int) -> 
         os.chdir(tmp)
         sys.stdin = go
         began = time.monotonic()
-        profile.runcall(judge.main, ["--kernel-dir", kernel, "--mode", mode,
-                                     "--seed", "7", "--device", device, "--wait"])
+        profile.runcall(judge.main, ["--kernel-dir", kernel, "--mode", mode, "--device", device, "--wait"])
         wall = time.monotonic() - began - go_after
         os.chdir(ROOT)
     os.close(write_end)
@@ -59,6 +60,9 @@ def one(kernel_dir: Path, mode: str, device: str, go_after: float, top: int) -> 
     print(f"status {result['status']} score {result.get('score')} wall after go {wall:.3f} s "
           f"(profiled), timed {timings.get('timed_kernel_s')}")
     print("timings", json.dumps(timings))
+    held = (result.get("gpu_lock") or {}).get("held", [])  # EVOLVE_GPU_LOCKS set: the shared path, as per_gpu > 1
+    if held:
+        print("the GPU's lock held:", ", ".join(f"{how} {end - began:.3f} s" for how, began, end in held))
     for key in ("cumulative", "tottime"):
         text = io.StringIO()
         pstats.Stats(profile, stream=text).sort_stats(key).print_stats(top)
