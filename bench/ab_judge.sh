@@ -2,7 +2,7 @@
 # The judge at two commits on one GPU, interleaved: did a change to qrjudge/ move the scores or the overhead?
 #   OLD=<commit> [NEW=<commit>] [KERNEL=seed_kernels/blocked_wy] [REPEATS=3] [MODE=full] [DEVICE=cpu] bash bench/ab_judge.sh
 # Each side's qrjudge/ is taken from git, or from a directory that holds one (the GPU machine's copy of the
-# repository may not know a commit made since: `git archive C harness | tar -x -C .ab_old` here, then OLD=.ab_old);
+# repository may not know a commit made since: `git archive C qrjudge | tar -x -C .ab_old` here, then OLD=.ab_old);
 # NEW defaults to the working tree. Every evaluation is prestarted (the
 # go line 8 s after the start), old then new, REPEATS times, after one quick evaluation that compiles the kernel.
 # Results: ${OUT:-bench/out}/results.jsonl (names old1, new1, ...); the per-shape table and each evaluation's
@@ -14,9 +14,9 @@ copies=$(mktemp -d)
 side() {  # name, commit, directory or "": a copy of that qrjudge/ (the working tree's for "")
   local dir="$copies/$1"
   mkdir -p "$dir"
-  if [[ -z $2 ]]; then cp -r harness "$dir/"
-  elif [[ -d $2/harness ]]; then cp -r "$2/harness" "$dir/"
-  else git archive "$2" harness | tar -x -C "$dir" || { echo "no harness at $2" >&2; exit 1; }
+  if [[ -z $2 ]]; then cp -r qrjudge "$dir/"
+  elif [[ -d $2/qrjudge ]]; then cp -r "$2/qrjudge" "$dir/"
+  else git archive "$2" qrjudge | tar -x -C "$dir" || { echo "no qrjudge/ at $2" >&2; exit 1; }
   fi
   echo "$dir"
 }
