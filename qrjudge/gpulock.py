@@ -2,7 +2,8 @@
 
 Where evaluations share a GPU (`[evaluation] per_gpu` > 1; the engine sets EVOLVE_GPU_LOCKS to a directory every
 evaluation's judge sees and no candidate does), each judge takes this GPU's lock: shared while its candidate is
-imported and tested, exclusive while its clock is calibrated and the candidate is timed. Candidate code is alive
+imported and tested, exclusive while its clock is calibrated and the candidate is timed, shared again while it
+checks the timed calls it kept (qrjudge/judge.py, `evaluate_sharing`). Candidate code is alive
 only while its judge holds the lock (the judge kills the process that ran the tests, and waits until nothing of
 it is left, before it lets go; the process that is timed imports the candidate only once the exclusive lock is
 held), so while one candidate is timed no other candidate's code exists at all, let alone has work on the GPU.
