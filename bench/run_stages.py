@@ -26,7 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from evolver.records.store import Store  # noqa: E402
 
 ENGINE = ("propose_s", "commit_s", "queued_s")  # the proposal (LLM or tune), its commit, the wait for a slot
-STAGES = ("prestarted_s", "lock_wait_s", "cuda_start_s", "import_kernel_s", "calibrate_s", "tests_s", "bench_s", "timed_kernel_s",
+STAGES = ("prestarted_s", "lock_wait_s", "cuda_start_s", "import_kernel_s", "calibrate_s", "tests_s", "bench_s",
+          "bench_inputs_s", "bench_runner_s", "timed_kernel_s",
           "deferred_checks_s", "profile_s", "after_verdict_s", "wall_s", "shared_s", "exclusive_s")
 
 

@@ -325,6 +325,9 @@ class Context:
     handles: Any = None  # the shared buffers' handles, for a second runner (the timed one, `evaluate_sharing`)
     deferred: Deferred | None = None  # kept timed calls checked after the timed region (a GPU shared), or None
     alive: list[tuple[float, float]] = field(default_factory=list)  # when candidate code could exist (monotonic)
+    # Where the calls' time goes (`spent`): the judge making and writing inputs, and waiting on the runner (the
+    # candidate's calls, the pipes, flush and hold, the prime calls); the benchmark reports its own share.
+    spent: dict[str, float] = field(default_factory=lambda: {"inputs": 0.0, "runner": 0.0})
 
     def call(self, spec: Any, where: str, primed: bool = False, **options: Any) -> Call:
         """One call of the candidate on a fresh input, generated here from a secret seed and written into the
@@ -342,17 +345,22 @@ class Context:
         input); the judge is free until `receive`."""
         from qrjudge.cases import make_batch
 
+        began = time.perf_counter()
         seed = self.rng.getrandbits(48)
         mine = make_batch(spec, seed, self.device)
         a, _, _ = self.arena.views(spec.batch, spec.n)
         if primed:
             host = mine.cpu()
+            asked = time.perf_counter()
             judge_error(self.runner.ask({"op": "prime", "spec": spec.to_list(), **options}, where), where)
+            self.spent["runner"] += time.perf_counter() - asked
+            began += time.perf_counter() - asked
             self.arena.stage(spec.batch, spec.n).copy_(host)  # a memcpy: the input exists from here on
         else:
             a.copy_(mine)
             if self.device.type == "cuda":
                 self.torch.cuda.synchronize()  # the runner's context must see the whole input
+        self.spent["inputs"] += time.perf_counter() - began
         began = time.perf_counter()
         nonce = self.runner.post({"op": op, "spec": spec.to_list(), "staged": primed, **options})
         return Sent(spec, where, seed, mine, nonce, began)
@@ -365,6 +373,7 @@ class Context:
         first = self.runner.line(sent.nonce, sent.where)
         wall = (time.perf_counter() - sent.began) * 1e6
         reply = self.runner.reply(sent.nonce, sent.where) if first.get("done") is True else first
+        self.spent["runner"] += time.perf_counter() - sent.began
         reply = judge_reply(reply, sent.where)
         a, _, _ = self.arena.views(sent.spec.batch, sent.spec.n)
         if not self.torch.equal(a, sent.a):
@@ -818,9 +827,13 @@ def measured(ctx: Context, isolated: str, compile_info: dict[str, Any], labels: 
     """The benchmark and (asked for) the profile of a loaded, tested candidate, and the verdict."""
     from qrjudge.timing import geomean
 
-    began = time.monotonic()
+    began, before = time.monotonic(), dict(ctx.spent)
     shapes, catch = benchmark(ctx)
     ctx.timings["bench_s"] = time.monotonic() - began
+    # of which: inputs made and written, and the runner's time (the timed calls in it, and the warm-ups, pipes,
+    # flush and hold); the rest is the judge's own (comparisons, kept outputs, checks)
+    ctx.timings["bench_inputs_s"] = ctx.spent["inputs"] - before["inputs"]
+    ctx.timings["bench_runner_s"] = ctx.spent["runner"] - before["runner"]
     ctx.timings["timed_kernel_s"] = sum(s.pop("timed_s") for s in shapes)
     flags = [f"{s['shape']}: {s['mean_us']:.1f} us is below the physical floor {s['floor_us']:.1f} us"
              for s in shapes if s["mean_us"] < s["floor_us"]]

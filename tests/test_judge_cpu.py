@@ -76,6 +76,9 @@ def test_the_honest_kernel_passes(tmp_path: Path, prime_bytes: str, pin: str) ->
     timings = result["timings"]  # where the overhead goes
     for stage in ("after_verdict_s", "runner_setup_s", "cuda_start_s"):
         assert 0 <= timings[stage] < timings["wall_s"], (stage, timings)
+    # the benchmark's time: its inputs, the runner's (the timed calls within it), the judge's own the rest
+    assert timings["timed_kernel_s"] < timings["bench_runner_s"], timings
+    assert 0 < timings["bench_inputs_s"] and timings["bench_inputs_s"] + timings["bench_runner_s"] < timings["bench_s"]
     for shape in result["shapes"]:  # a short shape timed again after the others, scored by its fastest round
         means = shape["round_means_us"]
         assert len(means) == (2 if means[0] < SHORT_US else 1) and shape["mean_us"] == min(means), shape
