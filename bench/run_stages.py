@@ -8,7 +8,8 @@ commit_s, the candidate's commit and branch; queued_s, the wait for a slot), the
 evaluation, the result read back) and the judge's stages (`details.timings`:
 prestarted_s, the judge and runner importing torch before the go line, off the critical path; cuda_start_s;
 import_kernel_s, the candidate's import with its NVRTC compiles; calibrate_s; tests_s; bench_s, of which
-timed_kernel_s is the candidate's own timed calls; profile_s; after_verdict_s) and, between consecutive results,
+bench_inputs_s the judge making inputs and bench_runner_s the runner's time, timed_kernel_s the candidate's own
+timed calls within it; profile_s; after_verdict_s) and, between consecutive results,
 the wall time of the whole loop (what a candidate costs, proposal and git included). Means per mode, then the
 rate. The first figures for issue "a thousand candidates an hour" come from here.
 """
