@@ -21,7 +21,7 @@ steps=$(cd "$(dirname "${STEPS:?a file of steps, one a line: CHANGE -- MESSAGE}"
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@localhost
 repo=$(mktemp -d)/climb  # a fresh copy, committed (the device's .git is the session's first)
 this_tree "$repo" || exit 1
-work=$repo/${PROBLEM:-.}  # PROBLEM=examples/sort climbs the CPU example (KERNEL_FILE=sort.py): the script's own test
+work=$repo/${PROBLEM:-.}  # a problem directory of this tree (tests/climb_problem: the script's own test)
 export VARIANT_FILE=${KERNEL_FILE:-kernel.py}
 evolve() { (cd "$work" && PYTHONPATH=$repo${PYTHONPATH:+:$PYTHONPATH} $py -m evolver "$@") 2>&1 | tee -a "$OUT/climb.log"; }
 command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a "$OUT/pass.log"

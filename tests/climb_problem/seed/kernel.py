@@ -1,0 +1,1 @@
+WIDTH = 2  # @tune WIDTH: 1 2 4 8 16 32
