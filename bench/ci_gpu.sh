@@ -15,6 +15,9 @@ fi
 source bench/lib.sh  # (after the venv: its python is the one on PATH)
 status=0
 compile_cache_on  # which also spares the GPU tests most of their NVRTC compiles (the planted cheats: 515 s on an H200)
+# The judge as the shipped evolve.toml runs it (per_gpu = 2): one runner tests, another is timed under the GPU's
+# exclusive lock, the kept calls are checked after (EVOLVE_GPU_LOCKS=off: one runner, no lock, as per_gpu = 1).
+if [[ ${EVOLVE_GPU_LOCKS:-} == off ]]; then unset EVOLVE_GPU_LOCKS; else export EVOLVE_GPU_LOCKS=${EVOLVE_GPU_LOCKS:-$(mktemp -d)}; fi
 $py -m pytest -q -m gpu -p no:cacheprovider ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/gpu-tests.log" | tail -5 || status=1
 $py -m qrjudge --baseline --mode full --seed 7 > "$OUT/baseline.json"
 args=()
