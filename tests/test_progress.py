@@ -21,6 +21,16 @@ def test_the_limit_reached_first_is_the_eta() -> None:
     assert "$1.00 of $5 left" in line and line.endswith("ETA 30m00s (max_usd)")
 
 
+def test_the_recent_rate_is_shown_and_gives_the_eta() -> None:
+    """A run's first results pay one-off costs (compiles, the seed's confirmation): once the engine has more than
+    RECENT results, the line shows the rate of the last ones beside the session's, and the ETA follows it."""
+    line = budget_line(Budget(max_candidates=100), elapsed_s=1200, results=20, done=20, spent_usd=0.0,
+                       spent_at_start=0.0, recent=(10, 300.0))
+    assert "20 results in 20m00s (60.0/h; the last 10: 120.0/h)" in line, line
+    assert line.endswith("ETA 40m00s (max_candidates)"), line  # 80 left at 120 an hour, not 80 at 60
+    assert budget_line(Budget(max_candidates=5), 10.0, 1, 1, 0.0, 0.0, recent=(0, 0.0)).count("the last") == 0
+
+
 def test_no_budget_says_so_and_nothing_is_divided_by_zero() -> None:
     assert budget_line(Budget(), 0.0, 0, 0, 0.0, 0.0).endswith("no budget: until Ctrl-C")
     assert "ETA" not in budget_line(Budget(max_candidates=5), 0.0, 0, 0, 0.0, 0.0)

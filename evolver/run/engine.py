@@ -28,7 +28,7 @@ from evolver.records.results import NOT_EVALUATED
 from evolver.records.store import Store
 from evolver.run.jobs import WAKE, Job
 from evolver.run.opening import EngineError, OpenRun, open_run
-from evolver.run.progress import STATUS_EVERY, Budget, budget_line, result_line
+from evolver.run.progress import RECENT, STATUS_EVERY, Budget, budget_line, result_line
 from evolver.search.agents import agent_specs
 from evolver.search.breed import Breeder, llm_operators
 from evolver.search.children import Children
@@ -82,6 +82,7 @@ class Engine:
         self._started = time.monotonic()
         self._spent_at_start = self._spent()
         self._results_seen = 0  # this session's results (not confirmations): a budget line every STATUS_EVERY
+        self._recent: deque[float] = deque(maxlen=RECENT + 1)  # when the last results came (the recent rate)
         self._in_progress = 0
         self._evaluating = 0
         store.own_refs()
@@ -364,6 +365,7 @@ class Engine:
         self.say(result_line(c, best, done, self.budget.max_candidates, self.recorder.confirm_mode))
         if not c.results[-1].confirm:
             self._results_seen += 1
+            self._recent.append(time.monotonic())
             if self._results_seen % STATUS_EVERY == 0:
                 self.say(self._budget_line())
 
@@ -375,8 +377,9 @@ class Engine:
 
     def _budget_line(self) -> str:
         done = sum(1 for c in self.snapshot.candidates.values() if c.result is not None)
+        recent = (len(self._recent) - 1, self._recent[-1] - self._recent[0]) if len(self._recent) > RECENT else None
         return budget_line(self.budget, time.monotonic() - self._started, self._results_seen, done, self._spent(),
-                           self._spent_at_start)
+                           self._spent_at_start, recent)
 
 
 def run_engine(config: Config, store: Store, run: str, budget: Budget, say: Callable[[str], None] = print,

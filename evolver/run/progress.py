@@ -9,6 +9,10 @@ from dataclasses import dataclass
 from evolver.records.candidates import Candidate, score_of, with_unit
 
 STATUS_EVERY = 10  # results between budget lines
+# The rate of the last RECENT results beside the session's: a run's first results pay one-off costs (the seed's
+# compiles and confirmation: 446 an hour over the first ten on the H200 against 949 after, docs/benchmarks.md), so
+# once there are more, the ETA comes from them.
+RECENT = 10
 
 
 @dataclass(frozen=True)
@@ -55,12 +59,17 @@ def rate_text(per_hour: float) -> str:
 
 
 def budget_line(budget: Budget, elapsed_s: float, results: int, done: int, spent_usd: float,
-                spent_at_start: float) -> str:
+                spent_at_start: float, recent: tuple[int, float] | None = None) -> str:
     """Elapsed, this session's rate of results, what is left of each limit and when the first one ends the
-    run. `results`: this session's results; `done`: the run's candidates with a result."""
+    run. `results`: this session's results; `done`: the run's candidates with a result; `recent`: (results,
+    seconds) of the last RECENT, whose rate then gives the ETA."""
     hours = elapsed_s / 3600
     rate = results / hours if hours > 0 else 0.0
-    parts = [f"{results} results in {duration(elapsed_s)} ({rate_text(rate)})"]
+    rates = rate_text(rate)
+    if recent is not None and recent[1] > 0:
+        rate = recent[0] * 3600 / recent[1]
+        rates += f"; the last {recent[0]}: {rate_text(rate)}"
+    parts = [f"{results} results in {duration(elapsed_s)} ({rates})"]
     etas: list[tuple[float, str]] = []
     if budget.max_candidates is not None:
         left = max(0, budget.max_candidates - done)
