@@ -28,7 +28,7 @@ command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version 
 log "evolve start --max-candidates 1: the seed, judged and confirmed"
 evolve start --max-candidates 1 > /dev/null
 number=0
-while IFS= read -r line; do
+while IFS= read -r line <&3; do  # (the steps on fd 3: no command in the loop reads them)
   [[ -z ${line// } || $line == \#* ]] && continue
   number=$((number + 1))
   change=${line%% -- *} message=${line#* -- }
@@ -43,31 +43,26 @@ while IFS= read -r line; do
   fi
   log "step $number: evolve try ($change)"
   evolve try "climb/step$number" --json | tail -1 > "$OUT/try_$number.json"
-  verdict=$($py - "$OUT/try_$number.json" <<'PY'
-import json, sys
+  verdict=$($py - "$OUT/try_$number.json" "$work/evolve.toml" <<'PY'
+import json, sys, tomllib
 try:
     r = json.load(open(sys.argv[1]))
 except (OSError, ValueError):
-    print("no verdict"); raise SystemExit
-best = (r.get("reference") or {}).get("score")
+    print("tried no verdict"); raise SystemExit
+best = (r.get("reference") or {}).get("score")  # (best's score may be its confirmation's)
+min_gain = tomllib.load(open(sys.argv[2], "rb"))["evaluation"].get("min_gain", 0.0)
+wins = r.get("status") == "ok" and bool(r.get("score")) and bool(best) and r["score"] < best * (1 - min_gain)
 gain = f"{100 * (1 - r['score'] / best):+.2f}%" if r.get("score") and best else "not compared"
-print(r.get("status"), r.get("score"), "us; best", best, "us:", gain, str(r.get("error") or "")[:200])
+print("wins" if wins else "tried", r.get("status"), r.get("score"), "us; best", best, "us:", gain,
+      str(r.get("error") or "")[:200])
 PY
 )
-  log "step $number: $verdict"
-  if $py - "$OUT/try_$number.json" "$work/evolve.toml" <<'PY'
-import json, sys, tomllib
-r = json.load(open(sys.argv[1]))
-min_gain = tomllib.load(open(sys.argv[2], "rb"))["evaluation"].get("min_gain", 0.0)
-best = (r.get("reference") or {}).get("score")
-ok = r.get("status") == "ok" and r.get("score") and best
-raise SystemExit(0 if ok and r["score"] < best * (1 - min_gain) else 1)  # (best's score may be its confirmation's)
-PY
-  then
+  log "step $number: ${verdict#* }"
+  if [[ $verdict == wins* ]]; then
     log "step $number: faster than best by more than min_gain: evolve add"
     evolve add "climb/step$number" -m "$message" | tail -3 | tee -a "$OUT/pass.log"
   fi
-done < "$steps"
+done 3< "$steps"
 evolve lineage best > "$OUT/lineage.txt"
 evolve status > "$OUT/status.txt"
 tee -a "$OUT/pass.log" < "$OUT/lineage.txt"

@@ -30,6 +30,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from run_stages import lock_spans  # noqa: E402  (bench/, this script's directory)
+
 
 def one(kernel_dir: Path, mode: str, device: str, go_after: float, top: int) -> None:
     import torch  # noqa: F401  imported before the go in a prestarted judge too
@@ -60,9 +62,9 @@ def one(kernel_dir: Path, mode: str, device: str, go_after: float, top: int) -> 
     print(f"status {result['status']} score {result.get('score')} wall after go {wall:.3f} s "
           f"(profiled), timed {timings.get('timed_kernel_s')}")
     print("timings", json.dumps(timings))
-    held = (result.get("gpu_lock") or {}).get("held", [])  # EVOLVE_GPU_LOCKS set: the shared path, as per_gpu > 1
+    held = lock_spans(result.get("gpu_lock"))  # EVOLVE_GPU_LOCKS set: the shared path, as per_gpu > 1 runs it
     if held:
-        print("the GPU's lock held:", ", ".join(f"{how} {end - began:.3f} s" for how, began, end in held))
+        print("the GPU's lock held:", ", ".join(f"{how} {s:.3f} s" for how, s in held.items()))
     for key in ("cumulative", "tottime"):
         text = io.StringIO()
         pstats.Stats(profile, stream=text).sort_stats(key).print_stats(top)

@@ -30,6 +30,8 @@ for i in $(seq 1 "${ROUNDS:-5}"); do
 done
 $py - "$OUT/results.jsonl" <<'PY' | tee -a "$OUT/pass.log"
 import json, statistics, sys
+sys.path.insert(0, "bench")
+from run_stages import lock_spans
 rows = {r["name"]: r["result"] for r in map(json.loads, open(sys.argv[1]))}
 for kind in ("alone", "shared"):
     scores = [r["score"] for name, r in rows.items() if name.startswith(kind + "_") and r.get("score")]
@@ -42,5 +44,7 @@ for kind in ("alone", "shared"):
 for name, r in rows.items():
     if name.startswith("shared_"):
         t = r.get("timings", {})
-        print(f"{name}: lock waits {t.get('lock_wait_s')} s, exclusive {[round(h[2] - h[1], 2) for h in r.get('gpu_lock', {}).get('held', []) if h[0] == 'exclusive']} s, deferred checks {t.get('deferred_checks_s')} s")
+        held = lock_spans(r.get("gpu_lock"))
+        print(f"{name}: lock waits {t.get('lock_wait_s')} s, held shared {held.get('shared_s', 0):.2f} s and exclusively "
+              f"{held.get('exclusive_s', 0):.2f} s, deferred checks {t.get('deferred_checks_s')} s")
 PY

@@ -47,8 +47,8 @@ ESCAPED = ("the outputs changed after custom_kernel returned: work left running 
            "joined to the current stream")
 STASH_BYTES = 256 << 20  # cheap checks are batched: inputs and outputs kept until this many bytes
 # Where evaluations share the GPU, a timed call's checks wait until its timed runner is gone and run under the
-# shared lock, beside the others' tests (`Deferred`): at most this much kept (a `full` evaluation keeps about
-# 5 GiB), or a quarter of the GPU's free memory if that is less; beyond it a stash is checked at once, as alone.
+# shared lock, beside the others' tests (`Deferred`): at most this much kept (a `full` evaluation's kept calls
+# come to about 5 GiB by its shapes' sizes), or a quarter of the GPU's free memory if that is less; beyond it a stash is checked at once, as alone.
 DEFER_BYTES = 8 << 30
 # What the judge's clock may see per call beyond the calibrated overhead: (us, fraction of the reported time),
 # compared on the fastest call. Set by the spread honest kernels show between their fastest call and the fastest
