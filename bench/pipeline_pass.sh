@@ -3,6 +3,7 @@
 # --max-candidates 50`, the shipped evolve.toml: tune only, sandbox on, `final` confirmation) in a fresh copy of
 # $BEFORE (a tar of the tree to compare with: `git archive -o FILE COMMIT`) and of this tree, each stopped (Ctrl-C: in-flight evaluations finish) after RUN_S seconds: judged candidates
 # an hour and where each candidate's time went (bench/run_stages.py); the compile cache empty before this tree's run.
+# PREVIOUS=TAR adds a run of a second tree to compare with (the last change's parent, say); SEEDS=0 skips the seeds.
 # PER_GPU=N adds a third run of this tree with `per_gpu = N` (the shipped evolve.toml has 2: evaluations sharing the
 # GPU, timed one at a time).
 # Then this tree's judge with that cache warm: torch.geqrf, blocked_wy, and tsqr_wy five times in `full` (the seed's score and its
@@ -26,6 +27,7 @@ readme_run() {  # name, a tar of the tree to run ("" for this working tree's tra
 }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a "$OUT/pass.log"
 readme_run before "${BEFORE:?a tar of the tree to compare with: git archive -o FILE COMMIT}"
+if [[ -n ${PREVIOUS:-} ]]; then rm -rf "$cache"; readme_run previous "$PREVIOUS"; fi  # a second tree to compare with
 rm -rf "$cache"
 readme_run after ""
 if [[ -n ${PER_GPU:-} ]]; then  # the same tree with evaluations sharing the GPU (qrjudge/gpulock.py)
@@ -33,6 +35,7 @@ if [[ -n ${PER_GPU:-} ]]; then  # the same tree with evaluations sharing the GPU
   sed -i "s/^per_gpu = $PER_GPU /per_gpu = 2 /" evolve.toml
 fi
 log "the compile cache after the run: $(find "$cache" -name '*.bin' | wc -l) entries, $(du -sh "$cache" | cut -f1)"
+[[ ${SEEDS:-1} == 0 ]] && exit 0  # (the seeds on a shared GPU, with torch.geqrf: bench/share_noise.sh)
 export EVOLVE_NVRTC_CACHE=$cache
 qr baseline --baseline --mode full --seed 7
 qr blocked_wy --kernel-dir seed_kernels/blocked_wy --mode full --seed 7

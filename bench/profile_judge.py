@@ -29,6 +29,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+# The runner is a process of its own, started by the judge: it finds qrjudge where this script does.
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
 
 from run_stages import lock_spans  # noqa: E402  (bench/, this script's directory)
 

@@ -401,6 +401,12 @@ class Call(NamedTuple):
 
 def start(ctx: Context) -> str:
     """Share the buffers with the runner; returns how the runner is isolated."""
+    return started(ctx, ctx.runner, go(ctx, ctx.runner, idle=True))
+
+
+def go(ctx: Context, runner: Runner, idle: bool) -> int | None:
+    """The first half of `start`, for `runner`: the buffers (allocated on first use) sent. With `idle` false the
+    GPU is not this evaluation's alone yet: the runner sets up everything but the hold, which `hold` measures."""
     from qrjudge.arena import Arena
     from qrjudge.specs import benchmarks_for, tests_for
 
@@ -410,17 +416,33 @@ def start(ctx: Context) -> str:
         ctx.arena, ctx.handles = Arena.allocate(max(s.batch * s.n * s.n for s in specs),
                                                 max(s.batch * s.n for s in specs), max(staged, default=1),
                                                 ctx.args.device)
-    reply = ctx.runner.ask({"op": "go", "arenas": ctx.handles, "device": ctx.args.device}, "at start-up")
+    return runner.post({"op": "go", "arenas": ctx.handles, "device": ctx.args.device, "idle": idle})
+
+
+def started(ctx: Context, runner: Runner, nonce: int | None) -> str:
+    """The second half of `start`: the runner's answer; returns how it is isolated."""
+    reply = runner.reply(nonce, "at start-up")
     if not reply.get("ready"):
         judge_reply(reply, "at start-up")
     if isinstance(reply.get("setup_s"), float):  # the runner's buffers, timer and snapshots (the candidate's not in)
         ctx.timings["runner_setup_s"] = reply["setup_s"]
     if isinstance(reply.get("cpu"), int):  # the CPU the runner pinned itself to (qrjudge/isolation.py)
         ctx.runner_cpu = reply["cpu"]
+    take_hold(ctx, reply)
+    return str(reply.get("isolation", "unknown"))
+
+
+def take_hold(ctx: Context, reply: dict[str, Any]) -> None:
     if isinstance(reply.get("hold_us"), float):  # how long the GPU is held before each timed call (timing.Hold)
         ctx.hold_us = round(reply["hold_us"], 1)
         ctx.hold_error = reply.get("hold_error") or None  # why the hold could not be built (timing.CudaTimer)
-    return str(reply.get("isolation", "unknown"))
+
+
+def hold(ctx: Context) -> None:
+    """The hold's length measured by the timed runner, now that the GPU is this evaluation's alone."""
+    reply = ctx.runner.ask({"op": "hold"}, "timing the L2 flush")
+    judge_error(reply, "timing the L2 flush")
+    take_hold(ctx, reply)
 
 
 def primeable(spec: Any) -> bool:
@@ -764,17 +786,19 @@ def evaluate_sharing(ctx: Context, t0: float, lock: GpuLock, timed: Runner) -> V
         warm(ctx, timed)
         ctx.timings["cuda_start_s"] = time.monotonic() - t0
         start(ctx)
+        setting_up = go(ctx, timed, idle=False)  # its buffers, timer and snapshots while this runner tests
         load(ctx)
         began = time.monotonic()
         labels, worst = run_tests(ctx)
         ctx.timings["tests_s"] = time.monotonic() - began
+        isolated = started(ctx, timed, setting_up)
     ctx.runner, ctx.deferred = timed, Deferred(defer_budget(ctx))
     waited = time.monotonic()
     try:
         with lock.exclusive(), lifetime(ctx, timed):
             ctx.timings["lock_wait_s"] += time.monotonic() - waited
             began = time.monotonic()
-            isolated = start(ctx)
+            hold(ctx)
             calibrate(ctx)
             ctx.timings["calibrate_s"] = time.monotonic() - began
             verdict = measured(ctx, isolated, load(ctx), labels, worst)

@@ -6,7 +6,8 @@ Started by the judge (qrjudge/judge.py), which it talks to in JSON lines over tw
 moves into a user namespace of its own and arranges to die with the judge (qrjudge/isolation.py). It imports
 torch and CuPy, then waits for the judge's first message (so a prestarted runner touches no GPU early).
 
-Messages, in order: `warm` (create the CUDA context), `go` (the shared buffers, the device), `call`s with
+Messages, in order: `warm` (create the CUDA context), `go` (the shared buffers, the device; `idle` false where the
+GPU is shared and not yet this evaluation's alone: then `hold` later times the L2 flush, once it is), `call`s with
 `reference` (the judge calibrates its clock on a function of ours while this process is still trusted), `load`
 (the candidate is imported: from here on this process is the candidate's), then `call`s: the judge has written
 a fresh input into the shared A (or, `staged`, into the host stage, to be copied into A here); flush L2, time
@@ -109,7 +110,7 @@ class Session:
         if cuda:
             torch.cuda.init()
         self.arena = arena.Arena.open(go["arenas"])
-        self.timer = timing.CudaTimer() if cuda else timing.HostTimer()
+        self.timer = timing.CudaTimer(idle=go.get("idle", True)) if cuda else timing.HostTimer()
         self.sanity = checker.sanity
         self.fn: Any = None
         self.scope: Any = contextlib.nullcontext
@@ -278,6 +279,7 @@ def serve(args: argparse.Namespace, channel: Channel, isolated: str, compiles: A
                   "nonce": go.get("nonce")})
     handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
         "load": lambda m: session.load(), "prime": session.prime, "verify": lambda m: session.verify(),
+        "hold": lambda m: {"hold_us": session.timer.measure(), "hold_error": session.timer.hold_error},
         "profile": session.profile,
         "call": lambda m: session.call(m, lambda: channel.send({"done": True, "nonce": m.get("nonce")}))}
     while True:

@@ -192,19 +192,36 @@ def hold_for(flush_us: float) -> float:
 
 class CudaTimer:
     """CUDA events on the current stream around a call, after the hold; `settle` synchronises the whole
-    device, so work left on other streams ends before the call is reported finished."""
+    device, so work left on other streams ends before the call is reported finished.
 
-    def __init__(self) -> None:
+    The hold's length comes from a flush timed on an idle device (`measure`): at once where the device is
+    idle (`idle`), else later, when the judge says it is (a GPU shared with other evaluations, whose untimed
+    work would lengthen the flush: the timer is built beside them, and measured once the GPU is this
+    evaluation's alone)."""
+
+    def __init__(self, idle: bool = True) -> None:
         import torch
 
         self.torch = torch
         self.flush = Flusher(torch.device("cuda:0"))
-        self.hold_us = float(HOLD_US) if HOLD_US else hold_for(self.flush_us())
+        self.hold_us: float | None = None
         self.hold, self.hold_error = None, ""
-        try:
-            self.hold = Hold(torch, self.hold_us) if self.hold_us > 0 else None
-        except Exception as exc:  # no NVRTC for CuPy here: timed without the hold, and the verdict says why
-            self.hold_us, self.hold_error = 0.0, f"{type(exc).__name__}: {exc}"[:300]
+        if not HOLD_US or float(HOLD_US) > 0:
+            try:
+                self.hold = Hold(torch, 0.0)  # compiled and loaded now; its length is set by `measure`
+            except Exception as exc:  # no NVRTC for CuPy here: timed without the hold, and the verdict says why
+                self.hold_us, self.hold_error = 0.0, f"{type(exc).__name__}: {exc}"[:300]
+        if idle:
+            self.measure()
+
+    def measure(self) -> float:
+        """The hold's length (us), on a device that is idle now."""
+        if self.hold is None:
+            self.hold_us = 0.0
+        else:
+            self.hold_us = float(HOLD_US) if HOLD_US else hold_for(self.flush_us())
+            self.hold.ns = int(self.hold_us * 1000)
+        return self.hold_us
 
     def flush_us(self) -> float:
         """How long one L2 flush takes on this GPU: the fastest of five after one untimed, timed with events on
@@ -223,6 +240,8 @@ class CudaTimer:
         return min(times)
 
     def start(self) -> None:
+        if self.hold_us is None:
+            raise RuntimeError("the hold was never measured: a timed call before the GPU was idle")
         self.begin = self.torch.cuda.Event(enable_timing=True)
         self.end = self.torch.cuda.Event(enable_timing=True)
         if self.hold is not None:
@@ -244,6 +263,9 @@ class HostTimer:
 
     hold_us: float | None = None
     hold_error = ""
+
+    def measure(self) -> None:
+        return None
 
     def flush(self) -> None:
         pass
