@@ -26,30 +26,25 @@ import math
 import os
 import random
 import statistics
-import subprocess
 import sys
-import threading
 import time
 import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from qrjudge import isolation, wire
+from qrjudge import isolation
+from qrjudge.kept import Deferred, Stash, defer_budget
+from qrjudge.link import Runner
+from qrjudge.verdict import Report, Verdict, heartbeat
 
 if TYPE_CHECKING:
     from qrjudge.gpulock import GpuLock
     from qrjudge.timing import Plan
 
-ANTI_CHEAT_VERSION = 8  # raised whenever a check or the timing changes; every result records it
 ESCAPED = ("the outputs changed after custom_kernel returned: work left running on another stream was not "
            "joined to the current stream")
-STASH_BYTES = 256 << 20  # cheap checks are batched: inputs and outputs kept until this many bytes
-# Where evaluations share the GPU, a timed call's checks wait until its timed runner is gone and run under the
-# shared lock, beside the others' tests (`Deferred`): at most this much kept (a `full` evaluation's kept calls
-# come to about 5 GiB by its shapes' sizes), or a quarter of the GPU's free memory if that is less; beyond it a stash is checked at once, as alone.
-DEFER_BYTES = 8 << 30
 # What the judge's clock may see per call beyond the calibrated overhead: (us, fraction of the reported time),
 # compared on the fastest call. Set by the spread honest kernels show between their fastest call and the fastest
 # calibration call (docs/benchmarks.md, "The judge"), with room: the judge must never reject an honest kernel.
@@ -67,217 +62,6 @@ PRIME_BYTES = int(os.environ.get("EVOLVE_PRIME_BYTES", str(1 << 20)))
 # under a millisecond, and its fastest call is what a misreport is measured against; a large shape's costs up
 # to 20 ms (five of every size took 0.42-0.58 s on an H200).
 CALIBRATION_CALLS = (8, 3)
-# An import may compile (an exported file's load_inline build: its first evaluation, build included, took
-# 64 s on an H200): while it runs, the judge says so every HEARTBEAT_S, for at most IMPORT_S, so the
-# supervisor's stall watchdog (90 s without a line, meant for hung kernels) does not kill a compilation; after
-# IMPORT_S the watchdog decides.
-HEARTBEAT_S, IMPORT_S = 20.0, 240.0
-
-
-class Verdict(Exception):
-    """The end of an evaluation: a status, a message and whatever else the result carries."""
-
-    def __init__(self, status: str, error: str = "", **fields: Any) -> None:
-        super().__init__(error)
-        self.status, self.error, self.fields = status, error, fields
-
-
-class Report:
-    """The judge's stdout: progress lines, then the final line."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        self.stream = stream
-        self.lock = threading.Lock()  # `heartbeat` emits from a thread of its own
-
-    def emit(self, **record: Any) -> None:
-        with self.lock:
-            self.stream.write(json.dumps(record, default=str) + "\n")
-            self.stream.flush()
-            if "stage" in record:
-                print(f"[harness] {record['stage']}: {record.get('label', '')}", file=sys.stderr, flush=True)
-
-    def final(self, verdict: Verdict) -> None:
-        fields = {k: v for k, v in verdict.fields.items() if v is not None}
-        self.emit(final={"status": verdict.status, "error": verdict.error, **fields, "judge": ANTI_CHEAT_VERSION})
-
-
-@contextlib.contextmanager
-def heartbeat(report: Report, stage: str, label: str, every: float = HEARTBEAT_S,
-              limit: float = IMPORT_S) -> Iterator[None]:
-    """While the block runs, a progress line every `every` seconds, for at most `limit` seconds."""
-    done, began = threading.Event(), time.monotonic()
-
-    def beat() -> None:
-        while not done.wait(every) and time.monotonic() - began < limit:
-            report.emit(stage=stage, label=f"{label} (still running after {time.monotonic() - began:.0f} s)")
-    thread = threading.Thread(target=beat, daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        done.set()
-        thread.join()
-
-
-class Runner:
-    """The runner process and its two pipes."""
-
-    def __init__(self, args: argparse.Namespace) -> None:
-        to_runner, self._theirs_in = os.pipe()[::-1]
-        self._theirs_out, from_runner = os.pipe()[::-1]
-        here = Path.cwd()  # the judge's own directory: the shared buffers, and the runner's scratch in it
-        argv = [sys.executable, "-m", "qrjudge.runner", "--ctl-in", str(self._theirs_in), "--ctl-out",
-                str(self._theirs_out), "--writable", str(here)]
-        argv += ["--baseline"] if args.baseline else ["--kernel-dir", str(args.kernel_dir.resolve())]
-        scratch = here / "runner"
-        compiles = [] if args.baseline else compile_server()  # the runner's ends of the compile cache's pipes
-        argv += ["--nvrtc-out", str(compiles[0]), "--nvrtc-in", str(compiles[1])] if compiles else []
-        self.proc = subprocess.Popen(argv, cwd=scratch, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, pass_fds=(self._theirs_in, self._theirs_out, *compiles),
-                                     env=runner_env(scratch))
-        self._pid: int | None = None
-        for fd in (self._theirs_in, self._theirs_out, *compiles):
-            os.close(fd)
-        self.to_runner = to_runner
-        # Blocking, never polling: the judge waits while the candidate is timed, and a judge spinning on the
-        # CPU core (or the hyperthread) the runner's launches come from slows them.
-        self.reader = wire.LineReader(from_runner)
-        self.nonces = random.SystemRandom()
-        self.tail: list[bytes] = []
-        self.forwarders = [threading.Thread(target=wire.forward, args=(stream, self.tail, 40), daemon=True)
-                           for stream in (self.proc.stdout, self.proc.stderr)]
-        for thread in self.forwarders:
-            thread.start()
-
-    @property
-    def pid(self) -> int:
-        """The process that runs the candidate: the confined child of the one the judge started (its PID
-        namespace's first process, qrjudge/isolation.py), found once it has started."""
-        if self._pid is None:
-            self._pid = _only_child(self.proc.pid) or self.proc.pid
-        return self._pid
-
-    def ask(self, message: dict[str, Any], where: str) -> dict[str, Any]:
-        """Send one message and read the reply."""
-        return self.reply(self.post(message), where)
-
-    def post(self, message: dict[str, Any]) -> int | None:
-        """Send one message; returns its secret nonce (None if the runner is gone: `reply` says how)."""
-        nonce = self.nonces.getrandbits(64)
-        try:
-            wire.send(self.to_runner, {**message, "nonce": nonce})
-        except OSError:
-            return None
-        return nonce
-
-    def reply(self, nonce: int | None, where: str) -> dict[str, Any]:
-        """The reply to the message sent with `nonce`. A dead runner, a reply that is not a JSON object, a
-        reply without this message's nonce, or anything more than one reply ends the evaluation."""
-        reply = self.line(nonce, where)
-        if self.reader.pending():
-            raise Verdict("rejected", f"{where}: a reply the runner did not write reached the judge (forged)")
-        return reply
-
-    def line(self, nonce: int | None, where: str) -> dict[str, Any]:
-        """The next line from the runner, which must answer the message sent with `nonce` (a call's `done`
-        line comes before its reply)."""
-        try:
-            line = self.reader.readline() if nonce is not None else b""
-        except OSError:
-            line = b""
-        if not line:
-            code = self.proc.wait()
-            how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
-            raise Verdict("crash", f"the candidate's process died {where} ({how}) without a reply",
-                          log=self.log())
-        try:
-            reply = json.loads(line)
-        except json.JSONDecodeError:
-            reply = None
-        if not isinstance(reply, dict):
-            raise Verdict("rejected", f"{where}: the candidate's process sent a malformed reply")
-        if reply.get("nonce") != nonce:
-            raise Verdict("rejected", f"{where}: a reply the runner did not write reached the judge (forged)")
-        return reply
-
-    def log(self) -> str:
-        return b"".join(self.tail).decode("utf-8", "replace")[-3000:]
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-
-    def end(self, limit_s: float = 10.0) -> None:
-        """Killed, and nothing of it left: the confined process is its PID namespace's init, whose exit the
-        kernel completes only once every process of the namespace is gone (their CUDA contexts with them)."""
-        confined = self.pid
-        self.kill()
-        self.proc.wait()
-        deadline = time.monotonic() + limit_s
-        while _running(confined):
-            if time.monotonic() > deadline:
-                raise Verdict("crash", "the candidate's process outlived its kill")
-            time.sleep(0.005)
-
-    def drain(self) -> None:
-        """Wait (a second at most) for what it printed last, which belongs in the log: its output ends when
-        it has exited, CUDA context and all."""
-        for thread in self.forwarders:
-            thread.join(timeout=1)
-
-
-def compile_server() -> list[int]:
-    """The compile cache's server (qrjudge/nvrtc_cache.py), started beside the runner when EVOLVE_NVRTC_CACHE
-    names a directory; the runner's ends of its pipes (request, reply), or none."""
-    cache = os.environ.get("EVOLVE_NVRTC_CACHE", "")
-    if not cache or not os.path.isdir(cache) or os.environ.get("EVOLVE_RUNNER_CONFINE") == "off":
-        return []  # (an unconfined runner could write the cache itself)
-    from qrjudge.nvrtc_cache import LOG
-
-    to_server, requests = os.pipe()[::-1]
-    replies, from_server = os.pipe()[::-1]
-    argv = [sys.executable, "-m", "qrjudge.nvrtc_cache", "--req-in", str(requests), "--rep-out", str(replies),
-            "--cache", cache]
-    with open(os.path.join(cache, LOG), "ab") as log:  # why a server stopped, for the next evaluation to say
-        subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
-                         pass_fds=(requests, replies))
-    os.close(requests)
-    os.close(replies)
-    return [to_server, from_server]
-
-
-def runner_env(scratch: Path) -> dict[str, str]:
-    """The runner's environment: the judge's, with every place a library writes (homes, caches, temporary
-    files) inside the runner's scratch, the one directory it may write besides the shared buffers."""
-    env = dict(os.environ)  # (names with a dot: the scratch is the runner's working directory, on its sys.path)
-    for name, sub in (("HOME", ".home"), ("TMPDIR", ".tmp"), ("XDG_CACHE_HOME", ".cache"), ("CUPY_CACHE_DIR", ".cupy"),
-                      ("TORCH_EXTENSIONS_DIR", ".torch_extensions"), ("TRITON_CACHE_DIR", ".triton"),
-                      ("CUDA_CACHE_PATH", ".nv")):
-        (scratch / sub).mkdir(parents=True, exist_ok=True)
-        env[name] = str(scratch / sub)
-    return env
-
-
-def _running(pid: int) -> bool:
-    """Whether process `pid` exists and has not exited (a zombie has)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except (OSError, IndexError):
-        return False
-
-
-def _only_child(pid: int) -> int | None:
-    """The first child of process `pid`, from /proc (None if it has none yet or /proc does not say)."""
-    try:
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{task}/children") as f:
-                children = f.read().split()
-            if children:
-                return int(children[0])
-    except (OSError, ValueError):
-        pass
-    return None
 
 
 def judge_error(reply: dict[str, Any], where: str) -> None:
@@ -531,113 +315,6 @@ def check_test(spec: Any, call: Call, h: Any, tau: Any, worst: dict[str, float])
         if spec.case == "mixed" and verdict.matrix is not None:
             reason += f" (a {mixed_cases(spec, call.seed)[verdict.matrix]} matrix)"
         raise Verdict("incorrect", f"test {spec.label}: {reason}", failing=spec.label, worst=worst)
-
-
-class Kept(NamedTuple):
-    """What the judge keeps of a timed call for checking: the call's number, which matrices of its batch
-    (None: all), and copies of the input and of the outputs of those matrices."""
-    number: int
-    rows: Any  # a tensor of batch indices, or None
-    a: Any
-    h: Any
-    tau: Any
-
-
-class Stash:
-    """Timed calls kept for checking, checked together once they add up to STASH_BYTES (many small batches
-    cost one check) or at the end of the shape; on a shared GPU, after the timed region (`Deferred`)."""
-
-    def __init__(self, ctx: Context, spec: Any) -> None:
-        self.ctx, self.spec = ctx, spec
-        self.items: list[Kept] = []
-        self.kept = 0  # calls kept, each checked before any verdict is ok
-
-    def bytes(self) -> int:
-        return sum(item.a.numel() * 8 for item in self.items)  # the input and the outputs, float32
-
-    def add(self, number: int, a: Any, rows: list[int] | None) -> Kept:
-        """Keep call `number`: its input `a` (the judge's copy) and the shared outputs, of the matrices `rows`
-        of the batch (None: all of them)."""
-        _, h, tau = self.ctx.arena.views(self.spec.batch, self.spec.n)
-        if rows is None:
-            kept = Kept(number, None, a, h.clone(), tau.clone())
-        else:
-            index = self.ctx.torch.tensor(sorted(rows), device=h.device)
-            kept = Kept(number, index, a.index_select(0, index), h.index_select(0, index), tau.index_select(0, index))
-        self.items.append(kept)
-        self.kept += 1
-        if self.bytes() >= STASH_BYTES:
-            self.settle()
-        return kept
-
-    def settle(self) -> None:
-        """The kept calls checked now, or handed to the evaluation's `Deferred` where it takes them."""
-        if self.ctx.deferred is None or not self.ctx.deferred.take(self):
-            self.check()
-
-    def unchanged(self, kept: Kept) -> bool:
-        """Whether the shared outputs still hold what the call left there (no late writes)."""
-        _, h, tau = self.ctx.arena.views(self.spec.batch, self.spec.n)
-        if kept.rows is not None:
-            h, tau = h.index_select(0, kept.rows), tau.index_select(0, kept.rows)
-        return bool(self.ctx.torch.equal(kept.h, h) and self.ctx.torch.equal(kept.tau, tau))
-
-    def check(self) -> None:
-        from qrjudge.checker import check
-
-        if not self.items:
-            return
-        cat = self.ctx.torch.cat
-        verdict = check(cat([i.a for i in self.items]), cat([i.h for i in self.items]),
-                        cat([i.tau for i in self.items]), diagnostics=False)
-        if not verdict.ok:
-            item, matrix = self.locate(verdict.matrix or 0)
-            reason = verdict.reason.replace(f"matrix {verdict.matrix} ", f"matrix {matrix} ", 1)
-            raise Verdict("incorrect", f"benchmark {self.spec.label}: timed call {item.number} returned a wrong result: "
-                          f"{reason}", failing=self.spec.label)
-        self.items.clear()
-
-    def locate(self, position: int) -> tuple[Kept, int]:
-        """The kept call and the matrix of its batch at `position` in the checked concatenation."""
-        for item in self.items:
-            if position < item.a.shape[0]:
-                return item, position if item.rows is None else int(item.rows[position])
-            position -= item.a.shape[0]
-        raise IndexError(position)
-
-
-class Deferred:
-    """Kept timed calls whose checks wait until the timed runner is gone (`evaluate_sharing`): checking is the
-    judge's own GPU work, untimed, so it can run under the shared lock beside other evaluations' tests rather
-    than inside this evaluation's exclusive hold of the GPU. Up to `budget` bytes; a stash beyond it is checked
-    at once. A wrong call is then found after the last shape is timed instead of after its own; a failure found
-    in the timed region waits for these checks (`evaluate_sharing`), so the verdict is the one alone gives."""
-
-    def __init__(self, budget: int) -> None:
-        self.budget = budget
-        self.stashes: list[Stash] = []
-
-    def take(self, stash: Stash) -> bool:
-        size = stash.bytes()
-        if size > self.budget:
-            return False
-        held = Stash(stash.ctx, stash.spec)
-        held.items, stash.items = stash.items, []
-        self.stashes.append(held)
-        self.budget -= size
-        return True
-
-    def check(self) -> None:
-        while self.stashes:
-            self.stashes.pop(0).check()
-
-
-def defer_budget(ctx: Context) -> int:
-    """DEFER_BYTES, or a quarter of the GPU's free memory where that is less."""
-    if ctx.device.type != "cuda":
-        return DEFER_BYTES
-    free, _ = ctx.torch.cuda.mem_get_info()
-    return min(DEFER_BYTES, free // 4)
 
 
 def time_shape(ctx: Context, spec: Any, plan: Plan) -> dict[str, Any]:

@@ -209,7 +209,7 @@ def test_a_long_import_shows_progress_for_a_while_then_falls_silent() -> None:
     import io
     import json
 
-    from qrjudge.judge import Report, heartbeat
+    from qrjudge.verdict import Report, heartbeat
 
     out = io.StringIO()
     with heartbeat(Report(out), "import", "k", every=0.05, limit=0.3):
@@ -256,7 +256,7 @@ class _SharedOutputs:
 def _stash(h: Any, tau: Any, spec: Any) -> Any:
     import torch
 
-    from qrjudge.judge import Stash
+    from qrjudge.kept import Stash
 
     return Stash(types.SimpleNamespace(arena=_SharedOutputs(h, tau), torch=torch, deferred=None), spec)
 
@@ -267,7 +267,7 @@ def test_a_sampled_check_names_the_call_and_the_matrix_of_its_batch() -> None:
     import torch
 
     from qrjudge.cases import make_batch
-    from qrjudge.judge import Verdict
+    from qrjudge.verdict import Verdict
     from qrjudge.specs import Spec
 
     spec = Spec(8, 6, 1, "dense")
@@ -309,7 +309,8 @@ def test_a_deferred_check_still_fails_the_wrong_call_and_keeps_to_its_budget() -
     import torch
 
     from qrjudge.cases import make_batch
-    from qrjudge.judge import Deferred, Verdict
+    from qrjudge.kept import Deferred
+    from qrjudge.verdict import Verdict
     from qrjudge.specs import Spec
 
     spec = Spec(4, 5, 1, "dense")

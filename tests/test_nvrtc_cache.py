@@ -21,9 +21,9 @@ STUB = ROOT / "tests" / "stub_cupy"
 
 CLIENT = r"""
 import json, os
-from qrjudge import judge, nvrtc_cache
-fds = judge.compile_server()  # none: the runner compiles as it always did
-os.environ["HOME"] += ".runner"  # the runner's home is not the judge's (judge.runner_env)
+from qrjudge import link, nvrtc_cache
+fds = link.compile_server()  # none: the runner compiles as it always did
+os.environ["HOME"] += ".runner"  # the runner's home is not the judge's (link.runner_env)
 client = nvrtc_cache.install(*fds) if fds else None
 if os.environ.get("CONFINE"):  # as the runner is: everything read-only but its scratch
     from qrjudge import isolation
