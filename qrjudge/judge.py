@@ -109,9 +109,10 @@ class Context:
     handles: Any = None  # the shared buffers' handles, for a second runner (the timed one, `evaluate_sharing`)
     deferred: Deferred | None = None  # kept timed calls checked after the timed region (a GPU shared), or None
     alive: list[tuple[float, float]] = field(default_factory=list)  # when candidate code could exist (monotonic)
-    # Where the calls' time goes (`spent`): the judge making and writing inputs, and waiting on the runner (the
-    # candidate's calls, the pipes, flush and hold, the prime calls); the benchmark reports its own share.
-    spent: dict[str, float] = field(default_factory=lambda: {"inputs": 0.0, "runner": 0.0})
+    # Where the calls' time goes (`spent`), by the judge's clock: making and writing inputs; the prime calls; the
+    # runner from the ask to its `done` line (the candidate's call, the pipes, flush and hold); from `done` to its
+    # reply (the runner's own checks once the clock has stopped). The benchmark reports its own share.
+    spent: dict[str, float] = field(default_factory=lambda: dict.fromkeys(("inputs", "prime", "runner", "tail"), 0.0))
 
     def call(self, spec: Any, where: str, primed: bool = False, **options: Any) -> Call:
         """One call of the candidate on a fresh input, generated here from a secret seed and written into the
@@ -137,7 +138,7 @@ class Context:
             host = mine.cpu()
             asked = time.perf_counter()
             judge_error(self.runner.ask({"op": "prime", "spec": spec.to_list(), **options}, where), where)
-            self.spent["runner"] += time.perf_counter() - asked
+            self.spent["prime"] += time.perf_counter() - asked
             began += time.perf_counter() - asked
             self.arena.stage(spec.batch, spec.n).copy_(host)  # a memcpy: the input exists from here on
         else:
@@ -155,9 +156,11 @@ class Context:
         is idle, before its checks and its reply: what the clock sees beyond the candidate's time is then the
         pipes, the flush and the hold, steady enough to be calibrated (`calibrate`)."""
         first = self.runner.line(sent.nonce, sent.where)
-        wall = (time.perf_counter() - sent.began) * 1e6
+        done = time.perf_counter()
+        wall = (done - sent.began) * 1e6
         reply = self.runner.reply(sent.nonce, sent.where) if first.get("done") is True else first
-        self.spent["runner"] += time.perf_counter() - sent.began
+        self.spent["runner"] += done - sent.began
+        self.spent["tail"] += time.perf_counter() - done
         reply = judge_reply(reply, sent.where)
         a, _, _ = self.arena.views(sent.spec.batch, sent.spec.n)
         if not self.torch.equal(a, sent.a):
@@ -531,10 +534,11 @@ def measured(ctx: Context, isolated: str, compile_info: dict[str, Any], labels: 
     began, before = time.monotonic(), dict(ctx.spent)
     shapes, catch = benchmark(ctx)
     ctx.timings["bench_s"] = time.monotonic() - began
-    # of which: inputs made and written, and the runner's time (the timed calls in it, and the warm-ups, pipes,
-    # flush and hold); the rest is the judge's own (comparisons, kept outputs, checks)
-    ctx.timings["bench_inputs_s"] = ctx.spent["inputs"] - before["inputs"]
-    ctx.timings["bench_runner_s"] = ctx.spent["runner"] - before["runner"]
+    # of which (`Context.spent`): inputs made and written; prime calls; the runner until its `done` (the timed calls
+    # within it, and the warm-ups, pipes, flush and hold); its checks after `done`; the rest is the judge's own
+    # (comparisons, kept outputs, checks)
+    for key in ctx.spent:
+        ctx.timings[f"bench_{key}_s"] = ctx.spent[key] - before[key]
     ctx.timings["timed_kernel_s"] = sum(s.pop("timed_s") for s in shapes)
     flags = [f"{s['shape']}: {s['mean_us']:.1f} us is below the physical floor {s['floor_us']:.1f} us"
              for s in shapes if s["mean_us"] < s["floor_us"]]
