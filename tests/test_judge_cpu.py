@@ -76,9 +76,12 @@ def test_the_honest_kernel_passes(tmp_path: Path, prime_bytes: str, pin: str) ->
     timings = result["timings"]  # where the overhead goes
     for stage in ("after_verdict_s", "runner_setup_s", "cuda_start_s"):
         assert 0 <= timings[stage] < timings["wall_s"], (stage, timings)
-    # the benchmark's time: its inputs, the runner's (the timed calls within it), the judge's own the rest
+    # the benchmark's time: its inputs, the prime calls, the runner's until `done` (the timed calls within it) and
+    # after it, the judge's own the rest
     assert timings["timed_kernel_s"] < timings["bench_runner_s"], timings
-    assert 0 < timings["bench_inputs_s"] and timings["bench_inputs_s"] + timings["bench_runner_s"] < timings["bench_s"]
+    parts = [timings[f"bench_{part}_s"] for part in ("inputs", "prime", "runner", "tail")]
+    assert parts[0] > 0 and (parts[1] > 0) == (prime_bytes != "0") and parts[3] > 0, timings
+    assert sum(parts) < timings["bench_s"], timings
     for shape in result["shapes"]:  # a short shape timed again after the others, scored by its fastest round
         means = shape["round_means_us"]
         assert len(means) == (2 if means[0] < SHORT_US else 1) and shape["mean_us"] == min(means), shape
