@@ -1,0 +1,140 @@
+"""What a small benchmark shape's call costs outside its timed region, piece by piece, on this machine.
+
+A `full` evaluation times 138 calls of 20x32, 40x176 and 40x352 (36 ms of kernel time) in about 0.75 s of its
+exclusive hold on an H200 (docs/benchmarks.md, "Throughput"): some 5 ms a call, most of it neither the kernel nor
+what the judge's clock sees between its ask and the runner's `done`. This times the pieces of that cycle
+(qrjudge/judge.py `Context.call` and `time_shape`, qrjudge/runner.py `Session.call`) each on its own, the median of
+REPEATS, with how many of each one call makes, so that a cut aims at a measured cost:
+
+    python bench/call_cycle.py [--shape 20x32] [--repeats 300] [--device cpu]
+
+Each piece is run as the cycle runs it (on the GPU: with the synchronisation it ends in). The pipe round trip is
+one JSON line each way between this process (a blocking read, as the judge reads) and a child that spins on its
+read (as the runner does, qrjudge/wire.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+ECHO = """
+import sys
+from qrjudge import wire
+reader = wire.LineReader(int(sys.argv[1]), spin_s=wire.SPIN_S)
+while line := reader.readline():
+    wire.send(int(sys.argv[2]), {"done": True, **__import__("json").loads(line)})
+"""
+
+
+def timed(piece: Callable[[], object], repeats: int) -> tuple[float, float]:
+    """(median, 90th percentile) of `piece`'s wall time in us, after a few untimed runs."""
+    for _ in range(5):
+        piece()
+    times = []
+    for _ in range(repeats):
+        began = time.perf_counter()
+        piece()
+        times.append((time.perf_counter() - began) * 1e6)
+    times.sort()
+    return statistics.median(times), times[int(0.9 * (len(times) - 1))]
+
+
+def round_trip() -> tuple[Callable[[], object], Callable[[], None]]:
+    """One message to a spinning child and its reply read with a blocking read; and how to stop the child."""
+    from qrjudge import wire
+
+    to_child, theirs_in = os.pipe()[::-1]
+    theirs_out, from_child = os.pipe()[::-1]
+    child = subprocess.Popen([sys.executable, "-c", ECHO, str(theirs_in), str(theirs_out)],
+                             pass_fds=(theirs_in, theirs_out), env={**os.environ, "PYTHONPATH": str(ROOT)})
+    os.close(theirs_in)
+    os.close(theirs_out)
+    reader = wire.LineReader(from_child)
+    message = {"op": "call", "spec": [20, 32, 1.0, "dense", None], "staged": True, "timed": True, "flush": True}
+
+    def piece() -> object:
+        wire.send(to_child, {**message, "nonce": 12345678901234})
+        return json.loads(reader.readline())
+
+    def stop() -> None:
+        os.close(to_child)
+        child.wait()
+    return piece, stop
+
+
+def pieces(batch: int, n: int, device: str) -> dict[str, tuple[int, Callable[[], object]]]:
+    """name -> (how many one primed timed call makes, the piece)."""
+    import gc
+
+    import torch
+
+    from qrjudge import arena, checker, guard, hostwatch, integrity, timing, wire
+    from qrjudge.cases import make_batch
+    from qrjudge.specs import Spec
+
+    dev = torch.device(device)
+    spec = Spec(batch, n, 1.0, "dense")
+    a = make_batch(spec, 1, dev)
+    h, tau = a.clone(), a[..., 0].clone()
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    snapshot = integrity.Snapshot(integrity.namespaces(*([torch.cuda.Event] if device == "cuda" else []), torch.cuda,
+                                                        time, gc, json, os, checker, timing, integrity, guard,
+                                                        arena, wire))
+    out: dict[str, tuple[int, Callable[[], object]]] = {
+        "judge: make_batch (dense)": (1, lambda: (make_batch(spec, 7, dev), sync())),
+        "judge: the input to the host (prime path)": (1, lambda: a.cpu()),
+        "judge and runner: torch.equal": (5, lambda: torch.equal(a, h)),
+        "judge: the kept outputs cloned": (1, lambda: (h.clone(), tau.clone())),
+        "runner: the staged input copied in": (1, lambda: (h.copy_(a.cpu()), sync())),
+        "runner: sanity of the outputs": (1, lambda: checker.sanity(a, (h, tau))),
+        "runner: the integrity snapshot compared (~the runner's)": (3, snapshot.changed),
+        "judge: hostwatch sample (per round, not per call)": (0, lambda: hostwatch.sample(os.getpid(), probe=False)),
+    }
+    if device == "cuda":
+        timer = timing.CudaTimer()
+
+        def flushed_and_held() -> None:
+            timer.flush()
+            sync()
+            timer.start()
+            timer.stop()
+            sync()
+        out["runner: L2 flush, hold, events, syncs"] = (1, flushed_and_held)
+    return out
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--shape", default="20x32", help="BATCHxN (default 20x32)")
+    p.add_argument("--repeats", type=int, default=300)
+    p.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
+    args = p.parse_args()
+    batch, n = (int(x) for x in args.shape.split("x"))
+    rows = [(name, count, *timed(piece, args.repeats)) for name, (count, piece) in pieces(batch, n, args.device).items()]
+    trip, stop = round_trip()
+    try:
+        rows.append(("judge <-> runner: one JSON line each way (prime, call: done + reply)", 3, *timed(trip, args.repeats)))
+    finally:
+        stop()
+    print(f"{args.shape} on {args.device}, {args.repeats} repeats: median and 90th percentile (us), times a call, "
+          "us a call")
+    total = 0.0
+    for name, count, median, p90 in rows:
+        total += count * median
+        print(f"  {name:70} {median:9.1f} {p90:9.1f}  x{count}  {count * median:9.1f}")
+    print(f"  {'sum of the pieces a call makes':70} {'':19}      {total:9.1f}")
+
+
+if __name__ == "__main__":
+    main()
