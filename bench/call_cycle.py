@@ -31,8 +31,15 @@ sys.path.insert(0, str(ROOT))
 ECHO = """
 import sys
 from qrjudge import wire
+gpu = sys.argv[3] == "cuda"
+if gpu:  # a context of its own, as the runner has
+    import torch
+    x = torch.zeros(1, device="cuda")
 reader = wire.LineReader(int(sys.argv[1]), spin_s=wire.SPIN_S)
 while line := reader.readline():
+    if gpu:
+        x.add_(1)
+        torch.cuda.synchronize()
     wire.send(int(sys.argv[2]), {"done": True, **__import__("json").loads(line)})
 """
 
@@ -50,13 +57,14 @@ def timed(piece: Callable[[], object], repeats: int) -> tuple[float, float]:
     return statistics.median(times), times[int(0.9 * (len(times) - 1))]
 
 
-def round_trip() -> tuple[Callable[[], object], Callable[[], None]]:
-    """One message to a spinning child and its reply read with a blocking read; and how to stop the child."""
+def round_trip(device: str = "cpu") -> tuple[Callable[[], object], Callable[[], None]]:
+    """One message to a spinning child and its reply read with a blocking read; and how to stop the child. With
+    `device` cuda the child runs a tiny kernel and synchronises before it answers, in a CUDA context of its own."""
     from qrjudge import wire
 
     to_child, theirs_in = os.pipe()[::-1]
     theirs_out, from_child = os.pipe()[::-1]
-    child = subprocess.Popen([sys.executable, "-c", ECHO, str(theirs_in), str(theirs_out)],
+    child = subprocess.Popen([sys.executable, "-c", ECHO, str(theirs_in), str(theirs_out), device],
                              pass_fds=(theirs_in, theirs_out), env={**os.environ, "PYTHONPATH": str(ROOT)})
     os.close(theirs_in)
     os.close(theirs_out)
@@ -114,6 +122,34 @@ def pieces(batch: int, n: int, device: str) -> dict[str, tuple[int, Callable[[],
     return out
 
 
+def context_switches(repeats: int) -> list[tuple[str, int, float, float]]:
+    """A tiny kernel and a synchronisation here, then one in the child's context (a round trip), against both in
+    this process (with a round trip to a child that touches no GPU): the difference is what the GPU's turn from
+    one process's context to the other's costs, which a call cycle pays at each hand-over."""
+    import torch
+
+    y = torch.zeros(1, device="cuda")
+
+    def mine() -> None:
+        y.add_(1)
+        torch.cuda.synchronize()
+    rows = []
+    for device, label in (("cuda", "a kernel here, then one in the child's context"),
+                          ("cpu", "both kernels here, the child on the CPU")):
+        trip, stop = round_trip(device)
+
+        def turn(trip: Callable[[], object] = trip, here: int = 1 if device == "cuda" else 2) -> None:
+            mine()
+            trip()
+            if here == 2:
+                mine()
+        try:
+            rows.append((f"hand-over: {label}", 0, *timed(turn, repeats)))
+        finally:
+            stop()
+    return rows
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--shape", default="20x32", help="BATCHxN (default 20x32)")
@@ -127,6 +163,8 @@ def main() -> None:
         rows.append(("judge <-> runner: one JSON line each way (prime, call: done + reply)", 3, *timed(trip, args.repeats)))
     finally:
         stop()
+    if args.device == "cuda":  # does the GPU going from one process's context to the other's cost time of its own?
+        rows.extend(context_switches(args.repeats))
     print(f"{args.shape} on {args.device}, {args.repeats} repeats: median and 90th percentile (us), times a call, "
           "us a call")
     total = 0.0
