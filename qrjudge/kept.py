@@ -4,18 +4,24 @@ where checking it whole is costly), checked together in batches, or, on a shared
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from qrjudge.verdict import Verdict
-
-if TYPE_CHECKING:
-    from qrjudge.judge import Context
 
 STASH_BYTES = 256 << 20  # cheap checks are batched: inputs and outputs kept until this many bytes
 # Where evaluations share the GPU, a timed call's checks wait until its timed runner is gone and run under the
 # shared lock, beside the others' tests (`Deferred`): at most this much kept (a `full` evaluation's kept calls
 # come to about 5 GiB by its shapes' sizes), or a quarter of the GPU's free memory if that is less; beyond it a stash is checked at once, as alone.
 DEFER_BYTES = 8 << 30
+
+
+class Evaluation(Protocol):
+    """What the kept calls need of the evaluation (the judge's `Context`)."""
+
+    torch: Any
+    device: Any
+    arena: Any  # the shared buffers (qrjudge/arena.py)
+    deferred: Deferred | None
 
 
 class Kept(NamedTuple):
@@ -32,7 +38,7 @@ class Stash:
     """Timed calls kept for checking, checked together once they add up to STASH_BYTES (many small batches
     cost one check) or at the end of the shape; on a shared GPU, after the timed region (`Deferred`)."""
 
-    def __init__(self, ctx: Context, spec: Any) -> None:
+    def __init__(self, ctx: Evaluation, spec: Any) -> None:
         self.ctx, self.spec = ctx, spec
         self.items: list[Kept] = []
         self.kept = 0  # calls kept, each checked before any verdict is ok
@@ -117,9 +123,9 @@ class Deferred:
             self.stashes.pop(0).check()
 
 
-def defer_budget(ctx: Context) -> int:
+def defer_budget(ctx: Evaluation) -> int:
     """DEFER_BYTES, or a quarter of the GPU's free memory where that is less."""
     if ctx.device.type != "cuda":
         return DEFER_BYTES
     free, _ = ctx.torch.cuda.mem_get_info()
-    return min(DEFER_BYTES, free // 4)
+    return int(min(DEFER_BYTES, free // 4))
