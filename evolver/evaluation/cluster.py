@@ -22,7 +22,7 @@ import socket
 import tarfile
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from evolver.evaluation.command import command_for, contain, run_cold
 from evolver.evaluation.processes import TAG, EvaluatorStartError
@@ -30,7 +30,6 @@ from evolver.evaluation.slots import EvaluationError, Slot, cpu_fingerprint, det
 from evolver.records.config import Config
 
 if TYPE_CHECKING:
-    from evolver.evaluation.evaluate import Evaluator
     from evolver.evaluation.prestart import Prestarted
 
 RETRIES = 3  # runs of a task whose worker died, on other workers, before the evaluation counts as lost
@@ -101,6 +100,19 @@ def slots(config: Config) -> list[Slot]:
         raise EvaluationError(f"the Ray cluster at {address!r} did not run a probe on each of its {count} {kind} "
                               f"within {PROBE_S:g} s: are they held by other jobs? (`ray status` says)") from None
     return [Slot(i, None, str(fingerprint)) for i, fingerprint in enumerate(found)]
+
+
+class Evaluator(Protocol):
+    """What the Ray backend takes of the engine's evaluator (evolver/evaluation/evaluate.py's, which picks this
+    backend): the run's config, how an evaluation is laid out, and whether it is a prestarted one."""
+
+    config: Config
+    prefix: str  # its temporary directories' and processes' tag
+    sandboxed: bool
+
+    def warm(self, source: str | Path, mode: str) -> bool: ...
+    def materialise(self, source: str | Path, dest: Path) -> None: ...
+    def prepare_judge(self, dest: Path) -> tuple[Path, Path]: ...
 
 
 class RayBackend:

@@ -10,16 +10,14 @@ from __future__ import annotations
 import fcntl
 import os
 import time
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from evolver.records.store import Store  # which takes the lock through this module
+from pathlib import Path
 
 
-def take(store: Store) -> int | None:
-    """The lock's file descriptor (closing it releases the lock); None if another engine holds it."""
+def take(common_dir: Path, git_dir: Path) -> int | None:
+    """The lock's file descriptor (closing it releases the lock); None if another engine holds it. `common_dir`:
+    the repository's common git directory (the lock's), `git_dir`: this worktree's (its ref locks)."""
 
-    common = store.common_dir / "evolve"
+    common = common_dir / "evolve"
     common.mkdir(exist_ok=True)
     fd = os.open(common / "engine.lock", os.O_RDWR | os.O_CREAT, 0o644)
     try:
@@ -29,19 +27,19 @@ def take(store: Store) -> int | None:
         return None
     os.ftruncate(fd, 0)
     os.write(fd, f"{os.getpid()}\n".encode())
-    _remove_stale_ref_locks(store)
+    _remove_stale_ref_locks(git_dir)
     return fd
 
 
-def _remove_stale_ref_locks(store: Store) -> None:
+def _remove_stale_ref_locks(git_dir: Path) -> None:
     for area in ("refs/heads/evolve", "refs/evolve", "refs/notes"):
-        base = store.git_dir / area
+        base = git_dir / area
         if base.is_dir():
             for lock in base.rglob("*.lock"):
                 lock.unlink(missing_ok=True)
-    (store.git_dir / "refs/heads/best.lock").unlink(missing_ok=True)
-    packed_lock = store.git_dir / "packed-refs.lock"  # shared with the user's git: only if clearly stale
+    (git_dir / "refs/heads/best.lock").unlink(missing_ok=True)
+    packed_lock = git_dir / "packed-refs.lock"  # shared with the user's git: only if clearly stale
     if packed_lock.exists() and time.time() - packed_lock.stat().st_mtime > 60:
         packed_lock.unlink(missing_ok=True)
-    for stale in (store.git_dir / "evolve").glob("index-*"):
+    for stale in (git_dir / "evolve").glob("index-*"):
         stale.unlink(missing_ok=True)

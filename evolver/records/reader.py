@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from typing import Any, Protocol
 
 from evolver.records.candidates import Candidate, Result, Snapshot, parse_commit, parse_note
 from evolver.records.refs import BEST_REF, NOTES_REF
 
-if TYPE_CHECKING:
-    from evolver.records.store import Store  # which reads a run through this module
+
+class Repository(Protocol):
+    """What reading a run takes of the repository (evolver/records/store.py's `Store`, which reads runs through
+    this module)."""
+
+    def cat_blobs(self, shas: Iterable[str]) -> dict[str, bytes]: ...
+    def note_lines(self, commit: str, ref: str = NOTES_REF) -> list[dict[str, Any]]: ...
+    def ref_listing(self, run: str) -> dict[str, str]: ...
+    def note_listing(self, known: bool | None = None) -> dict[str, str]: ...
+    def note_changes(self, old: str, new: str) -> dict[str, str] | None: ...
 
 
 class RunReader:
@@ -17,7 +26,7 @@ class RunReader:
     reads only commits that are new and notes that changed. Used by `evolve status` (one refresh) and the
     TUI (a refresh per poll), so its work per refresh is proportional to what changed, not to the run."""
 
-    def __init__(self, store: Store, run: str) -> None:
+    def __init__(self, store: Repository, run: str) -> None:
         self.store = store
         self.snapshot = Snapshot(run=run)
         self._refs: dict[str, str] = {}
@@ -106,7 +115,7 @@ class RunReader:
         return changed
 
 
-def candidate_at(store: Store, commit: str) -> Candidate | None:
+def candidate_at(store: Repository, commit: str) -> Candidate | None:
     """The candidate a commit is, whichever run it belongs to (None: not a candidate, or gone)."""
     raw = store.cat_blobs([commit]).get(commit)
     if not raw:
@@ -137,7 +146,7 @@ class MergedReader:
     brought other clones'): a candidate's id is its run's letter and its id (`b00003`: the second run's
     00003), so ids stay six characters (`legend` says which letter is which run)."""
 
-    def __init__(self, store: Store, runs: list[str]) -> None:
+    def __init__(self, store: Repository, runs: list[str]) -> None:
         self.letters = run_letters(runs)
         self.readers = [RunReader(store, run) for run in self.letters]
         self.snapshot = Snapshot(run=ALL_RUNS)

@@ -363,7 +363,7 @@ class Store:
     # -- the single writer ------------------------------------------------------------------------------
     def lock(self) -> None:
         """Take the repository's evolve lock (evolver/records/lock.py): one engine per repository."""
-        self._lock_fd = lock.take(self)
+        self._lock_fd = lock.take(self.common_dir, self.git_dir)
         if self._lock_fd is None:
             raise StoreError("another `evolve start` is running in this repository")
 
