@@ -55,13 +55,13 @@ this_tree() {  # directory: this working tree's files (tracked, and untracked bu
   # the device's copy of .git is the session's first, so a pass runs the tree as it is, not a commit of it
   mkdir -p "$1" && git ls-files -co --exclude-standard | tar -cT - | tar -x -C "$1" && committed "$1" "this tree"
 }
-quiet_gpu() {  # name: wait (up to QUIET_S, 20 s) until no CUDA process is left on the GPU, a neighbour's on its way out
+quiet_gpu() {  # name: wait (up to QUIET_S, 10 s) until no CUDA process is left on the GPU, a neighbour's on its way out
   # say: an evaluation without the GPU's lock has nothing else to keep it from one (two `alone` evaluations of
   # share_noise.sh, each started beside one, ran 3.6% and 13% slow: notebook 2026-12-03/run12, run18)
   command -v nvidia-smi > /dev/null || return 0
   local waited=0
   while (( $(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null | grep -c .) > 0 )); do
-    (( waited >= ${QUIET_S:-20} )) && break
+    (( waited >= ${QUIET_S:-10} )) && break
     sleep 1
     waited=$((waited + 1))
   done
