@@ -1,8 +1,8 @@
 """What a small benchmark shape's call costs outside its timed region, piece by piece, on this machine.
 
-A `full` evaluation times 138 calls of 20x32, 40x176 and 40x352 (36 ms of kernel time) in about 0.75 s of its
-exclusive hold on an H200 (docs/benchmarks.md, "Throughput"): some 5 ms a call, most of it neither the kernel nor
-what the judge's clock sees between its ask and the runner's `done`. This times the pieces of that cycle
+A `full` evaluation times 138 calls of 20x32, 40x176 and 40x352 (36 ms of kernel time) in roughly 0.75 s of its
+exclusive hold on an H200, by an estimate from a profile's totals (docs/benchmarks.md, "Throughput"): some 5 ms a
+call, most of it neither the kernel nor what the judge's clock sees between its ask and the runner's `done`. This times the pieces of that cycle
 (qrjudge/judge.py `Context.call` and `time_shape`, qrjudge/runner.py `Session.call`) each on its own, the median of
 REPEATS, with how many of each one call makes, so that a cut aims at a measured cost:
 
@@ -83,41 +83,41 @@ def round_trip(device: str = "cpu") -> tuple[Callable[[], object], Callable[[], 
 
 def pieces(batch: int, n: int, device: str) -> dict[str, tuple[int, Callable[[], object]]]:
     """name -> (how many one primed timed call makes, the piece)."""
-    import gc
-
     import torch
 
-    from qrjudge import arena, checker, guard, hostwatch, integrity, timing, wire
+    from qrjudge import checker, hostwatch, integrity, runner, timing
     from qrjudge.cases import make_batch
     from qrjudge.specs import Spec
 
     dev = torch.device(device)
     spec = Spec(batch, n, 1.0, "dense")
     a = make_batch(spec, 1, dev)
-    h, tau = a.clone(), a[..., 0].clone()
-    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    snapshot = integrity.Snapshot(integrity.namespaces(*([torch.cuda.Event] if device == "cuda" else []), torch.cuda,
-                                                        time, gc, json, os, checker, timing, integrity, guard,
-                                                        arena, wire))
+    h, tau, host = a.clone(), a[..., 0].clone(), a.cpu()
+    def synced(value: object) -> object:  # what a piece made, once the device has finished it
+        if device == "cuda":
+            torch.cuda.synchronize()
+        return value
+    timer = timing.CudaTimer() if device == "cuda" else timing.HostTimer()
+    snapshot = integrity.Snapshot(runner.critical(timer, device == "cuda"))  # the runner's own
     out: dict[str, tuple[int, Callable[[], object]]] = {
-        "judge: make_batch (dense)": (1, lambda: (make_batch(spec, 7, dev), sync())),
+        "judge: make_batch (dense)": (1, lambda: synced(make_batch(spec, 7, dev))),
         "judge: the input to the host (prime path)": (1, lambda: a.cpu()),
         "judge and runner: torch.equal": (5, lambda: torch.equal(a, h)),
         "judge: the kept outputs cloned": (1, lambda: (h.clone(), tau.clone())),
-        "runner: the staged input copied in": (1, lambda: (h.copy_(a.cpu()), sync())),
+        "runner: the staged input copied in": (1, lambda: synced(h.copy_(host))),
         "runner: sanity of the outputs": (1, lambda: checker.sanity(a, (h, tau))),
-        "runner: the integrity snapshot compared (~the runner's)": (3, snapshot.changed),
+        "runner: its integrity snapshot compared": (3, snapshot.changed),
         "judge: hostwatch sample (per round, not per call)": (0, lambda: hostwatch.sample(os.getpid(), probe=False)),
     }
-    if device == "cuda":
-        timer = timing.CudaTimer()
+    if isinstance(timer, timing.CudaTimer):
+        cuda_timer = timer
 
         def flushed_and_held() -> None:
-            timer.flush()
-            sync()
-            timer.start()
-            timer.stop()
-            sync()
+            cuda_timer.flush()
+            cuda_timer.settle()
+            cuda_timer.start()
+            cuda_timer.stop()
+            cuda_timer.settle()
         out["runner: L2 flush, hold, events, syncs"] = (1, flushed_and_held)
     return out
 
@@ -133,21 +133,23 @@ def context_switches(repeats: int) -> list[tuple[str, int, float, float]]:
     def mine() -> None:
         y.add_(1)
         torch.cuda.synchronize()
-    rows = []
-    for device, label in (("cuda", "a kernel here, then one in the child's context"),
-                          ("cpu", "both kernels here, the child on the CPU")):
-        trip, stop = round_trip(device)
+    return [hand_over(mine, "cuda", "a kernel here, then one in the child's context", 1, repeats),
+            hand_over(mine, "cpu", "both kernels here, the child on the CPU", 2, repeats)]
 
-        def turn(trip: Callable[[], object] = trip, here: int = 1 if device == "cuda" else 2) -> None:
+
+def hand_over(mine: Callable[[], None], device: str, label: str, kernels_here: int,
+              repeats: int) -> tuple[str, int, float, float]:
+    """`kernels_here` of `mine`, then a round trip to a child on `device` (the same GPU work in all)."""
+    trip, stop = round_trip(device)
+
+    def turn() -> None:
+        for _ in range(kernels_here):
             mine()
-            trip()
-            if here == 2:
-                mine()
-        try:
-            rows.append((f"hand-over: {label}", 0, *timed(turn, repeats)))
-        finally:
-            stop()
-    return rows
+        trip()
+    try:
+        return (f"hand-over: {label}", 0, *timed(turn, repeats))
+    finally:
+        stop()
 
 
 def main() -> None:

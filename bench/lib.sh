@@ -15,6 +15,9 @@ record() {  # name, a verdict line: kept as {"name", "result"} in $OUT/results.j
 }
 sampler=
 gpu_fields=
+gpu_processes() {  # how many CUDA processes are on the GPU now
+  nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null | grep -c .
+}
 sampling() {  # name: the GPU's SM clock, temperature, power and throttle reasons from now on, under a mark
   command -v nvidia-smi > /dev/null || return 0
   if [[ -z $gpu_fields ]]; then  # the throttle reasons where this driver still knows the field by that name
@@ -23,7 +26,7 @@ sampling() {  # name: the GPU's SM clock, temperature, power and throttle reason
       gpu_fields=clocks.sm,temperature.gpu,power.draw
   fi
   local others  # a process still holding the GPU would time-slice with the evaluation's kernels
-  others=$(nvidia-smi --query-compute-apps=pid,process_name --format=csv,noheader 2>/dev/null | grep -c .)
+  others=$(gpu_processes)
   if (( others > 0 )); then echo "   $others CUDA process(es) on the GPU as $1 starts" | tee -a "$OUT/pass.log"; fi
   echo "# $1" >> "$OUT/gpu.csv"
   nvidia-smi --query-gpu="$gpu_fields" --format=csv,noheader,nounits -lms 200 >> "$OUT/gpu.csv" 2>/dev/null &
@@ -60,7 +63,7 @@ quiet_gpu() {  # name: wait (up to QUIET_S, 10 s) until no CUDA process is left 
   # share_noise.sh, each started beside one, ran 3.6% and 13% slow: notebook 2026-12-03/run12, run18)
   command -v nvidia-smi > /dev/null || return 0
   local waited=0
-  while (( $(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null | grep -c .) > 0 )); do
+  while (( $(gpu_processes) > 0 )); do
     (( waited >= ${QUIET_S:-10} )) && break
     sleep 1
     waited=$((waited + 1))

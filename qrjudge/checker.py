@@ -132,7 +132,7 @@ def check(a: torch.Tensor, h: torch.Tensor, tau: torch.Tensor, diagnostics: bool
             bad = (factor > FACTOR_GATE) | (orth > ORTH_GATE) | ~torch.isfinite(factor) | ~torch.isfinite(orth)
             # One synchronisation per chunk: on a GPU shared with a runner (or another evaluation) each one can
             # wait for the other context's time slice.
-            most = torch.stack([factor.max(), orth.max(), recon.max().to(factor.dtype), bad.any().to(factor.dtype)])
+            most = torch.stack([factor.max(), orth.max(), recon.max(), bad.any().double()])  # all float64
             top_factor, top_orth, top_recon, any_bad = most.tolist()
             worst.factor = max(worst.factor, top_factor)
             worst.orth = max(worst.orth, top_orth)

@@ -94,6 +94,18 @@ def _json_safe(value: Any, depth: int = 0) -> Any:
     return str(value)[:200]
 
 
+def critical(timer: Any, cuda: bool) -> dict[str, Any]:
+    """What the runner checks around every call (`integrity.Snapshot`): the timer and the machinery it times with,
+    the modules the runner's loop runs on, and the runner itself."""
+    import torch
+
+    from qrjudge import arena, checker, guard, integrity, timing
+
+    cuda_classes = [torch.cuda.Event, torch._C._CudaEventBase] if cuda else []
+    return integrity.namespaces(*cuda_classes, type(timer), timing.Hold, torch.cuda, time, gc, json, os,
+                                sys.modules[__name__], checker, timing, integrity, guard, arena, wire)
+
+
 class Session:
     """The runner's state between messages: the device, the shared buffers, the candidate."""
 
@@ -116,10 +128,7 @@ class Session:
         self.scope: Any = contextlib.nullcontext
         if not args.baseline:
             guard.install()
-        cuda_classes = [torch.cuda.Event, torch._C._CudaEventBase] if cuda else []
-        watched = [*cuda_classes, type(self.timer), timing.Hold, torch.cuda, time, gc, json, os,
-                   sys.modules[__name__], checker, timing, integrity, guard, arena, wire]
-        self.critical = integrity.Snapshot(integrity.namespaces(*watched))  # checked around every call
+        self.critical = integrity.Snapshot(critical(self.timer, cuda))  # checked around every call
         self.broad = integrity.Snapshot(integrity.namespaces(torch, torch.Tensor, torch._C.TensorBase, builtins))
 
     def load(self) -> dict[str, Any]:
