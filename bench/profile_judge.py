@@ -64,6 +64,8 @@ def one(kernel_dir: Path, mode: str, device: str, go_after: float, top: int) -> 
     print(f"status {result['status']} score {result.get('score')} wall after go {wall:.3f} s "
           f"(profiled), timed {timings.get('timed_kernel_s')}")
     print("timings", json.dumps(timings))
+    print("warm-ups (ms, each shape's untimed first calls):",
+          ", ".join(f"{s['shape']} {s.get('warmup_ms')}" for s in result.get("shapes", [])))
     held = lock_spans(result.get("gpu_lock"))  # EVOLVE_GPU_LOCKS set: the shared path, as per_gpu > 1 runs it
     if held:
         print("the GPU's lock held:", ", ".join(f"{how} {s:.3f} s" for how, s in held.items()))

@@ -7,9 +7,11 @@ commit_s, the candidate's commit and branch; queued_s, the wait for a slot), the
 (`duration_s`: materialising the candidate, the sandbox, the judge's processes and their start-up, the
 evaluation, the result read back) and the judge's stages (`details.timings`:
 prestarted_s, the judge and runner importing torch before the go line, off the critical path; cuda_start_s;
-import_kernel_s, the candidate's import with its NVRTC compiles; calibrate_s; tests_s; bench_s, of which
+import_kernel_s, the candidate's import with its NVRTC compiles (timed_import_s: its import again in the timed runner,
+on a shared GPU); calibrate_s; tests_s; bench_s, of which
 bench_inputs_s the judge making inputs, bench_prime_s the prime calls, bench_runner_s the runner until its `done`
-line (timed_kernel_s, the candidate's own timed calls, within it) and bench_tail_s from `done` to its reply; profile_s; after_verdict_s) and, between consecutive results,
+line (timed_kernel_s, the candidate's own timed calls, within it) and bench_tail_s from `done` to its reply,
+and across those bench_warmup_s, each shape's untimed first call whole; profile_s; after_verdict_s) and, between consecutive results,
 the wall time of the whole loop (what a candidate costs, proposal and git included). Means per mode, then the
 rate. The first figures for issue "a thousand candidates an hour" come from here.
 """
@@ -27,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from evolver.records.store import Store  # noqa: E402
 
 ENGINE = ("propose_s", "commit_s", "queued_s")  # the proposal (LLM or tune), its commit, the wait for a slot
-STAGES = ("prestarted_s", "lock_wait_s", "cuda_start_s", "import_kernel_s", "calibrate_s", "tests_s", "bench_s",
-          "bench_inputs_s", "bench_prime_s", "bench_runner_s", "bench_tail_s", "timed_kernel_s",
+STAGES = ("prestarted_s", "lock_wait_s", "cuda_start_s", "import_kernel_s", "timed_import_s", "calibrate_s", "tests_s", "bench_s",
+          "bench_inputs_s", "bench_prime_s", "bench_runner_s", "bench_tail_s", "bench_warmup_s", "timed_kernel_s",
           "deferred_checks_s", "profile_s", "after_verdict_s", "wall_s", "shared_s", "exclusive_s")
 
 

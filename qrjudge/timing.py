@@ -202,8 +202,8 @@ class CudaTimer:
     def __init__(self, idle: bool = True) -> None:
         import torch
 
-        self.torch = torch
-        self.flush = Flusher(torch.device("cuda:0"))
+        self.torch, self.device = torch, torch.device("cuda:0")
+        self.flush = Flusher(self.device)
         self.hold_us: float | None = None
         self.hold, self.hold_error = None, ""
         if not HOLD_US or float(HOLD_US) > 0:
@@ -230,12 +230,12 @@ class CudaTimer:
         self.flush()
         times = []
         for _ in range(5):
-            self.torch.cuda.synchronize()
+            self.torch.cuda.synchronize(self.device)
             began, ended = self.torch.cuda.Event(enable_timing=True), self.torch.cuda.Event(enable_timing=True)
             began.record()
             self.flush()
             ended.record()
-            self.torch.cuda.synchronize()
+            self.torch.cuda.synchronize(self.device)
             times.append(float(began.elapsed_time(ended)) * 1e3)
         return min(times)
 
@@ -251,8 +251,8 @@ class CudaTimer:
     def stop(self) -> None:
         self.end.record()
 
-    def settle(self) -> None:
-        self.torch.cuda.synchronize()
+    def settle(self) -> None:  # the whole device (the device named: torch skips its device-count query)
+        self.torch.cuda.synchronize(self.device)
 
     def elapsed_us(self) -> float:
         return float(self.begin.elapsed_time(self.end)) * 1e3

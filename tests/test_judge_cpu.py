@@ -82,6 +82,7 @@ def test_the_honest_kernel_passes(tmp_path: Path, prime_bytes: str, pin: str) ->
     parts = [timings[f"bench_{part}_s"] for part in ("inputs", "prime", "runner", "tail")]
     assert parts[0] > 0 and (parts[1] > 0) == (prime_bytes != "0") and parts[3] > 0, timings
     assert sum(parts) < timings["bench_s"], timings
+    assert 0 < timings["bench_warmup_s"] < sum(parts), timings  # the warm-up calls, whole, across the parts
     for shape in result["shapes"]:  # a short shape timed again after the others, scored by its fastest round
         means = shape["round_means_us"]
         assert len(means) == (2 if means[0] < SHORT_US else 1) and shape["mean_us"] == min(means), shape
