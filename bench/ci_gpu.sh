@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The GPU workflow's job (.github/workflows/gpu-bench.yml), as one script a self-hosted runner or a person runs in a
 # checkout: install from the extras into .venv (SKIP_INSTALL=1 uses the Python on PATH as it is, for a machine
-# without a package index), the GPU tests, then torch.geqrf, every seed and (where the remote has one) `best` in
-# `full` mode in one run, summarised as a Markdown table into $GITHUB_STEP_SUMMARY (default out/summary.md).
+# without a package index), the GPU tests (in parallel where pytest-xdist is installed, as the extras install it),
+# then torch.geqrf, every seed and (where the remote has one) `best` in `full` mode in one run, summarised as a Markdown table into $GITHUB_STEP_SUMMARY (default out/summary.md).
 # Results under ${OUT:-out}.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +18,21 @@ compile_cache_on  # which also spares the GPU tests most of their NVRTC compiles
 # The judge as the shipped evolve.toml runs it (per_gpu = 2): one runner tests, another is timed under the GPU's
 # exclusive lock, the kept calls are checked after (EVOLVE_GPU_LOCKS=off: one runner, no lock, as per_gpu = 1).
 if [[ ${EVOLVE_GPU_LOCKS:-} == off ]]; then unset EVOLVE_GPU_LOCKS; else export EVOLVE_GPU_LOCKS=${EVOLVE_GPU_LOCKS:-$(mktemp -d)}; fi
-$py -m pytest -q -m gpu -p no:cacheprovider ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/gpu-tests.log" | tail -5 || status=1
+# The GPU tests: those that judge (the planted cheats among them) GPU_TEST_WORKERS at a time (pytest-xdist; they
+# share the GPU as evolve's evaluations do, timed one at a time under the lock above), then those that time kernels
+# themselves (`alone`) one at a time. GPU_TEST_MARKERS narrows both (default: gpu).
+markers=${GPU_TEST_MARKERS:-gpu}
+workers=${GPU_TEST_WORKERS:-4}
+parallel=()
+if (( workers > 1 )) && $py -c "import xdist" 2>/dev/null; then parallel=(-n "$workers"); fi
+gpu_tests() {  # log name, marker expression: pytest's summary lines; "no tests collected" (5) is not a failure
+  $py -m pytest -q -m "$2" -p no:cacheprovider "${@:3}" ${PYTEST_ARGS:-} > "$OUT/$1.log" 2>&1
+  local rc=$?
+  tail -3 "$OUT/$1.log"
+  (( rc == 0 || rc == 5 ))
+}
+gpu_tests gpu-tests "($markers) and not alone" "${parallel[@]}" || status=1
+gpu_tests gpu-tests-alone "($markers) and alone" || status=1
 $py -m qrjudge --baseline --mode full --seed 7 > "$OUT/baseline.json"
 args=()
 for seed in seed_kernels/*/; do
@@ -32,5 +46,5 @@ if git fetch -q origin best 2>/dev/null; then
   $py -m qrjudge --kernel-dir ../best-tree/kernel --mode full --seed 7 > "$OUT/best.json" || true
   args+=("best=$OUT/best.json")
 fi
-$py bench/summary.py "$OUT/baseline.json" "${args[@]}" | tee -a "$SUMMARY"
+$py bench/summary.py "$OUT/baseline.json" "${args[@]}" | tee -a "$SUMMARY" || status=1  # (1: a result not ok)
 exit $status

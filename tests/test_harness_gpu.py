@@ -33,6 +33,7 @@ def run_harness(kernel_dir: Path, *args: str, timeout: float = 300) -> dict:
     return json.loads(lines[0])
 
 
+@pytest.mark.alone
 @pytest.mark.parametrize("seed", ["naive", "blocked_wy", "tsqr_wy"])
 def test_seed_passes_quick(seed: str) -> None:
     if os.environ.get("PYTEST_XDIST_WORKER"):
@@ -42,6 +43,7 @@ def test_seed_passes_quick(seed: str) -> None:
     assert result["score"] > 0 and len(result["shapes"]) == 4
 
 
+@pytest.mark.alone
 @pytest.mark.parametrize("overrides", [
     ["REG_ROWS=0"], ["MB_CLUSTER=0"], ["CLUSTER_FROM=0"], ["CLUSTER_FROM=0", "REG_CLUSTER=0"],
     ["CLUSTER_FROM=0", "REG_CLUSTER=1"], ["VTC_BELOW=0", "TF32X3_BELOW=0", "APPLY_ROWS=0"],
@@ -207,6 +209,7 @@ def test_cheat_a_runner_misreporting_its_time_is_caught_by_the_judges_clock(tmp_
     assert result["status"] == "rejected" and "judge's clock" in result["error"], result.get("error")
 
 
+@pytest.mark.alone
 def test_seed_full_mode_checks_every_timed_call() -> None:
     if os.environ.get("PYTEST_XDIST_WORKER"):
         pytest.skip("timing needs the GPU to itself")
