@@ -22,7 +22,7 @@ if [[ ${EVOLVE_GPU_LOCKS:-} == off ]]; then unset EVOLVE_GPU_LOCKS; else export 
 # share the GPU as evolve's evaluations do, timed one at a time under the lock above), then those that time kernels
 # themselves (`alone`) one at a time. GPU_TEST_MARKERS narrows both (default: gpu).
 markers=${GPU_TEST_MARKERS:-gpu}
-workers=${GPU_TEST_WORKERS:-4}
+workers=${GPU_TEST_WORKERS:-2}  # (6 on an H200 overloaded its 16 cores: waits past the tests' stall limit, one honest kernel rejected)
 parallel=()
 if (( workers > 1 )) && $py -c "import xdist" 2>/dev/null; then parallel=(-n "$workers"); fi
 gpu_tests() {  # log name, marker expression: pytest's summary lines; "no tests collected" (5) is not a failure

@@ -62,6 +62,7 @@ PRIME_BYTES = int(os.environ.get("EVOLVE_PRIME_BYTES", str(1 << 20)))
 # under a millisecond, and its fastest call is what a misreport is measured against; a large shape's costs up
 # to 20 ms (five of every size took 0.42-0.58 s on an H200).
 CALIBRATION_CALLS = (8, 3)
+LOCK_BEAT_S = 5.0  # a progress line this often while the judge waits for the GPU's lock
 
 
 def judge_error(reply: dict[str, Any], where: str) -> None:
@@ -470,9 +471,7 @@ def evaluate_sharing(ctx: Context, t0: float, lock: GpuLock, timed: Runner) -> V
     is still ours, imports the candidate and is timed, exactly as a lone evaluation's runner is; it too is gone
     before the lock is. Then, under the shared lock again, the judge checks the timed calls it kept (`Deferred`).
     No candidate code exists outside its judge's lock, so none exists while another evaluation is timed."""
-    waited = time.monotonic()
-    with lock.shared(), lifetime(ctx, ctx.runner):
-        ctx.timings["lock_wait_s"] = time.monotonic() - waited
+    with holding(ctx, lock.shared()), lifetime(ctx, ctx.runner):
         warm(ctx, timed)
         ctx.timings["cuda_start_s"] = time.monotonic() - t0
         start(ctx)
@@ -483,10 +482,8 @@ def evaluate_sharing(ctx: Context, t0: float, lock: GpuLock, timed: Runner) -> V
         ctx.timings["tests_s"] = time.monotonic() - began
         isolated = started(ctx, timed, setting_up)
     ctx.runner, ctx.deferred = timed, Deferred(defer_budget(ctx))
-    waited = time.monotonic()
     try:
-        with lock.exclusive(), lifetime(ctx, timed):
-            ctx.timings["lock_wait_s"] += time.monotonic() - waited
+        with holding(ctx, lock.exclusive()), lifetime(ctx, timed):
             began = time.monotonic()
             hold(ctx)
             calibrate(ctx)
@@ -494,18 +491,29 @@ def evaluate_sharing(ctx: Context, t0: float, lock: GpuLock, timed: Runner) -> V
             verdict = measured(ctx, isolated, load(ctx, "timed_import_s"), labels, worst)
     except Verdict as failed:
         verdict = failed
-    waited = time.monotonic()
-    with lock.shared():
+    with holding(ctx, lock.shared()):
         began = time.monotonic()
         # Alone, each of these stashes was checked where it was handed over, before anything the benchmark
         # found later: a wrong call kept before a later failure is still the verdict (`incorrect`).
         ctx.deferred.check()
     if verdict.status != "ok":
         raise verdict
-    verdict.fields["timings"].update(lock_wait_s=round(ctx.timings["lock_wait_s"] + began - waited, 3),
+    verdict.fields["timings"].update(lock_wait_s=round(ctx.timings["lock_wait_s"], 3),
                                      deferred_checks_s=round(time.monotonic() - began, 3))
     verdict.fields["gpu_lock"] = {"held": [list(h) for h in lock.held], "alive": [list(a) for a in ctx.alive]}
     return verdict
+
+
+@contextlib.contextmanager
+def holding(ctx: Context, hold: contextlib.AbstractContextManager[None]) -> Iterator[None]:
+    """A hold of the GPU's lock, its wait added to `lock_wait_s` and said every LOCK_BEAT_S: a judge waiting behind
+    other evaluations (tens of seconds where many share a GPU) is not a stalled one (qrjudge/supervisor.py)."""
+    with contextlib.ExitStack() as stack:
+        waited = time.monotonic()
+        with heartbeat(ctx.report, "lock", "waiting for the GPU", every=LOCK_BEAT_S, limit=math.inf):
+            stack.enter_context(hold)
+        ctx.timings["lock_wait_s"] = ctx.timings.get("lock_wait_s", 0.0) + time.monotonic() - waited
+        yield
 
 
 @contextlib.contextmanager

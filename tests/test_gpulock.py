@@ -52,6 +52,27 @@ def test_no_timed_call_runs_while_another_candidates_work_is_on_the_gpu(tmp_path
     assert any(overlap(a, b) for a in shared for b in shared if a is not b)  # the untimed work did share
 
 
+def test_a_judge_waiting_for_the_lock_is_not_a_stalled_one(tmp_path: Path) -> None:
+    """An evaluation held behind others for longer than the supervisor's stall limit says that it waits (a line
+    every LOCK_BEAT_S) and is judged, not killed as a hung kernel; its wait is in lock_wait_s."""
+    from qrjudge.judge import LOCK_BEAT_S
+
+    locks = tmp_path / "locks"
+    locks.mkdir()
+    env = {**os.environ, "EVOLVE_GPU_LOCKS": str(locks), "CUDA_VISIBLE_DEVICES": "0"}
+    held_s = 2 * LOCK_BEAT_S + 3
+    with GpuLock(str(locks), "0").exclusive():  # another evaluation, timed meanwhile
+        proc = subprocess.Popen([sys.executable, "-m", "qrjudge", "--kernel-dir", str(ROOT / "tests" / "cpu_kernel"),
+                                 "--device", "cpu", "--mode", "tiny", "--stall", str(LOCK_BEAT_S + 3)], cwd=ROOT,
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(held_s)
+    out, err = proc.communicate(timeout=600)
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["status"] == "ok", result.get("error")
+    assert result["timings"]["lock_wait_s"] > held_s - 4, result["timings"]
+    assert "lock: waiting for the GPU (still running after" in err, err[-2000:]
+
+
 def test_readers_share_a_writer_is_alone_and_ahead_of_later_readers(tmp_path: Path) -> None:
     order: list[str] = []
     entered = threading.Event()
