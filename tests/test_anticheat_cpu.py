@@ -235,12 +235,13 @@ def test_a_shape_is_scored_by_its_fastest_round_with_every_call_counted() -> Non
 
     def timed(mean: float, runs: int) -> dict[str, object]:
         return {"shape": "20x32", "mean_us": mean, "min_us": mean - 1, "runs": runs, "checked": runs,
-                "timed_s": mean * runs / 1e6}
+                "timed_s": mean * runs / 1e6, "warmup_ms": 1.5}
     shape = fastest_round([timed(72.9, 20), timed(31.7, 12), timed(56.4, 20)])
     assert shape["mean_us"] == 31.7 and shape["min_us"] == 30.7  # the fastest round's figures
     assert shape["runs"] == shape["checked"] == 52  # every round's checked calls count towards catching
     assert shape["round_means_us"] == [72.9, 31.7, 56.4]
     assert shape["timed_s"] == pytest.approx((72.9 * 20 + 31.7 * 12 + 56.4 * 20) / 1e6)
+    assert shape["warmup_ms"] == 4.5  # every round's warm-up call (untimed, inside the hold where one is taken)
 
 
 class _SharedOutputs:
