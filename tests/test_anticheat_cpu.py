@@ -244,6 +244,29 @@ def test_a_shape_is_scored_by_its_fastest_round_with_every_call_counted() -> Non
     assert shape["warmup_ms"] == 4.5  # every round's warm-up call (untimed, inside the hold where one is taken)
 
 
+def test_the_judges_clock_rejects_a_runner_it_cannot_explain_unless_the_host_was_too_busy_to_tell() -> None:
+    """Time the judge's clock sees beyond the runner's report is a rejection (a misreporting runner, work that
+    escaped the timed stream); where the runner and the judge waited for a CPU as long a call, an honest runner
+    shows the same, so the evaluation ends as a crash that says why, accusing no one; within the slack nothing
+    happens."""
+    from qrjudge.judge import WALL_SLACK, clocks_agree
+    from qrjudge.verdict import Verdict
+
+    events, walls, slack = [1266.0] * 44, [1300.0] * 44, WALL_SLACK["cuda"]
+    # waits for a CPU over the 44 calls: 2 ms (a quiet host), 600 ms (13.6 ms a call), unreadable
+    quiet, busy, unread = {"waited_ms": 2.0}, {"waited_ms": 600.0}, {"waited_ms": None}
+    assert clocks_agree("benchmark 40x352", events, walls, 250.0, slack, busy) == 250.0
+    for host, status, words in ((quiet, "rejected", "tampered with"), (unread, "rejected", "tampered with"),
+                                (busy, "crash", "too busy to tell tampering from waiting")):
+        with pytest.raises(Verdict) as caught:
+            clocks_agree("benchmark 40x352", events, walls, 12761.0, slack, host)
+        assert caught.value.status == status and "judge's clock saw 12761 us" in caught.value.error, caught.value.error
+        assert words in caught.value.error and "benchmark 40x352" in caught.value.error
+    with pytest.raises(Verdict) as caught:  # the device busy long after the call: the runner's own wall clock
+        clocks_agree("benchmark 20x32", [24.0] * 60, [9000.0] * 60, 100.0, slack, quiet)
+    assert caught.value.status == "rejected" and "escaped the timed stream" in caught.value.error
+
+
 class _SharedOutputs:
     """The judge's view of the shared buffers, for a Stash without a runner."""
 
