@@ -11,17 +11,8 @@ source "$(dirname "$0")/lib.sh"
 : "${OLD:?OLD=<commit> is the judge to compare with}"
 kernel=$PWD/${KERNEL:-seed_kernels/blocked_wy}
 copies=$(mktemp -d)
-side() {  # name, commit, directory or "": a copy of that qrjudge/ (the working tree's for "")
-  local dir="$copies/$1"
-  mkdir -p "$dir"
-  if [[ -z $2 ]]; then cp -r qrjudge "$dir/"
-  elif [[ -d $2/qrjudge ]]; then cp -r "$2/qrjudge" "$dir/"
-  else git archive "$2" qrjudge | tar -x -C "$dir" || { echo "no qrjudge/ at $2" >&2; exit 1; }
-  fi
-  echo "$dir"
-}
-old=$(side old "$OLD") || exit 1
-new=$(side new "${NEW:-}") || exit 1
+old=$copies/old new=$copies/new
+harness_copy "$old" "$OLD" && harness_copy "$new" "${NEW:-}" || exit 1
 device=${DEVICE:+--device $DEVICE}  # DEVICE=cpu MODE=tiny QUICK_MODE=tiny KERNEL=tests/cpu_kernel: a check of the script, no GPU
 (cd "$old" && PYTHONPATH="$old" $py -m qrjudge --kernel-dir "$kernel" --mode "${QUICK_MODE:-quick}" $device >/dev/null 2>&1)
 for i in $(seq "${REPEATS:-3}"); do

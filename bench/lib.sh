@@ -85,3 +85,12 @@ prestarted() {  # name, then harness args: the process starts, the go line comes
   record "$name" "$( (sleep 8; echo go) | $py -m qrjudge --prestart "$@" 2>>"$OUT/harness.log" | tail -1)"
   sampled
 }
+harness_copy() {  # directory, source: a copy of qrjudge/ from a commit, a `git archive` tar, a directory that holds one,
+  # or "" (this working tree's) in the directory; run the harness from there (PYTHONPATH=directory) to judge with it
+  mkdir -p "$1"
+  if [[ -z $2 ]]; then cp -r qrjudge "$1/"
+  elif [[ -d $2/qrjudge ]]; then cp -r "$2/qrjudge" "$1/"
+  elif [[ -f $2 ]]; then tar -xf "$2" -C "$1" qrjudge || { echo "no qrjudge/ in $2" >&2; return 1; }
+  else git archive "$2" qrjudge | tar -x -C "$1" || { echo "no qrjudge/ at $2" >&2; return 1; }
+  fi
+}

@@ -6,6 +6,7 @@
     python bench/passes.py cv results.jsonl             # the CV of the scores per setting (NAME#i or NAMEi)
     python bench/passes.py stages results.jsonl         # a prestarted evaluation's overhead, stage by stage
     python bench/passes.py shapes results.jsonl         # each shape's mean (us), an evaluation per column
+    python bench/passes.py share results.jsonl          # bench/share_ab.sh: judged an hour and mean stages per side
 
 Older records, without this session's fields, print with None where a field is missing.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import statistics
 import sys
+from pathlib import Path
 from typing import Any
 
 
@@ -90,6 +92,31 @@ def cv_lines(records: list[dict[str, Any]]) -> list[str]:
             for name, s in groups.items() if len(s) > 1]
 
 
+SHARE_STAGES = ("exclusive_s", "shared_s", "lock_wait_s", "tests_s", "calibrate_s", "bench_s", "bench_warmup_s",
+                "timed_kernel_s", "deferred_checks_s")
+
+
+def share_lines(path: str) -> list[str]:
+    """bench/share_ab.sh's rounds (rounds.jsonl beside `path`): each side's candidates judged an hour, round by round
+    and in all, and the mean of its evaluations' stages and holds of the GPU's lock (results.jsonl: side+round/i)."""
+    from run_stages import lock_spans  # (bench/, this script's directory)
+
+    rounds = rows(str(Path(path).with_name("rounds.jsonl")))
+    lines = [f"{r['name']}: {r['candidates']} judged in {r['wall_ms'] / 1000:.1f} s, "
+             f"{3.6e6 * r['candidates'] / r['wall_ms']:.0f} an hour" for r in rounds]
+    for side in dict.fromkeys(setting(r["name"]) for r in rounds):
+        mine = [r for r in rounds if setting(r["name"]) == side]
+        judged, ms = sum(r["candidates"] for r in mine), sum(r["wall_ms"] for r in mine)
+        results = [row["result"] for row in rows(path) if setting(row["name"].split("/")[0]) == side]
+        stages = [{**(r.get("timings") or {}), **lock_spans(r.get("gpu_lock"))} for r in results]
+        means = ", ".join(f"{k[:-2]} {statistics.fmean(t[k] for t in stages if k in t):.2f}"
+                          for k in SHARE_STAGES if any(k in t for t in stages))
+        ok = sum(r.get("status") == "ok" for r in results)
+        lines.append(f"{side}: {judged} judged in {ms / 1000:.1f} s over {len(mine)} rounds, "
+                     f"{3.6e6 * judged / ms:.0f} an hour; {ok} of {len(results)} ok; mean s: {means}")
+    return lines
+
+
 def main(argv: list[str]) -> int:
     what, path = argv
     if what == "evaluations":
@@ -100,6 +127,8 @@ def main(argv: list[str]) -> int:
         lines = [line for row in rows(path) if (line := stage_line(row["name"], row["result"]))]
     elif what == "shapes":
         lines = shape_lines(rows(path))
+    elif what == "share":
+        lines = share_lines(path)
     else:
         lines = cv_lines(rows(path))
     print("\n".join(lines))

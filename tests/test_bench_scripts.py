@@ -200,6 +200,31 @@ def test_a_pass_summary_reads_recorded_results(tmp_path: Path, script: str, comm
     assert "us" in printed and len(printed.splitlines()) >= 3, printed
 
 
+@pytest.mark.slow
+def test_share_ab_judges_the_same_candidates_with_both_harnesses(tmp_path: Path) -> None:
+    """bench/share_ab.sh on the CPU: the kernel and its variant judged by the old harness and then the new, two
+    at a time under one lock, every result recorded as side+round/candidate, and each side's rate and stages."""
+    kernel = tmp_path / "kernel"
+    kernel.mkdir()
+    (kernel / "kernel.py").write_text((ROOT / "tests" / "cpu_kernel" / "kernel.py").read_text() + "\nUNUSED = 1\n")
+    (tmp_path / "variants.txt").write_text("# one variant\n\nUNUSED=2\n")
+    out = tmp_path / "out"
+    env = {**os.environ, "OUT": str(out), "OLD": str(ROOT), "KERNEL": str(kernel),
+           "VARIANTS": str(tmp_path / "variants.txt"), "DEVICE": "cpu", "MODE": "tiny", "QUICK_MODE": "tiny",
+           "ROUNDS": "1", "PYTHON": sys.executable,
+           "EVOLVE_NVRTC_CACHE": "off"}
+    proc = subprocess.run(["bash", "bench/share_ab.sh"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rounds = [json.loads(line) for line in (out / "rounds.jsonl").read_text().splitlines()]
+    assert [(r["name"], r["candidates"]) for r in rounds] == [("old1", 2), ("new1", 2)]
+    assert all(r["wall_ms"] > 0 for r in rounds)
+    results = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert sorted(r["name"] for r in results) == ["new1/0", "new1/1", "old1/0", "old1/1"]
+    assert all(r["result"]["status"] == "ok" for r in results), [r["result"].get("error") for r in results]
+    log = (out / "pass.log").read_text()
+    assert "old: 2 judged in" in log and "new: 2 judged in" in log and "2 of 2 ok" in log and "exclusive" in log, log
+
+
 def test_a_variant_changes_the_constant_and_nothing_else(tmp_path: Path) -> None:
     """bench/variant.py on every @tune constant of tsqr_wy: only the constant's own line changes, even where
     the docstring has a line that starts like it (a variant run once changed prose instead of the constant)."""
