@@ -1,10 +1,11 @@
 """What the host did while a shape was timed: CPU time the hypervisor gave to others (steal), where the
 runner's process last ran, how often it was preempted, how long it and the judge waited for a CPU (the kernel's
 schedstat: a busy host delays the judge's clock as a misreporting runner would), and how fast the judge's own CPU
-ran a fixed loop. Diagnostics for the judge's noise (on the H200 VM
-whole evaluations run slow on the host side: docs/benchmarks-history.md, fifth pass); they are reported beside a
-shape's times and never change its score. Read from /proc by the judge (the runner's files there stay
-readable to it); anything unreadable is None (Linux only, not inside every sandbox).
+ran a fixed loop. Diagnostics for the judge's noise (on the H200 VM whole evaluations run slow on the host side:
+docs/benchmarks-history.md, fifth pass); they are reported beside a shape's times and never change its score (the
+waits only decide whether a clock check that fails is a rejection or, the host too busy to tell, a crash:
+`judge.clocks_agree`). Read from /proc by the judge (the runner's files there stay readable to it); anything
+unreadable is None (Linux only, not inside every sandbox).
 """
 
 from __future__ import annotations
