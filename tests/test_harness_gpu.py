@@ -149,6 +149,7 @@ def test_cheat_clock_wrapper_at_more_factors(tmp_path: Path, factor: str) -> Non
     assert result["status"] == "rejected" and "elapsed_time was replaced" in result["error"], result.get("error")
 
 
+@pytest.mark.alone  # scores compared within 2%: another evaluation's host work beside them would be noise
 @pytest.mark.parametrize("name, limit", [("honest_prose", 0.02), ("content_cache", 0.05)])
 def test_cheat_honest_ones_score_like_the_honest_kernel(tmp_path: Path, name: str, limit: float) -> None:
     """The honest kernel with docstrings naming geqrf scores as it does without them; the content cache never
@@ -188,6 +189,7 @@ def test_cheat_nothing_runs_beside_the_hold() -> None:
     assert began.elapsed_time(side_done) > 1.8, began.elapsed_time(side_done)  # ms
 
 
+@pytest.mark.alone  # the fastest 20x32 calls compared
 def test_cheat_flush_overlap_gains_nothing(tmp_path: Path) -> None:
     """Side-stream work launched while L2 is still being flushed gets no head start: the smallest shape, where
     the flush (about 70 us) would hide most of the kernel, times as the wrapped kernel does (fastest calls)."""
