@@ -101,13 +101,13 @@ def share_lines(path: str) -> list[str]:
     and in all, and the mean of its evaluations' stages and holds of the GPU's lock (results.jsonl: side+round/i)."""
     from run_stages import lock_spans  # (bench/, this script's directory)
 
-    rounds = rows(str(Path(path).with_name("rounds.jsonl")))
+    rounds, evaluations = rows(str(Path(path).with_name("rounds.jsonl"))), rows(path)
     lines = [f"{r['name']}: {r['candidates']} judged in {r['wall_ms'] / 1000:.1f} s, "
              f"{3.6e6 * r['candidates'] / r['wall_ms']:.0f} an hour" for r in rounds]
     for side in dict.fromkeys(setting(r["name"]) for r in rounds):
         mine = [r for r in rounds if setting(r["name"]) == side]
         judged, ms = sum(r["candidates"] for r in mine), sum(r["wall_ms"] for r in mine)
-        results = [row["result"] for row in rows(path) if setting(row["name"].split("/")[0]) == side]
+        results = [row["result"] for row in evaluations if setting(row["name"].split("/")[0]) == side]
         stages = [{**(r.get("timings") or {}), **lock_spans(r.get("gpu_lock"))} for r in results]
         means = ", ".join(f"{k[:-2]} {statistics.fmean(t[k] for t in stages if k in t):.2f}"
                           for k in SHARE_STAGES if any(k in t for t in stages))

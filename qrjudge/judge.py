@@ -112,10 +112,8 @@ class Context:
     alive: list[tuple[float, float]] = field(default_factory=list)  # when candidate code could exist (monotonic)
     # Where the calls' time goes (`spent`), by the judge's clock: making and writing inputs; the prime calls; the
     # runner from the ask to its `done` line (the candidate's call, the pipes, flush and hold); from `done` to its
-    # reply (the runner's own checks once the clock has stopped); and, across those, the warm-up calls (a shape's
-    # first call in the timed runner: its first-use costs). The benchmark reports its own share.
-    spent: dict[str, float] = field(
-        default_factory=lambda: dict.fromkeys(("inputs", "prime", "runner", "tail", "warmup"), 0.0))
+    # reply (the runner's own checks once the clock has stopped). The benchmark reports its own share.
+    spent: dict[str, float] = field(default_factory=lambda: dict.fromkeys(("inputs", "prime", "runner", "tail"), 0.0))
 
     def call(self, spec: Any, where: str, primed: bool = False, **options: Any) -> Call:
         """One call of the candidate on a fresh input, generated here from a secret seed and written into the
@@ -339,7 +337,6 @@ def time_shape(ctx: Context, spec: Any, plan: Plan) -> dict[str, Any]:
         began = time.perf_counter()
         ctx.call(spec, where)  # warm-up: compilation, workspaces, graph capture stay out of the timing
         warmup_s = time.perf_counter() - began
-        ctx.spent["warmup"] += warmup_s
     primed = primeable(spec)
     sample, stash = checked_matrices(plan, spec.batch, spec.n), Stash(ctx, spec)
     events: list[float] = []
@@ -574,10 +571,11 @@ def measured(ctx: Context, isolated: str, compile_info: dict[str, Any], labels: 
     ctx.timings["bench_s"] = time.monotonic() - began
     # of which (`Context.spent`): inputs made and written; prime calls; the runner until its `done` (the timed calls
     # within it, and the warm-ups, pipes, flush and hold); its checks after `done`; the rest is the judge's own
-    # (comparisons, kept outputs, checks); across them, the warm-up calls whole
+    # (comparisons, kept outputs, checks); across them, the warm-up calls whole (each shape's `warmup_ms`)
     for key in ctx.spent:
         ctx.timings[f"bench_{key}_s"] = ctx.spent[key] - before[key]
     ctx.timings["timed_kernel_s"] = sum(s.pop("timed_s") for s in shapes)
+    ctx.timings["bench_warmup_s"] = sum(s["warmup_ms"] for s in shapes) / 1e3
     flags = [f"{s['shape']}: {s['mean_us']:.1f} us is below the physical floor {s['floor_us']:.1f} us"
              for s in shapes if s["mean_us"] < s["floor_us"]]
     profiled = None
