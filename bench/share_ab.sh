@@ -31,14 +31,14 @@ compile_cache_on
 export EVOLVE_GPU_LOCKS=${EVOLVE_GPU_LOCKS:-$(mktemp -d)}
 log "${#candidates[@]} candidates, ${PER_GPU:-2} at a time, ${ROUNDS:-3} rounds of old and new (compile cache warmed)"
 for kernel in "${candidates[@]}"; do  # every module compiled once, so that no side pays the first compile
-  (cd "$copies/new" && PYTHONPATH=$copies/new $py -m qrjudge --kernel-dir "$kernel" --mode "${QUICK_MODE:-quick}" \
+  (cd "$copies/new" && PYTHONPATH=$copies/new${PYTHONPATH:+:$PYTHONPATH} $py -m qrjudge --kernel-dir "$kernel" --mode "${QUICK_MODE:-quick}" \
      $device > /dev/null 2>>"$OUT/harness.log")
 done
 judged() {  # name (old or new with its round): every candidate judged by that side, PER_GPU at a time
   local harness=$copies/${1%%[0-9]*} began i running=0 ms
   began=$(date +%s%N)
   for i in "${!candidates[@]}"; do
-    (cd "$harness" && PYTHONPATH=$harness $py -m qrjudge --kernel-dir "${candidates[$i]}" --mode "${MODE:-full}" \
+    (cd "$harness" && PYTHONPATH=$harness${PYTHONPATH:+:$PYTHONPATH} $py -m qrjudge --kernel-dir "${candidates[$i]}" --mode "${MODE:-full}" \
        $device 2>>"$OUT/harness.log" | tail -1 > "$OUT/$1_$i.json") &
     running=$((running + 1))
     if (( running >= ${PER_GPU:-2} )); then wait -n; running=$((running - 1)); fi

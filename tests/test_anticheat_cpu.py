@@ -359,6 +359,72 @@ def test_a_deferred_check_still_fails_the_wrong_call_and_keeps_to_its_budget() -
     assert later.value.status == "incorrect" and "timed call 1" in later.value.error, later.value.error
 
 
+def test_tests_of_one_size_are_checked_together_and_the_first_failing_test_is_named(monkeypatch: Any) -> None:
+    """The judge checks the kept tests of one size (and checking) in one concatenation (qrjudge/judge.py,
+    check_tests): one check a size, the first failing test in the suite's order named with the matrix of its own
+    batch, whichever size was checked first."""
+    import torch
+
+    from qrjudge import checker
+    from qrjudge.cases import make_batch
+    from qrjudge.judge import check_tests
+    from qrjudge.kept import Kept
+    from qrjudge.specs import Spec
+    from qrjudge.verdict import Verdict
+
+    tests = [Spec(2, 6, 1, "dense"), Spec(3, 9, 1, "dense"), Spec(4, 6, 1, "dense"), Spec(2, 9, 1, "dense")]
+    kept = []
+    for number, spec in enumerate(tests):
+        a = make_batch(spec, number, "cpu")
+        h, tau = (t.contiguous() for t in torch.geqrf(a))
+        kept.append((Kept(number, None, a, h, tau), number))
+    checks = []
+    real = checker.check
+    monkeypatch.setattr(checker, "check", lambda *args, **kw: checks.append(args[0].shape[0]) or real(*args, **kw))
+    ctx = types.SimpleNamespace(torch=torch)
+    worst = check_tests(ctx, tests, kept)  # type: ignore[arg-type]
+    assert sorted(checks) == [5, 6] and worst["factor"] > 0  # two sizes: 2 + 4 matrices of 6, 3 + 2 of 9
+    kept[3][0].h[1] += 1.0  # the last test wrong, in the second size
+    kept[2][0].tau[3] *= 0.5  # the third wrong, in the first size
+    with pytest.raises(Verdict) as caught:
+        check_tests(ctx, tests, kept)  # type: ignore[arg-type]
+    assert caught.value.status == "incorrect" and caught.value.error.startswith(
+        "test 4x6 dense cond=1: matrix 3 of the batch fails the gates"), caught.value.error
+    kept[2][0].tau[3] *= 2.0
+    with pytest.raises(Verdict) as caught:
+        check_tests(ctx, tests, kept)  # type: ignore[arg-type]
+    assert caught.value.error.startswith("test 2x9 dense cond=1: matrix 1 of the batch"), caught.value.error
+
+
+def test_deferred_calls_of_one_size_are_checked_together_and_the_first_kept_wrong_one_is_named() -> None:
+    import torch
+
+    from qrjudge.cases import make_batch
+    from qrjudge.kept import Deferred
+    from qrjudge.specs import Spec
+    from qrjudge.verdict import Verdict
+
+    deferred = Deferred(budget=1 << 30)
+    stashes = []
+    for spec in (Spec(4, 5, 1, "dense"), Spec(2, 7, 1, "dense"), Spec(3, 5, 2, "mixed")):
+        a = make_batch(spec, spec.batch, "cpu")
+        h, tau = (t.contiguous() for t in torch.geqrf(a))
+        stash = _stash(h, tau, spec)
+        stash.ctx.deferred = deferred
+        stash.add(1, a, None)
+        stash.add(2, a, None)
+        stash.settle()
+        stashes.append(stash)
+    assert len(deferred.stashes) == 3 and not any(s.items for s in stashes)
+    deferred.stashes[2].items[0].h[2] = 0.0  # the third stash's first call: checked with the first stash's
+    deferred.stashes[1].items[1].tau[0] *= 0.5  # the second stash's second call: the first kept of the two
+    with pytest.raises(Verdict) as caught:
+        deferred.check()
+    assert caught.value.error.startswith("benchmark 2x7 dense cond=1: timed call 2 returned a wrong result: "
+                                         "matrix 0 of the batch"), caught.value.error
+    assert not deferred.stashes
+
+
 def _fake_judge(lines: str, then_sleep: float) -> Any:
     """A process that prints `lines` on stdout as the judge would, then neither speaks nor exits for a while."""
     import subprocess
