@@ -74,47 +74,27 @@ class Stash:
         return bool(self.ctx.torch.equal(kept.h, h) and self.ctx.torch.equal(kept.tau, tau))
 
     def check(self) -> None:
-        if self.items:
-            failed = first_failure(self.ctx.torch, self.items, diagnostics=False)
-            self.items.clear()
-            if failed is not None:
-                raise self.wrong(*failed)
+        from qrjudge.checker import check
 
-    def wrong(self, item: Kept, matrix: int | None, reason: str) -> Verdict:
-        return Verdict("incorrect", f"benchmark {self.spec.label}: timed call {item.number} returned a wrong result: "
-                       f"{reason}", failing=self.spec.label)
+        if not self.items:
+            return
+        cat = self.ctx.torch.cat
+        verdict = check(cat([i.a for i in self.items]), cat([i.h for i in self.items]),
+                        cat([i.tau for i in self.items]), diagnostics=False)
+        if not verdict.ok:
+            item, matrix = self.locate(verdict.matrix or 0)
+            reason = verdict.reason.replace(f"matrix {verdict.matrix} ", f"matrix {matrix} ", 1)
+            raise Verdict("incorrect", f"benchmark {self.spec.label}: timed call {item.number} returned a wrong result: "
+                          f"{reason}", failing=self.spec.label)
+        self.items.clear()
 
-
-Failure = tuple[Kept, "int | None", str]  # a failing kept call, its failing matrix (None: its form), why
-
-
-def first_failure(torch: Any, items: list[Kept], diagnostics: bool, worst: Any = None) -> Failure | None:
-    """Kept calls of one matrix size checked in one concatenation, launched once rather than once a call (a
-    check is mostly launches below a few hundred rows); the first failing call, its matrix and why (the matrix
-    named by its place in the call's batch), or None. `worst` (the checker's verdict of an earlier group, or None) is raised
-    to this group's worst residuals."""
-    from qrjudge.checker import check
-
-    verdict = check(torch.cat([i.a for i in items]), torch.cat([i.h for i in items]),
-                    torch.cat([i.tau for i in items]), diagnostics=diagnostics)
-    if worst is not None:
-        worst.factor, worst.orth = max(worst.factor, verdict.factor), max(worst.orth, verdict.orth)
-        worst.recon = max(worst.recon, verdict.recon)
-    if verdict.ok:
-        return None
-    if verdict.matrix is None:  # the outputs' form or finiteness, found over the concatenation: call by call
-        for item in items:
-            alone = check(item.a, item.h, item.tau, diagnostics=False)
-            if not alone.ok:
-                return item, alone.matrix, alone.reason
-        return items[0], None, verdict.reason
-    position = verdict.matrix
-    for item in items:
-        if position < item.a.shape[0]:
-            matrix = position if item.rows is None else int(item.rows[position])
-            return item, matrix, verdict.reason.replace(f"matrix {verdict.matrix} ", f"matrix {matrix} ", 1)
-        position -= item.a.shape[0]
-    raise IndexError(verdict.matrix)
+    def locate(self, position: int) -> tuple[Kept, int]:
+        """The kept call and the matrix of its batch at `position` in the checked concatenation."""
+        for item in self.items:
+            if position < item.a.shape[0]:
+                return item, position if item.rows is None else int(item.rows[position])
+            position -= item.a.shape[0]
+        raise IndexError(position)
 
 
 class Deferred:
@@ -139,21 +119,8 @@ class Deferred:
         return True
 
     def check(self) -> None:
-        """Every deferred call checked, those of one matrix size together (the shapes' rounds and cases: 29
-        checks of a `full` evaluation become 7); of several wrong calls the first kept fails the evaluation, as
-        when each stash was checked in turn."""
-        by_size: dict[int, list[tuple[int, Kept]]] = {}
-        for place, stash in enumerate(self.stashes):
-            by_size.setdefault(stash.spec.n, []).extend((place, item) for item in stash.items)
-        stashes, self.stashes = self.stashes, []
-        failures = []
-        for kept in by_size.values():
-            failed = first_failure(stashes[0].ctx.torch, [item for _, item in kept], diagnostics=False)
-            if failed is not None:
-                failures.append((next(place for place, item in kept if item is failed[0]), failed))
-        if failures:
-            place, failed = min(failures, key=lambda f: f[0])
-            raise stashes[place].wrong(*failed)
+        while self.stashes:
+            self.stashes.pop(0).check()
 
 
 def defer_budget(ctx: Evaluation) -> int:

@@ -139,34 +139,6 @@ def test_on_a_shared_gpu_a_wrong_timed_call_is_still_the_verdict_before_a_later_
         assert result["status"] == "incorrect" and "timed call" in result["error"], (env, result.get("error"))
 
 
-def test_a_wrong_test_is_the_verdict_though_the_tests_are_checked_after_the_last_one(tmp_path: Path) -> None:
-    """The tests' outputs are checked once every test has run (qrjudge/judge.py, run_tests): a kernel wrong on the
-    second test that crashes on the fourth is `incorrect` on the second, as when each test was checked before the
-    next one ran; one wrong on a matrix of a mixed batch names the matrix's case."""
-    kernel = tmp_path / "wrong_then_crash.py"
-    kernel.write_text("from base import custom_kernel as honest\n\n\ndef custom_kernel(A):\n"
-                      "    if A.shape[-1] == 9:  # the fourth test\n"
-                      "        raise RuntimeError('crashed on purpose')\n"
-                      "    h, tau = honest(A)\n"
-                      "    if A.shape[-1] == 5:  # the second\n"
-                      "        tau[1] *= 0.5\n"
-                      "    return h, tau\n")
-    result = judge(candidate(tmp_path, kernel))
-    assert result["status"] == "incorrect", result.get("error")
-    assert result["error"].startswith("test 3x5 dense cond=1: matrix 1 of the batch fails the gates"), result["error"]
-    mixed = tmp_path / "mixed" / "wrong_in_a_mixed_batch.py"
-    mixed.parent.mkdir()
-    mixed.write_text("from base import custom_kernel as honest\n\n\ndef custom_kernel(A):\n"
-                     "    h, tau = honest(A)\n"
-                     "    if A.shape[0] == 8:  # the mixed test\n"
-                     "        tau[5] *= 0.5\n"
-                     "    return h, tau\n")
-    result = judge(candidate(mixed.parent, mixed))
-    assert result["status"] == "incorrect", result.get("error")
-    assert re.match(r"test 8x12 mixed\+all cond=2: matrix 5 of the batch .* \(a \w+ matrix\)$", result["error"]), \
-        result["error"]
-
-
 def test_a_forger_reaches_neither_the_judge_stdout_nor_its_environment(tmp_path: Path) -> None:
     result = judge(candidate(tmp_path, CHEATS / "forge_verdict.py"))
     assert result["status"] == "rejected"
