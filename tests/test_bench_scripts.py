@@ -268,3 +268,15 @@ def test_tsqr_wy_compiles_one_warp_count_by_default() -> None:
     warps = {option for options in seed_model.MODULES for option in options if option.startswith("-DNWARPS=")}
     assert warps == {"-DNWARPS=8"}, seed_model.MODULES
     assert len(seed_model.MODULES) == 4  # common.cu + qr.cu, + reg_panel.cu, + cols.cu (col_panel), tf32x3.cu
+
+
+def test_the_checkpoint_probe_says_in_one_line_where_there_is_no_driver() -> None:
+    """bench/checkpoint_probe.py needs a CUDA driver with the checkpoint API; without one it says so and exits 2."""
+    import shutil
+
+    if shutil.which("nvidia-smi"):
+        pytest.skip("this machine has an NVIDIA driver")
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "checkpoint_probe.py")], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip() == "checkpoint_probe: no CUDA driver with the checkpoint API here"
