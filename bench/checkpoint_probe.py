@@ -16,6 +16,7 @@ there is no CUDA driver.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import json
 import os
@@ -24,6 +25,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 CHILD = r"""
@@ -85,20 +87,31 @@ def lines_within(proc: subprocess.Popen[str], seconds: float) -> int:
     return count
 
 
-def timed(call: Any) -> tuple[int, float]:
+def timed(call: Callable[[], int]) -> tuple[int, float]:
+    """The driver call's result and its milliseconds."""
     began = time.perf_counter()
     result = call()
     return int(result), round((time.perf_counter() - began) * 1e3, 2)
 
 
-def probe(cuda: Any, kernel_ms: float, hold_s: float) -> dict[str, Any]:
+@contextlib.contextmanager
+def child(kernel_ms: float, command: str) -> Iterator[subprocess.Popen[str]]:
+    """The child, ready (its clock of cycles measured), then told `command` (loop, or long); killed at the end."""
     proc = subprocess.Popen([sys.executable, "-c", CHILD, str(kernel_ms)], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True)
     assert proc.stdin is not None and proc.stdout is not None
     try:
         assert proc.stdout.readline().strip() == "ready"
-        proc.stdin.write("loop\n")
+        proc.stdin.write(command + "\n")
         proc.stdin.flush()
+        yield proc
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def probe(cuda: Any, kernel_ms: float, hold_s: float) -> dict[str, Any]:
+    with child(kernel_ms, "loop") as proc:
         found: dict[str, Any] = {"lines_before": lines_within(proc, 0.5)}
         args = LockArgs(timeoutMs=5000)
         found["lock_rc"], found["lock_ms"] = timed(lambda: cuda.cuCheckpointProcessLock(proc.pid, ctypes.byref(args)))
@@ -108,26 +121,15 @@ def probe(cuda: Any, kernel_ms: float, hold_s: float) -> dict[str, Any]:
         os.kill(proc.pid, signal.SIGCONT)
         found["unlock_rc"], found["unlock_ms"] = timed(lambda: cuda.cuCheckpointProcessUnlock(proc.pid, None))
         found["lines_after"] = lines_within(proc, 0.5)
-    finally:
-        proc.kill()
-        proc.wait()
     return found
 
 
 def long_kernel_lock(cuda: Any) -> dict[str, Any]:
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, "1"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    assert proc.stdin is not None and proc.stdout is not None
-    try:
-        assert proc.stdout.readline().strip() == "ready"
-        proc.stdin.write("long\n")
-        proc.stdin.flush()
+    with child(1.0, "long") as proc:
         time.sleep(0.2)
         args = LockArgs(timeoutMs=500)
         rc, ms = timed(lambda: cuda.cuCheckpointProcessLock(proc.pid, ctypes.byref(args)))
         return {"long_lock_rc": rc, "long_lock_ms": ms, "long_state": state(cuda, proc.pid)}
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def main() -> int:
