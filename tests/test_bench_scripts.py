@@ -280,3 +280,65 @@ def test_the_checkpoint_probe_says_in_one_line_where_there_is_no_driver() -> Non
                           timeout=60)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.strip() == "checkpoint_probe: no CUDA driver with the checkpoint API here"
+
+
+FAKE_EVAL = r'''
+import os, re, sys
+lines = open(sys.argv[2]).read().splitlines()
+pattern = r"\s*([a-zA-Z]+):\s*([a-zA-Z]+|[+-]?[0-9]+)\s*"  # the contest's own test-file grammar
+assert all(re.fullmatch(pattern, part) for line in lines for part in line.split(";")), lines
+import utils  # staged from task.yml's `files` source
+out = os.fdopen(int(os.environ["POPCORN_FD"]), "w")
+if sys.argv[1] == "test":
+    print(f"test-count: {len(lines)}", file=out)
+    for i, line in enumerate(lines):
+        print(f"test.{i}.spec: {line}", file=out)
+        print(f"test.{i}.status: " + ("fail" if "rankdef" in line and utils.STRICT else "pass"), file=out)
+    print("check: " + ("fail" if utils.STRICT else "pass"), file=out)
+else:
+    print(f"benchmark-count: {len(lines)}", file=out)
+    for i, line in enumerate(lines):
+        n = int(re.search(r"n: (\d+)", line)[1])
+        print(f"benchmark.{i}.spec: {line}", file=out)
+        for field, value in (("runs", 5), ("mean", n * 1000.0), ("std", 1.0), ("err", 0.5), ("best", 1.0),
+                             ("worst", 2.0)):
+            print(f"benchmark.{i}.{field}: {value}", file=out)
+    print("check: pass", file=out)
+'''
+TASK_YML = '''# name: fake
+files:
+  - {"name": "submission.py", "source": "@SUBMISSION@"}
+  - {"name": "utils.py", "source": "../shared/utils.py"}
+  - {"name": "eval.py", "source": "eval.py"}
+
+test_timeout: 60
+tests:
+  - {"batch": 2, "n": 32, "cond": 1, "seed": 5}
+  - {"batch": 2, "n": 64, "cond": 0, "seed": 6, "case": "rankdef"}
+
+benchmarks:
+  - {"batch": 4, "n": 1000, "cond": 1, "seed": 7}
+  - {"batch": 4, "n": 4000, "cond": 0, "seed": 8, "case": "mixed"}
+'''
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_gpumode_eval_stages_the_task_and_reads_the_runner(tmp_path: Path, strict: bool) -> None:
+    """bench/gpumode_eval.py copies the files task.yml lists (a source outside the problem directory too), writes
+    its tests in eval.py's grammar, reads what eval.py reports on POPCORN_FD, and fails where a mode fails."""
+    problem = tmp_path / "problems" / "qr"
+    problem.mkdir(parents=True)
+    (tmp_path / "problems" / "shared").mkdir()
+    (tmp_path / "problems" / "shared" / "utils.py").write_text(f"STRICT = {strict}\n")
+    (problem / "task.yml").write_text(TASK_YML)
+    (problem / "eval.py").write_text(FAKE_EVAL)
+    (tmp_path / "export.py").write_text("def custom_kernel(a): return a\n")
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "gpumode_eval.py"), "--problem", str(problem),
+                           "--submission", str(tmp_path / "export.py"), "--out", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == (1 if strict else 0), proc.stdout + proc.stderr
+    test, bench = (json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{"))
+    assert test["tests"] == ("1 of 2 passed" if strict else "2 of 2 passed")
+    assert test["check"] == ("fail" if strict else "pass")
+    assert [b["mean_ms"] for b in bench["benchmarks"]] == [1.0, 4.0] and bench["check"] == "pass"
+    assert "| geomean | **2.000 ms** |" in proc.stdout
