@@ -342,3 +342,15 @@ def test_gpumode_eval_stages_the_task_and_reads_the_runner(tmp_path: Path, stric
     assert test["check"] == ("fail" if strict else "pass")
     assert [b["mean_ms"] for b in bench["benchmarks"]] == [1.0, 4.0] and bench["check"] == "pass"
     assert "| geomean | **2.000 ms** |" in proc.stdout
+
+
+def test_cuda_start_says_in_one_line_where_there_is_no_driver() -> None:
+    """bench/cuda_start.py needs an NVIDIA driver; without one it says so and exits 2."""
+    import shutil
+
+    if shutil.which("nvidia-smi"):
+        pytest.skip("this machine has an NVIDIA driver")
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "cuda_start.py")], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip() == "cuda_start: no NVIDIA driver here"
