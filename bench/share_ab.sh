@@ -9,7 +9,8 @@
 # under one lock directory (EVOLVE_GPU_LOCKS), the compile cache warmed first: old and new alternate, so a drift of
 # the machine shows as a drift between rounds, not as a difference between the judges.
 # Its evaluations are not prestarted (each judge starts when its turn comes, its CUDA start in its time: 9-10 s
-# each on an H200 with two starting at once, notebook 2026-12-03/run26), so its rate is far below evolve's; compare
+# each on an H200 with two starting at once, notebook 2026-12-03/run26; `import torch` alone took 3.0-6.7 s a process
+# there and a CUDA context 0.3-0.4 s, run31), so its rate is far below evolve's; compare
 # the sides' stages (tests, exclusive, deferred checks), which the judge times alike either way.
 # DEVICE=cpu MODE=tiny KERNEL=tests/cpu_kernel: a check of the script, no GPU.
 # Results: ${OUT:-bench/out}/results.jsonl ({"name": "old1/2", "result": ...}: side, round, candidate) and
