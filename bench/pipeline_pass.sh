@@ -30,7 +30,9 @@ readme_run before "${BEFORE:?a tar of the tree to compare with: git archive -o F
 if [[ -n ${PREVIOUS:-} ]]; then rm -rf "$cache"; readme_run previous "$PREVIOUS"; fi  # a second tree to compare with
 rm -rf "$cache"
 readme_run after ""
-if [[ -n ${PER_GPU:-} ]]; then  # the same tree with evaluations sharing the GPU (qrjudge/gpulock.py)
+if [[ -n ${PER_GPU:-} ]]; then  # the same tree with evaluations sharing the GPU (qrjudge/gpulock.py), the cache
+  # emptied as for `after` (until 2026-12-04 this run found the cache `after` had filled, so it compiled less)
+  rm -rf "$cache"
   sed -i "s/^per_gpu = 2 /per_gpu = $PER_GPU /" evolve.toml && readme_run "per_gpu_$PER_GPU" ""
   sed -i "s/^per_gpu = $PER_GPU /per_gpu = 2 /" evolve.toml
 fi
