@@ -270,16 +270,20 @@ def test_tsqr_wy_compiles_one_warp_count_by_default() -> None:
     assert len(seed_model.MODULES) == 4  # common.cu + qr.cu, + reg_panel.cu, + cols.cu (col_panel), tf32x3.cu
 
 
-def test_the_checkpoint_probe_says_in_one_line_where_there_is_no_driver() -> None:
-    """bench/checkpoint_probe.py needs a CUDA driver with the checkpoint API; without one it says so and exits 2."""
+@pytest.mark.parametrize("script, says", [
+    ("checkpoint_probe", "no CUDA driver with the checkpoint API here"),  # needs the driver's checkpoint API
+    ("cuda_start", "no NVIDIA driver here"),
+])
+def test_gpu_probes_say_in_one_line_where_there_is_no_driver(script: str, says: str) -> None:
+    """The bench probes that need an NVIDIA driver say so in one line without one, and exit 2."""
     import shutil
 
     if shutil.which("nvidia-smi"):
         pytest.skip("this machine has an NVIDIA driver")
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "checkpoint_probe.py")], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / f"{script}.py")], capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 2 and proc.stdout == ""
-    assert proc.stderr.strip() == "checkpoint_probe: no CUDA driver with the checkpoint API here"
+    assert proc.stderr.strip() == f"{script}: {says}"
 
 
 FAKE_EVAL = r'''
@@ -342,15 +346,3 @@ def test_gpumode_eval_stages_the_task_and_reads_the_runner(tmp_path: Path, stric
     assert test["check"] == ("fail" if strict else "pass")
     assert [b["mean_ms"] for b in bench["benchmarks"]] == [1.0, 4.0] and bench["check"] == "pass"
     assert "| geomean | **2.000 ms** |" in proc.stdout
-
-
-def test_cuda_start_says_in_one_line_where_there_is_no_driver() -> None:
-    """bench/cuda_start.py needs an NVIDIA driver; without one it says so and exits 2."""
-    import shutil
-
-    if shutil.which("nvidia-smi"):
-        pytest.skip("this machine has an NVIDIA driver")
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "cuda_start.py")], capture_output=True, text=True,
-                          timeout=60)
-    assert proc.returncode == 2 and proc.stdout == ""
-    assert proc.stderr.strip() == "cuda_start: no NVIDIA driver here"
