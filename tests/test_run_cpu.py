@@ -11,6 +11,12 @@ from evolver.records.store import Store
 from tests.conftest import evolve, git
 
 pytestmark = pytest.mark.slow
+PRESTARTED = '''command = "{python} check.py --kernel-dir {kernel_dir} --mode {mode} --wait-for-go"
+files = ["check.py"]
+gpus = []
+slots = 2
+timeout_s = 60
+prestart = true'''
 
 
 def test_thirty_candidates_branches_notes_and_best(repo: Path) -> None:
@@ -75,13 +81,7 @@ def test_prestarted_evaluators_judge_every_candidate_and_leave_nothing(repo: Pat
     directories are gone when the run ends."""
     from tests.conftest import example_config
 
-    evaluation = '''command = "{python} check.py --kernel-dir {kernel_dir} --mode {mode} --wait-for-go"
-files = ["check.py"]
-gpus = []
-slots = 2
-timeout_s = 60
-prestart = true'''
-    (repo / "examples/sort/evolve.toml").write_text(example_config(evaluation=evaluation))
+    (repo / "examples/sort/evolve.toml").write_text(example_config(evaluation=PRESTARTED))
     git(repo, "commit", "-qam", "prestart")
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
@@ -93,6 +93,36 @@ prestart = true'''
         assert c.result is not None and c.result.status == "ok", c.result
         assert c.result.details["prestarted"] is True
     assert [p.name for p in tmpdir.iterdir() if p.name.startswith("evolve-eval-")] == []
+
+
+def test_every_slot_has_a_judge_waiting_before_its_first_candidate(repo: Path) -> None:
+    """The engine prestarts each slot's first process as the run starts (`Evaluator.prestart_slots`): the second
+    slot's first child, which exists only once the seed is judged, finds a process that has already started, as
+    every later candidate does. Once per slot, however often asked; `close` ends them."""
+    import asyncio
+
+    from evolver.evaluation.evaluate import Evaluator, make_slots
+    from evolver.records.config import load_config
+    from tests.conftest import example_config
+
+    (repo / "examples/sort/evolve.toml").write_text(example_config(evaluation=PRESTARTED))
+    git(repo, "commit", "-qam", "prestart")
+    config = load_config(repo / "examples/sort/evolve.toml", repo)
+    store = Store(repo)
+    evaluator, slots = Evaluator(config, store, store.head_commit()), make_slots(config)
+
+    async def waiting_then_closed() -> tuple[list[int], list[int], list[int | None]]:
+        await evaluator.prestart_slots(slots)
+        first = [len([p for p in evaluator._waiting.by_slot.get(s, []) if p.alive]) for s in slots]
+        await evaluator.prestart_slots(slots)
+        again = [len([p for p in evaluator._waiting.by_slot.get(s, []) if p.alive]) for s in slots]
+        procs = [p.proc for s in slots for p in evaluator._waiting.by_slot[s]]
+        await evaluator.close()
+        return first, again, [p.returncode if p else 0 for p in procs]
+
+    first, again, ended = asyncio.run(waiting_then_closed())
+    assert len(slots) == 2 and first == [1, 1] and again == [1, 1]
+    assert all(code is not None for code in ended)
 
 
 def test_a_run_resumed_under_another_judge_judges_its_best_again_and_goes_on(repo: Path) -> None:

@@ -242,6 +242,13 @@ class Evaluator:
         argv, env = self._contained(argv, Path(tmp.name), workdir, slot)
         return await prestart(argv, workdir, env, tmp, self.sweep(env))
 
+    async def prestart_slots(self, slots: list[Slot]) -> None:
+        """Each slot's first process started now (where evaluations are prestarted here, not on Ray)."""
+        e = self.config.evaluation
+        if e.backend != "ray" and e.prestart:
+            for slot in slots:
+                await self._waiting.ready(slot, e.mode)
+
     async def _evaluate_prestarted(self, commit: str, slot: Slot, mode: str) -> dict[str, Any]:
         e = self.config.evaluation
         ready = await self._waiting.take(slot, e.mode)

@@ -86,6 +86,14 @@ class Waiting(Generic[SlotT]):
             waiting.append(await self.start(slot, mode))
         return ready
 
+    async def ready(self, slot: SlotT, mode: str) -> None:
+        """A process waiting for the slot, started now where none is alive: called as a run starts, so a slot's
+        first evaluation (the second slot's first child, which comes only once the seed is judged) does not pay
+        a process's start either."""
+        waiting = self.by_slot.setdefault(slot, [])
+        if not any(p.alive for p in waiting):
+            waiting.append(await self.start(slot, mode))
+
     async def close(self) -> None:
         """Stop the processes that no candidate will use."""
         for waiting in self.by_slot.values():

@@ -105,6 +105,7 @@ class Engine:
         try:
             await self._fit_the_context()
             self._resume()
+            await self.evaluator.prestart_slots(self.slots)  # every slot's first judge starts with the run
             self._evaluators = [asyncio.create_task(self._evaluator(slot)) for slot in self.slots]
             self._proposers = [asyncio.create_task(self._proposer()) for _ in range(self._depth)]
             for outcome in await asyncio.gather(*self._proposers, return_exceptions=True):
