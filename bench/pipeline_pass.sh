@@ -5,7 +5,8 @@
 # an hour and where each candidate's time went (bench/run_stages.py); the compile cache empty before this tree's run.
 # PREVIOUS=TAR adds a run of a second tree to compare with (the last change's parent, say); SEEDS=0 skips the seeds.
 # PER_GPU=N adds a third run of this tree with `per_gpu = N` (the shipped evolve.toml has 2: evaluations sharing the
-# GPU, timed one at a time).
+# GPU, timed one at a time). AFTER_S=N bounds this tree's runs at N s instead of RUN_S (say 600, so that the
+# README's command runs to its end, its 50 candidates, while a slow BEFORE tree is still cut at RUN_S).
 # Then this tree's judge with that cache warm: torch.geqrf, blocked_wy, and tsqr_wy five times in `full` (the seed's score and its
 # noise under the new pipeline), each with what the cache served. About 8 minutes on an H200.
 # Results: ${OUT:-bench/out}/pass.log, evolve_*.log, results.jsonl.
@@ -13,13 +14,13 @@ source "$(dirname "$0")/lib.sh"
 root=$PWD
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@localhost
 cache=$nvrtc_dir
-readme_run() {  # name, a tar of the tree to run ("" for this working tree's tracked and untracked files)
-  local clone=/tmp/readme-$1 started
+readme_run() {  # name, a tar of the tree to run ("" for this working tree's tracked and untracked files), seconds
+  local clone=/tmp/readme-$1 started seconds=${3:-${RUN_S:-170}}
   rm -rf "$clone" || return 1
   if [[ -n $2 ]]; then mkdir -p "$clone" && tar -xf "$2" -C "$clone" && committed "$clone" "$1"; else this_tree "$clone"; fi || return 1
-  log "$1: evolve start --max-candidates 50 in a fresh copy, stopped at ${RUN_S:-170} s"
+  log "$1: evolve start --max-candidates 50 in a fresh copy, stopped at $seconds s"
   started=$(date +%s)
-  (cd "$clone" && PYTHONPATH=$clone${PYTHONPATH:+:$PYTHONPATH} timeout -s INT "${RUN_S:-170}" $py -m evolver start \
+  (cd "$clone" && PYTHONPATH=$clone${PYTHONPATH:+:$PYTHONPATH} timeout -s INT "$seconds" $py -m evolver start \
      --max-candidates 50 > "$OUT/evolve_$1.log" 2>&1)
   log "$1: rc $?, $(( $(date +%s) - started )) s"
   tail -3 "$OUT/evolve_$1.log" | tee -a "$OUT/pass.log"
@@ -29,11 +30,11 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a "$OUT/
 readme_run before "${BEFORE:?a tar of the tree to compare with: git archive -o FILE COMMIT}"
 if [[ -n ${PREVIOUS:-} ]]; then rm -rf "$cache"; readme_run previous "$PREVIOUS"; fi  # a second tree to compare with
 rm -rf "$cache"
-readme_run after ""
+readme_run after "" "${AFTER_S:-}"
 if [[ -n ${PER_GPU:-} ]]; then  # the same tree with evaluations sharing the GPU (qrjudge/gpulock.py), the cache
   # emptied as for `after` (until 2026-12-04 this run found the cache `after` had filled, so it compiled less)
   rm -rf "$cache"
-  sed -i "s/^per_gpu = 2 /per_gpu = $PER_GPU /" evolve.toml && readme_run "per_gpu_$PER_GPU" ""
+  sed -i "s/^per_gpu = 2 /per_gpu = $PER_GPU /" evolve.toml && readme_run "per_gpu_$PER_GPU" "" "${AFTER_S:-}"
   sed -i "s/^per_gpu = $PER_GPU /per_gpu = 2 /" evolve.toml
 fi
 log "the compile cache after the run: $(find "$cache" -name '*.bin' | wc -l) entries, $(du -sh "$cache" | cut -f1)"
