@@ -27,7 +27,7 @@ workers=${GPU_TEST_WORKERS:-2}  # (6 overloaded an H200 machine's 16 cores: docs
 parallel=()
 if (( workers > 1 )) && $py -c "import xdist" 2>/dev/null; then parallel=(-n "$workers"); fi
 gpu_tests() {  # log name, marker expression: pytest's summary lines; "no tests collected" (5) is not a failure
-  $py -m pytest -q -m "$2" -p no:cacheprovider "${@:3}" ${PYTEST_ARGS:-} > "$OUT/$1.log" 2>&1
+  $py -m pytest -q -rs -m "$2" -p no:cacheprovider "${@:3}" ${PYTEST_ARGS:-} > "$OUT/$1.log" 2>&1
   local rc=$?
   tail -3 "$OUT/$1.log"
   (( rc == 0 || rc == 5 ))
