@@ -142,7 +142,11 @@ def main() -> int:
     ok = True
     with tempfile.TemporaryDirectory(prefix="gpumode-") as tmp:
         where = Path(tmp)
-        timeouts = stage(args.problem.resolve(), args.submission.resolve(), where)
+        try:
+            timeouts = stage(args.problem.resolve(), args.submission.resolve(), where)
+        except (OSError, KeyError, ValueError) as exc:  # a file task.yml lists is missing, a malformed entry
+            print(f"gpumode_eval: {args.problem / 'task.yml'}: cannot stage the problem: {exc}", file=sys.stderr)
+            return 2
         env = dict(os.environ)
         if not args.warm:
             env["TORCH_EXTENSIONS_DIR"] = str(where / "torch_extensions")

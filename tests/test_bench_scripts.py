@@ -346,3 +346,18 @@ def test_gpumode_eval_stages_the_task_and_reads_the_runner(tmp_path: Path, stric
     assert test["check"] == ("fail" if strict else "pass")
     assert [b["mean_ms"] for b in bench["benchmarks"]] == [1.0, 4.0] and bench["check"] == "pass"
     assert "| geomean | **2.000 ms** |" in proc.stdout
+
+
+def test_gpumode_eval_says_in_one_line_what_it_cannot_stage(tmp_path: Path) -> None:
+    """A file task.yml lists that is not there: one line naming task.yml, exit 2, no traceback."""
+    problem = tmp_path / "qr"
+    problem.mkdir()
+    (problem / "task.yml").write_text(TASK_YML)  # its utils.py source, ../shared/utils.py, does not exist here
+    (problem / "eval.py").write_text(FAKE_EVAL)
+    (tmp_path / "export.py").write_text("def custom_kernel(a): return a\n")
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "gpumode_eval.py"), "--problem", str(problem),
+                           "--submission", str(tmp_path / "export.py"), "--out", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith(f"gpumode_eval: {problem / 'task.yml'}: cannot stage the problem:"), proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
