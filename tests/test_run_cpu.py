@@ -95,34 +95,49 @@ def test_prestarted_evaluators_judge_every_candidate_and_leave_nothing(repo: Pat
     assert [p.name for p in tmpdir.iterdir() if p.name.startswith("evolve-eval-")] == []
 
 
-def test_every_slot_has_a_judge_waiting_before_its_first_candidate(repo: Path) -> None:
+SLOW_START_S = 4.0  # an evaluator's own start (a judge's `import torch`), paid before it reads its go line
+
+
+def test_the_second_slots_first_child_finds_its_evaluator_started(repo: Path) -> None:
     """The engine prestarts each slot's first process as the run starts (`Evaluator.prestart_slots`): the second
-    slot's first child, which exists only once the seed is judged, finds a process that has already started, as
-    every later candidate does. Once per slot, however often asked; `close` ends them."""
+    slot's first child, which exists only once the seed is judged, finds a process past its start, so its
+    evaluation does not pay it (the seed's, started with the run, does). Asked twice, a slot still has one."""
     import asyncio
 
     from evolver.evaluation.evaluate import Evaluator, make_slots
     from evolver.records.config import load_config
     from tests.conftest import example_config
 
-    (repo / "examples/sort/evolve.toml").write_text(example_config(evaluation=PRESTARTED))
-    git(repo, "commit", "-qam", "prestart")
+    (repo / "examples/sort/slow_start.py").write_text(
+        f"import runpy, sys, time\ntime.sleep({SLOW_START_S})\nsys.argv[0] = 'check.py'\n"
+        "runpy.run_path('check.py', run_name='__main__')\n")
+    (repo / "examples/sort/evolve.toml").write_text(example_config(evaluation=PRESTARTED.replace(
+        "{python} check.py", "{python} slow_start.py").replace('files = ["check.py"]',
+                                                               'files = ["check.py", "slow_start.py"]')))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "an evaluator slow to start")
+    proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "2")
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    seed, child = sorted(Store(repo).snapshot("r1").candidates.values(), key=lambda c: c.id)
+    assert seed.result is not None and child.result is not None and child.result.status == "ok"
+    assert seed.result.line["duration_s"] >= SLOW_START_S  # the seed waits for its process: nothing was earlier
+    assert child.result.line["duration_s"] < SLOW_START_S, child.result.line  # its process had started with the run
+
     config = load_config(repo / "examples/sort/evolve.toml", repo)
     store = Store(repo)
     evaluator, slots = Evaluator(config, store, store.head_commit()), make_slots(config)
 
-    async def waiting_then_closed() -> tuple[list[int], list[int], list[int | None]]:
+    async def waiting_twice_then_closed() -> tuple[list[int], list[int | None]]:
         await evaluator.prestart_slots(slots)
-        first = [len([p for p in evaluator._waiting.by_slot.get(s, []) if p.alive]) for s in slots]
         await evaluator.prestart_slots(slots)
-        again = [len([p for p in evaluator._waiting.by_slot.get(s, []) if p.alive]) for s in slots]
+        alive = [len([p for p in evaluator._waiting.by_slot.get(s, []) if p.alive]) for s in slots]
         procs = [p.proc for s in slots for p in evaluator._waiting.by_slot[s]]
         await evaluator.close()
-        return first, again, [p.returncode if p else 0 for p in procs]
+        return alive, [p.returncode if p else 0 for p in procs]
 
-    first, again, ended = asyncio.run(waiting_then_closed())
-    assert len(slots) == 2 and first == [1, 1] and again == [1, 1]
-    assert all(code is not None for code in ended)
+    alive, ended = asyncio.run(waiting_twice_then_closed())
+    assert len(slots) == 2 and alive == [1, 1]
+    assert all(code is not None for code in ended)  # `close` ends them
 
 
 def test_a_run_resumed_under_another_judge_judges_its_best_again_and_goes_on(repo: Path) -> None:
