@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from evolver.records.candidates import Candidate
 from evolver.records.store import Store
 from tests.conftest import evolve, git
 
@@ -98,14 +99,8 @@ def test_prestarted_evaluators_judge_every_candidate_and_leave_nothing(repo: Pat
 SLOW_START_S = 4.0  # an evaluator's own start (a judge's `import torch`), paid before it reads its go line
 
 
-def test_the_second_slots_first_child_finds_its_evaluator_started(repo: Path) -> None:
-    """The engine prestarts each slot's first process as the run starts (`Evaluator.prestart_slots`): the second
-    slot's first child, which exists only once the seed is judged, finds a process past its start, so its
-    evaluation does not pay it (the seed's, started with the run, does). Asked twice, a slot still has one."""
-    import asyncio
-
-    from evolver.evaluation.evaluate import Evaluator, make_slots
-    from evolver.records.config import load_config
+def slow_to_start(repo: Path, **sections: str) -> None:
+    """The example with an evaluator that takes SLOW_START_S to start, prestarted, two slots."""
     from tests.conftest import example_config
 
     (repo / "examples/sort/slow_start.py").write_text(
@@ -113,13 +108,48 @@ def test_the_second_slots_first_child_finds_its_evaluator_started(repo: Path) ->
         "runpy.run_path('check.py', run_name='__main__')\n")
     (repo / "examples/sort/evolve.toml").write_text(example_config(evaluation=PRESTARTED.replace(
         "{python} check.py", "{python} slow_start.py").replace('files = ["check.py"]',
-                                                               'files = ["check.py", "slow_start.py"]')))
+                                                               'files = ["check.py", "slow_start.py"]'), **sections))
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "an evaluator slow to start")
-    proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "2")
+
+
+def started_and_ended(c: Candidate) -> tuple[float, float]:
+    assert c.result is not None and c.result.status == "ok", c.result
+    return c.result.line["t"] - c.result.line["duration_s"], c.result.line["t"]
+
+
+def test_an_idle_slot_judges_a_tune_child_of_the_seed_before_the_seeds_result(repo: Path) -> None:
+    """A `tune` move needs its parent's code, not its score: while the seed is judged for the first time, the other
+    slot judges a tune child of it instead of waiting (the first half minute of a run on the H200)."""
+    slow_to_start(repo)
+    proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "3")
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    seed, early, after = sorted(Store(repo).snapshot("r1").candidates.values(), key=lambda c: c.id)
+    assert early.op == "tune" and early.parent_ids == (seed.id,)
+    assert started_and_ended(early)[0] < started_and_ended(seed)[1] - SLOW_START_S / 2  # long before its result
+    assert after.op == "tune"  # then children of judged candidates, as before
+
+
+def test_the_second_slots_first_child_finds_its_evaluator_started(repo: Path) -> None:
+    """The engine prestarts each slot's first process as the run starts (`Evaluator.prestart_slots`): with an LLM
+    alone (no `tune` child can start before the seed's result), the second slot's first child comes once the seed is
+    judged and finds a process past its start, so its evaluation does not pay it (the seed's, started with the run,
+    does). Asked twice, a slot still has one."""
+    import asyncio
+
+    from evolver.evaluation.evaluate import Evaluator, make_slots
+    from evolver.records.config import load_config
+    from tests.fake_llm import FakeLLM
+
+    with FakeLLM(["good"]) as llm:
+        slow_to_start(repo, llm=f'base_url = "{llm.url}"\nmodel = "fake-coder"\napi_key_env = ""\n'
+                                "max_tokens = 500\ncontext_tokens = 6000",
+                      evolution="operators = { mutate = 1.0 }\nislands = 1\npopulation = 2\nseed = 7")
+        proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "2")
     assert proc.returncode == 0, proc.stderr + proc.stdout
     seed, child = sorted(Store(repo).snapshot("r1").candidates.values(), key=lambda c: c.id)
-    assert seed.result is not None and child.result is not None and child.result.status == "ok"
+    assert child.op == "mutate" and started_and_ended(child)[0] >= started_and_ended(seed)[1]
+    assert seed.result is not None and child.result is not None
     assert seed.result.line["duration_s"] >= SLOW_START_S  # the seed waits for its process: nothing was earlier
     assert child.result.line["duration_s"] < SLOW_START_S, child.result.line  # its process had started with the run
 

@@ -16,7 +16,7 @@ import signal
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from evolver.evaluation.health import HEALTH_REF, RETIRE_AFTER, Health, first_line
@@ -28,7 +28,7 @@ from evolver.records.results import NOT_EVALUATED
 from evolver.records.store import Store
 from evolver.run.jobs import WAKE, Job
 from evolver.run.opening import EngineError, OpenRun, open_run
-from evolver.run.progress import RECENT, STATUS_EVERY, Budget, budget_line, result_line
+from evolver.run.progress import RECENT, STATUS_EVERY, Budget, RunSummary, budget_line, result_line
 from evolver.search.agents import agent_specs
 from evolver.search.breed import Breeder, llm_operators
 from evolver.search.children import Children
@@ -37,18 +37,6 @@ from evolver.search.operators import Proposal
 from evolver.search.population import next_island
 
 INTERRUPTED = "interrupted"
-
-
-@dataclass
-class RunSummary:
-    run: str
-    created: int = 0
-    evaluated: int = 0
-    best: Candidate | None = None
-    reason: str = ""
-    llm_cost_usd: float = 0.0
-    statuses: dict[str, int] = field(default_factory=dict)
-    failed: bool = False  # stopped because no device was left to judge on
 
 
 class Engine:
@@ -289,25 +277,36 @@ class Engine:
             "gpu": slot.gpu, "device": slot.fingerprint, "error": error, "t": now()}]})
 
     # -- proposing --------------------------------------------------------------------------------------
-    async def _parent_pool(self) -> list[Candidate]:
-        """Correct, comparable candidates; waits while evaluations that could supply one are running."""
+    async def _parent_pool(self) -> tuple[list[Candidate], bool]:
+        """Correct, comparable candidates, else the seeds still awaiting their first result (`_early`, then True);
+        waits while evaluations that could supply one are running."""
         while True:
             pool = self.recorder.pool()
             if pool or self._stopping:
-                return pool
+                return pool, False
+            if early := self._early():
+                return early, True
             if self._queue.qsize() == 0 and self._evaluating == 0:  # nothing can supply a parent any more
                 failed = ", ".join(f"{c.id} ({c.status})"
                                    for c in self.snapshot.candidates.values() if c.op == "seed")
                 self._stop(f"no correct candidate to breed from (seeds: {failed or 'none'}); see "
                            "`evolve show <id>` for why")
-                return []
+                return [], False
             self._changed.clear()
             await self._changed.wait()
+
+    def _early(self) -> list[Candidate]:
+        """The seeds awaiting their first result, while a slot has nothing to judge and `tune` may act: a tune
+        move needs its parent's code, not its score, so the run's first half minute is not one seed judged alone
+        beside an idle slot (docs/benchmarks.md, "Throughput")."""
+        if self._queue.qsize() or self._evaluating >= self.health.in_service or not self.breeder.can_tune():
+            return []
+        return [c for c in self.snapshot.candidates.values() if c.op == "seed" and c.result is None]
 
     async def _propose_one(self) -> Job | None:
         """One child: a parent pool, an island, an operator (`Breeder`), its commit; None if none was made
         or it needs no evaluation."""
-        pool = await self._parent_pool()
+        pool, early = await self._parent_pool()
         if not pool or self._stopping:
             return None
         counts: dict[int, int] = {}
@@ -316,7 +315,8 @@ class Engine:
                 counts[c.island] = counts.get(c.island, 0) + 1
         choice = self.breeder.choose()
         began = time.monotonic()
-        proposal = await self.breeder.propose(choice, next_island(counts, self.config.evolution.islands), pool)
+        island = next_island(counts, self.config.evolution.islands)
+        proposal = await (self.breeder.tune(island, pool) if early else self.breeder.propose(choice, island, pool))
         proposed = time.monotonic() - began
         if proposal is None:
             if self.breeder.tune_exhausted and self.client is None:

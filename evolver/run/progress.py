@@ -4,7 +4,7 @@ that will stop the run first. Pure: the engine passes what it knows."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from evolver.records.candidates import Candidate, score_of, with_unit
 
@@ -20,6 +20,19 @@ class Budget:
     max_candidates: int | None = None
     max_usd: float | None = None
     max_hours: float | None = None
+
+
+@dataclass
+class RunSummary:
+    """What a run did, for the line `evolve start` ends with."""
+    run: str
+    created: int = 0
+    evaluated: int = 0
+    best: Candidate | None = None
+    reason: str = ""
+    llm_cost_usd: float = 0.0
+    statuses: dict[str, int] = field(default_factory=dict)
+    failed: bool = False  # stopped because no device was left to judge on
 
 
 def duration(seconds: float) -> str:
