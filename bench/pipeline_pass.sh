@@ -3,7 +3,8 @@
 # --max-candidates 50`, the shipped evolve.toml: tune only, sandbox on, `final` confirmation) in a fresh copy of
 # $BEFORE (a tar of the tree to compare with: `git archive -o FILE COMMIT`) and of this tree, each stopped (Ctrl-C: in-flight evaluations finish) after RUN_S seconds: judged candidates
 # an hour and where each candidate's time went (bench/run_stages.py); the compile cache empty before this tree's run.
-# PREVIOUS=TAR adds a run of a second tree to compare with (the last change's parent, say); SEEDS=0 skips the seeds.
+# PREVIOUS=TAR adds a run of a second tree to compare with (the last change's parent, say; bounded by AFTER_S as this
+# tree is, so that the two compare whole runs); SEEDS=0 skips the seeds.
 # PER_GPU=N adds a third run of this tree with `per_gpu = N` (the shipped evolve.toml has 2: evaluations sharing the
 # GPU, timed one at a time). AFTER_S=N bounds this tree's runs at N s instead of RUN_S (say 600, so that the
 # README's command runs to its end, its 50 candidates, while a slow BEFORE tree is still cut at RUN_S).
@@ -28,7 +29,7 @@ readme_run() {  # name, a tar of the tree to run ("" for this working tree's tra
 }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a "$OUT/pass.log"
 readme_run before "${BEFORE:?a tar of the tree to compare with: git archive -o FILE COMMIT}"
-if [[ -n ${PREVIOUS:-} ]]; then rm -rf "$cache"; readme_run previous "$PREVIOUS"; fi  # a second tree to compare with
+if [[ -n ${PREVIOUS:-} ]]; then rm -rf "$cache"; readme_run previous "$PREVIOUS" "${AFTER_S:-}"; fi  # a second tree, bounded as this one
 rm -rf "$cache"
 readme_run after "" "${AFTER_S:-}"
 if [[ -n ${PER_GPU:-} ]]; then  # the same tree with evaluations sharing the GPU (qrjudge/gpulock.py), the cache
