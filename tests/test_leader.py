@@ -78,3 +78,33 @@ def test_the_funnels_new_best_is_a_child_that_took_the_lead_by_the_same_rule() -
     assert funnel(run, by_commit, min_gain=0.0)[arm].stages["best"] == 1  # confirmed 0.1% under the seed
     gain = child("00010", 100, 2700.0, 2705.0)
     assert funnel([*run, gain], {**by_commit, gain.commit: gain}, min_gain=0.01)[arm].stages["best"] == 1
+
+
+def test_a_result_that_does_not_beat_a_confirmation_in_flight_is_not_confirmed_too() -> None:
+    """The seed's result, then an early child's worse one before the seed's confirmation is written (the H200,
+    2026-12-04: both were confirmed, 15 s of the GPU for a child 2.8% slower). Only a result that beats every
+    would-be best in flight is queued; one held back is offered again when a confirmation leaves the lead open."""
+
+    class Notes:  # the store as `Recorder.record` uses it
+        def restore_owned(self) -> list[str]:
+            return []
+
+        def append_note(self, commit: str, line: dict[str, Any]) -> None:
+            pass
+
+    seed, child, faster = candidate("00001", 1, 2813.95), candidate("00002", 2, 2893.81), candidate("00003", 3, 2700)
+    snapshot = Snapshot(run="r1", candidates={"00001": seed})
+    recorder = Recorder(Notes(), snapshot, JUDGE, "final", CONFIRM, {GPU}, lambda line: None,  # type: ignore[arg-type]
+                        min_gain=0.01)
+    recorder.maybe_confirm(seed)
+    snapshot.candidates["00002"] = child
+    recorder.maybe_confirm(child)
+    assert [c.id for c in recorder.confirms] == ["00001"]
+    snapshot.candidates["00003"] = faster  # beats the seed by more than min_gain: confirmed as well
+    recorder.maybe_confirm(faster)
+    assert [c.id for c in recorder.confirms] == ["00001", "00003"]
+    recorder.confirms.clear()  # both taken by the slots; the seed's confirmation fails in the thorough mode
+    recorder.record(seed, {"status": "incorrect", "score": None, "harness": CONFIRM, "gpu": GPU, "confirm": True})
+    assert [c.id for c in recorder.confirms] == []  # 00003's confirmation is still in flight, and 00002 loses to it
+    recorder.record(faster, {"status": "incorrect", "score": None, "harness": CONFIRM, "gpu": GPU, "confirm": True})
+    assert [c.id for c in recorder.confirms] == ["00002"]  # the lead is open again: the held-back child

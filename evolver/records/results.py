@@ -176,6 +176,8 @@ class Recorder:
         self._recorded += 1
         if record.get("confirm"):
             self.confirming.discard(updated.id)
+            for other in self.contenders():  # one that waited behind this confirmation may lead now
+                self.maybe_confirm(other)
         else:
             self.maybe_confirm(updated)
         return updated
@@ -191,12 +193,15 @@ class Recorder:
 
     def maybe_confirm(self, c: Candidate) -> None:
         """Queue a re-measurement of `c` in the thorough mode if it would become the new best: the first
-        measurement of a winner is biased upwards, so `best` moves only on a confirmed score."""
+        measurement of a winner is biased upwards, so `best` moves only on a confirmed score. It must beat `best`
+        and every candidate already waiting for its confirmation: two results before the first confirmation (the
+        seed's and an early child's) would otherwise both be confirmed; one held back is offered again when a
+        confirmation is written (`record`)."""
         if not self.confirm_mode or self.confirmed_here(c) or c.id in self.confirming or not self.measured(c):
             return
-        best = self.best()
-        if best is not None and best.score is not None and c.score is not None and \
-                not beats(c.score, best.score, self.min_gain):
+        rivals = [self.best(), *(self.snapshot.candidates.get(cid) for cid in self.confirming)]
+        if c.score is not None and any(r is not None and r.score is not None and not beats(c.score, r.score,
+                                                                                         self.min_gain) for r in rivals):
             return
         self.confirming.add(c.id)
         self.confirms.append(c)
