@@ -32,7 +32,6 @@ def test_best_moves_only_on_confirmed_scores(tmp_path: Path) -> None:
     for c in snap.candidates.values():
         mains = [r for r in c.results if not r.confirm]
         assert len(mains) == 1, c.id  # one result each; confirmations are extra lines
-    assert "00001" in confirmed  # the first correct candidate is always a would-be best
     assert 0 < len(confirmed) < len(snap.candidates)
     assert all(c.confirmation.harness == final and c.result.harness != final for c in confirmed.values())
     best = min((c for c in confirmed.values() if c.confirmation.status == "ok"),
@@ -57,7 +56,7 @@ def test_a_command_that_waits_for_go_is_sent_it_in_every_mode(tmp_path: Path) ->
     assert proc.returncode == 0, proc.stdout + proc.stderr
     snap = Store(repo).snapshot("r1")
     confirmed = [c for c in snap.candidates.values() if c.confirmation is not None]
-    assert "00001" in {c.id for c in confirmed}, proc.stdout
+    assert confirmed, proc.stdout  # the seed, or an early child that beat it (results.Recorder.maybe_confirm)
     assert all(c.confirmation is not None and c.confirmation.status == "ok" for c in confirmed), proc.stdout
 
 

@@ -80,22 +80,39 @@ def test_the_funnels_new_best_is_a_child_that_took_the_lead_by_the_same_rule() -
     assert funnel([*run, gain], {**by_commit, gain.commit: gain}, min_gain=0.01)[arm].stages["best"] == 1
 
 
+class Notes:
+    """The store as `Recorder.record` uses it."""
+
+    def restore_owned(self) -> list[str]:
+        return []
+
+    def append_note(self, commit: str, line: dict[str, Any]) -> None:
+        pass
+
+
+def recorder_of(*candidates: Candidate) -> tuple[Snapshot, Recorder]:
+    snapshot = Snapshot(run="r1", candidates={c.id: c for c in candidates})
+    return snapshot, Recorder(Notes(), snapshot, JUDGE, "final", CONFIRM, {GPU}, lambda line: None,  # type: ignore[arg-type]
+                              min_gain=0.01)
+
+
+def pending(cid: str, op: str) -> Candidate:
+    return Candidate(run="r1", id=cid, commit=cid * 8, parents=(), created=1, subject=cid, trailers={"Op": op})
+
+
+def first_result(score: float) -> dict[str, Any]:
+    return {"status": "ok", "score": score, "harness": JUDGE, "gpu": GPU}
+
+
+FAILED_CONFIRMATION = {"status": "incorrect", "score": None, "harness": CONFIRM, "gpu": GPU, "confirm": True}
+
+
 def test_a_result_that_does_not_beat_a_confirmation_in_flight_is_not_confirmed_too() -> None:
-    """The seed's result, then an early child's worse one before the seed's confirmation is written (the H200,
-    2026-12-04: both were confirmed, 15 s of the GPU for a child 2.8% slower). Only a result that beats every
-    would-be best in flight is queued; one held back is offered again when a confirmation leaves the lead open."""
-
-    class Notes:  # the store as `Recorder.record` uses it
-        def restore_owned(self) -> list[str]:
-            return []
-
-        def append_note(self, commit: str, line: dict[str, Any]) -> None:
-            pass
-
+    """The seed's result, then a worse child's before the seed's confirmation is written: only a result that beats
+    every would-be best in flight is queued; one held back is offered again when a confirmation leaves the lead
+    open."""
     seed, child, faster = candidate("00001", 1, 2813.95), candidate("00002", 2, 2893.81), candidate("00003", 3, 2700)
-    snapshot = Snapshot(run="r1", candidates={"00001": seed})
-    recorder = Recorder(Notes(), snapshot, JUDGE, "final", CONFIRM, {GPU}, lambda line: None,  # type: ignore[arg-type]
-                        min_gain=0.01)
+    snapshot, recorder = recorder_of(seed)
     recorder.maybe_confirm(seed)
     snapshot.candidates["00002"] = child
     recorder.maybe_confirm(child)
@@ -104,7 +121,22 @@ def test_a_result_that_does_not_beat_a_confirmation_in_flight_is_not_confirmed_t
     recorder.maybe_confirm(faster)
     assert [c.id for c in recorder.confirms] == ["00001", "00003"]
     recorder.confirms.clear()  # both taken by the slots; the seed's confirmation fails in the thorough mode
-    recorder.record(seed, {"status": "incorrect", "score": None, "harness": CONFIRM, "gpu": GPU, "confirm": True})
+    recorder.record(seed, FAILED_CONFIRMATION)
     assert [c.id for c in recorder.confirms] == []  # 00003's confirmation is still in flight, and 00002 loses to it
-    recorder.record(faster, {"status": "incorrect", "score": None, "harness": CONFIRM, "gpu": GPU, "confirm": True})
+    recorder.record(faster, FAILED_CONFIRMATION)
     assert [c.id for c in recorder.confirms] == ["00002"]  # the lead is open again: the held-back child
+
+
+def test_an_early_childs_result_before_the_seeds_waits_for_it() -> None:
+    """A tune child judged while its seed is (`Engine._early`) can be written first (the H200, 2026-12-04: it was,
+    and both it and the seed were confirmed, 15 s of the GPU for a child 2.4% slower). No confirmation is queued
+    while a seed awaits its first result; then the better of the two is, alone."""
+    snapshot, recorder = recorder_of(pending("00001", "seed"), pending("00002", "tune"))
+    recorder.record(snapshot.candidates["00002"], first_result(2873.41))
+    assert [c.id for c in recorder.confirms] == []
+    recorder.record(snapshot.candidates["00001"], first_result(2805.19))
+    assert [c.id for c in recorder.confirms] == ["00001"]
+    snapshot, recorder = recorder_of(pending("00001", "seed"), pending("00002", "tune"))
+    recorder.record(snapshot.candidates["00002"], first_result(2700.0))  # a child that beats its seed
+    recorder.record(snapshot.candidates["00001"], first_result(2805.19))
+    assert [c.id for c in recorder.confirms] == ["00002"]

@@ -176,7 +176,8 @@ class Recorder:
         self._recorded += 1
         if record.get("confirm"):
             self.confirming.discard(updated.id)
-            for other in self.contenders():  # one that waited behind this confirmation may lead now
+        if record.get("confirm") or updated.op == "seed":  # the lead may be open again, or decidable now
+            for other in self.contenders():
                 self.maybe_confirm(other)
         else:
             self.maybe_confirm(updated)
@@ -194,10 +195,12 @@ class Recorder:
     def maybe_confirm(self, c: Candidate) -> None:
         """Queue a re-measurement of `c` in the thorough mode if it would become the new best: the first
         measurement of a winner is biased upwards, so `best` moves only on a confirmed score. It must beat `best`
-        and every candidate already waiting for its confirmation: two results before the first confirmation (the
-        seed's and an early child's) would otherwise both be confirmed; one held back is offered again when a
-        confirmation is written (`record`)."""
+        and every candidate already waiting for its confirmation, and none is queued while a seed awaits its first
+        result: the seed's result and an early child's (either first) would otherwise both be confirmed. One held
+        back is offered again when a seed's result or a confirmation is written (`record`)."""
         if not self.confirm_mode or self.confirmed_here(c) or c.id in self.confirming or not self.measured(c):
+            return
+        if any(s.op == "seed" and s.result is None for s in self.snapshot.candidates.values()):
             return
         rivals = [self.best(), *(self.snapshot.candidates.get(cid) for cid in self.confirming)]
         if c.score is not None and any(r is not None and r.score is not None and not beats(c.score, r.score,
