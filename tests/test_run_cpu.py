@@ -127,7 +127,8 @@ def test_an_idle_slot_judges_a_tune_child_of_the_seed_before_the_seeds_result(re
     seed, early, after = sorted(Store(repo).snapshot("r1").candidates.values(), key=lambda c: c.id)
     assert early.op == "tune" and early.parent_ids == (seed.id,)
     assert started_and_ended(early)[0] < started_and_ended(seed)[1] - SLOW_START_S / 2  # long before its result
-    assert after.op == "tune"  # then children of judged candidates, as before
+    assert "Bandit" not in early.trailers  # tune's, not the bandit's choice
+    assert after.op == "tune" and "Bandit" in after.trailers  # then children of judged candidates, as before
 
 
 def test_the_second_slots_first_child_finds_its_evaluator_started(repo: Path) -> None:

@@ -313,10 +313,11 @@ class Engine:
         for c in self.snapshot.candidates.values():
             if c.op != "seed":
                 counts[c.island] = counts.get(c.island, 0) + 1
-        choice = self.breeder.choose()
+        choice = None if early else self.breeder.choose()  # an early child is tune's, not the bandit's
         began = time.monotonic()
         island = next_island(counts, self.config.evolution.islands)
-        proposal = await (self.breeder.tune(island, pool) if early else self.breeder.propose(choice, island, pool))
+        proposal = await (self.breeder.tune(island, pool) if choice is None else
+                          self.breeder.propose(choice, island, pool))
         proposed = time.monotonic() - began
         if proposal is None:
             if self.breeder.tune_exhausted and self.client is None:
@@ -325,7 +326,7 @@ class Engine:
             return None
         if self._stopping and proposal.files is None:
             return None  # an attempt cut short by the stop is not a result
-        if self.config.evolution.bandit:
+        if self.config.evolution.bandit and choice is not None:
             proposal.trailers["Bandit"] = f"{choice.arm} {choice.value:.4g}/$"
         return self._admit(proposal, proposed)
 
