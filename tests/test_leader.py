@@ -7,6 +7,7 @@ from typing import Any
 
 from evolver.records.candidates import Candidate, Snapshot
 from evolver.records.results import Recorder
+from evolver.records.store import StoreError
 
 JUDGE, CONFIRM, GPU = "h1", "h1-final", "gpu0"
 
@@ -81,13 +82,16 @@ def test_the_funnels_new_best_is_a_child_that_took_the_lead_by_the_same_rule() -
 
 
 class Notes:
-    """The store as `Recorder.record` uses it."""
+    """The store as `Recorder.record` uses it; `full` refuses every note, as a full disk would."""
+
+    full = False
 
     def restore_owned(self) -> list[str]:
         return []
 
     def append_note(self, commit: str, line: dict[str, Any]) -> None:
-        pass
+        if self.full:
+            raise StoreError("no space left on device")
 
 
 def recorder_of(*candidates: Candidate) -> tuple[Snapshot, Recorder]:
@@ -139,4 +143,14 @@ def test_an_early_childs_result_before_the_seeds_waits_for_it() -> None:
     snapshot, recorder = recorder_of(pending("00001", "seed"), pending("00002", "tune"))
     recorder.record(snapshot.candidates["00002"], first_result(2700.0))  # a child that beats its seed
     recorder.record(snapshot.candidates["00001"], first_result(2805.19))
+    assert [c.id for c in recorder.confirms] == ["00002"]
+
+
+def test_a_seed_whose_result_git_did_not_take_does_not_hold_confirmations_back() -> None:
+    """Its note was refused (it is judged again on resume): the run goes on without it, its child's lead confirmed."""
+    snapshot, recorder = recorder_of(pending("00001", "seed"), pending("00002", "tune"))
+    recorder.store.full = True  # type: ignore[attr-defined]
+    assert recorder.record(snapshot.candidates["00001"], first_result(2805.19)) is None
+    recorder.store.full = False  # type: ignore[attr-defined]
+    recorder.record(snapshot.candidates["00002"], first_result(2873.41))
     assert [c.id for c in recorder.confirms] == ["00002"]

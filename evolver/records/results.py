@@ -68,6 +68,7 @@ class Recorder:
         self.fingerprints = fingerprints  # the devices whose measurements compare with ours
         self.confirms: collections.deque[Candidate] = collections.deque()  # to re-measure, before anything new
         self.confirming: set[str] = set()
+        self.unwritten: set[str] = set()  # results git did not take (judged again on resume): never awaited here
         self._best_warned = False
         self._held: tuple[str, Candidate | None] | None = None  # (commit, candidate) `best` held, read once
         self._recorded = 0  # results written by this recorder: `best` is worked out again after each
@@ -170,6 +171,7 @@ class Recorder:
             self.store.append_note(candidate.commit, record)
         except StoreError as exc:
             self.say(f"{candidate.id}: could not write its result ({exc}); it is re-evaluated on resume")
+            self.unwritten.add(candidate.id)
             return None
         updated = dataclasses.replace(candidate, results=candidate.results + (Result.of(record),))
         self.snapshot.candidates[candidate.id] = updated
@@ -200,7 +202,8 @@ class Recorder:
         back is offered again when a seed's result or a confirmation is written (`record`)."""
         if not self.confirm_mode or self.confirmed_here(c) or c.id in self.confirming or not self.measured(c):
             return
-        if any(s.op == "seed" and s.result is None for s in self.snapshot.candidates.values()):
+        if any(s.op == "seed" and s.result is None and s.id not in self.unwritten
+               for s in self.snapshot.candidates.values()):
             return
         rivals = [self.best(), *(self.snapshot.candidates.get(cid) for cid in self.confirming)]
         if c.score is not None and any(r is not None and r.score is not None and not beats(c.score, r.score,
