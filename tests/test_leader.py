@@ -95,9 +95,12 @@ class Notes:
 
 
 def recorder_of(*candidates: Candidate) -> tuple[Snapshot, Recorder]:
+    """A recorder of `candidates`, the seeds without a result awaited as `Engine._resume` queues them."""
     snapshot = Snapshot(run="r1", candidates={c.id: c for c in candidates})
-    return snapshot, Recorder(Notes(), snapshot, JUDGE, "final", CONFIRM, {GPU}, lambda line: None,  # type: ignore[arg-type]
-                              min_gain=0.01)
+    recorder = Recorder(Notes(), snapshot, JUDGE, "final", CONFIRM, {GPU}, lambda line: None,  # type: ignore[arg-type]
+                        min_gain=0.01)
+    recorder.awaited_seeds = {c.id for c in candidates if c.op == "seed" and c.result is None}
+    return snapshot, recorder
 
 
 def pending(cid: str, op: str) -> Candidate:

@@ -99,16 +99,18 @@ def test_prestarted_evaluators_judge_every_candidate_and_leave_nothing(repo: Pat
 SLOW_START_S = 4.0  # an evaluator's own start (a judge's `import torch`), paid before it reads its go line
 
 
-def slow_to_start(repo: Path, **sections: str) -> None:
-    """The example with an evaluator that takes SLOW_START_S to start, prestarted, two slots."""
+def slow_to_start(repo: Path, confirm: bool = False, **sections: str) -> None:
+    """The example with an evaluator that takes SLOW_START_S to start, prestarted, two slots (with `confirm`, a
+    would-be best confirmed in `final` mode)."""
     from tests.conftest import example_config
 
     (repo / "examples/sort/slow_start.py").write_text(
         f"import runpy, sys, time\ntime.sleep({SLOW_START_S})\nsys.argv[0] = 'check.py'\n"
         "runpy.run_path('check.py', run_name='__main__')\n")
-    (repo / "examples/sort/evolve.toml").write_text(example_config(evaluation=PRESTARTED.replace(
-        "{python} check.py", "{python} slow_start.py").replace('files = ["check.py"]',
-                                                               'files = ["check.py", "slow_start.py"]'), **sections))
+    evaluation = PRESTARTED.replace("{python} check.py", "{python} slow_start.py").replace(
+        'files = ["check.py"]', 'files = ["check.py", "slow_start.py"]')
+    (repo / "examples/sort/evolve.toml").write_text(example_config(
+        evaluation=evaluation + ('\nmode = "quick"\nconfirm_mode = "final"' if confirm else ""), **sections))
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "an evaluator slow to start")
 
@@ -120,14 +122,26 @@ def started_and_ended(c: Candidate) -> tuple[float, float]:
 
 def test_an_idle_slot_judges_a_tune_child_of_the_seed_before_the_seeds_result(repo: Path) -> None:
     """A `tune` move needs its parent's code, not its score: while the seed is judged for the first time, the other
-    slot judges a tune child of it instead of waiting (the first half minute of a run on the H200)."""
-    slow_to_start(repo)
+    slot judges a tune child of it instead of waiting (the first half minute of a run on the H200). The seed here is
+    slower to judge than its child (its own values sleep at import), so the child's result is written first, as on
+    the H200, where both were then confirmed: no confirmation starts before the seed's result, and the two are not
+    both confirmed (the better is, or a third candidate that beat both)."""
+    seed_file = repo / "examples/sort/seeds/mergesort/sort.py"
+    seed_file.write_text(seed_file.read_text().replace("\n\ndef _insertion_sort", "\nif (CUTOFF, BINARY_INSERT, SKIP_ORDERED)"
+                                                      " == (2, 0, 0):\n    import time\n    time.sleep(3)\n\n\n"
+                                                      "def _insertion_sort", 1))
+    slow_to_start(repo, confirm=True)
     proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "3")
     assert proc.returncode == 0, proc.stderr + proc.stdout
     seed, early, after = sorted(Store(repo).snapshot("r1").candidates.values(), key=lambda c: c.id)
     assert early.op == "tune" and early.parent_ids == (seed.id,)
     assert started_and_ended(early)[0] < started_and_ended(seed)[1] - SLOW_START_S / 2  # long before its result
+    assert started_and_ended(early)[1] < started_and_ended(seed)[1]  # and written first
     assert "Bandit" not in early.trailers  # tune's, not the bandit's choice
+    confirmed = [c.confirmation for c in (seed, early, after) if c.confirmation is not None]
+    assert confirmed, proc.stdout
+    assert all(r.line["t"] - r.line["duration_s"] >= started_and_ended(seed)[1] for r in confirmed), proc.stdout
+    assert seed.confirmation is None or early.confirmation is None, proc.stdout  # the worse of the two waited
     assert after.op == "tune" and "Bandit" in after.trailers  # then children of judged candidates, as before
 
 

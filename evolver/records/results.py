@@ -68,7 +68,7 @@ class Recorder:
         self.fingerprints = fingerprints  # the devices whose measurements compare with ours
         self.confirms: collections.deque[Candidate] = collections.deque()  # to re-measure, before anything new
         self.confirming: set[str] = set()
-        self.unwritten: set[str] = set()  # results git did not take (judged again on resume): never awaited here
+        self.awaited_seeds: set[str] = set()  # seeds queued for their first result in this session (`Engine._resume`)
         self._best_warned = False
         self._held: tuple[str, Candidate | None] | None = None  # (commit, candidate) `best` held, read once
         self._recorded = 0  # results written by this recorder: `best` is worked out again after each
@@ -167,11 +167,11 @@ class Recorder:
             self.say(f"warning: {', '.join(moved)} changed while {candidate.id} was being made or evaluated; evolve "
                      "put it back (only evolve writes these; an evaluation without a sandbox can reach the repository)")
         record = {"t": now(), **result}
+        self.awaited_seeds.discard(candidate.id)  # written or not (then judged again on resume), not awaited here
         try:
             self.store.append_note(candidate.commit, record)
         except StoreError as exc:
             self.say(f"{candidate.id}: could not write its result ({exc}); it is re-evaluated on resume")
-            self.unwritten.add(candidate.id)
             return None
         updated = dataclasses.replace(candidate, results=candidate.results + (Result.of(record),))
         self.snapshot.candidates[candidate.id] = updated
@@ -197,13 +197,13 @@ class Recorder:
     def maybe_confirm(self, c: Candidate) -> None:
         """Queue a re-measurement of `c` in the thorough mode if it would become the new best: the first
         measurement of a winner is biased upwards, so `best` moves only on a confirmed score. It must beat `best`
-        and every candidate already waiting for its confirmation, and none is queued while a seed awaits its first
-        result: the seed's result and an early child's (either first) would otherwise both be confirmed. One held
-        back is offered again when a seed's result or a confirmation is written (`record`)."""
+        and every candidate already waiting for its confirmation, and none is queued while a seed this session
+        judges awaits its first result (`awaited_seeds`): the seed's result and an early child's (either first) would
+        otherwise both be confirmed. One held back is offered again when a seed's result or a confirmation is
+        written (`record`)."""
         if not self.confirm_mode or self.confirmed_here(c) or c.id in self.confirming or not self.measured(c):
             return
-        if any(s.op == "seed" and s.result is None and s.id not in self.unwritten
-               for s in self.snapshot.candidates.values()):
+        if self.awaited_seeds:
             return
         rivals = [self.best(), *(self.snapshot.candidates.get(cid) for cid in self.confirming)]
         if c.score is not None and any(r is not None and r.score is not None and not beats(c.score, r.score,

@@ -146,6 +146,8 @@ class Engine:
         for c in [*sorted((c for c in self.snapshot.candidates.values() if c.result is None), key=lambda c: c.id),
                   *again]:
             self._queue.put_nowait(Job(c, holds_room=False))
+            if c.op == "seed":  # no confirmation before its result (`Recorder.maybe_confirm`)
+                self.recorder.awaited_seeds.add(c.id)
         for c in self.recorder.contenders():
             self.recorder.maybe_confirm(c)
 
