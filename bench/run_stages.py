@@ -43,6 +43,22 @@ def lock_spans(gpu_lock: Any) -> dict[str, float]:
     return spans
 
 
+def start_timeline(store: Store, run: str, results: list[tuple[Any, Any]], events: int = 12) -> None:
+    """The run's first results and confirmations in the order written, in seconds since the run was made (its
+    record's `created`), with when each evaluation began: where the start of a run goes (the seed judged cold, the
+    early children beside it, the confirmations under the exclusive lock)."""
+    from evolver.records.refs import RUN_REF
+
+    created = float((store.get_meta(RUN_REF.format(run=run)) or {}).get("created") or 0.0)
+    if not created or not results:
+        return
+    print(f"the run's first {min(events, len(results))} results, seconds since it was made (began - written):")
+    for r, c in results[:events]:
+        began = r.t - float(r.line.get("duration_s") or 0.0)
+        what = "confirm" if r.confirm else c.op
+        print(f"  {c.id} {what:8} {r.status:10} {began - created:7.1f} - {r.t - created:7.1f}")
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("repo", nargs="?", default=".")
@@ -88,6 +104,7 @@ def main() -> int:
     if len(times) > 12:  # past the seed's first, uncached evaluation and its confirmation
         span = times[-1] - times[9]
         print(f"past the first ten results: {len(times) - 10} in {span:.0f} s, {(len(times) - 10) * 3600 / span:.0f} an hour")
+    start_timeline(store, run, results)
     return 0
 
 
