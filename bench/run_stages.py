@@ -26,6 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from evolver.records.refs import RUN_REF  # noqa: E402
 from evolver.records.store import Store  # noqa: E402
 
 ENGINE = ("propose_s", "commit_s", "queued_s")  # the proposal (LLM or tune), its commit, the wait for a slot
@@ -47,8 +48,6 @@ def start_timeline(store: Store, run: str, results: list[tuple[Any, Any]], event
     """The run's first results and confirmations in the order written, in seconds since the run was made (its
     record's `created`), with when each evaluation began: where the start of a run goes (the seed judged cold, the
     early children beside it, the confirmations under the exclusive lock)."""
-    from evolver.records.refs import RUN_REF
-
     created = float((store.get_meta(RUN_REF.format(run=run)) or {}).get("created") or 0.0)
     if not created or not results:
         return

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -142,9 +144,6 @@ def test_an_idle_slot_judges_a_tune_child_of_the_seed_before_the_seeds_result(re
     assert confirmed, proc.stdout
     assert all(r.line["t"] - r.line["duration_s"] >= started_and_ended(seed)[1] for r in confirmed), proc.stdout
     assert seed.confirmation is None or early.confirmation is None, proc.stdout  # the worse of the two waited
-    import subprocess
-    import sys
-
     stages = subprocess.run([sys.executable, "bench/run_stages.py", str(repo)], capture_output=True, text=True,
                             cwd=Path(__file__).resolve().parents[1])
     timeline = {line.split()[0] + " " + line.split()[1]: line.split() for line in stages.stdout.splitlines()

@@ -298,12 +298,12 @@ class Engine:
             await self._changed.wait()
 
     def _early(self) -> list[Candidate]:
-        """The seeds awaiting their first result, while a slot has nothing to judge and `tune` may act: a tune
-        move needs its parent's code, not its score, so the run's first half minute is not one seed judged alone
-        beside an idle slot (docs/benchmarks.md, "Throughput")."""
+        """The seeds this session awaits the first result of (`Recorder.awaited_seeds`), while a slot has nothing to
+        judge and `tune` may act: a tune move needs its parent's code, not its score, so the run's first half minute
+        is not one seed judged alone beside an idle slot (docs/benchmarks.md, "Throughput")."""
         if self._queue.qsize() or self._evaluating >= self.health.in_service or not self.breeder.can_tune():
             return []
-        return [c for c in self.snapshot.candidates.values() if c.op == "seed" and c.result is None]
+        return [self.snapshot.candidates[cid] for cid in sorted(self.recorder.awaited_seeds)]
 
     async def _propose_one(self) -> Job | None:
         """One child: a parent pool, an island, an operator (`Breeder`), its commit; None if none was made

@@ -158,7 +158,7 @@ class Breeder:
         return None
 
     def can_tune(self) -> bool:
-        return self.weights.get("tune", 0.0) > 0 and not self.tune_exhausted
+        return "tune" in self.weights and not self.tune_exhausted  # (weights holds the operators weighted > 0)
 
     async def tune(self, island: int, pool: list[Candidate]) -> Proposal | None:
         """A `tune` child and nothing else: all a parent without a result yet may have (no fallback to an LLM,
