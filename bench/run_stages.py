@@ -56,6 +56,10 @@ def start_timeline(store: Store, run: str, results: list[tuple[Any, Any]], event
         began = r.t - float(r.line.get("duration_s") or 0.0)
         what = "confirm" if r.confirm else c.op
         print(f"  {c.id} {what:8} {r.status:10} {began - created:7.1f} - {r.t - created:7.1f}")
+        if c.op == "seed" and not r.confirm:  # judged cold: the stages of the run's critical first half minute
+            timings = r.details.get("timings") or {}
+            spans = {k: v for k, v in timings.items() if k in STAGES and isinstance(v, (int, float)) and v >= 0.05}
+            print("      its stages (s): " + ", ".join(f"{k.removesuffix('_s')} {v:.2f}" for k, v in spans.items()))
 
 
 def main() -> int:

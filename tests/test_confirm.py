@@ -56,7 +56,7 @@ def test_a_command_that_waits_for_go_is_sent_it_in_every_mode(tmp_path: Path) ->
     assert proc.returncode == 0, proc.stdout + proc.stderr
     snap = Store(repo).snapshot("r1")
     confirmed = [c for c in snap.candidates.values() if c.confirmation is not None]
-    assert confirmed, proc.stdout  # the seed, or an early child that beat it (results.Recorder.maybe_confirm)
+    assert confirmed, proc.stdout  # the seed, or a child that beat it (results.Recorder.maybe_confirm)
     assert all(c.confirmation is not None and c.confirmation.status == "ok" for c in confirmed), proc.stdout
 
 

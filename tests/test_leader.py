@@ -134,10 +134,10 @@ def test_a_result_that_does_not_beat_a_confirmation_in_flight_is_not_confirmed_t
     assert [c.id for c in recorder.confirms] == ["00002"]  # the lead is open again: the held-back child
 
 
-def test_an_early_childs_result_before_the_seeds_waits_for_it() -> None:
-    """A tune child judged while its seed is (`Engine._early`) can be written first (the H200, 2026-12-04: it was,
-    and both it and the seed were confirmed, 15 s of the GPU for a child 2.4% slower). No confirmation is queued
-    while a seed awaits its first result; then the better of the two is, alone."""
+def test_a_result_before_a_seeds_waits_for_it() -> None:
+    """A candidate judged while a seed is (another seed, or a child made then, as session 25's engine made them)
+    can be written first (the H200, 2026-12-04: it was, and both were confirmed, 15 s of the GPU for one 2.4% slower).
+    No confirmation is queued while a seed awaits its first result; then the better of the two is, alone."""
     snapshot, recorder = recorder_of(pending("00001", "seed"), pending("00002", "tune"))
     recorder.record(snapshot.candidates["00002"], first_result(2873.41))
     assert [c.id for c in recorder.confirms] == []

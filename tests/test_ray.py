@@ -135,7 +135,7 @@ def test_confirmations_beside_warm_judges_never_wait_for_a_slot_they_hold(tmp_pa
 
     snapshot = Store(repo).snapshot("r1")
     confirmed = [c for c in snapshot.candidates.values() if c.confirmation is not None]
-    assert confirmed, out  # the seed, or an early child that beat it (results.Recorder.maybe_confirm)
+    assert confirmed, out  # the seed, or a child that beat it (results.Recorder.maybe_confirm)
     assert all(c.confirmation is not None and c.confirmation.status == "ok" for c in confirmed), out
     assert all(c.result is not None and c.result.status == "ok" for c in snapshot.candidates.values()), out
 

@@ -279,47 +279,37 @@ class Engine:
             "gpu": slot.gpu, "device": slot.fingerprint, "error": error, "t": now()}]})
 
     # -- proposing --------------------------------------------------------------------------------------
-    async def _parent_pool(self) -> tuple[list[Candidate], bool]:
-        """Correct, comparable candidates, else the seeds still awaiting their first result (`_early`, then True);
-        waits while evaluations that could supply one are running."""
+    async def _parent_pool(self) -> list[Candidate]:
+        """Correct, comparable candidates; waits while evaluations that could supply one are running. No child is
+        made of a seed before its first result: one judged beside the seed delayed the seed's result, and the
+        confirmation that follows it, by 9 s on the H200 and lowered three runs' rates (docs/benchmarks.md,
+        "Throughput")."""
         while True:
             pool = self.recorder.pool()
             if pool or self._stopping:
-                return pool, False
-            if early := self._early():
-                return early, True
+                return pool
             if self._queue.qsize() == 0 and self._evaluating == 0:  # nothing can supply a parent any more
                 failed = ", ".join(f"{c.id} ({c.status})"
                                    for c in self.snapshot.candidates.values() if c.op == "seed")
                 self._stop(f"no correct candidate to breed from (seeds: {failed or 'none'}); see "
                            "`evolve show <id>` for why")
-                return [], False
+                return []
             self._changed.clear()
             await self._changed.wait()
-
-    def _early(self) -> list[Candidate]:
-        """The seeds this session awaits the first result of (`Recorder.awaited_seeds`), while a slot has nothing to
-        judge and `tune` may act: a tune move needs its parent's code, not its score, so the run's first half minute
-        is not one seed judged alone beside an idle slot (docs/benchmarks.md, "Throughput")."""
-        if self._queue.qsize() or self._evaluating >= self.health.in_service or not self.breeder.can_tune():
-            return []
-        return [self.snapshot.candidates[cid] for cid in sorted(self.recorder.awaited_seeds)]
 
     async def _propose_one(self) -> Job | None:
         """One child: a parent pool, an island, an operator (`Breeder`), its commit; None if none was made
         or it needs no evaluation."""
-        pool, early = await self._parent_pool()
+        pool = await self._parent_pool()
         if not pool or self._stopping:
             return None
         counts: dict[int, int] = {}
         for c in self.snapshot.candidates.values():
             if c.op != "seed":
                 counts[c.island] = counts.get(c.island, 0) + 1
-        choice = None if early else self.breeder.choose()  # an early child is tune's, not the bandit's
+        choice = self.breeder.choose()
         began = time.monotonic()
-        island = next_island(counts, self.config.evolution.islands)
-        proposal = await (self.breeder.tune(island, pool) if choice is None else
-                          self.breeder.propose(choice, island, pool))
+        proposal = await self.breeder.propose(choice, next_island(counts, self.config.evolution.islands), pool)
         proposed = time.monotonic() - began
         if proposal is None:
             if self.breeder.tune_exhausted and self.client is None:
@@ -328,7 +318,7 @@ class Engine:
             return None
         if self._stopping and proposal.files is None:
             return None  # an attempt cut short by the stop is not a result
-        if self.config.evolution.bandit and choice is not None:
+        if self.config.evolution.bandit:
             proposal.trailers["Bandit"] = f"{choice.arm} {choice.value:.4g}/$"
         return self._admit(proposal, proposed)
 

@@ -157,14 +157,6 @@ class Breeder:
                 return proposal
         return None
 
-    def can_tune(self) -> bool:
-        return "tune" in self.weights and not self.tune_exhausted  # (weights holds the operators weighted > 0)
-
-    async def tune(self, island: int, pool: list[Candidate]) -> Proposal | None:
-        """A `tune` child and nothing else: all a parent without a result yet may have (no fallback to an LLM,
-        whose prompt would lack the parent's result)."""
-        return await self._from_one_parent("tune", None, island, pool) if self.can_tune() else None
-
     # -- the operators ------------------------------------------------------------------------------------
     async def _from_one_parent(self, op: str, model: ModelSpec | None, island: int,
                                pool: list[Candidate]) -> Proposal | None:
