@@ -3,7 +3,7 @@ replaced by a Python stand-in, against torch.geqrf. mb_panel and trail_update ar
 (block, warp and lane indices as qr.cu has them; the phases are separated by barriers, so running them one
 after another is what the GPU does), reg_panel column by column with its warps' sums (T from the same sums),
 tf32x3_apply lane by lane (each MMA from its fragments, as PTX defines them; shared memory as one array, each
-index checked against its region), col_qr warp by warp, col_panel and col_cluster by reg_panel's arithmetic;
+index checked against its region), col_qr warp by warp, lane_qr lane by lane, col_panel and col_cluster by reg_panel's arithmetic;
 panel_qr, gram and build_t by their plain arithmetic, tf32x3's other GEMMs (chunk by chunk) by theirs in split
 TF32.
 It checks the orchestration and the index arithmetic before device time is spent, never the CUDA code itself
@@ -144,6 +144,38 @@ def col_qr(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
                 a[:, c] = (a[:, c] - f(t * warp_sum((v * a[:, c]).astype(f))) * v).astype(f)
             if c == j + 1:
                 xnorm2 = warp_sum(np.where(lanes > j + 1, a[:, c] * a[:, c], f(0)).astype(f))
+    return a[:n, :n], tau
+
+
+def lane_qr(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """cols.cu's lane_qr on one n x n matrix (n <= 32): column c is lane c's registers (rows beyond n zero); each
+    sum in the kernel's order, two chains of alternate rows added at the end. (H, tau) in float32."""
+    n = P.shape[0]
+    f = np.float32
+    a = np.zeros((32, 32), f)  # a[row, lane]
+    a[:n, :n] = P
+    tau = np.zeros(n, f)
+
+    def two_chains(first: np.float32, x: np.ndarray, y: np.ndarray) -> np.float32:
+        s = [first, f(0)]
+        for k, i in enumerate(range(len(x))):
+            s[k % 2] = f(s[k % 2] + f(x[i] * y[i]))
+        return f(s[0] + s[1])
+
+    for j in range(n):
+        below = a[j + 1:, j]
+        alpha, xnorm2 = a[j, j], two_chains(f(0), below, below)
+        t, scale, beta = f(0), f(0), alpha
+        if xnorm2 > 0:
+            beta = f(-math.copysign(math.sqrt(f(alpha * alpha + xnorm2)), alpha))
+            t, scale = f((beta - alpha) / beta), f(f(1) / f(alpha - beta))
+        v = np.concatenate([[f(1)], (scale * below).astype(f)]).astype(f)
+        if t != 0:
+            for c in range(j + 1, 32):
+                w = f(t * two_chains(a[j, c], v[1:], a[j + 1:, c]))
+                a[j:, c] = (a[j:, c] - (w * v).astype(f)).astype(f)
+            a[j + 1:, j] = v[1:]
+        a[j, j], tau[j] = beta, t
     return a[:n, :n], tau
 
 
@@ -441,11 +473,12 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             for chunk in range(chunks):
                 r = slice(chunk * rows, min(m, (chunk + 1) * rows))
                 P[:, chunk] = tf32x3_matmul(V[:, r, :w].transpose(1, 2), C[:, r, :N])
-        elif name == "col_qr":
+        elif name in ("col_qr", "lane_qr"):
             A, H, tau, n = args
-            assert block == (32 * n,) and grid == (A.shape[0],) and shared_mem == 0 and n <= 32, (grid, block)
+            threads = 32 if name == "lane_qr" else 32 * n
+            assert block == (threads,) and grid == (A.shape[0],) and shared_mem == 0 and n <= 32, (grid, block)
             for b in range(A.shape[0]):
-                out, t = col_qr(A[b].numpy())
+                out, t = (lane_qr if name == "lane_qr" else col_qr)(A[b].numpy())
                 H[b], tau[b] = torch.from_numpy(out), torch.from_numpy(t)
         elif name == "gram":
             V, G, n, m = args
@@ -535,6 +568,7 @@ def main() -> int:
                       {**base, **graphs, "MB_BELOW": 0},  # one block a matrix
                       {**base, "MB_ROWS": 16, "LOOKAHEAD_BELOW": 64},  # and none outside graphs
                       {**base, "COL_N": 32},  # n <= 32: col_qr
+                      {**base, "COL_N": 32, "LANE_QR": 1},  # and lane_qr
                       {**base, "MB_BELOW": 0, "COL_PANEL_BELOW": 64, "COL_ROWS": 32},  # up to 1024 rows: col_panel
                       {**base, "MB_BELOW": 0, "COL_PANEL_BELOW": 64, "COL_ROWS": 32, "OUTER_FROM": 0,
                        "OUTER_NB": 64},  # in blocks

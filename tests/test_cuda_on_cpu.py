@@ -1,6 +1,6 @@
 """tsqr_wy's one-block and cluster kernels, their CUDA source itself, run on the CPU (tests/cuda_on_cpu/emu.h: a
 fiber per thread, the barriers, shuffles and cluster stores as the kernel has them), launched as kernel.py
-launches them: col_qr and small_qr on every test matrix of the contract with n <= 32, judged by the harness's own
+launches them: lane_qr, col_qr and small_qr on every test matrix of the contract with n <= 32, judged by the harness's own
 checker; col_panel, col_cluster, reg_panel and reg_cluster on panels against LAPACK's reflectors and larft's T;
 under two schedules, which must give the same bits. A machine without a GPU cannot otherwise run a kernel at all:
 bench/seed_model.py checks kernel.py's orchestration with stand-ins, this checks the code the GPU will run."""
@@ -73,10 +73,11 @@ def launch(binary: Path, A: torch.Tensor, threads: int, shared: int, seed: int, 
 
 
 def whole(binary: Path, A: torch.Tensor, seed: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
-    """col_qr or small_qr on A, launched as kernel.py's _small launches them (bench/seed_model.py asserts the
-    same): col_qr a warp per column, small_qr TINY_WARPS = 8 warps and the matrix in dynamic shared memory."""
+    """lane_qr, col_qr or small_qr on A, launched as kernel.py's _small launches them (bench/seed_model.py asserts
+    the same): lane_qr one warp, col_qr a warp per column, small_qr TINY_WARPS = 8 warps and the matrix in dynamic
+    shared memory."""
     batch, n, _ = A.shape
-    threads, shared = (32 * n, 0) if binary.name == "col_qr" else (256, n * (n + 1) * 4)
+    threads, shared = {"lane_qr": (32, 0), "col_qr": (32 * n, 0)}.get(binary.name, (256, n * (n + 1) * 4))
     out = launch(binary, A, threads, shared, seed, [])
     return out[:batch * n * n].reshape(batch, n, n), out[batch * n * n:].reshape(batch, n)
 
@@ -111,12 +112,12 @@ def contract_batches(most: int) -> dict[int, torch.Tensor]:
     return {n: torch.cat(parts) for n, parts in batches.items()}
 
 
-@pytest.mark.parametrize("kernel", ["col_qr", "small_qr"])
+@pytest.mark.parametrize("kernel", ["lane_qr", "col_qr", "small_qr"])
 def test_the_whole_matrix_kernels_pass_the_contracts_checks_on_every_small_test_matrix(tmp_path: Path,
                                                                                       kernel: str) -> None:
     from qrjudge.checker import check
 
-    binary = build(tmp_path, "cols.cu" if kernel == "col_qr" else "qr.cu", kernel)
+    binary = build(tmp_path, "qr.cu" if kernel == "small_qr" else "cols.cu", kernel)
     batches = contract_batches(32)
     assert sorted(batches) == [1, 2, 17, 32] and batches[32].shape[0] == 36  # 4 of each of the nine cases
     for n, A in batches.items():
@@ -172,10 +173,10 @@ def test_the_panel_kernels_make_lapacks_reflectors_v_and_t(tmp_path: Path, kerne
         assert (T[b].double() - larft(Vr, t)).abs().max() < 1e-4
 
 
-@pytest.mark.parametrize("kernel", ["col_qr", "col_panel8", "reg_panel1", "col_cluster4"])
+@pytest.mark.parametrize("kernel", ["lane_qr", "col_qr", "col_panel8", "reg_panel1", "col_cluster4"])
 def test_the_kernels_give_the_same_bits_under_any_schedule(tmp_path: Path, kernel: str) -> None:
     binary = build(tmp_path, "reg_panel.cu" if kernel.startswith("reg_") else "cols.cu", kernel)
-    if kernel == "col_qr":
+    if kernel.endswith("_qr"):
         A = torch.randn(2, 32, 32)
         runs = [whole(binary, A, seed) for seed in (1, 2)]
     else:

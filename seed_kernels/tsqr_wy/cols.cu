@@ -51,6 +51,60 @@ extern "C" __global__ void __launch_bounds__(1024) col_qr(const float* __restric
   for (int idx = threadIdx.x; idx < n * n; idx += blockDim.x) Out[idx] = S[idx / n][idx % n];
 }
 
+// lane_qr: a matrix of n <= 32 in one warp, a lane per COLUMN (32 registers a lane: the whole column), so that
+// nothing is summed across lanes: for column j every lane sums its own column's norm below row j (lane j's is the
+// one used), makes the reflector from it, and takes lane j's t and scale; then v comes down from lane j one
+// shuffle a row (independent shuffles, pipelined), and each lane c > j applies it to its column with a dot
+// product of its own registers. No barrier and no warp sum on a column's chain, where col_qr has a barrier and two
+// warp sums. j is unrolled, so each column issues only its rows below j. A block a matrix, one warp.
+extern "C" __global__ void __launch_bounds__(32) lane_qr(const float* __restrict__ Ain, float* __restrict__ H,
+                                                          float* __restrict__ tau, int n) {
+  const int lane = threadIdx.x;
+  const float* In = Ain + (size_t)blockIdx.x * n * n;
+  float a[32], v[32];
+#pragma unroll
+  for (int r = 0; r < 32; ++r) a[r] = r < n && lane < n ? In[r * n + lane] : 0.f;  // a row per load: coalesced
+#pragma unroll
+  for (int j = 0; j < 32; ++j) {
+    if (j >= n) break;
+    float s0 = 0.f, s1 = 0.f;  // this lane's norm below row j, two chains
+#pragma unroll
+    for (int i = j + 1; i < 32; i += 2) {
+      s0 += a[i] * a[i];
+      if (i + 1 < 32) s1 += a[i + 1] * a[i + 1];
+    }
+    float t, scale, beta;
+    reflector(a[j], s0 + s1, t, scale, beta);  // lane j's is column j's; the others' are not used
+    t = __shfl_sync(0xffffffffu, t, j);
+    scale = __shfl_sync(0xffffffffu, scale, j);
+    v[j] = 1.f;
+#pragma unroll
+    for (int i = j + 1; i < 32; ++i) v[i] = scale * __shfl_sync(0xffffffffu, a[i], j);
+    if (lane == j) {
+      if (t != 0.f) {
+#pragma unroll
+        for (int i = j + 1; i < 32; ++i) a[i] = v[i];  // v below the diagonal; a column left alone keeps x
+      }
+      a[j] = beta;
+      tau[(size_t)blockIdx.x * n + j] = t;
+    } else if (lane > j && t != 0.f) {
+      float d0 = a[j], d1 = 0.f;  // v^T a, two chains
+#pragma unroll
+      for (int i = j + 1; i < 32; i += 2) {
+        d0 += v[i] * a[i];
+        if (i + 1 < 32) d1 += v[i + 1] * a[i + 1];
+      }
+      const float w = t * (d0 + d1);
+#pragma unroll
+      for (int i = j; i < 32; ++i) a[i] -= w * v[i];
+    }
+  }
+  float* Out = H + (size_t)blockIdx.x * n * n;
+#pragma unroll
+  for (int r = 0; r < 32; ++r)
+    if (r < n && lane < n) Out[r * n + lane] = a[r];
+}
+
 // The block's rows row0 .. row0 + 32 * COLS_ROWS - 1 of the m x ncols panel A (row stride n) into its shared tile
 // (33 floats a row), a row per memory instruction; rows beyond m and columns beyond ncols zero.
 template <int COLS_ROWS>

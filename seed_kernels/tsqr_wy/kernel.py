@@ -3,7 +3,8 @@ over many thread blocks when the batch is small: the QR problem's seed, grown fr
 and why each default is what it is: NOTES.md beside this file.
 
 The matrix is walked in panels of NB columns. A panel is factored by the first of these that takes it:
-- n <= COL_N (a whole small matrix): col_qr (cols.cu), a warp per column in registers; n <= SMALL_N: small_qr,
+- n <= COL_N (a whole small matrix): lane_qr (cols.cu; with LANE_QR), one warp, a lane per column, or col_qr, a
+  warp per column, in registers; n <= SMALL_N: small_qr,
   the whole matrix in shared memory in one launch (TINY_WARPS warps a block for n <= TINY_N);
 - batches under MB_BELOW matrices: a multi-block panel, as a thread block cluster per matrix from CLUSTER_FROM
   matrices (reg_cluster: reg_panel's column over the cluster's blocks, sums stored into each other's shared
@@ -49,6 +50,8 @@ TINY_N = 192  # @tune TINY_N: 0 32 64 128 192
 TINY_WARPS = 8  # @tune TINY_WARPS: 1 2 4 8
 
 COL_N = 32  # @tune COL_N: 0 32
+
+LANE_QR = 0  # @tune LANE_QR: 0 1
 
 GRAM_BELOW = 16  # @tune GRAM_BELOW: 0 4 16 64
 
@@ -141,17 +144,17 @@ _REGISTERS = {}  # reg_panel.cu's and cols.cu's kernels, by name
 
 def _in_register_kernel(name):
     """reg_panel.cu's kernel `name` (reg_panel1, 2 or 4, reg_cluster1 or 2: the digit is rows per thread; a
-    module of the five with RP_WARPS warps) or cols.cu's (col_qr; col_panel4, 8, 16 or 32 and col_cluster4, 8 or
+    module of the five with RP_WARPS warps) or cols.cu's (lane_qr, col_qr; col_panel4, 8, 16 or 32 and col_cluster4, 8 or
     16: the digits are rows per lane), each module compiled on first use: the costly ones to compile, so the
     other modules leave them out and only a call that takes them pays for them."""
     if name not in _REGISTERS:
-        cols = name.startswith("col_")
+        cols = name.startswith(("col_", "lane_"))
         module = _module(_COL_SOURCE, NWARPS) if cols else _module(_REG_SOURCE, RP_WARPS)
-        for kernel in (("col_qr", "col_panel4", "col_panel8", "col_panel16", "col_panel32", "col_cluster4",
+        for kernel in (("lane_qr", "col_qr", "col_panel4", "col_panel8", "col_panel16", "col_panel32", "col_cluster4",
                         "col_cluster8", "col_cluster16") if cols else
                        ("reg_panel1", "reg_panel2", "reg_panel4", "reg_cluster1", "reg_cluster2")):
             f = _REGISTERS[kernel] = module.get_function(kernel)
-            if kernel != "col_qr":  # its shared memory is static
+            if not kernel.endswith("_qr"):  # lane_qr's and col_qr's shared memory is static
                 f.max_dynamic_shared_size_bytes = _panel_launch(kernel)[1]
     return _REGISTERS[name]
 
@@ -275,7 +278,7 @@ def custom_kernel(A):
     warps = NWARPS_WIDE if batch < WIDE_BELOW else NWARPS
     with cp.cuda.Device(A.device.index), _stream(A.device):
         if n <= min(COL_N, 32):  # a warp per column
-            return _small(A, n, "col_qr")
+            return _small(A, 1, "lane_qr") if LANE_QR else _small(A, n, "col_qr")
         if n <= SMALL_N and n * (n + 1) * 4 <= SMEM_BUDGET:
             return _small(A, TINY_WARPS if n <= TINY_N else warps)
         if A.numel() * 4 <= GRAPH_BYTES:
@@ -286,14 +289,14 @@ def custom_kernel(A):
 
 
 def _small(A, warps, name="small_qr"):
-    """The whole matrix in one launch: small_qr (in shared memory, blocks of `warps` warps) or col_qr (n <= 32,
-    a warp per column; cols.cu's, its shared memory static)."""
+    """The whole matrix in one launch: small_qr (in shared memory, blocks of `warps` warps), col_qr (n <= 32,
+    a warp per column) or lane_qr (n <= 32, one warp; cols.cu's, their shared memory static)."""
     batch, n, _ = A.shape
     H = torch.empty_like(A)
     tau = torch.empty(batch, n, device=A.device, dtype=torch.float32)
-    kernel = _in_register_kernel(name) if name == "col_qr" else _kernels(warps)[name]
+    kernel = _in_register_kernel(name) if name != "small_qr" else _kernels(warps)[name]
     kernel((batch,), (warps * 32,), (_ptr(A), _ptr(H), _ptr(tau), cp.int32(n)),
-           shared_mem=0 if name == "col_qr" else n * (n + 1) * 4)
+           shared_mem=0 if name != "small_qr" else n * (n + 1) * 4)
     return H, tau
 
 
