@@ -49,7 +49,7 @@ try:
     r = json.load(open(sys.argv[1]))
 except (OSError, ValueError):
     print("tried no verdict"); raise SystemExit
-best = (r.get("reference") or {}).get("score")  # (best's score may be its confirmation's)
+best = (r.get("reference") or {}).get("score")  # best's in the try's mode (evolve try: in_mode)
 min_gain = tomllib.load(open(sys.argv[2], "rb"))["evaluation"].get("min_gain", 0.0)
 wins = r.get("status") == "ok" and bool(r.get("score")) and bool(best) and r["score"] < best * (1 - min_gain)
 gain = f"{100 * (1 - r['score'] / best):+.2f}%" if r.get("score") and best else "not compared"

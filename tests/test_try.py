@@ -69,3 +69,26 @@ def test_add_records_a_hand_made_kernel_and_judges_it(tmp_path: Path) -> None:
     next_id = f"{made + 2:05d}"
     assert by_ref.returncode == 0 and f"added r1/{next_id}" in by_ref.stdout, by_ref.stdout + by_ref.stderr
     assert Store(repo).snapshot("r1").candidates[next_id].result.cached_from is None  # judged, not copied
+
+
+def test_try_compares_with_best_in_its_own_mode() -> None:
+    """`best`'s score is its confirmation's (`final`); a `full` try compared with it would be credited with the
+    modes' difference (the H200's climb, 2026-12-04: a step 0.6% "faster" than best's final score was 0.3% slower
+    than best's own full one). The try is compared with best's result in the try's mode, or not at all."""
+    from evolver.commands.try_ import in_mode, report
+    from evolver.records.candidates import Candidate, Result
+
+    def line(score: float, mode: str, **more: object) -> dict[str, object]:
+        return {"t": 1.0, "status": "ok", "score": score, "harness": "h1", "gpu": "g",
+                "details": {"mode": mode, "unit": "us"}, **more}
+
+    best = Candidate(run="r1", id="00002", commit="c" * 40, parents=(), created=1, subject="s",
+                     trailers={"Op": "manual"},
+                     results=(line(2730.4, "full"), line(2755.6, "final", confirm=True)))  # type: ignore[arg-type]
+    tried = Result.of(line(2738.5, "full"))
+    assert in_mode(best, "full", "h1").score == 2730.4  # type: ignore[union-attr]
+    assert in_mode(best, "final", "h1").score == 2755.6  # type: ignore[union-attr]
+    assert in_mode(best, "full", "h2") is None and in_mode(best, "quick", "h1") is None
+    said = report(tried, best, "full", 12.0)
+    assert said[1] == "against r1/00002 in full mode: 2730.4 us -> 0.997x (above 1: this one is faster)", said
+    assert "not compared" in report(Result.of(line(2738.5, "quick")), best, "quick", None)[1]
