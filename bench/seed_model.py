@@ -147,10 +147,9 @@ def col_qr(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a[:n, :n], tau
 
 
-def lane_qr(P: np.ndarray, chains: int = 2, fast: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """cols.cu's lane_qr (lane_qr_fast: chains=4, fast) on one n x n matrix (n <= 32): column c is lane c's
-    registers (rows beyond n zero); each sum in the kernel's order, `chains` chains of rows added at the end; fast:
-    t and scale from rounded reciprocals. (H, tau) in float32."""
+def lane_qr(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """cols.cu's lane_qr on one n x n matrix (n <= 32): column c is lane c's registers (rows beyond n zero); each
+    sum in the kernel's order, two chains of alternate rows added at the end. (H, tau) in float32."""
     n = P.shape[0]
     f = np.float32
     a = np.zeros((32, 32), f)  # a[row, lane]
@@ -158,12 +157,10 @@ def lane_qr(P: np.ndarray, chains: int = 2, fast: bool = False) -> tuple[np.ndar
     tau = np.zeros(n, f)
 
     def two_chains(first: np.float32, x: np.ndarray, y: np.ndarray) -> np.float32:
-        s = [first] + [f(0)] * (chains - 1)
-        for i in range(len(x)):
-            s[i % chains] = f(s[i % chains] + f(x[i] * y[i]))
-        for k in range(1, chains):
-            s[0] = f(s[0] + s[k])
-        return s[0]
+        s = [first, f(0)]
+        for k, i in enumerate(range(len(x))):
+            s[k % 2] = f(s[k % 2] + f(x[i] * y[i]))
+        return f(s[0] + s[1])
 
     for j in range(n):
         below = a[j + 1:, j]
@@ -172,8 +169,6 @@ def lane_qr(P: np.ndarray, chains: int = 2, fast: bool = False) -> tuple[np.ndar
         if xnorm2 > 0:
             beta = f(-math.copysign(math.sqrt(f(alpha * alpha + xnorm2)), alpha))
             t, scale = f((beta - alpha) / beta), f(f(1) / f(alpha - beta))
-            if fast:
-                t = f(f(beta - alpha) * f(f(1) / beta))
         v = np.concatenate([[f(1)], (scale * below).astype(f)]).astype(f)
         if t != 0:
             for c in range(j + 1, 32):
@@ -478,13 +473,12 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             for chunk in range(chunks):
                 r = slice(chunk * rows, min(m, (chunk + 1) * rows))
                 P[:, chunk] = tf32x3_matmul(V[:, r, :w].transpose(1, 2), C[:, r, :N])
-        elif name in ("col_qr", "lane_qr", "lane_qr_fast"):
+        elif name in ("col_qr", "lane_qr"):
             A, H, tau, n = args
-            threads = 32 * n if name == "col_qr" else 32
+            threads = 32 if name == "lane_qr" else 32 * n
             assert block == (threads,) and grid == (A.shape[0],) and shared_mem == 0 and n <= 32, (grid, block)
             for b in range(A.shape[0]):
-                out, t = (col_qr(A[b].numpy()) if name == "col_qr" else
-                          lane_qr(A[b].numpy(), *((4, True) if name == "lane_qr_fast" else ())))
+                out, t = (lane_qr if name == "lane_qr" else col_qr)(A[b].numpy())
                 H[b], tau[b] = torch.from_numpy(out), torch.from_numpy(t)
         elif name == "gram":
             V, G, n, m = args
@@ -573,9 +567,8 @@ def main() -> int:
                       {**base, **graphs, "MB_ROWS": 16, "CLUSTER_FROM": 0},  # clustered
                       {**base, **graphs, "MB_BELOW": 0},  # one block a matrix
                       {**base, "MB_ROWS": 16, "LOOKAHEAD_BELOW": 64},  # and none outside graphs
-                      {**base, "COL_N": 32},  # n <= 32: col_qr
+                      {**base, "COL_N": 32, "LANE_QR": 0},  # n <= 32: col_qr
                       {**base, "COL_N": 32, "LANE_QR": 1},  # and lane_qr
-                      {**base, "COL_N": 32, "LANE_QR": 2},  # and lane_qr_fast
                       {**base, "MB_BELOW": 0, "COL_PANEL_BELOW": 64, "COL_ROWS": 32},  # up to 1024 rows: col_panel
                       {**base, "MB_BELOW": 0, "COL_PANEL_BELOW": 64, "COL_ROWS": 32, "OUTER_FROM": 0,
                        "OUTER_NB": 64},  # in blocks

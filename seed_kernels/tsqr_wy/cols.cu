@@ -57,11 +57,8 @@ extern "C" __global__ void __launch_bounds__(1024) col_qr(const float* __restric
 // shuffle a row (independent shuffles, pipelined), and each lane c > j applies it to its column with a dot
 // product of its own registers. No barrier and no warp sum on a column's chain, where col_qr has a barrier and two
 // warp sums. j is unrolled, so each column issues only its rows below j. A block a matrix, one warp.
-// CHAINS sums run side by side in each sum (the chain is a sum's latency); FAST makes t and scale with correctly
-// rounded reciprocals (__frcp_rn) instead of IEEE divisions (larfg's, in `reflector`), shorter on the chain.
-template <int CHAINS, bool FAST>
-__device__ __forceinline__ void lane_qr_body(const float* __restrict__ Ain, float* __restrict__ H,
-                                             float* __restrict__ tau, int n) {
+extern "C" __global__ void __launch_bounds__(32) lane_qr(const float* __restrict__ Ain, float* __restrict__ H,
+                                                          float* __restrict__ tau, int n) {
   const int lane = threadIdx.x;
   const float* In = Ain + (size_t)blockIdx.x * n * n;
   float a[32], v[32];
@@ -70,25 +67,14 @@ __device__ __forceinline__ void lane_qr_body(const float* __restrict__ Ain, floa
 #pragma unroll
   for (int j = 0; j < 32; ++j) {
     if (j >= n) break;
-    float s[CHAINS];  // this lane's norm below row j
+    float s0 = 0.f, s1 = 0.f;  // this lane's norm below row j, two chains
 #pragma unroll
-    for (int k = 0; k < CHAINS; ++k) s[k] = 0.f;
-#pragma unroll
-    for (int i = j + 1; i < 32; ++i) s[(i - j - 1) % CHAINS] += a[i] * a[i];
-#pragma unroll
-    for (int k = 1; k < CHAINS; ++k) s[0] += s[k];
-    float t, scale, beta;
-    if (FAST) {
-      const float alpha = a[j];
-      t = 0.f, scale = 0.f, beta = alpha;
-      if (s[0] > 0.f) {
-        beta = -copysignf(sqrtf(alpha * alpha + s[0]), alpha);
-        t = (beta - alpha) * __frcp_rn(beta);
-        scale = __frcp_rn(alpha - beta);
-      }
-    } else {
-      reflector(a[j], s[0], t, scale, beta);  // lane j's is column j's; the others' are not used
+    for (int i = j + 1; i < 32; i += 2) {
+      s0 += a[i] * a[i];
+      if (i + 1 < 32) s1 += a[i + 1] * a[i + 1];
     }
+    float t, scale, beta;
+    reflector(a[j], s0 + s1, t, scale, beta);  // lane j's is column j's; the others' are not used
     t = __shfl_sync(0xffffffffu, t, j);
     scale = __shfl_sync(0xffffffffu, scale, j);
     v[j] = 1.f;
@@ -102,15 +88,13 @@ __device__ __forceinline__ void lane_qr_body(const float* __restrict__ Ain, floa
       a[j] = beta;
       tau[(size_t)blockIdx.x * n + j] = t;
     } else if (lane > j && t != 0.f) {
-      float d[CHAINS];  // v^T a
+      float d0 = a[j], d1 = 0.f;  // v^T a, two chains
 #pragma unroll
-      for (int k = 0; k < CHAINS; ++k) d[k] = 0.f;
-      d[0] = a[j];
-#pragma unroll
-      for (int i = j + 1; i < 32; ++i) d[(i - j - 1) % CHAINS] += v[i] * a[i];
-#pragma unroll
-      for (int k = 1; k < CHAINS; ++k) d[0] += d[k];
-      const float w = t * d[0];
+      for (int i = j + 1; i < 32; i += 2) {
+        d0 += v[i] * a[i];
+        if (i + 1 < 32) d1 += v[i + 1] * a[i + 1];
+      }
+      const float w = t * (d0 + d1);
 #pragma unroll
       for (int i = j; i < 32; ++i) a[i] -= w * v[i];
     }
@@ -119,17 +103,6 @@ __device__ __forceinline__ void lane_qr_body(const float* __restrict__ Ain, floa
 #pragma unroll
   for (int r = 0; r < 32; ++r)
     if (r < n && lane < n) Out[r * n + lane] = a[r];
-}
-
-extern "C" __global__ void __launch_bounds__(32) lane_qr(const float* __restrict__ Ain, float* __restrict__ H,
-                                                          float* __restrict__ tau, int n) {
-  lane_qr_body<2, false>(Ain, H, tau, n);
-}
-
-// lane_qr with four chains a sum and reciprocals (LANE_QR = 2)
-extern "C" __global__ void __launch_bounds__(32) lane_qr_fast(const float* __restrict__ Ain, float* __restrict__ H,
-                                                               float* __restrict__ tau, int n) {
-  lane_qr_body<4, true>(Ain, H, tau, n);
 }
 
 // The block's rows row0 .. row0 + 32 * COLS_ROWS - 1 of the m x ncols panel A (row stride n) into its shared tile

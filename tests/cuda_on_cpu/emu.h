@@ -216,7 +216,6 @@ inline float __shfl_sync(unsigned, float v, int lane) { return emu::shuffle(v, (
 inline float __shfl_xor_sync(unsigned, float v, int mask) {
   return emu::shuffle(v, (emu::thread_index.x & 31) ^ (unsigned)mask);
 }
-inline float __frcp_rn(float x) { return 1.0f / x; }  // the reciprocal rounded to nearest, as IEEE division's
 [[noreturn]] inline void __trap() { std::abort(); }
 // What the other kernels of a file use, so that the whole file compiles (they are not run: clusters run one after
 // another here, so a kernel whose blocks wait for blocks outside their cluster would never finish).
