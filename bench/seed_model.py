@@ -9,9 +9,9 @@ TF32.
 It checks the orchestration and the index arithmetic before device time is spent, never the CUDA code itself
 (tests/test_cuda_on_cpu.py runs the one-block and cluster kernels' own source on the CPU).
 `--gates` shows what split TF32 does to the contract's gates (on one 512 and one 1024 matrix, with plain TF32
-beside it).
+beside it); `--gates --cases`, plain TF32 against FP32 on each case of the contract at n = 512.
 
-    python bench/seed_model.py [--gates]          (CPU only; a few seconds)
+    python bench/seed_model.py [--gates [--cases]]          (CPU only; a few seconds)
 """
 
 from __future__ import annotations
@@ -602,12 +602,12 @@ def main() -> int:
     return 0 if worst < 1e-4 else 1
 
 
-def gate_use(n: int, updates: str = "split") -> tuple[float, float]:
+def gate_use(n: int, updates: str = "split", case: str = "") -> tuple[float, float]:
     """The share of the contract's factor and orthogonality gates that one n x n dense cond=2 matrix uses when
     the blocked path runs every trailing update in tf32x3's arithmetic (updates="split": tf32x3_vtc and
     tf32x3_update with an FP32 T^T W between them; "apply": tf32x3_apply, T^T W split as well), in plain TF32
     ("plain") or in FP32 ("fp32", torch's GEMMs), reg_panel's stand-in factoring the panels; residuals in
-    float64, as the checker computes them."""
+    float64, as the checker computes them. With `case`, the matrix is that case of the contract (qrjudge/cases.py)."""
     global tf32x3_matmul, APPLY_LANES
     split_matmul, lanes = tf32x3_matmul, APPLY_LANES
     APPLY_LANES = False  # the same arithmetic as three products; lane by lane, n = 1024 would take minutes
@@ -619,6 +619,12 @@ def gate_use(n: int, updates: str = "split") -> tuple[float, float]:
                        "TF32X3_ROWS": 0, "APPLY_FROM": 0 if updates == "apply" else 4096})
         torch.manual_seed(1)
         A = torch.randn(1, n, n) * 10 ** (-2 * torch.arange(n) / (n - 1))
+        if case:
+            from qrjudge.cases import _one_case  # one matrix of the case, as make_batch makes each
+
+            gen = torch.Generator().manual_seed(3)
+            A = _one_case(case, torch.randn(1, n, n, generator=gen), 4.0 if case == "rowscale" else 0.0,
+                          gen).contiguous()
         H, tau = module.custom_kernel(A.clone())
     finally:
         tf32x3_matmul, APPLY_LANES = split_matmul, lanes
@@ -629,7 +635,13 @@ def gate_use(n: int, updates: str = "split") -> tuple[float, float]:
     return factor.item(), orth.item()
 
 
-def gates() -> int:
+def gates(cases: bool = False) -> int:
+    if cases:  # plain TF32 against FP32 on every case of the contract at n = 512
+        for case in ("dense", "upper", "rankdef", "nearrank", "clustered", "band", "nearcollinear", "rowscale"):
+            for updates in ("fp32", "plain"):
+                factor, orth = gate_use(512, updates, case)
+                print(f"{case:13} updates in {updates:5}: factor gate {factor:.3%} used, orthogonality gate {orth:.2%}")
+        return 0
     for n in (512, 1024):
         for updates in ("fp32", "split", "apply", "plain"):
             factor, orth = gate_use(n, updates)
@@ -638,4 +650,4 @@ def gates() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(gates() if sys.argv[1:] == ["--gates"] else main())
+    sys.exit(gates("--cases" in sys.argv) if "--gates" in sys.argv[1:] else main())
