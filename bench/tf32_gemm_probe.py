@@ -12,37 +12,14 @@ updates (OUTER_NB = 64) at the end.
     python bench/tf32_gemm_probe.py            (on a GPU machine; about a minute)
 """
 
-import importlib.util
-import statistics
 import sys
-from pathlib import Path
 
 import torch
+from apply_probe import load, timed  # (bench/ is the script's directory, first on sys.path)
 from cupy.cuda import cublas, device
 
-KERNEL = Path(__file__).resolve().parents[1] / "seed_kernels" / "tsqr_wy" / "kernel.py"
 R_32F, FAST_TF32, TENSOR_OP = 0, getattr(cublas, "CUBLAS_COMPUTE_32F_FAST_TF32", 77), 99
 ONE, ZERO = torch.ones(1), torch.zeros(1)  # host scalars (the handle's pointer mode is host)
-
-
-def load():
-    spec = importlib.util.spec_from_file_location("tsqr_wy_kernel", KERNEL)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def timed(fn, reps=20):
-    fn()
-    times = []
-    for _ in range(reps):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop))
-    return statistics.median(times)
 
 
 def split(x):

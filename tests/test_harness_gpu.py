@@ -51,7 +51,7 @@ def test_seed_passes_quick(seed: str) -> None:
     ["OUTER_FROM=1", "VTC_BELOW=4096", "TF32X3_BELOW=4096", "APPLY_ROWS=0"],
     ["APPLY_FROM=0", "APPLY_BELOW=4096", "APPLY_ROWS=1088", "OUTER_FROM=1"],
     ["RP_WARPS=16", "REG_ROWS=2"], ["LOOKAHEAD_BELOW=0"], ["LOOKAHEAD_BELOW=1024", "CLUSTER_FROM=1"],
-    ["COL_N=32", "COL_PANEL_BELOW=1024", "COL_ROWS=32", "COL_CLUSTER=1"], ["LANE_QR=0"],
+    ["COL_N=32", "COL_PANEL_BELOW=1024", "COL_ROWS=32", "COL_CLUSTER=1"], ["LANE_QR=0"], ["LANE_QR=2"],
     ["COL_PANEL_BELOW=1024", "OUTER_FROM=1"], ["COL_CLUSTER=1", "CLUSTER_FROM=1", "MB_BELOW=64"],
     ["COL_N=0", "COL_PANEL_BELOW=0"]], ids="+".join)  # -k COL_CLUSTER picks them by constant
 def test_tsqr_wy_paths_pass_quick(overrides: list[str]) -> None:

@@ -51,6 +51,20 @@ extern "C" __global__ void __launch_bounds__(1024) col_qr(const float* __restric
   for (int idx = threadIdx.x; idx < n * n; idx += blockDim.x) Out[idx] = S[idx / n][idx % n];
 }
 
+// A matrix of n <= 32 into lane c's registers, column c (a row per load: coalesced; beyond n zero), and back.
+__device__ __forceinline__ void lane_in(float (&a)[32], const float* __restrict__ In, int n) {
+  const int lane = threadIdx.x;
+#pragma unroll
+  for (int r = 0; r < 32; ++r) a[r] = r < n && lane < n ? In[r * n + lane] : 0.f;
+}
+
+__device__ __forceinline__ void lane_out(const float (&a)[32], float* __restrict__ Out, int n) {
+  const int lane = threadIdx.x;
+#pragma unroll
+  for (int r = 0; r < 32; ++r)
+    if (r < n && lane < n) Out[r * n + lane] = a[r];
+}
+
 // lane_qr: a matrix of n <= 32 in one warp, a lane per COLUMN (32 registers a lane: the whole column), so that
 // nothing is summed across lanes: for column j every lane sums its own column's norm below row j (lane j's is the
 // one used), makes the reflector from it, and takes lane j's t and scale; then v comes down from lane j one
@@ -60,10 +74,8 @@ extern "C" __global__ void __launch_bounds__(1024) col_qr(const float* __restric
 extern "C" __global__ void __launch_bounds__(32) lane_qr(const float* __restrict__ Ain, float* __restrict__ H,
                                                           float* __restrict__ tau, int n) {
   const int lane = threadIdx.x;
-  const float* In = Ain + (size_t)blockIdx.x * n * n;
   float a[32], v[32];
-#pragma unroll
-  for (int r = 0; r < 32; ++r) a[r] = r < n && lane < n ? In[r * n + lane] : 0.f;  // a row per load: coalesced
+  lane_in(a, Ain + (size_t)blockIdx.x * n * n, n);
 #pragma unroll
   for (int j = 0; j < 32; ++j) {
     if (j >= n) break;
@@ -99,10 +111,53 @@ extern "C" __global__ void __launch_bounds__(32) lane_qr(const float* __restrict
       for (int i = j; i < 32; ++i) a[i] -= w * v[i];
     }
   }
-  float* Out = H + (size_t)blockIdx.x * n * n;
+  lane_out(a, H + (size_t)blockIdx.x * n * n, n);
+}
+
+// lane_qr_loop (LANE_QR = 2): lane_qr with its column loop not unrolled, so that its code is one column's (about
+// two hundred instructions, where lane_qr's unrolled loop is thousands, fetched once each). Each row's work is then
+// predicated on i > j at run time: every column issues all 32 rows (zeros where i <= j add nothing), and a column's
+// dot product is alpha + (the even rows' sum + the odd rows' sum). Run on the CPU emulator only (2026-12-04): not
+// yet measured on a GPU (bench/small_probe.py times it against lane_qr and col_qr), so not the default.
+extern "C" __global__ void __launch_bounds__(32) lane_qr_loop(const float* __restrict__ Ain, float* __restrict__ H,
+                                                               float* __restrict__ tau, int n) {
+  const int lane = threadIdx.x;
+  float a[32], v[32];
+  lane_in(a, Ain + (size_t)blockIdx.x * n * n, n);
+#pragma unroll 1
+  for (int j = 0; j < n; ++j) {
+    float s0 = 0.f, s1 = 0.f, alpha = 0.f;  // this lane's norm below row j (even rows, odd rows) and its row j
 #pragma unroll
-  for (int r = 0; r < 32; ++r)
-    if (r < n && lane < n) Out[r * n + lane] = a[r];
+    for (int i = 0; i < 32; ++i) {
+      if (i == j) alpha = a[i];
+      const float x = i > j ? a[i] : 0.f;
+      if (i & 1) s1 += x * x;
+      else s0 += x * x;
+    }
+    float t, scale, beta;
+    reflector(alpha, s0 + s1, t, scale, beta);  // lane j's is column j's
+    t = __shfl_sync(0xffffffffu, t, j);
+    scale = __shfl_sync(0xffffffffu, scale, j);
+    float d0 = 0.f, d1 = 0.f;  // v^T a below row j (even rows, odd rows)
+#pragma unroll
+    for (int i = 0; i < 32; ++i) {
+      const float x = scale * __shfl_sync(0xffffffffu, a[i], j);
+      v[i] = i > j ? x : (i == j ? 1.f : 0.f);
+      const float p = i > j ? x * a[i] : 0.f;
+      if (i & 1) d1 += p;
+      else d0 += p;
+    }
+    if (lane == j) {
+#pragma unroll
+      for (int i = 0; i < 32; ++i) a[i] = i == j ? beta : (i > j && t != 0.f ? v[i] : a[i]);
+      tau[(size_t)blockIdx.x * n + j] = t;
+    } else if (lane > j && t != 0.f) {
+      const float w = t * (alpha + (d0 + d1));
+#pragma unroll
+      for (int i = 0; i < 32; ++i) a[i] -= w * v[i];  // v is zero above row j: those rows stay as they are
+    }
+  }
+  lane_out(a, H + (size_t)blockIdx.x * n * n, n);
 }
 
 // The block's rows row0 .. row0 + 32 * COLS_ROWS - 1 of the m x ncols panel A (row stride n) into its shared tile

@@ -3,7 +3,7 @@ over many thread blocks when the batch is small: the QR problem's seed, grown fr
 and why each default is what it is: NOTES.md beside this file.
 
 The matrix is walked in panels of NB columns. A panel is factored by the first of these that takes it:
-- n <= COL_N (a whole small matrix): lane_qr (cols.cu; with LANE_QR), one warp, a lane per column, or col_qr, a
+- n <= COL_N (a whole small matrix): lane_qr (cols.cu; LANE_QR 1, or 2: lane_qr_loop), one warp, a lane per column, or col_qr, a
   warp per column, in registers; n <= SMALL_N: small_qr,
   the whole matrix in shared memory in one launch (TINY_WARPS warps a block for n <= TINY_N);
 - batches under MB_BELOW matrices: a multi-block panel, as a thread block cluster per matrix from CLUSTER_FROM
@@ -51,7 +51,7 @@ TINY_WARPS = 8  # @tune TINY_WARPS: 1 2 4 8
 
 COL_N = 32  # @tune COL_N: 0 32
 
-LANE_QR = 1  # @tune LANE_QR: 0 1
+LANE_QR = 1  # @tune LANE_QR: 0 1 2
 
 GRAM_BELOW = 16  # @tune GRAM_BELOW: 0 4 16 64
 
@@ -150,11 +150,11 @@ def _in_register_kernel(name):
     if name not in _REGISTERS:
         cols = name.startswith(("col_", "lane_"))
         module = _module(_COL_SOURCE, NWARPS) if cols else _module(_REG_SOURCE, RP_WARPS)
-        for kernel in (("lane_qr", "col_qr", "col_panel4", "col_panel8", "col_panel16", "col_panel32", "col_cluster4",
+        for kernel in (("lane_qr", "lane_qr_loop", "col_qr", "col_panel4", "col_panel8", "col_panel16", "col_panel32", "col_cluster4",
                         "col_cluster8", "col_cluster16") if cols else
                        ("reg_panel1", "reg_panel2", "reg_panel4", "reg_cluster1", "reg_cluster2")):
             f = _REGISTERS[kernel] = module.get_function(kernel)
-            if not kernel.endswith("_qr"):  # lane_qr's and col_qr's shared memory is static
+            if not kernel.endswith(("_qr", "_loop")):  # lane_qr's and col_qr's shared memory is static
                 f.max_dynamic_shared_size_bytes = _panel_launch(kernel)[1]
     return _REGISTERS[name]
 
@@ -278,7 +278,7 @@ def custom_kernel(A):
     warps = NWARPS_WIDE if batch < WIDE_BELOW else NWARPS
     with cp.cuda.Device(A.device.index), _stream(A.device):
         if n <= min(COL_N, 32):  # a warp per column
-            return _small(A, 1, "lane_qr") if LANE_QR else _small(A, n, "col_qr")
+            return _small(A, 1, ("lane_qr", "lane_qr_loop")[LANE_QR - 1]) if LANE_QR else _small(A, n, "col_qr")
         if n <= SMALL_N and n * (n + 1) * 4 <= SMEM_BUDGET:
             return _small(A, TINY_WARPS if n <= TINY_N else warps)
         if A.numel() * 4 <= GRAPH_BYTES:
