@@ -198,9 +198,9 @@ class Recorder:
         """Queue a re-measurement of `c` in the thorough mode if it would become the new best: the first
         measurement of a winner is biased upwards, so `best` moves only on a confirmed score. It must beat `best`
         and every candidate already waiting for its confirmation, and none is queued while a seed this session
-        judges awaits its first result (`awaited_seeds`): with several seeds judged side by side, the first one's result
-        and a better one's would otherwise both be confirmed. One held back is offered again when a seed's result or a confirmation is
-        written (`record`)."""
+        judges awaits its first result (`awaited_seeds`): with several seeds judged side by side, the first one's
+        result and a better one's would otherwise both be confirmed. One held back is offered again when a seed's
+        result or a confirmation is written (`record`)."""
         if not self.confirm_mode or self.confirmed_here(c) or c.id in self.confirming or not self.measured(c):
             return
         if self.awaited_seeds:
