@@ -46,8 +46,8 @@ def lock_spans(gpu_lock: Any) -> dict[str, float]:
 
 def start_timeline(store: Store, run: str, results: list[tuple[Any, Any]], events: int = 12) -> None:
     """The run's first results and confirmations in the order written, in seconds since the run was made (its
-    record's `created`), with when each evaluation began: where the start of a run goes (the seed judged cold, the
-    early children beside it, the confirmations under the exclusive lock)."""
+    record's `created`), with when each evaluation began, and the seed's own stages: where the start of a run goes (the
+    seed judged cold, its confirmation under the exclusive lock, the first children)."""
     created = float((store.get_meta(RUN_REF.format(run=run)) or {}).get("created") or 0.0)
     if not created or not results:
         return

@@ -624,12 +624,10 @@ def gate_use(n: int, updates: str = "split", case: str = "") -> tuple[float, flo
                        "TF32X3_ROWS": 0, "APPLY_FROM": 0 if updates == "apply" else 4096})
         torch.manual_seed(1)
         A = torch.randn(1, n, n) * 10 ** (-2 * torch.arange(n) / (n - 1))
-        if case:
-            from qrjudge.cases import _one_case  # one matrix of the case, as make_batch makes each
+        if case:  # one matrix of the case at cond 0, as the judge makes it (rowscale at its floor of 4)
+            from qrjudge.cases import Spec, make_batch
 
-            gen = torch.Generator().manual_seed(3)
-            A = _one_case(case, torch.randn(1, n, n, generator=gen), 4.0 if case == "rowscale" else 0.0,
-                          gen).contiguous()
+            A = make_batch(Spec(1, n, 0.0, case), seed=3, device="cpu")
         H, tau = module.custom_kernel(A.clone())
     finally:
         tf32x3_matmul, APPLY_LANES = split_matmul, lanes

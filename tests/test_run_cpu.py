@@ -125,8 +125,8 @@ def started_and_ended(c: Candidate) -> tuple[float, float]:
 def test_no_child_is_judged_before_the_seeds_first_result(repo: Path) -> None:
     """The seed's first result is the run's critical path: its confirmation and every child's parent wait for it.
     A `tune` child judged beside it (session 25's early children) delayed it by 9 s on the H200 and lowered three
-    runs' rates, so the other slot waits (with its evaluator prestarted) and the children come after: a bandit's
-    choice each, and one confirmation at the start, not two."""
+    runs' rates, so the other slot waits (with its evaluator prestarted) and the children come after, a bandit's
+    choice each; the seed is confirmed once its result is in."""
     slow_to_start(repo, confirm=True)
     proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "3")
     assert proc.returncode == 0, proc.stderr + proc.stdout

@@ -142,19 +142,22 @@ _kernels(NWARPS)  # at import: a candidate whose CUDA does not compile fails her
 _REGISTERS = {}  # reg_panel.cu's and cols.cu's kernels, by name
 
 
+_WHOLE = ("col_qr", "lane_qr", "lane_qr_loop")  # cols.cu's whole-matrix kernels (n <= 32), by LANE_QR
+
+
 def _in_register_kernel(name):
     """reg_panel.cu's kernel `name` (reg_panel1, 2 or 4, reg_cluster1 or 2: the digit is rows per thread; a
-    module of the five with RP_WARPS warps) or cols.cu's (lane_qr, col_qr; col_panel4, 8, 16 or 32 and col_cluster4, 8 or
-    16: the digits are rows per lane), each module compiled on first use: the costly ones to compile, so the
+    module of the five with RP_WARPS warps) or cols.cu's (_WHOLE; col_panel4, 8, 16 or 32 and col_cluster4, 8 or 16:
+    the digits are rows per lane), each module compiled on first use: the costly ones to compile, so the
     other modules leave them out and only a call that takes them pays for them."""
     if name not in _REGISTERS:
         cols = name.startswith(("col_", "lane_"))
         module = _module(_COL_SOURCE, NWARPS) if cols else _module(_REG_SOURCE, RP_WARPS)
-        for kernel in (("lane_qr", "lane_qr_loop", "col_qr", "col_panel4", "col_panel8", "col_panel16", "col_panel32", "col_cluster4",
+        for kernel in ((*_WHOLE, "col_panel4", "col_panel8", "col_panel16", "col_panel32", "col_cluster4",
                         "col_cluster8", "col_cluster16") if cols else
                        ("reg_panel1", "reg_panel2", "reg_panel4", "reg_cluster1", "reg_cluster2")):
             f = _REGISTERS[kernel] = module.get_function(kernel)
-            if not kernel.endswith(("_qr", "_loop")):  # lane_qr's and col_qr's shared memory is static
+            if kernel not in _WHOLE:  # the whole-matrix kernels' shared memory is static
                 f.max_dynamic_shared_size_bytes = _panel_launch(kernel)[1]
     return _REGISTERS[name]
 
@@ -277,8 +280,8 @@ def custom_kernel(A):
         return A.clone(), torch.empty(batch, n, device=A.device, dtype=torch.float32)
     warps = NWARPS_WIDE if batch < WIDE_BELOW else NWARPS
     with cp.cuda.Device(A.device.index), _stream(A.device):
-        if n <= min(COL_N, 32):  # a warp per column
-            return _small(A, 1, ("lane_qr", "lane_qr_loop")[LANE_QR - 1]) if LANE_QR else _small(A, n, "col_qr")
+        if n <= min(COL_N, 32):  # in registers: one warp, a lane per column (lane_qr), or a warp per column
+            return _small(A, 1 if LANE_QR else n, _WHOLE[LANE_QR])
         if n <= SMALL_N and n * (n + 1) * 4 <= SMEM_BUDGET:
             return _small(A, TINY_WARPS if n <= TINY_N else warps)
         if A.numel() * 4 <= GRAPH_BYTES:
@@ -289,8 +292,8 @@ def custom_kernel(A):
 
 
 def _small(A, warps, name="small_qr"):
-    """The whole matrix in one launch: small_qr (in shared memory, blocks of `warps` warps), col_qr (n <= 32,
-    a warp per column) or lane_qr (n <= 32, one warp; cols.cu's, their shared memory static)."""
+    """The whole matrix in one launch: small_qr (in shared memory, blocks of `warps` warps) or one of _WHOLE
+    (n <= 32: col_qr, a warp per column; lane_qr and lane_qr_loop, one warp; their shared memory static)."""
     batch, n, _ = A.shape
     H = torch.empty_like(A)
     tau = torch.empty(batch, n, device=A.device, dtype=torch.float32)
