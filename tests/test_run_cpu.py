@@ -101,7 +101,7 @@ def test_prestarted_evaluators_judge_every_candidate_and_leave_nothing(repo: Pat
 SLOW_START_S = 4.0  # an evaluator's own start (a judge's `import torch`), paid before it reads its go line
 
 
-def slow_to_start(repo: Path, confirm: bool = False, **sections: str) -> None:
+def slow_to_start(repo: Path, confirm: bool = False) -> None:
     """The example with an evaluator that takes SLOW_START_S to start, prestarted, two slots (with `confirm`, a
     would-be best confirmed in `final` mode)."""
     from tests.conftest import example_config
@@ -112,7 +112,7 @@ def slow_to_start(repo: Path, confirm: bool = False, **sections: str) -> None:
     evaluation = PRESTARTED.replace("{python} check.py", "{python} slow_start.py").replace(
         'files = ["check.py"]', 'files = ["check.py", "slow_start.py"]')
     (repo / "examples/sort/evolve.toml").write_text(example_config(
-        evaluation=evaluation + ('\nmode = "quick"\nconfirm_mode = "final"' if confirm else ""), **sections))
+        evaluation=evaluation + ('\nmode = "quick"\nconfirm_mode = "final"' if confirm else "")))
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "an evaluator slow to start")
 
@@ -145,22 +145,18 @@ def test_no_child_is_judged_before_the_seeds_first_result(repo: Path) -> None:
 
 def test_the_second_slots_first_child_finds_its_evaluator_started(repo: Path) -> None:
     """The engine prestarts each slot's first process as the run starts (`Evaluator.prestart_slots`): the second
-    slot's first child comes once the seed is judged (here an LLM's) and finds a process past its start, so its
-    evaluation does not pay it (the seed's, started with the run, does). Asked twice, a slot still has one."""
+    slot's first child comes once the seed is judged and finds a process past its start, so its evaluation does
+    not pay it (the seed's, started with the run, does). Asked twice, a slot still has one."""
     import asyncio
 
     from evolver.evaluation.evaluate import Evaluator, make_slots
     from evolver.records.config import load_config
-    from tests.fake_llm import FakeLLM
 
-    with FakeLLM(["good"]) as llm:
-        slow_to_start(repo, llm=f'base_url = "{llm.url}"\nmodel = "fake-coder"\napi_key_env = ""\n'
-                                "max_tokens = 500\ncontext_tokens = 6000",
-                      evolution="operators = { mutate = 1.0 }\nislands = 1\npopulation = 2\nseed = 7")
-        proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "2")
+    slow_to_start(repo)
+    proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "2")
     assert proc.returncode == 0, proc.stderr + proc.stdout
     seed, child = sorted(Store(repo).snapshot("r1").candidates.values(), key=lambda c: c.id)
-    assert child.op == "mutate" and started_and_ended(child)[0] >= started_and_ended(seed)[1]
+    assert child.op == "tune" and started_and_ended(child)[0] >= started_and_ended(seed)[1]
     assert seed.result is not None and child.result is not None
     assert seed.result.line["duration_s"] >= SLOW_START_S  # the seed waits for its process: nothing was earlier
     assert child.result.line["duration_s"] < SLOW_START_S, child.result.line  # its process had started with the run
