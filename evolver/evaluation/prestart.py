@@ -88,8 +88,8 @@ class Waiting(Generic[SlotT]):
 
     async def ready(self, slot: SlotT, mode: str) -> None:
         """A process waiting for the slot, started now where none is alive: called as a run starts, so a slot's
-        first evaluation (the second slot's first child, which comes only once the seed is judged) does not pay a
-        process's start either."""
+        first evaluation (the second slot's first child, which comes only once the seed is judged) does not pay
+        a process's start either."""
         waiting = self.by_slot.setdefault(slot, [])
         if not any(p.alive for p in waiting):
             waiting.append(await self.start(slot, mode))
