@@ -1,7 +1,7 @@
 """tsqr_wy's one-block and cluster kernels, their CUDA source itself, run on the CPU (tests/cuda_on_cpu/emu.h: a
 fiber per thread, the barriers, shuffles and cluster stores as the kernel has them), launched as kernel.py
-launches them: lane_qr, col_qr and small_qr on every test matrix of the contract with n <= 32, judged by the harness's own
-checker; col_panel, col_cluster, reg_panel and reg_cluster on panels against LAPACK's reflectors and larft's T;
+launches them: lane_qr, lane_qr_loop, col_qr and small_qr on every test matrix of the contract with n <= 32,
+judged by the harness's own checker; col_panel, col_cluster, reg_panel and reg_cluster on panels against LAPACK's reflectors and larft's T;
 under two schedules, which must give the same bits. A machine without a GPU cannot otherwise run a kernel at all:
 bench/seed_model.py checks kernel.py's orchestration with stand-ins, this checks the code the GPU will run."""
 

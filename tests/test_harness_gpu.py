@@ -61,8 +61,8 @@ def test_tsqr_wy_paths_pass_quick(overrides: list[str]) -> None:
     split TF32 by three kernels (tf32x3_vtc32 and tf32x3_update; tf32x3_vtc64 inside the outer blocks) and by
     tf32x3_apply at every batch (64-wide outer blocks too), the 16-warp register panel, the panel loop without
     look-ahead and with it at every batch that runs as a CUDA graph, multi-block panels clustered at every batch,
-    col_qr for n <= 32 (lane_qr is the default), col_panel for every single-block panel it holds (inside the outer blocks too),
-    col_cluster for the clustered ones (at batches under 64 too), and none of them (small_qr and reg_panel, the
+    col_qr and lane_qr_loop for n <= 32 (lane_qr is the default), col_panel for every single-block panel it holds
+    (inside the outer blocks too), col_cluster for the clustered ones (at batches under 64 too), and none of them (small_qr and reg_panel, the
     defaults before the fourteenth pass)."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
         pytest.skip("timing needs the GPU to itself")

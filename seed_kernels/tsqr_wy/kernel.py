@@ -3,8 +3,8 @@ over many thread blocks when the batch is small: the QR problem's seed, grown fr
 and why each default is what it is: NOTES.md beside this file.
 
 The matrix is walked in panels of NB columns. A panel is factored by the first of these that takes it:
-- n <= COL_N (a whole small matrix): lane_qr (cols.cu; LANE_QR 1, or 2: lane_qr_loop), one warp, a lane per column, or col_qr, a
-  warp per column, in registers; n <= SMALL_N: small_qr,
+- n <= COL_N (a whole small matrix), in registers: lane_qr (cols.cu; LANE_QR 1, or 2: lane_qr_loop), one warp, a
+  lane per column, or col_qr (LANE_QR 0), a warp per column; n <= SMALL_N: small_qr,
   the whole matrix in shared memory in one launch (TINY_WARPS warps a block for n <= TINY_N);
 - batches under MB_BELOW matrices: a multi-block panel, as a thread block cluster per matrix from CLUSTER_FROM
   matrices (reg_cluster: reg_panel's column over the cluster's blocks, sums stored into each other's shared
