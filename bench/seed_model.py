@@ -147,11 +147,10 @@ def col_qr(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a[:n, :n], tau
 
 
-def lane_qr(P: np.ndarray, looped: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """cols.cu's lane_qr (lane_qr_loop: looped) on one n x n matrix (n <= 32): column c is lane c's registers (rows
-    beyond n zero); each sum in the kernel's order, two chains of alternate rows added at the end (lane_qr_loop: a
-    column's dot product is alpha + (the chains' sum), lane_qr's starts its first chain at alpha). (H, tau) in
-    float32."""
+def lane_qr(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """cols.cu's lane_qr on one n x n matrix (n <= 32): column c is lane c's registers (rows beyond n zero); each
+    sum in the kernel's order, two chains of alternate rows added at the end (a column's dot product starts its
+    first chain at alpha). (H, tau) in float32."""
     n = P.shape[0]
     f = np.float32
     a = np.zeros((32, 32), f)  # a[row, lane]
@@ -175,8 +174,7 @@ def lane_qr(P: np.ndarray, looped: bool = False) -> tuple[np.ndarray, np.ndarray
         if t != 0:
             for c in range(j + 1, 32):
                 below_c = a[j + 1:, c]
-                dot = f(a[j, c] + two_chains(f(0), v[1:], below_c)) if looped else two_chains(a[j, c], v[1:], below_c)
-                w = f(t * dot)
+                w = f(t * two_chains(a[j, c], v[1:], below_c))
                 a[j:, c] = (a[j:, c] - (w * v).astype(f)).astype(f)
             a[j + 1:, j] = v[1:]
         a[j, j], tau[j] = beta, t
@@ -477,12 +475,12 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             for chunk in range(chunks):
                 r = slice(chunk * rows, min(m, (chunk + 1) * rows))
                 P[:, chunk] = tf32x3_matmul(V[:, r, :w].transpose(1, 2), C[:, r, :N])
-        elif name in ("col_qr", "lane_qr", "lane_qr_loop"):
+        elif name in ("col_qr", "lane_qr"):
             A, H, tau, n = args
             threads = 32 * n if name == "col_qr" else 32
             assert block == (threads,) and grid == (A.shape[0],) and shared_mem == 0 and n <= 32, (grid, block)
             for b in range(A.shape[0]):
-                out, t = col_qr(A[b].numpy()) if name == "col_qr" else lane_qr(A[b].numpy(), name == "lane_qr_loop")
+                out, t = col_qr(A[b].numpy()) if name == "col_qr" else lane_qr(A[b].numpy())
                 H[b], tau[b] = torch.from_numpy(out), torch.from_numpy(t)
         elif name == "gram":
             V, G, n, m = args
@@ -573,7 +571,6 @@ def main() -> int:
                       {**base, "MB_ROWS": 16, "LOOKAHEAD_BELOW": 64},  # and none outside graphs
                       {**base, "COL_N": 32, "LANE_QR": 0},  # n <= 32: col_qr
                       {**base, "COL_N": 32, "LANE_QR": 1},  # and lane_qr
-                      {**base, "COL_N": 32, "LANE_QR": 2},  # and lane_qr_loop
                       {**base, "MB_BELOW": 0, "COL_PANEL_BELOW": 64, "COL_ROWS": 32},  # up to 1024 rows: col_panel
                       {**base, "MB_BELOW": 0, "COL_PANEL_BELOW": 64, "COL_ROWS": 32, "OUTER_FROM": 0,
                        "OUTER_NB": 64},  # in blocks

@@ -1,49 +1,81 @@
-"""tsqr_wy's whole-matrix kernels for n <= 32 on one shape (20x32, the contract's smallest), timed side by side in
-one process: col_qr (LANE_QR = 0), lane_qr (1) and lane_qr_loop (2). Each call after an L2 flush of 256 MiB, as the
-judge times it (CUDA events around the call alone); rounds alternate between the kernels so that a drift of the
-clock falls on all of them; each result checked against torch.geqrf's R up to signs. Microseconds a call.
+"""tsqr_wy's whole-matrix kernels for n <= 32 on one shape (20x32, the contract's smallest), side by side in one
+process: col_qr (LANE_QR = 0) and lane_qr (1), timed two ways, rounds alternating between the kernels so that a
+drift of the clock falls on both:
 
-    python bench/small_probe.py [BATCH N] [--calls 200]        (on a GPU machine; about 15 s)
+- `single`, as the judge times a call: an L2 flush of 256 MiB, then CUDA events around the one call;
+- `loop`, as GPU MODE's eval.py does: one flush, then LOOP calls back to back on as many distinct inputs between two
+  events, divided by LOOP; and `host`, the host's own time a call in that loop (its launches, no waiting): a
+  loop at the host's pace is launch-bound.
+
+Each kernel's result is checked against torch's R up to signs first. Microseconds a call.
+
+    python bench/small_probe.py [BATCH N] [--calls 200] [--loop 50] [--kernel FILE]      (on a GPU machine)
+
+FILE: a kernel.py (default: seed_kernels/tsqr_wy's) or the file `evolve export --format gpumode` wrote.
 """
 
 import argparse
+import importlib.util
 import statistics
+import time
+from pathlib import Path
 
 import torch
-from apply_probe import load  # (bench/ is the script's directory, first on sys.path)
 
-KINDS = {"col_qr": 0, "lane_qr": 1, "lane_qr_loop": 2}
+KINDS = {"col_qr": 0, "lane_qr": 1}
+SEED = Path(__file__).resolve().parents[1] / "seed_kernels" / "tsqr_wy" / "kernel.py"
+
+
+def load(path):
+    spec = importlib.util.spec_from_file_location("small_probe_kernel", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def between_events(fn):
+    """Milliseconds between two events around fn(), and the host's own milliseconds in fn() (no waiting)."""
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    began = time.perf_counter()
+    fn()
+    host = time.perf_counter() - began
+    stop.record()
+    stop.synchronize()
+    return start.elapsed_time(stop), 1e3 * host
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("shape", nargs="*", type=int, default=[20, 32])
-    p.add_argument("--calls", type=int, default=200)
+    p.add_argument("--calls", type=int, default=200, help="rounds of each way")
+    p.add_argument("--loop", type=int, default=50, help="calls a `loop` round (eval.py: 50 at 20x32)")
+    p.add_argument("--kernel", type=Path, default=SEED)
     args = p.parse_args()
     batch, n = args.shape
-    k = load()
-    A = torch.randn(batch, n, n, device="cuda")
-    want = torch.linalg.qr(A.double(), mode="r")[1].abs()
+    k = load(args.kernel)
+    inputs = [torch.randn(batch, n, n, device="cuda") for _ in range(args.loop)]
+    want = torch.linalg.qr(inputs[0].double(), mode="r")[1].abs()
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-    times: dict[str, list[float]] = {name: [] for name in KINDS}
+    times = {(name, way): [] for name in KINDS for way in ("single", "loop", "host")}
     for name, value in KINDS.items():
         k.LANE_QR = value
-        H, _ = k.custom_kernel(A)  # compiled and checked before any timing
-        err = (torch.triu(H).double().abs() - want).abs().max().item()
-        print(f"{name}: |R| against torch's {err:.1e}")
+        H, _ = k.custom_kernel(inputs[0])  # compiled and checked before any timing
+        print(f"{name}: |R| against torch's {(torch.triu(H).double().abs() - want).abs().max().item():.1e}")
     for _ in range(args.calls):
         for name, value in KINDS.items():
             k.LANE_QR = value
             flush.zero_()
-            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            k.custom_kernel(A)
-            stop.record()
-            stop.synchronize()
-            times[name].append(1e3 * start.elapsed_time(stop))
-    print(torch.cuda.get_device_name(), f"{batch}x{n}, {args.calls} calls each, us a call:")
-    for name, ts in times.items():
-        print(f"  {name:13} mean {statistics.fmean(ts):7.2f}  median {statistics.median(ts):7.2f}  min {min(ts):7.2f}")
+            times[name, "single"].append(1e3 * between_events(lambda: k.custom_kernel(inputs[0]))[0])
+            flush.zero_()
+            ms, host = between_events(lambda: [k.custom_kernel(a) for a in inputs])
+            times[name, "loop"].append(1e3 * ms / args.loop)
+            times[name, "host"].append(1e3 * host / args.loop)
+    print(torch.cuda.get_device_name(), f"{batch}x{n} from {args.kernel.name}, {args.calls} rounds, us a call "
+          f"(loop: {args.loop} calls a round; host: the host's own time a call in the loop):")
+    for (name, way), ts in times.items():
+        print(f"  {name:8} {way:7} mean {statistics.fmean(ts):7.2f}  median {statistics.median(ts):7.2f}  "
+              f"min {min(ts):7.2f}")
     return 0
 
 

@@ -114,52 +114,6 @@ extern "C" __global__ void __launch_bounds__(32) lane_qr(const float* __restrict
   lane_out(a, H + (size_t)blockIdx.x * n * n, n);
 }
 
-// lane_qr_loop (LANE_QR = 2): lane_qr with its column loop not unrolled, so that its code is one column's (about
-// two hundred instructions, where lane_qr's unrolled loop is thousands, fetched once each). Each row's work is then
-// predicated on i > j at run time: every column issues all 32 rows (zeros where i <= j add nothing), and a column's
-// dot product is alpha + (the even rows' sum + the odd rows' sum). Run on the CPU emulator only (2026-12-04): not
-// yet measured on a GPU (bench/small_probe.py times it against lane_qr and col_qr), so not the default.
-extern "C" __global__ void __launch_bounds__(32) lane_qr_loop(const float* __restrict__ Ain, float* __restrict__ H,
-                                                               float* __restrict__ tau, int n) {
-  const int lane = threadIdx.x;
-  float a[32], v[32];
-  lane_in(a, Ain + (size_t)blockIdx.x * n * n, n);
-#pragma unroll 1
-  for (int j = 0; j < n; ++j) {
-    float s0 = 0.f, s1 = 0.f, alpha = 0.f;  // this lane's norm below row j (even rows, odd rows) and its row j
-#pragma unroll
-    for (int i = 0; i < 32; ++i) {
-      if (i == j) alpha = a[i];
-      const float x = i > j ? a[i] : 0.f;
-      if (i & 1) s1 += x * x;
-      else s0 += x * x;
-    }
-    float t, scale, beta;
-    reflector(alpha, s0 + s1, t, scale, beta);  // lane j's is column j's
-    t = __shfl_sync(0xffffffffu, t, j);
-    scale = __shfl_sync(0xffffffffu, scale, j);
-    float d0 = 0.f, d1 = 0.f;  // v^T a below row j (even rows, odd rows)
-#pragma unroll
-    for (int i = 0; i < 32; ++i) {
-      const float x = scale * __shfl_sync(0xffffffffu, a[i], j);
-      v[i] = i > j ? x : (i == j ? 1.f : 0.f);
-      const float p = i > j ? x * a[i] : 0.f;
-      if (i & 1) d1 += p;
-      else d0 += p;
-    }
-    if (lane == j) {
-#pragma unroll
-      for (int i = 0; i < 32; ++i) a[i] = i == j ? beta : (i > j && t != 0.f ? v[i] : a[i]);
-      tau[(size_t)blockIdx.x * n + j] = t;
-    } else if (lane > j && t != 0.f) {
-      const float w = t * (alpha + (d0 + d1));
-#pragma unroll
-      for (int i = 0; i < 32; ++i) a[i] -= w * v[i];  // v is zero above row j: those rows stay as they are
-    }
-  }
-  lane_out(a, H + (size_t)blockIdx.x * n * n, n);
-}
-
 // The block's rows row0 .. row0 + 32 * COLS_ROWS - 1 of the m x ncols panel A (row stride n) into its shared tile
 // (33 floats a row), a row per memory instruction; rows beyond m and columns beyond ncols zero.
 template <int COLS_ROWS>

@@ -3,7 +3,7 @@ over many thread blocks when the batch is small: the QR problem's seed, grown fr
 and why each default is what it is: NOTES.md beside this file.
 
 The matrix is walked in panels of NB columns. A panel is factored by the first of these that takes it:
-- n <= COL_N (a whole small matrix), in registers: lane_qr (cols.cu; LANE_QR 1, or 2: lane_qr_loop), one warp, a
+- n <= COL_N (a whole small matrix), in registers: lane_qr (cols.cu; LANE_QR 1), one warp, a
   lane per column, or col_qr (LANE_QR 0), a warp per column; n <= SMALL_N: small_qr,
   the whole matrix in shared memory in one launch (TINY_WARPS warps a block for n <= TINY_N);
 - batches under MB_BELOW matrices: a multi-block panel, as a thread block cluster per matrix from CLUSTER_FROM
@@ -51,7 +51,7 @@ TINY_WARPS = 8  # @tune TINY_WARPS: 1 2 4 8
 
 COL_N = 32  # @tune COL_N: 0 32
 
-LANE_QR = 1  # @tune LANE_QR: 0 1 2
+LANE_QR = 1  # @tune LANE_QR: 0 1
 
 GRAM_BELOW = 16  # @tune GRAM_BELOW: 0 4 16 64
 
@@ -142,7 +142,7 @@ _kernels(NWARPS)  # at import: a candidate whose CUDA does not compile fails her
 _REGISTERS = {}  # reg_panel.cu's and cols.cu's kernels, by name
 
 
-_WHOLE = ("col_qr", "lane_qr", "lane_qr_loop")  # cols.cu's whole-matrix kernels (n <= 32), by LANE_QR
+_WHOLE = ("col_qr", "lane_qr")  # cols.cu's whole-matrix kernels (n <= 32), by LANE_QR
 
 
 def _in_register_kernel(name):
@@ -293,7 +293,7 @@ def custom_kernel(A):
 
 def _small(A, warps, name="small_qr"):
     """The whole matrix in one launch: small_qr (in shared memory, blocks of `warps` warps) or one of _WHOLE
-    (n <= 32: col_qr, a warp per column; lane_qr and lane_qr_loop, one warp; their shared memory static)."""
+    (n <= 32: col_qr, a warp per column; lane_qr, one warp; their shared memory static)."""
     batch, n, _ = A.shape
     H = torch.empty_like(A)
     tau = torch.empty(batch, n, device=A.device, dtype=torch.float32)
