@@ -248,8 +248,9 @@ def _attrs(f):
 
 
 def _stream(device):
-    """CuPy's view of torch's current stream, made once per stream (creating one costs microseconds)."""
-    handle = torch.cuda.current_stream(device).cuda_stream
+    """CuPy's view of torch's current stream, made once per stream (creating one costs microseconds). The handle
+    is torch's raw one: torch.cuda.current_stream makes a Stream object each call (bench/launch_cost.py)."""
+    handle = torch._C._cuda_getCurrentRawStream(device.index)
     stream = _STREAMS.get((device.index, handle))
     if stream is None:
         stream = _STREAMS[(device.index, handle)] = cp.cuda.ExternalStream(handle, device.index)
@@ -279,11 +280,12 @@ def custom_kernel(A):
     if batch == 0 or n == 0:
         return A.clone(), torch.empty(batch, n, device=A.device, dtype=torch.float32)
     warps = NWARPS_WIDE if batch < WIDE_BELOW else NWARPS
+    whole = _whole(n, warps)
+    if whole and A.is_cuda and A.device.index == torch.cuda.current_device():
+        return _small(A, *whole)
     with cp.cuda.Device(A.device.index), _stream(A.device):
-        if n <= min(COL_N, 32):  # in registers: one warp, a lane per column (lane_qr), or a warp per column
-            return _small(A, 1 if LANE_QR else n, _WHOLE[LANE_QR])
-        if n <= SMALL_N and n * (n + 1) * 4 <= SMEM_BUDGET:
-            return _small(A, TINY_WARPS if n <= TINY_N else warps)
+        if whole:
+            return _small(A, *whole)
         if A.numel() * 4 <= GRAPH_BYTES:
             return _graphed(A, warps)
         H, tau = A.clone(), torch.empty(batch, n, device=A.device, dtype=torch.float32)
@@ -291,15 +293,28 @@ def custom_kernel(A):
     return H, tau
 
 
-def _small(A, warps, name="small_qr"):
-    """The whole matrix in one launch: small_qr (in shared memory, blocks of `warps` warps) or one of _WHOLE
-    (n <= 32: col_qr, a warp per column; lane_qr, one warp; their shared memory static)."""
+def _whole(n, warps):
+    """(warps, kernel name) where one launch factors an n x n matrix whole, else None: in registers for n <= 32,
+    one warp a matrix and a lane per column (lane_qr) or a warp per column (col_qr); up to SMALL_N in shared
+    memory (small_qr, TINY_WARPS warps up to TINY_N)."""
+    if n <= min(COL_N, 32):
+        return (1 if LANE_QR else n), _WHOLE[LANE_QR]
+    if n <= SMALL_N and n * (n + 1) * 4 <= SMEM_BUDGET:
+        return (TINY_WARPS if n <= TINY_N else warps), "small_qr"
+    return None
+
+
+def _small(A, warps, name):
+    """The whole matrix in one launch, with as little host work as a launch allows: on the current device no
+    context is entered but the stream's (custom_kernel), since in a loop of calls, as GPU MODE's eval.py times 50
+    20x32 calls back to back, a call takes as long as the host's part of it when that is the longer (33 us of
+    host a call against 15 of GPU before, H200, 2026-12-04: bench/small_probe.py, bench/launch_cost.py)."""
     batch, n, _ = A.shape
-    H = torch.empty_like(A)
-    tau = torch.empty(batch, n, device=A.device, dtype=torch.float32)
+    H, tau = torch.empty_like(A), A.new_empty(batch, n)
     kernel = _in_register_kernel(name) if name != "small_qr" else _kernels(warps)[name]
-    kernel((batch,), (warps * 32,), (_ptr(A), _ptr(H), _ptr(tau), cp.int32(n)),
-           shared_mem=0 if name != "small_qr" else n * (n + 1) * 4)
+    with _stream(A.device):
+        kernel((batch,), (warps * 32,), (_ptr(A), _ptr(H), _ptr(tau), cp.int32(n)),
+               shared_mem=0 if name != "small_qr" else n * (n + 1) * 4)
     return H, tau
 
 
