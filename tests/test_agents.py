@@ -4,7 +4,6 @@ only, judged by the run's evaluator, and every way an agent fails is a recorded 
 from __future__ import annotations
 
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -67,7 +66,8 @@ def test_a_run_mixes_tune_mutate_and_an_agent(tmp_path: Path) -> None:
 
     agent = (f'[agents.scripted]\ncommand = ["{sys.executable}", "{AGENTS / "outside.py"}", "{{prompt}}", '
              f'"{{kernel_dir}}"]\ntimeout_s = 60\nusd_per_call = 0.01\n')
-    left_before = set(Path(tempfile.gettempdir()).glob("evolve-*"))
+    scratch = tmp_path / "tmp"  # the run's own TMPDIR: another run on this machine cannot leave anything in it
+    scratch.mkdir()
     with FakeLLM(["good"] * 20) as llm:
         repo = counting_repo(tmp_path / "repo", example_config(
             evaluation=COUNTING,
@@ -75,7 +75,7 @@ def test_a_run_mixes_tune_mutate_and_an_agent(tmp_path: Path) -> None:
             evolution="operators = { tune = 1.0, mutate = 1.0, agent = 1.0 }\nislands = 1\npopulation = 4\n"
                       "seed = 5\npipeline_depth = 1") + "\n" + agent)
         head = git(repo, "rev-parse", "HEAD")
-        proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "12")
+        proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "12", env={"TMPDIR": str(scratch)})
         assert proc.returncode == 0, proc.stdout + proc.stderr
     snap = Store(repo).snapshot("r1")
     ops = {c.op for c in snap.candidates.values()}
@@ -86,4 +86,4 @@ def test_a_run_mixes_tune_mutate_and_an_agent(tmp_path: Path) -> None:
     assert {r.op for r in rows} == ops and any(r.op == "agent" and r.status == "ok" for r in rows)
     assert git(repo, "status", "--porcelain") == "" and len(git(repo, "worktree", "list").splitlines()) == 1
     assert git(repo, "rev-parse", "HEAD") == head  # the user's HEAD, index and tree untouched
-    assert set(Path(tempfile.gettempdir()).glob("evolve-*")) <= left_before  # no agent or evaluation directory left
+    assert not list(scratch.iterdir())  # no agent or evaluation directory left
