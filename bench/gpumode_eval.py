@@ -4,12 +4,15 @@ call re-checked), each timed from the start of its process, which for an `evolve
 import (the one torch extension it builds, in a fresh TORCH_EXTENSIONS_DIR unless --warm).
 
     python bench/gpumode_eval.py --problem DIR --submission FILE [--modes test benchmark] [--warm] [--out DIR]
+                                 [--benchmarks I [I ...]]
 
 DIR is the contest's problem directory as its repository has it (gpu-mode/reference-kernels, for QR
 problems/linalg/qr_v2: eval.py, reference.py, task.py, task.yml; task.yml's `files` list names the rest, such as
 utils.py from ../../pmpp_v2). The directory is copied with FILE as submission.py; the tests and benchmarks are
 task.yml's, written in eval.py's own format. One JSON line a mode, then a Markdown table of the benchmarks and
-their geometric mean; exit 0 only if every mode says `check: pass`.
+their geometric mean; exit 0 only if every mode says `check: pass`. --benchmarks keeps only those of task.yml's
+benchmarks, by position from 0 (eval.py's benchmark mode on all 14 of qr_v2 takes about four minutes on an H200,
+every timed call re-checked).
 """
 
 from __future__ import annotations
@@ -53,15 +56,22 @@ def spec_line(spec: dict[str, Any]) -> str:
     return "; ".join(f"{k}: {v}" for k, v in spec.items())
 
 
-def stage(problem: Path, submission: Path, where: Path) -> dict[str, Any]:
+def stage(problem: Path, submission: Path, where: Path, picked: list[int] | None = None) -> dict[str, Any]:
     """The problem's files as its task.yml lists them (eval.py, reference.py, task.py, utils.py from its source),
-    the submission as submission.py, and a test file per list; returns task.yml's other settings read."""
+    the submission as submission.py, and a test file per list (of the benchmarks, those `picked` by position where
+    it says); returns task.yml's other settings read."""
     task = (problem / "task.yml").read_text()
     for entry in yaml_list(task, "files"):
         source = submission if entry["source"] == "@SUBMISSION@" else problem / entry["source"]
         shutil.copyfile(source, where / entry["name"])
     for key in ("tests", "benchmarks"):
-        (where / f"{key}.txt").write_text("\n".join(spec_line(s) for s in yaml_list(task, key)) + "\n")
+        specs = yaml_list(task, key)
+        if key == "benchmarks" and picked is not None:
+            missing = [i for i in picked if not 0 <= i < len(specs)]
+            if missing:
+                raise ValueError(f"no benchmark {missing[0]} (it lists {len(specs)}, from 0)")
+            specs = [specs[i] for i in picked]
+        (where / f"{key}.txt").write_text("\n".join(spec_line(s) for s in specs) + "\n")
     timeouts = {}
     for line in task.splitlines():
         name, _, value = line.partition(":")
@@ -133,6 +143,7 @@ def main() -> int:
     parser.add_argument("--modes", nargs="+", default=["test", "benchmark"], choices=sorted(TIMEOUT_KEYS))
     parser.add_argument("--warm", action="store_true", help="keep torch's usual extension cache (a built file)")
     parser.add_argument("--out", type=Path, default=Path("bench/out"))
+    parser.add_argument("--benchmarks", type=int, nargs="+", metavar="I", help="only these of task.yml's benchmarks")
     args = parser.parse_args()
     for path in (args.problem / "task.yml", args.problem / "eval.py", args.submission):
         if not path.is_file():
@@ -143,7 +154,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="gpumode-") as tmp:
         where = Path(tmp)
         try:
-            timeouts = stage(args.problem.resolve(), args.submission.resolve(), where)
+            timeouts = stage(args.problem.resolve(), args.submission.resolve(), where, args.benchmarks)
         except (OSError, KeyError, ValueError) as exc:  # a file task.yml lists is missing, a malformed entry
             print(f"gpumode_eval: {args.problem / 'task.yml'}: cannot stage the problem: {exc}", file=sys.stderr)
             return 2

@@ -348,6 +348,30 @@ def test_gpumode_eval_stages_the_task_and_reads_the_runner(tmp_path: Path, stric
     assert "| geomean | **2.000 ms** |" in proc.stdout
 
 
+def test_gpumode_eval_runs_only_the_benchmarks_picked(tmp_path: Path) -> None:
+    """--benchmarks keeps those of task.yml's benchmarks, by position; a position it does not have is one line."""
+    problem = tmp_path / "problems" / "qr"
+    problem.mkdir(parents=True)
+    (tmp_path / "problems" / "shared").mkdir()
+    (tmp_path / "problems" / "shared" / "utils.py").write_text("STRICT = False\n")
+    (problem / "task.yml").write_text(TASK_YML)
+    (problem / "eval.py").write_text(FAKE_EVAL)
+    (tmp_path / "export.py").write_text("def custom_kernel(a): return a\n")
+
+    def run(*picked: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, str(ROOT / "bench" / "gpumode_eval.py"), "--problem", str(problem),
+                               "--submission", str(tmp_path / "export.py"), "--out", str(tmp_path / "out"),
+                               "--modes", "benchmark", "--benchmarks", *picked],
+                              capture_output=True, text=True, timeout=120)
+    proc = run("1")
+    bench = json.loads(next(line for line in proc.stdout.splitlines() if line.startswith("{")))
+    assert proc.returncode == 0 and [b["mean_ms"] for b in bench["benchmarks"]] == [4.0], proc.stdout + proc.stderr
+    assert "| geomean | **4.000 ms** |" in proc.stdout
+    proc = run("0", "2")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert proc.stderr.strip().endswith("cannot stage the problem: no benchmark 2 (it lists 2, from 0)"), proc.stderr
+
+
 def test_gpumode_eval_says_in_one_line_what_it_cannot_stage(tmp_path: Path) -> None:
     """A file task.yml lists that is not there: one line naming task.yml, exit 2, no traceback."""
     problem = tmp_path / "qr"
