@@ -372,6 +372,17 @@ def test_gpumode_eval_runs_only_the_benchmarks_picked(tmp_path: Path) -> None:
     assert proc.stderr.strip().endswith("cannot stage the problem: no benchmark 2 (it lists 2, from 0)"), proc.stderr
 
 
+def test_contest_pass_asks_for_the_problem_directory_in_one_line(tmp_path: Path) -> None:
+    """bench/contest_pass.sh without PROBLEM (or with one that has no task.yml): one line, exit 2, nothing run."""
+    for env in ({}, {"PROBLEM": str(tmp_path)}):
+        proc = subprocess.run(["bash", str(ROOT / "bench" / "contest_pass.sh")], capture_output=True, text=True,
+                              timeout=60, cwd=ROOT, env={**{k: v for k, v in os.environ.items() if k != "PROBLEM"},
+                                                         "OUT": str(tmp_path / "out"), **env})
+        assert proc.returncode == 2 and proc.stdout == "" and not (tmp_path / "out").exists()
+        assert proc.stderr.strip() == "contest_pass.sh: set PROBLEM to the contest's problem directory (its task.yml " \
+                                      "and eval.py)"
+
+
 def test_gpumode_eval_says_in_one_line_what_it_cannot_stage(tmp_path: Path) -> None:
     """A file task.yml lists that is not there: one line naming task.yml, exit 2, no traceback."""
     problem = tmp_path / "qr"
