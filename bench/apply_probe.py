@@ -17,8 +17,9 @@ import torch
 KERNEL = Path(__file__).resolve().parents[1] / "seed_kernels" / "tsqr_wy" / "kernel.py"
 
 
-def load():
-    spec = importlib.util.spec_from_file_location("tsqr_wy_kernel", KERNEL)
+def load(path=KERNEL):
+    """A kernel file as a module of its own: tsqr_wy's kernel.py, or another (an exported file, say)."""
+    spec = importlib.util.spec_from_file_location("tsqr_wy_kernel", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

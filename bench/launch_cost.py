@@ -8,15 +8,13 @@ host's pace (bench/small_probe.py's `loop` and `host`).
 """
 
 import argparse
-import importlib.util
 import statistics
 import time
-from pathlib import Path
 
 import torch
+from apply_probe import load  # (bench/ is the script's directory, first on sys.path)
 
 LAUNCHES = 400  # calls of a piece that launches: lane_qr takes 15 us of GPU a call, so the queue stays short
-KERNEL = Path(__file__).resolve().parents[1] / "seed_kernels" / "tsqr_wy" / "kernel.py"
 
 
 def per_call_us(fn, repeat):
@@ -35,9 +33,7 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--repeat", type=int, default=20000)
     args = p.parse_args()
-    spec = importlib.util.spec_from_file_location("launch_cost_kernel", KERNEL)
-    k = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(k)
+    k = load()
     cp = k.cp
     A = torch.randn(20, 32, 32, device="cuda")
     H, tau = k.custom_kernel(A)

@@ -619,12 +619,13 @@ def gate_use(n: int, updates: str = "split", case: str = "") -> tuple[float, flo
     try:
         module = load({"SMALL_N": 0, "GRAPH_BYTES": 0, "MB_BELOW": 0, "VTC_BELOW": below, "TF32X3_BELOW": below,
                        "TF32X3_ROWS": 0, "APPLY_FROM": 0 if updates == "apply" else 4096})
-        torch.manual_seed(1)
-        A = torch.randn(1, n, n) * 10 ** (-2 * torch.arange(n) / (n - 1))
         if case:  # one matrix of the case at cond 0, as the judge makes it (rowscale at its floor of 4)
             from qrjudge.cases import Spec, make_batch
 
             A = make_batch(Spec(1, n, 0.0, case), seed=3, device="cpu")
+        else:
+            torch.manual_seed(1)
+            A = torch.randn(1, n, n) * 10 ** (-2 * torch.arange(n) / (n - 1))
         H, tau = module.custom_kernel(A.clone())
     finally:
         tf32x3_matmul, APPLY_LANES = split_matmul, lanes

@@ -15,22 +15,14 @@ FILE: a kernel.py (default: seed_kernels/tsqr_wy's) or the file `evolve export -
 """
 
 import argparse
-import importlib.util
 import statistics
 import time
 from pathlib import Path
 
 import torch
+from apply_probe import KERNEL, load  # (bench/ is the script's directory, first on sys.path)
 
 KINDS = {"col_qr": 0, "lane_qr": 1}
-SEED = Path(__file__).resolve().parents[1] / "seed_kernels" / "tsqr_wy" / "kernel.py"
-
-
-def load(path):
-    spec = importlib.util.spec_from_file_location("small_probe_kernel", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def between_events(fn):
@@ -50,7 +42,7 @@ def main() -> int:
     p.add_argument("shape", nargs="*", type=int, default=[20, 32])
     p.add_argument("--calls", type=int, default=200, help="rounds of each way")
     p.add_argument("--loop", type=int, default=50, help="calls a `loop` round (eval.py: 50 at 20x32)")
-    p.add_argument("--kernel", type=Path, default=SEED)
+    p.add_argument("--kernel", type=Path, default=KERNEL)
     args = p.parse_args()
     batch, n = args.shape
     k = load(args.kernel)

@@ -287,7 +287,8 @@ def custom_kernel(A):
     warps = NWARPS_WIDE if batch < WIDE_BELOW else NWARPS
     whole = _whole(n, warps)
     if whole and A.is_cuda and A.device.index == torch.cuda.current_device():
-        return _small(A, *whole)
+        with _stream(A.device):  # no device context to enter: the host's part of a small call (_small)
+            return _small(A, *whole)
     with cp.cuda.Device(A.device.index), _stream(A.device):
         if whole:
             return _small(A, *whole)
@@ -310,16 +311,15 @@ def _whole(n, warps):
 
 
 def _small(A, warps, name):
-    """The whole matrix in one launch, with as little host work as a launch allows: on the current device no
-    context is entered but the stream's (custom_kernel), since in a loop of calls, as GPU MODE's eval.py times 50
-    20x32 calls back to back, a call takes as long as the host's part of it when that is the longer (33 us of
-    host a call against 15 of GPU before, H200, 2026-12-04: bench/small_probe.py, bench/launch_cost.py)."""
+    """The whole matrix in one launch, with as little host work as a launch allows (custom_kernel enters no device
+    context for it on the current device): in a loop of calls, as GPU MODE's eval.py times 50 20x32 calls back to
+    back, a call takes as long as the host's part of it when that is the longer (33 us of host a call against 15
+    of GPU before, H200, 2026-12-04: bench/small_probe.py, bench/launch_cost.py)."""
     batch, n, _ = A.shape
     H, tau = torch.empty_like(A), A.new_empty(batch, n)
     kernel = _in_register_kernel(name) if name != "small_qr" else _kernels(warps)[name]
-    with _stream(A.device):
-        kernel((batch,), (warps * 32,), (_ptr(A), _ptr(H), _ptr(tau), cp.int32(n)),
-               shared_mem=0 if name != "small_qr" else n * (n + 1) * 4)
+    kernel((batch,), (warps * 32,), (_ptr(A), _ptr(H), _ptr(tau), cp.int32(n)),
+           shared_mem=0 if name != "small_qr" else n * (n + 1) * 4)
     return H, tau
 
 
