@@ -181,6 +181,45 @@ def lane_qr(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a[:n, :n], tau
 
 
+def colk_qr(P: np.ndarray, K: int) -> tuple[np.ndarray, np.ndarray]:
+    """cols.cu's colk_qr on one n x n matrix (n <= 32 K): row r in lane r % 32 (slot r // 32), column c in warp c %
+    32; each sum a lane's two chains (even and odd slots) added, then common.cu's warp_sum butterfly; v_j zero
+    above row j, so a dot product's rows start at slot j // 32. (H, tau) in float32."""
+    n, rows = P.shape[0], 32 * K
+    f = np.float32
+    a = np.zeros((rows, rows), f)
+    a[:n, :n] = P
+    tau = np.zeros(n, f)
+    lanes = np.arange(32)
+
+    def summed(x: np.ndarray, first: int = 0) -> np.float32:
+        slots = x.astype(f).reshape(K, 32)
+        chains = [np.zeros(32, f), np.zeros(32, f)]
+        for i in range(first, K):
+            chains[i % 2] = (chains[i % 2] + slots[i]).astype(f)
+        s = (chains[0] + chains[1]).astype(f)
+        for o in (16, 8, 4, 2, 1):
+            s = (s + s[lanes ^ o]).astype(f)
+        return s[0]
+
+    r = np.arange(rows)
+    for j in range(n):
+        alpha, xnorm2 = a[j, j], summed(np.where(r > j, a[:, j] * a[:, j], f(0)))
+        t, scale, beta = f(0), f(0), alpha
+        if xnorm2 > 0:
+            beta = f(-math.copysign(math.sqrt(f(alpha * alpha + xnorm2)), alpha))
+            t, scale = f((beta - alpha) / beta), f(f(1) / f(alpha - beta))
+        x = np.where(r > j, scale * a[:, j], f(0)).astype(f)
+        v = np.where(r == j, f(1), x).astype(f)
+        if t != 0:
+            a[j + 1:, j] = x[j + 1:]
+        a[j, j], tau[j] = beta, t
+        if t != 0:
+            for c in range(j + 1, n):
+                a[:, c] = (a[:, c] - f(t * summed(v * a[:, c], j // 32)) * v).astype(f)
+    return a[:n, :n], tau
+
+
 def unit_lower(panel: np.ndarray, ncols: int) -> np.ndarray:
     """V as the panel kernels write it: unit lower trapezoidal, zero beyond column ncols (ld NB)."""
     m = panel.shape[0]
@@ -482,6 +521,14 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             for b in range(A.shape[0]):
                 out, t = col_qr(A[b].numpy()) if name == "col_qr" else lane_qr(A[b].numpy())
                 H[b], tau[b] = torch.from_numpy(out), torch.from_numpy(t)
+        elif name.startswith("colk_qr"):
+            A, H, tau, n = args
+            K = int(name[-1])
+            assert block == (1024,) and grid == (A.shape[0],) and shared_mem == 0, (grid, block)
+            assert 32 * (K - 1) < n <= 32 * K or (K == 4 and n <= 128), (name, n)  # the fewest slots that hold n
+            for b in range(A.shape[0]):
+                out, t = colk_qr(A[b].numpy(), K)
+                H[b], tau[b] = torch.from_numpy(out), torch.from_numpy(t)
         elif name == "gram":
             V, G, n, m = args
             G += V[:, :m].transpose(1, 2) @ V[:, :m]
@@ -552,7 +599,7 @@ def main() -> int:
     torch.manual_seed(0)
     worst = 0.0
     # the blocked path, eagerly (no CUDA graph on a CPU), the warp-per-column kernels only where a config says
-    base = {"SMALL_N": 0, "GRAPH_BYTES": 0, "COL_N": 0, "COL_PANEL_BELOW": 0}
+    base = {"SMALL_N": 0, "GRAPH_BYTES": 0, "COL_N": 0, "COLK_N": 0, "COL_PANEL_BELOW": 0}
     global NB
     small = {"TF32X3_ROWS": 0, "VTC_BELOW": 4096, "TF32X3_BELOW": 4096}  # split-TF32 updates at these sizes
     flat = {"MB_CLUSTER": 0, "LOOKAHEAD_BELOW": 0}  # mb_panel, and the loop without look-ahead (trail_update's)
@@ -571,6 +618,7 @@ def main() -> int:
                       {**base, "MB_ROWS": 16, "LOOKAHEAD_BELOW": 64},  # and none outside graphs
                       {**base, "COL_N": 32, "LANE_QR": 0},  # n <= 32: col_qr
                       {**base, "COL_N": 32, "LANE_QR": 1},  # and lane_qr
+                      {**base, "COL_N": 32, "COLK_N": 192},  # and colk_qr up to 192
                       {**base, "MB_BELOW": 0, "COL_PANEL_BELOW": 64, "COL_ROWS": 32},  # up to 1024 rows: col_panel
                       {**base, "MB_BELOW": 0, "COL_PANEL_BELOW": 64, "COL_ROWS": 32, "OUTER_FROM": 0,
                        "OUTER_NB": 64},  # in blocks
@@ -590,6 +638,7 @@ def main() -> int:
         sizes = ((2, 70), (3, 45), (1, 33)) + (((2, 150),) if taller else ()) + (((1, 300),) if "RP_WARPS" in
                                                                                    overrides else ())
         sizes += ((3, 32), (2, 17), (1, 1)) if overrides.get("COL_N") else ()
+        sizes += ((2, 128), (1, 129), (2, 176), (1, 192)) if overrides.get("COLK_N") else ()
         sizes += ((1, 600),) if overrides.get("COL_PANEL_BELOW") else ()  # col_panel32 (or reg_panel) above 512 rows
         sizes += ((1, 1100),) if overrides.get("COL_CLUSTER") else ()  # col_cluster8 above 8 x 128 rows
         for batch, n in sizes:

@@ -1,5 +1,6 @@
-"""tsqr_wy's whole-matrix kernels for n <= 32 on one shape (20x32, the contract's smallest), side by side in one
-process: col_qr (LANE_QR = 0) and lane_qr (1), timed two ways, rounds alternating between the kernels so that a
+"""tsqr_wy's whole-matrix kernels on one shape (by default 20x32, the contract's smallest), side by side in one
+process: the values of one constant of kernel.py (by default LANE_QR 0 and 1: col_qr and lane_qr; `--vary
+COLK_N=0,192`: the path before colk_qr and colk_qr), timed two ways, rounds alternating between them so that a
 drift of the clock falls on both:
 
 - `single`, as the judge times a call: an L2 flush of 256 MiB, then CUDA events around the one call;
@@ -9,7 +10,7 @@ drift of the clock falls on both:
 
 Each kernel's result is checked against torch's R up to signs first. Microseconds a call.
 
-    python bench/small_probe.py [BATCH N] [--calls 200] [--loop 50] [--kernel FILE]      (on a GPU machine)
+    python bench/small_probe.py [BATCH N] [--calls 200] [--loop 50] [--kernel FILE] [--vary NAME=A,B]   (a GPU)
 
 FILE: a kernel.py (default: seed_kernels/tsqr_wy's) or the file `evolve export --format gpumode` wrote.
 """
@@ -21,8 +22,6 @@ from pathlib import Path
 
 import torch
 from apply_probe import KERNEL, load  # (bench/ is the script's directory, first on sys.path)
-
-KINDS = {"col_qr": 0, "lane_qr": 1}
 
 
 def between_events(fn):
@@ -43,20 +42,23 @@ def main() -> int:
     p.add_argument("--calls", type=int, default=200, help="rounds of each way")
     p.add_argument("--loop", type=int, default=50, help="calls a `loop` round (eval.py: 50 at 20x32)")
     p.add_argument("--kernel", type=Path, default=KERNEL)
+    p.add_argument("--vary", default="LANE_QR=0,1", help="a constant of kernel.py and its values")
     args = p.parse_args()
     batch, n = args.shape
     k = load(args.kernel)
+    constant, values = args.vary.split("=")
+    kinds = {f"{constant}={v}": int(v) for v in values.split(",")}
     inputs = [torch.randn(batch, n, n, device="cuda") for _ in range(args.loop)]
     want = torch.linalg.qr(inputs[0].double(), mode="r")[1].abs()
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-    times = {(name, way): [] for name in KINDS for way in ("single", "loop", "host")}
-    for name, value in KINDS.items():
-        k.LANE_QR = value
+    times = {(name, way): [] for name in kinds for way in ("single", "loop", "host")}
+    for name, value in kinds.items():
+        setattr(k, constant, value)
         H, _ = k.custom_kernel(inputs[0])  # compiled and checked before any timing
         print(f"{name}: |R| against torch's {(torch.triu(H).double().abs() - want).abs().max().item():.1e}")
     for _ in range(args.calls):
-        for name, value in KINDS.items():
-            k.LANE_QR = value
+        for name, value in kinds.items():
+            setattr(k, constant, value)
             flush.zero_()
             times[name, "single"].append(1e3 * between_events(lambda: k.custom_kernel(inputs[0]))[0])
             flush.zero_()
@@ -66,7 +68,7 @@ def main() -> int:
     print(torch.cuda.get_device_name(), f"{batch}x{n} from {args.kernel.name}, {args.calls} rounds, us a call "
           f"(loop: {args.loop} calls a round; host: the host's own time a call in the loop):")
     for (name, way), ts in times.items():
-        print(f"  {name:8} {way:7} mean {statistics.fmean(ts):7.2f}  median {statistics.median(ts):7.2f}  "
+        print(f"  {name:12} {way:7} mean {statistics.fmean(ts):7.2f}  median {statistics.median(ts):7.2f}  "
               f"min {min(ts):7.2f}")
     return 0
 

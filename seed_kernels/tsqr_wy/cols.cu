@@ -114,6 +114,140 @@ extern "C" __global__ void __launch_bounds__(32) lane_qr(const float* __restrict
   lane_out(a, H + (size_t)blockIdx.x * n * n, n);
 }
 
+// colk_qr: a matrix of 32 < n <= 32 K in one block of 32 warps, col_qr's chain for n up to 192: column c in warp
+// c % 32 (its slot c / 32) and row r in lane r % 32 (its slot r / 32), K columns a warp and K rows a lane, the
+// whole matrix in registers. A blocked factorization of 40x176 walks six panels, each a panel kernel and a
+// trailing update, about 1.4 us a column (the seed: 254 us a call); here every column's update is done by the
+// warps that hold the columns, beside the chain. Per column j: one barrier; every warp loads v_j and tau_j from
+// shared memory; warp (j + 1) % 32 applies them to column j + 1 first, sums its norm, makes reflector j + 1 and
+// puts it in the other half of vs, and only then applies v_j to its other columns, as every other warp does to
+// its own. A column's chain: the barrier, two warp sums and the reflector. Column j's slot and row j's slot are
+// both j / 32, so with the column loop split by 32 (jb unrolled) no register is indexed at run time. The matrix
+// comes in and goes out through a shared tile of 32 rows (a row per memory instruction: coalesced).
+template <int K>
+__device__ __forceinline__ void colk_apply(float (&col)[K], const float (&v)[K], float t, int jb) {
+  float d0 = 0.f, d1 = 0.f;  // v^T col over this lane's rows from slot jb on (v is zero above row j), two chains
+#pragma unroll
+  for (int i = 0; i < K; i += 2) {
+    if (i >= jb) d0 += v[i] * col[i];
+    if (i + 1 < K && i + 1 >= jb) d1 += v[i + 1] * col[i + 1];
+  }
+  const float w = t * warp_sum(d0 + d1);
+#pragma unroll
+  for (int i = 0; i < K; ++i)
+    if (i >= jb) col[i] -= w * v[i];
+}
+
+// Column j (its slot's registers `col`; row j in lane j % 32, slot jb = j / 32) made into reflector j: v below
+// the diagonal and beta on it, v (zero above row j, 1 on it) and tau into vs and ts, tau out.
+template <int K>
+__device__ __forceinline__ void colk_reflect(float (&col)[K], int j, int jb, float* vs, float* ts, float* tau_j) {
+  const int lane = threadIdx.x & 31;
+  float s0 = 0.f, s1 = 0.f;  // the squared norm below row j
+#pragma unroll
+  for (int i = 0; i < K; i += 2) {
+    s0 += 32 * i + lane > j ? col[i] * col[i] : 0.f;
+    if (i + 1 < K) s1 += 32 * (i + 1) + lane > j ? col[i + 1] * col[i + 1] : 0.f;
+  }
+  float alpha = 0.f;
+#pragma unroll
+  for (int i = 0; i < K; ++i)
+    if (i == jb) alpha = __shfl_sync(0xffffffffu, col[i], j & 31);
+  float t, scale, beta;
+  reflector(alpha, warp_sum(s0 + s1), t, scale, beta);
+#pragma unroll
+  for (int i = 0; i < K; ++i) {
+    const int r = 32 * i + lane;
+    const float x = r > j ? scale * col[i] : 0.f;
+    vs[r] = r == j ? 1.f : x;
+    if (r == j) col[i] = beta;
+    else if (r > j && t != 0.f) col[i] = x;  // a column left alone (tau 0) keeps x
+  }
+  if (lane == 0) {
+    *ts = t;
+    *tau_j = t;
+  }
+}
+
+template <int K>
+__device__ __forceinline__ void colk_qr(const float* __restrict__ Ain, float* __restrict__ H, float* __restrict__ tau,
+                                        int n) {
+  __shared__ float S[32][32 * K + 1];  // 32 rows on their way in or out (odd stride: lanes hit distinct banks)
+  __shared__ float vs[2][32 * K];      // v_j in vs[j & 1], tau_j in ts[j & 1]: as col_qr's
+  __shared__ float ts[2];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const float* In = Ain + (size_t)blockIdx.x * n * n;
+  float* Out = H + (size_t)blockIdx.x * n * n;
+  float* tb = tau + (size_t)blockIdx.x * n;
+  float a[K][K];  // a[s][i]: column 32 s + warp, row 32 i + lane (zero beyond n)
+#pragma unroll
+  for (int i = 0; i < K; ++i) {
+    for (int idx = threadIdx.x; idx < 32 * 32 * K; idx += blockDim.x) {
+      const int r = idx / (32 * K), c = idx % (32 * K);
+      S[r][c] = 32 * i + r < n && c < n ? In[(size_t)(32 * i + r) * n + c] : 0.f;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int s = 0; s < K; ++s) a[s][i] = S[lane][32 * s + warp];
+    __syncthreads();
+  }
+  if (warp == 0) colk_reflect<K>(a[0], 0, 0, vs[0], &ts[0], tb);
+#pragma unroll
+  for (int jb = 0; jb < K; ++jb) {
+    const int jend = min(32, n - 32 * jb);
+    for (int jj = 0; jj < jend; ++jj) {
+      const int j = 32 * jb + jj, j1 = j + 1;
+      __syncthreads();
+      const float t = ts[j & 1];
+      float v[K];  // v_j's rows of this lane's slots jb on: above them it is zero
+#pragma unroll
+      for (int i = 0; i < K; ++i) v[i] = i >= jb ? vs[j & 1][32 * i + lane] : 0.f;
+      if (warp == (j1 & 31) && j1 < n) {  // the next column first: its reflector is the chain
+        if (jj < 31) {
+          if (t != 0.f) colk_apply<K>(a[jb], v, t, jb);
+          colk_reflect<K>(a[jb], j1, jb, vs[j1 & 1], &ts[j1 & 1], tb + j1);
+        } else if (jb + 1 < K) {
+          if (t != 0.f) colk_apply<K>(a[jb + 1], v, t, jb);
+          colk_reflect<K>(a[jb + 1], j1, jb + 1, vs[j1 & 1], &ts[j1 & 1], tb + j1);
+        }
+      }
+      if (t == 0.f) continue;  // H_j = I (a zero column): nothing to apply
+#pragma unroll
+      for (int s = jb; s < K; ++s) {
+        const int c = 32 * s + warp;
+        if (c > j1 && c < n) colk_apply<K>(a[s], v, t, jb);
+      }
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < K; ++i) {
+    __syncthreads();
+#pragma unroll
+    for (int s = 0; s < K; ++s) S[lane][32 * s + warp] = a[s][i];
+    __syncthreads();
+    for (int idx = threadIdx.x; idx < 32 * 32 * K; idx += blockDim.x) {
+      const int r = idx / (32 * K), c = idx % (32 * K);
+      if (32 * i + r < n && c < n) Out[(size_t)(32 * i + r) * n + c] = S[r][c];
+    }
+  }
+}
+
+// n up to 128, 160 and 192; one block of 1024 threads an SM. (Written out: evolve export reads their signatures.)
+extern "C" __global__ void __launch_bounds__(1024, 1) colk_qr4(const float* __restrict__ Ain, float* __restrict__ H,
+                                                              float* __restrict__ tau, int n) {
+  colk_qr<4>(Ain, H, tau, n);
+}
+
+extern "C" __global__ void __launch_bounds__(1024, 1) colk_qr5(const float* __restrict__ Ain, float* __restrict__ H,
+                                                              float* __restrict__ tau, int n) {
+  colk_qr<5>(Ain, H, tau, n);
+}
+
+extern "C" __global__ void __launch_bounds__(1024, 1) colk_qr6(const float* __restrict__ Ain, float* __restrict__ H,
+                                                              float* __restrict__ tau, int n) {
+  colk_qr<6>(Ain, H, tau, n);
+}
+
 // The block's rows row0 .. row0 + 32 * COLS_ROWS - 1 of the m x ncols panel A (row stride n) into its shared tile
 // (33 floats a row), a row per memory instruction; rows beyond m and columns beyond ncols zero.
 template <int COLS_ROWS>

@@ -4,7 +4,8 @@ and why each default is what it is: NOTES.md beside this file.
 
 The matrix is walked in panels of NB columns. A panel is factored by the first of these that takes it:
 - n <= COL_N (a whole small matrix), in registers: lane_qr (cols.cu; LANE_QR 1), one warp, a
-  lane per column, or col_qr (LANE_QR 0), a warp per column; n <= SMALL_N: small_qr,
+  lane per column, or col_qr (LANE_QR 0), a warp per column; n <= COLK_N (at most 192): colk_qr, 32 warps,
+  column c in warp c % 32 and row r in lane r % 32, the whole matrix in registers; n <= SMALL_N: small_qr,
   the whole matrix in shared memory in one launch (TINY_WARPS warps a block for n <= TINY_N);
 - batches under MB_BELOW matrices: a multi-block panel, as a thread block cluster per matrix from CLUSTER_FROM
   matrices (reg_cluster: reg_panel's column over the cluster's blocks, sums stored into each other's shared
@@ -52,6 +53,8 @@ TINY_WARPS = 8  # @tune TINY_WARPS: 1 2 4 8
 COL_N = 32  # @tune COL_N: 0 32
 
 LANE_QR = 1  # @tune LANE_QR: 0 1
+
+COLK_N = 192  # @tune COLK_N: 0 128 192
 
 GRAM_BELOW = 16  # @tune GRAM_BELOW: 0 4 16 64
 
@@ -143,21 +146,22 @@ _REGISTERS = {}  # reg_panel.cu's and cols.cu's kernels, by name
 
 
 _WHOLE = ("col_qr", "lane_qr")  # cols.cu's whole-matrix kernels (n <= 32), by LANE_QR
+_COLK = ("colk_qr4", "colk_qr5", "colk_qr6")  # and up to 128, 160 and 192 (COLK_N)
 
 
 def _in_register_kernel(name):
     """reg_panel.cu's kernel `name` (reg_panel1, 2 or 4, reg_cluster1 or 2: the digit is rows per thread; a
-    module of the five with RP_WARPS warps) or cols.cu's (_WHOLE; col_panel4, 8, 16 or 32 and col_cluster4, 8 or 16:
+    module of the five with RP_WARPS warps) or cols.cu's (_WHOLE, _COLK; col_panel4, 8, 16 or 32 and col_cluster4, 8 or 16:
     the digits are rows per lane), each module compiled on first use: the costly ones to compile, so the
     other modules leave them out and only a call that takes them pays for them."""
     if name not in _REGISTERS:
-        cols = name.startswith(("col_", "lane_"))
+        cols = name.startswith(("col", "lane_"))
         module = _module(_COL_SOURCE, NWARPS) if cols else _module(_REG_SOURCE, RP_WARPS)
-        for kernel in ((*_WHOLE, "col_panel4", "col_panel8", "col_panel16", "col_panel32", "col_cluster4",
+        for kernel in ((*_WHOLE, *_COLK, "col_panel4", "col_panel8", "col_panel16", "col_panel32", "col_cluster4",
                         "col_cluster8", "col_cluster16") if cols else
                        ("reg_panel1", "reg_panel2", "reg_panel4", "reg_cluster1", "reg_cluster2")):
             f = _REGISTERS[kernel] = module.get_function(kernel)
-            if kernel not in _WHOLE:  # the whole-matrix kernels' shared memory is static
+            if kernel not in (*_WHOLE, *_COLK):  # the whole-matrix kernels' shared memory is static
                 f.max_dynamic_shared_size_bytes = _panel_launch(kernel)[1]
     return _REGISTERS[name]
 
@@ -231,7 +235,7 @@ def compile_info():
         info[name] = _attrs(f)
     return info | {"NB": NB, "NWARPS": NWARPS, "NWARPS_WIDE": NWARPS_WIDE, "WIDE_BELOW": WIDE_BELOW,
                    "SMALL_N": SMALL_N, "MIN_WIDTH": MIN_WIDTH, "TINY_N": TINY_N, "TINY_WARPS": TINY_WARPS,
-                   "COL_N": COL_N,
+                   "COL_N": COL_N, "LANE_QR": LANE_QR, "COLK_N": COLK_N,
                    "GRAM_BELOW": GRAM_BELOW, "GRAM_ROWS": GRAM_ROWS,
                    "GRAPH_BYTES": GRAPH_BYTES, "MB_BELOW": MB_BELOW, "MB_ROWS": MB_ROWS, "MB_WARPS": MB_WARPS,
                    "MB_CLUSTER": MB_CLUSTER, "CLUSTER_FROM": CLUSTER_FROM, "REG_CLUSTER": REG_CLUSTER,
@@ -301,10 +305,13 @@ def custom_kernel(A):
 
 def _whole(n, warps):
     """(warps, kernel name) where one launch factors an n x n matrix whole, else None: in registers for n <= 32,
-    one warp a matrix and a lane per column (lane_qr) or a warp per column (col_qr); up to SMALL_N in shared
-    memory (small_qr, TINY_WARPS warps up to TINY_N)."""
+    one warp a matrix and a lane per column (lane_qr) or a warp per column (col_qr); up to COLK_N (at most 192)
+    in registers too, K columns a warp and K rows a lane (colk_qr); up to SMALL_N in shared memory (small_qr,
+    TINY_WARPS warps up to TINY_N)."""
     if n <= min(COL_N, 32):
         return (1 if LANE_QR else n), _WHOLE[LANE_QR]
+    if n <= min(COLK_N, 192):
+        return 32, _COLK[0 if n <= 128 else 1 if n <= 160 else 2]  # K = 4, 5 or 6 columns a warp
     if n <= SMALL_N and n * (n + 1) * 4 <= SMEM_BUDGET:
         return (TINY_WARPS if n <= TINY_N else warps), "small_qr"
     return None
