@@ -138,40 +138,6 @@ __device__ __forceinline__ void colk_apply(float (&col)[K], const float (&v)[K],
     if (i >= jb) col[i] -= w * v[i];
 }
 
-// The reflector applied to every column of this warp's slots jb on that is past column j1 and inside the matrix,
-// all at once: their dot products, then their warp sums interleaved (five rounds of shuffles whatever their
-// number), then their updates; a column outside that range gets w = 0 and stays as it is. One column at a time
-// (a branch each) a warp's K sums ran one after another, and the column's barrier waited for the last of them.
-template <int K>
-__device__ __forceinline__ void colk_apply_rest(float (&a)[K][K], const float (&v)[K], float t, int jb, int j1,
-                                                int n) {
-  const int warp = threadIdx.x >> 5;
-  float d[K];
-#pragma unroll
-  for (int s = 0; s < K; ++s) {
-    float d0 = 0.f, d1 = 0.f;
-#pragma unroll
-    for (int i = 0; i < K; i += 2) {
-      if (i >= jb) d0 += v[i] * a[s][i];
-      if (i + 1 < K && i + 1 >= jb) d1 += v[i + 1] * a[s][i + 1];
-    }
-    d[s] = d0 + d1;
-  }
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1)
-#pragma unroll
-    for (int s = 0; s < K; ++s)
-      if (s >= jb) d[s] += __shfl_xor_sync(0xffffffffu, d[s], o);
-#pragma unroll
-  for (int s = 0; s < K; ++s) {
-    const int c = 32 * s + warp;
-    const float w = s >= jb && c > j1 && c < n ? t * d[s] : 0.f;
-#pragma unroll
-    for (int i = 0; i < K; ++i)
-      if (i >= jb && s >= jb) a[s][i] -= w * v[i];
-  }
-}
-
 // Column j (its slot's registers `col`; row j in lane j % 32, slot jb = j / 32) made into reflector j: v below
 // the diagonal and beta on it, v (zero above row j, 1 on it) and tau into vs and ts, tau out.
 template <int K>
@@ -245,7 +211,12 @@ __device__ __forceinline__ void colk_qr(const float* __restrict__ Ain, float* __
           colk_reflect<K>(a[jb + 1], j1, jb + 1, vs[j1 & 1], &ts[j1 & 1], tb + j1);
         }
       }
-      if (t != 0.f) colk_apply_rest<K>(a, v, t, jb, j1, n);  // (t = 0: H_j = I, a zero column)
+      if (t == 0.f) continue;  // H_j = I (a zero column): nothing to apply
+#pragma unroll
+      for (int s = jb; s < K; ++s) {
+        const int c = 32 * s + warp;
+        if (c > j1 && c < n) colk_apply<K>(a[s], v, t, jb);
+      }
     }
   }
 #pragma unroll
