@@ -169,16 +169,43 @@ __device__ __forceinline__ void colk_reflect(float (&col)[K], int j, int jb, flo
   }
 }
 
+// A warp waits until the counter at p reaches `at_least` (a shared-memory poll: every lane reads it).
+__device__ __forceinline__ void colk_wait(const volatile int* p, int at_least) {
+  while (*p < at_least) __nanosleep(20);
+  __threadfence_block();  // what was stored before the counter moved is seen after it
+}
+
+#define COLK_RING 4  // reflectors in flight: a warp may fall this many less one columns behind the chain
+
+// Column j1 by the warp that holds it: reflector j1 - 1 applied, then, once every warp is done with the
+// reflector whose slot it takes, made into reflector j1 and published.
+template <int K>
+__device__ __forceinline__ void colk_next(float (&col)[K], const float (&v)[K], float t, int jb, int j1, int j1b,
+                                          float* vs, float* ts, float* tau_j1, int* consumed, int* published) {
+  if (t != 0.f) colk_apply<K>(col, v, t, jb);
+  if (j1 >= COLK_RING) colk_wait(consumed, 32 * (j1 / COLK_RING));
+  colk_reflect<K>(col, j1, j1b, vs, ts, tau_j1);
+  __syncwarp();
+  if ((threadIdx.x & 31) == 0) {
+    __threadfence_block();
+    *(volatile int*)published = j1 + 1;
+  }
+}
+
 template <int K>
 __device__ __forceinline__ void colk_qr(const float* __restrict__ Ain, float* __restrict__ H, float* __restrict__ tau,
                                         int n) {
-  __shared__ float S[32][32 * K + 1];  // 32 rows on their way in or out (odd stride: lanes hit distinct banks)
-  __shared__ float vs[2][32 * K];      // v_j in vs[j & 1], tau_j in ts[j & 1]: as col_qr's
-  __shared__ float ts[2];
+  __shared__ float S[32][32 * K + 1];       // 32 rows on their way in or out (odd stride: lanes hit distinct banks)
+  __shared__ float vs[COLK_RING][32 * K];   // v_j in vs[j % COLK_RING], tau_j in ts[j % COLK_RING]
+  __shared__ float ts[COLK_RING];
+  __shared__ int published;                 // reflectors 0 .. published - 1 are in vs
+  __shared__ int consumed[COLK_RING];       // warps done with the reflectors of that slot, counted up
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const float* In = Ain + (size_t)blockIdx.x * n * n;
   float* Out = H + (size_t)blockIdx.x * n * n;
   float* tb = tau + (size_t)blockIdx.x * n;
+  if (threadIdx.x < COLK_RING) consumed[threadIdx.x] = 0;
+  if (threadIdx.x == 0) published = 0;
   float a[K][K];  // a[s][i]: column 32 s + warp, row 32 i + lane (zero beyond n)
 #pragma unroll
   for (int i = 0; i < K; ++i) {
@@ -191,32 +218,39 @@ __device__ __forceinline__ void colk_qr(const float* __restrict__ Ain, float* __
     for (int s = 0; s < K; ++s) a[s][i] = S[lane][32 * s + warp];
     __syncthreads();
   }
-  if (warp == 0) colk_reflect<K>(a[0], 0, 0, vs[0], &ts[0], tb);
+  if (warp == 0) {
+    colk_reflect<K>(a[0], 0, 0, vs[0], &ts[0], tb);
+    __syncwarp();
+    if (lane == 0) {
+      __threadfence_block();
+      *(volatile int*)&published = 1;
+    }
+  }
 #pragma unroll
   for (int jb = 0; jb < K; ++jb) {
     const int jend = min(32, n - 32 * jb);
     for (int jj = 0; jj < jend; ++jj) {
-      const int j = 32 * jb + jj, j1 = j + 1;
-      __syncthreads();
-      const float t = ts[j & 1];
+      const int j = 32 * jb + jj, j1 = j + 1, slot = j % COLK_RING, next = j1 % COLK_RING;
+      colk_wait(&published, j1);  // v_j is in
+      const float t = ts[slot];
       float v[K];  // v_j's rows of this lane's slots jb on: above them it is zero
 #pragma unroll
-      for (int i = 0; i < K; ++i) v[i] = i >= jb ? vs[j & 1][32 * i + lane] : 0.f;
-      if (warp == (j1 & 31) && j1 < n) {  // the next column first: its reflector is the chain
-        if (jj < 31) {
-          if (t != 0.f) colk_apply<K>(a[jb], v, t, jb);
-          colk_reflect<K>(a[jb], j1, jb, vs[j1 & 1], &ts[j1 & 1], tb + j1);
-        } else if (jb + 1 < K) {
-          if (t != 0.f) colk_apply<K>(a[jb + 1], v, t, jb);
-          colk_reflect<K>(a[jb + 1], j1, jb + 1, vs[j1 & 1], &ts[j1 & 1], tb + j1);
+      for (int i = 0; i < K; ++i) v[i] = i >= jb ? vs[slot][32 * i + lane] : 0.f;
+      if (warp == (j1 & 31) && j1 < n) {  // the next column first: the chain (its slot known at compile time)
+        if (jj < 31)
+          colk_next<K>(a[jb], v, t, jb, j1, jb, vs[next], &ts[next], tb + j1, &consumed[next], &published);
+        else if (jb + 1 < K)
+          colk_next<K>(a[jb + 1], v, t, jb, j1, jb + 1, vs[next], &ts[next], tb + j1, &consumed[next], &published);
+      }
+      if (t != 0.f) {  // (t = 0: H_j = I, a zero column)
+#pragma unroll
+        for (int s = jb; s < K; ++s) {
+          const int c = 32 * s + warp;
+          if (c > j1 && c < n) colk_apply<K>(a[s], v, t, jb);
         }
       }
-      if (t == 0.f) continue;  // H_j = I (a zero column): nothing to apply
-#pragma unroll
-      for (int s = jb; s < K; ++s) {
-        const int c = 32 * s + warp;
-        if (c > j1 && c < n) colk_apply<K>(a[s], v, t, jb);
-      }
+      __syncwarp();  // every lane has read v_j
+      if (lane == 0) atomicAdd(&consumed[slot], 1);
     }
   }
 #pragma unroll

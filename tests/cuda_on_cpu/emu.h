@@ -8,8 +8,8 @@
 // memory a block's own (the test rewrites each __shared__ declaration into a reference to
 // emu::block_shared<T>(id) and `extern __shared__ float name[];` into emu::dynamic_shared<float>()), stores into
 // another block's shared memory (store_remote), __shfl_sync, __shfl_xor_sync, warp-uniform control flow around
-// them. Not the GPU's arithmetic: no FMA contraction unless the compiler chooses it, so results agree with the
-// GPU's to rounding, not bit for bit.
+// them, polls of shared memory (__nanosleep yields the fiber). Not the GPU's arithmetic: no FMA contraction unless
+// the compiler chooses it, so results agree with the GPU's to rounding, not bit for bit.
 #pragma once
 #include <ucontext.h>
 
@@ -228,6 +228,13 @@ T atomicAdd(T* p, T v) {
   return old;
 }
 inline void __threadfence() {}
+inline void __threadfence_block() {}
+// A poll's pause: the fiber yields, so the one it waits for runs (a spin without it would never give way here).
+inline void __nanosleep(unsigned) {
+  emu::Fiber* self = emu::running;
+  swapcontext(&self->context, &emu::scheduler);
+  emu::set_indices(*self);
+}
 template <class T>
 T __ldcg(const T* p) {
   return *p;
