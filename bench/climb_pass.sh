@@ -10,7 +10,10 @@
 # `dir:PATH` (a kernel directory of this tree whose files replace best's; kernel.py's constants then as in PATH).
 # Blank lines and lines starting with # are skipped.
 #
-#     STEPS=bench/climb/steps.txt bash bench/climb_pass.sh
+#     STEPS=bench/climb/steps.txt [START="NAME=VALUE ..."] bash bench/climb_pass.sh
+#
+# START: the run's seed as it was before the climb (constants of its kernel.py, set and committed before the run
+# starts), for a step the tree's seed has already taken as its default.
 #
 # Results: ${OUT:-bench/out}/pass.log, climb.log (every command's output), try_N.json, lineage.txt, status.txt,
 # climb.bundle: the run as `evolve push` sends it (in a clone of evolve: `git remote add climb climb.bundle`, then
@@ -23,6 +26,14 @@ repo=$(mktemp -d)/climb  # a fresh copy, committed (the device's .git is the ses
 this_tree "$repo" || exit 1
 work=$repo/${PROBLEM:-.}  # a problem directory of this tree (tests/climb_problem: the script's own test)
 export VARIANT_FILE=${KERNEL_FILE:-kernel.py}
+if [[ -n ${START:-} ]]; then  # the seed as it was before the climb: constants of its first seed set, committed
+  seed_dir=$work/$($py -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["problem"]["seeds"][0])' \
+    "$work/evolve.toml") || exit 1
+  made=$($py "$root/bench/variant.py" "$seed_dir" $START) || { log "START=$START: no such constants"; exit 1; }
+  rm -rf "$seed_dir" && mv "$made" "$seed_dir"
+  git -C "$repo" add -A && git -C "$repo" commit -qm "the seed before the climb: $START" || exit 1
+  log "the seed before the climb: $START"
+fi
 evolve() { (cd "$work" && PYTHONPATH=$repo${PYTHONPATH:+:$PYTHONPATH} $py -m evolver "$@") 2>&1 | tee -a "$OUT/climb.log"; }
 command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a "$OUT/pass.log"
 log "evolve start --max-candidates 1: the seed, judged and confirmed"
