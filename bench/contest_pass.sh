@@ -15,6 +15,7 @@ source "$(dirname "$0")/lib.sh"
 compile_cache_on
 demo=$(mktemp -d)
 cp -r qrjudge "$demo/" && cp -r "${SEED:-seed_kernels/tsqr_wy}" "$demo/seed"
+mkdir -p "$demo/seed_kernels" && cp seed_kernels/GUIDANCE.md "$demo/seed_kernels/"  # evolve.toml's problem.guidance
 sed -e 's/^confirm_mode = .*/confirm_mode = ""/' -e 's/^operators = .*/operators = { tune = 1.0 }/' \
     -e 's|^seeds = .*|seeds = ["seed"]|' evolve.toml > "$demo/evolve.toml"
 committed "$demo" contest
