@@ -1,6 +1,6 @@
 // A warp per column: the kernels of tsqr_wy whose block holds a column in each warp and a row in each lane, so
 // that a column's chain is two warp sums and one barrier. Compiled after common.cu (kernel.py puts the two
-// together) as a module of their own, on first use: a candidate whose constants turn all three off (COL_N,
+// together) as a module of their own, on first use: a candidate whose constants turn all four off (COL_N, COLK_N,
 // COL_PANEL_BELOW and COL_CLUSTER 0) never pays for their compilation.
 //
 // col_qr: a matrix of n <= 32 with a warp per column and a lane per row (n warps, an element a thread). small_qr
@@ -117,13 +117,16 @@ extern "C" __global__ void __launch_bounds__(32) lane_qr(const float* __restrict
 // colk_qr: a matrix of 32 < n <= 32 K in one block of 32 warps, col_qr's chain for n up to 192: column c in warp
 // c % 32 (its slot c / 32) and row r in lane r % 32 (its slot r / 32), K columns a warp and K rows a lane, the
 // whole matrix in registers. A blocked factorization of 40x176 walks six panels, each a panel kernel and a
-// trailing update, about 1.4 us a column (the seed: 254 us a call); here every column's update is done by the
-// warps that hold the columns, beside the chain. Per column j: one barrier; every warp loads v_j and tau_j from
+// trailing update, about 1.4 us a column (254 us a call on the H200); here every column's update is done by the
+// warps that hold the columns, beside the chain (186 us). Per column j every warp waits for v_j and tau_j in
 // shared memory; warp (j + 1) % 32 applies them to column j + 1 first, sums its norm, makes reflector j + 1 and
-// puts it in the other half of vs, and only then applies v_j to its other columns, as every other warp does to
-// its own. A column's chain: the barrier, two warp sums and the reflector. Column j's slot and row j's slot are
-// both j / 32, so with the column loop split by 32 (jb unrolled) no register is indexed at run time. The matrix
-// comes in and goes out through a shared tile of 32 rows (a row per memory instruction: coalesced).
+// publishes it, and only then applies v_j to its other columns, as every other warp does to its own. There is no
+// block barrier a column (with one, warps waited at it 36% of their time, ncu): reflectors pass through a ring
+// of COLK_RING slots with two counters, `published` (a reflector is in) and `consumed` (every warp is done with a
+// slot's reflector, so it may be overwritten), and a warp off the chain may fall behind it by up to COLK_RING - 1
+// columns. A column's chain: two warp sums, the reflector and a poll. Column j's slot and row j's slot are both
+// j / 32, so with the column loop split by 32 (jb unrolled) no register is indexed at run time. The matrix comes
+// in and goes out through a shared tile of 32 rows (a row per memory instruction: coalesced).
 template <int K>
 __device__ __forceinline__ void colk_apply(float (&col)[K], const float (&v)[K], float t, int jb) {
   float d0 = 0.f, d1 = 0.f;  // v^T col over this lane's rows from slot jb on (v is zero above row j), two chains
