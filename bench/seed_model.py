@@ -30,6 +30,29 @@ KERNEL = Path(__file__).resolve().parents[1] / "seed_kernels" / "tsqr_wy" / "ker
 NB, NWARPS = 32, 8  # the seed's defaults (NB, MB_WARPS)
 
 
+def reflector(alpha: np.float32, xnorm2: np.float32) -> tuple[np.float32, np.float32, np.float32]:
+    """common.cu's reflector in float32: (tau, scale, beta) of a column whose diagonal entry is alpha and whose
+    squared norm below it is xnorm2; a zero column needs none (tau 0), as in larfg."""
+    f = np.float32
+    if not xnorm2 > 0:
+        return f(0), f(0), alpha
+    beta = f(-math.copysign(math.sqrt(f(alpha * alpha + xnorm2)), alpha))
+    return f((beta - alpha) / beta), f(f(1) / f(alpha - beta)), beta
+
+
+def column_reflector(a: np.ndarray, j: int, xnorm2: np.float32) -> tuple[np.float32, np.ndarray]:
+    """Column j of `a` (rows down axis 0) made into reflector j in place, as col_qr's and colk_qr's warp j does:
+    beta on the diagonal, v below it (x, where tau is 0); (tau, v with 1 on row j and zeros above)."""
+    f = np.float32
+    t, scale, beta = reflector(a[j, j], xnorm2)
+    rows = np.arange(a.shape[0])
+    x = np.where(rows > j, scale * a[:, j], f(0)).astype(f)
+    if t != 0:
+        a[j + 1:, j] = x[j + 1:]
+    a[j, j] = beta
+    return t, np.where(rows == j, f(1), x).astype(f)
+
+
 def mb_panel(P: np.ndarray, ncols: int, rows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """qr.cu's mb_panel on one matrix's m x ncols panel P, in blocks of `rows` rows: (P factored, tau, T), T
     made from the column's sums with the reflectors before it, as block 0's last warp makes it."""
@@ -52,10 +75,7 @@ def mb_panel(P: np.ndarray, ncols: int, rows: int) -> tuple[np.ndarray, np.ndarr
                 row_j[:ncols] = chunk[j - r0, :ncols]
         sc = sum(part[w::NWARPS].sum(0) for w in range(NWARPS))  # after it: every block sums the same way
         xnorm2, alpha = sc[j], row_j[j]
-        t, scale, beta = np.float32(0), np.float32(0), alpha
-        if xnorm2 > 0:
-            beta = np.float32(-math.copysign(math.sqrt(alpha * alpha + xnorm2), alpha))
-            t, scale = np.float32((beta - alpha) / beta), np.float32(1 / (alpha - beta))
+        t, scale, beta = reflector(alpha, xnorm2)
         g = row_j + scale * sc  # lane c < j: v_c^T v_j
         T[:j, j] = -t * (T[:j, :j] @ g[:j])
         T[j, j] = t
@@ -97,10 +117,7 @@ def reg_panel(P: np.ndarray, ncols: int, threads: int, block_rows: int = 0) -> t
         block_sums = part.reshape(blocks, warps, 32).sum(1, dtype=np.float32)
         s, row_c = block_sums.sum(0, dtype=np.float32), a[j].copy()
         xnorm2, alpha = s[j], row_c[j]
-        t, scale, beta = np.float32(0), np.float32(0), alpha
-        if xnorm2 > 0:
-            beta = np.float32(-math.copysign(math.sqrt(alpha * alpha + xnorm2), alpha))
-            t, scale = np.float32((beta - alpha) / beta), np.float32(1 / (alpha - beta))
+        t, scale, beta = reflector(alpha, xnorm2)
         g = row_c + scale * s  # c < j: v_c^T v_j; c > j: v_j^T a_c
         wq = np.where(np.arange(32) > j, t * g, 0).astype(np.float32)
         T[:, j] = np.where(np.arange(32) < j, -t * (T[:, :j] @ g[:j]), np.where(np.arange(32) == j, t, 0))
@@ -129,16 +146,8 @@ def col_qr(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     xnorm2 = warp_sum(np.where(lanes > 0, a[:, 0] * a[:, 0], f(0)))
     for j in range(n):
-        alpha = a[j, j]
-        t, scale, beta = f(0), f(0), alpha
-        if xnorm2 > 0:
-            beta = f(-math.copysign(math.sqrt(f(alpha * alpha + xnorm2)), alpha))
-            t, scale = f((beta - alpha) / beta), f(f(1) / f(alpha - beta))
-        x = np.where(lanes > j, scale * a[:, j], f(0)).astype(f)
-        v = np.where(lanes == j, f(1), x).astype(f)
-        if t != 0:
-            a[j + 1:, j] = x[j + 1:]
-        a[j, j], tau[j] = beta, t
+        tau[j], v = column_reflector(a, j, xnorm2)
+        t = tau[j]
         for c in range(j + 1, n):
             if t != 0:
                 a[:, c] = (a[:, c] - f(t * warp_sum((v * a[:, c]).astype(f))) * v).astype(f)
@@ -166,10 +175,7 @@ def lane_qr(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     for j in range(n):
         below = a[j + 1:, j]
         alpha, xnorm2 = a[j, j], two_chains(f(0), below, below)
-        t, scale, beta = f(0), f(0), alpha
-        if xnorm2 > 0:
-            beta = f(-math.copysign(math.sqrt(f(alpha * alpha + xnorm2)), alpha))
-            t, scale = f((beta - alpha) / beta), f(f(1) / f(alpha - beta))
+        t, scale, beta = reflector(alpha, xnorm2)
         v = np.concatenate([[f(1)], (scale * below).astype(f)]).astype(f)
         if t != 0:
             for c in range(j + 1, 32):
@@ -204,16 +210,8 @@ def colk_qr(P: np.ndarray, K: int) -> tuple[np.ndarray, np.ndarray]:
 
     r = np.arange(rows)
     for j in range(n):
-        alpha, xnorm2 = a[j, j], summed(np.where(r > j, a[:, j] * a[:, j], f(0)))
-        t, scale, beta = f(0), f(0), alpha
-        if xnorm2 > 0:
-            beta = f(-math.copysign(math.sqrt(f(alpha * alpha + xnorm2)), alpha))
-            t, scale = f((beta - alpha) / beta), f(f(1) / f(alpha - beta))
-        x = np.where(r > j, scale * a[:, j], f(0)).astype(f)
-        v = np.where(r == j, f(1), x).astype(f)
-        if t != 0:
-            a[j + 1:, j] = x[j + 1:]
-        a[j, j], tau[j] = beta, t
+        tau[j], v = column_reflector(a, j, summed(np.where(r > j, a[:, j] * a[:, j], f(0))))
+        t = tau[j]
         if t != 0:
             for c in range(j + 1, n):
                 a[:, c] = (a[:, c] - f(t * summed(v * a[:, c], j // 32)) * v).astype(f)
