@@ -269,15 +269,11 @@ __device__ __forceinline__ void colk_qr(const float* __restrict__ Ain, float* __
   }
 }
 
-// n up to 128, 160 and 192; one block of 1024 threads an SM. (Written out: evolve export reads their signatures.)
+// n up to 128 and 192, one block of 1024 threads an SM (no K = 5: each K is the column loop's body K times over,
+// compiled at every cold start; n of 129 to 160 take K = 6). (Written out: evolve export reads their signatures.)
 extern "C" __global__ void __launch_bounds__(1024, 1) colk_qr4(const float* __restrict__ Ain, float* __restrict__ H,
                                                               float* __restrict__ tau, int n) {
   colk_qr<4>(Ain, H, tau, n);
-}
-
-extern "C" __global__ void __launch_bounds__(1024, 1) colk_qr5(const float* __restrict__ Ain, float* __restrict__ H,
-                                                              float* __restrict__ tau, int n) {
-  colk_qr<5>(Ain, H, tau, n);
 }
 
 extern "C" __global__ void __launch_bounds__(1024, 1) colk_qr6(const float* __restrict__ Ain, float* __restrict__ H,

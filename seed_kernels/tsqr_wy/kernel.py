@@ -146,7 +146,7 @@ _REGISTERS = {}  # reg_panel.cu's and cols.cu's kernels, by name
 
 
 _WHOLE = ("col_qr", "lane_qr")  # cols.cu's whole-matrix kernels (n <= 32), by LANE_QR
-_COLK = ("colk_qr4", "colk_qr5", "colk_qr6")  # and up to 128, 160 and 192 (COLK_N)
+_COLK = ("colk_qr4", "colk_qr6")  # and up to 128 and 192 (COLK_N)
 
 
 def _in_register_kernel(name):
@@ -306,12 +306,12 @@ def custom_kernel(A):
 def _whole(n, warps):
     """(warps, kernel name) where one launch factors an n x n matrix whole, else None: in registers for n <= 32,
     one warp a matrix and a lane per column (lane_qr) or a warp per column (col_qr); up to COLK_N (at most 192)
-    in registers too, K columns a warp and K rows a lane (colk_qr); up to SMALL_N in shared memory (small_qr,
+    in registers too, K columns a warp and K rows a lane (colk_qr4, colk_qr6); up to SMALL_N in shared memory (small_qr,
     TINY_WARPS warps up to TINY_N)."""
     if n <= min(COL_N, 32):
         return (1 if LANE_QR else n), _WHOLE[LANE_QR]
     if n <= min(COLK_N, 192):
-        return 32, _COLK[0 if n <= 128 else 1 if n <= 160 else 2]  # K = 4, 5 or 6 columns a warp
+        return 32, _COLK[n > 128]  # K = 4 or 6 columns a warp and rows a lane
     if n <= SMALL_N and n * (n + 1) * 4 <= SMEM_BUDGET:
         return (TINY_WARPS if n <= TINY_N else warps), "small_qr"
     return None
