@@ -9,10 +9,7 @@ stamp() {  # prefix every line with the seconds since $1
 for line in sys.stdin: print(f"{time.time() - float(sys.argv[1]):7.2f} s  {line}", end="")' "$1"
 }
 demo=$(mktemp -d)
-cp -r seed_kernels qrjudge "$demo/"
-sed -e 's/^confirm_mode = .*/confirm_mode = ""/' -e "s/^operators = .*/operators = { tune = 1.0 }/" \
-    evolve.toml > "$demo/evolve.toml"
-committed "$demo" qr
+qr_demo "$demo" || exit 1
 log "evolve start: the seed and ${DEMO_CANDIDATES:-2} tune children, full mode"
 $py -m evolver start --repo "$demo" --max-candidates ${DEMO_CANDIDATES:-2} >>"$OUT/evolve.log" 2>&1
 log "evolve try seed_kernels/blocked_wy (against best)"

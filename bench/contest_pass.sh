@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Issue "the seed at 60x", point 3, in one command: a seed as the contest sees it. A run of the seed alone (SEED, a
-# kernel directory, default seed_kernels/tsqr_wy; no confirmation), `evolve export best --format gpumode --check`,
-# GPU MODE's eval.py on the exported file through bench/gpumode_eval.py (PROBLEM: the contest's problem directory,
-# as gpu-mode/reference-kernels has problems/linalg/qr_v2; MODES, default "test benchmark"; BENCHMARKS, positions in
-# task.yml's list, default all), then bench/small_probe.py on the exported file (20x32 timed the judge's way and
-# eval.py's). About seven minutes on an H200 with all 14 benchmarks, most of it eval.py's benchmark mode.
+# kernel directory of this tree, default seed_kernels/tsqr_wy; no confirmation), `evolve export best --format gpumode
+# --check`, GPU MODE's eval.py on the exported file through bench/gpumode_eval.py (PROBLEM: the contest's problem
+# directory, as gpu-mode/reference-kernels has problems/linalg/qr_v2; MODES, default "test benchmark"; BENCHMARKS,
+# positions in task.yml's list, default all), then bench/small_probe.py on the exported file (20x32 timed the judge's
+# way and eval.py's). About seven minutes on an H200 with all 14 benchmarks, most of it eval.py's benchmark mode.
 # Results: ${OUT:-bench/out}/pass.log, submission.py, export.log, gpumode.out, eval_*.log, probe.txt.
 set -uo pipefail
 if [[ -z ${PROBLEM:-} || ! -f ${PROBLEM}/task.yml ]]; then
@@ -14,12 +14,7 @@ fi
 source "$(dirname "$0")/lib.sh"
 compile_cache_on
 demo=$(mktemp -d)
-cp -r qrjudge "$demo/" && cp -r "${SEED:-seed_kernels/tsqr_wy}" "$demo/seed"
-mkdir -p "$demo/seed_kernels" && cp seed_kernels/GUIDANCE.md "$demo/seed_kernels/"  # evolve.toml's problem.guidance
-sed -e 's/^confirm_mode = .*/confirm_mode = ""/' -e 's/^operators = .*/operators = { tune = 1.0 }/' \
-    -e 's|^seeds = .*|seeds = ["seed"]|' evolve.toml > "$demo/evolve.toml"
-committed "$demo" contest
-git -C "$demo" config user.name bench && git -C "$demo" config user.email bench@localhost  # evolve's own commits
+qr_demo "$demo" "${SEED:-seed_kernels/tsqr_wy}" || exit 1
 log "the seed judged by a run"
 if ! $py -m evolver start --repo "$demo" --max-candidates 1 >> "$OUT/evolve.log" 2>&1; then
   log "the run failed (evolve.log)"

@@ -9,11 +9,7 @@
 source "$(dirname "$0")/lib.sh"
 seeds=(${SEEDS:-seed_kernels/blocked_wy})
 demo=$(mktemp -d)
-cp -r seed_kernels qrjudge "$demo/"
-list=$(printf '"%s", ' "${seeds[@]}")
-sed -e 's/^confirm_mode = .*/confirm_mode = ""/' -e "s/^operators = .*/operators = { tune = 1.0 }/" \
-    -e "s|^seeds = .*|seeds = [${list%, }]|" evolve.toml > "$demo/evolve.toml"
-committed "$demo" qr
+qr_demo "$demo" "${seeds[@]}" || exit 1
 log "the seeds judged by a run"
 $py -m evolver start --repo "$demo" --max-candidates "${#seeds[@]}" >>"$OUT/evolve.log" 2>&1
 qr() {  # name, kernel dir

@@ -54,6 +54,20 @@ compile_cache_on() {  # the judge as evolve runs it: with the compile cache (EVO
 committed() {  # directory, message: it becomes a git repository of one commit (what evolve starts from)
   git -C "$1" init -q && git -C "$1" add -A && git -C "$1" -c user.name=bench -c user.email=bench@localhost commit -qm "$2"
 }
+qr_demo() {  # directory [seed ...]: a repository of the QR problem there, committed: this tree's seed_kernels/ and
+  # qrjudge/ (and any seed outside them, at its path), evolve.toml with those seeds (the shipped ones if none), tune
+  # only and no confirmation, and a git identity for evolve's own commits
+  local dir=$1 list="" seed
+  shift
+  mkdir -p "$dir" && cp -r seed_kernels qrjudge "$dir/" || return 1
+  for seed in "$@"; do
+    [[ -e $dir/$seed ]] || { mkdir -p "$dir/$(dirname "$seed")" && cp -r "$seed" "$dir/$seed"; } || return 1
+    list+="\"$seed\", "
+  done
+  sed -e 's/^confirm_mode = .*/confirm_mode = ""/' -e 's/^operators = .*/operators = { tune = 1.0 }/' \
+      ${list:+-e "s|^seeds = .*|seeds = [${list%, }]|"} evolve.toml > "$dir/evolve.toml"
+  committed "$dir" qr && git -C "$dir" config user.name bench && git -C "$dir" config user.email bench@localhost
+}
 this_tree() {  # directory: this working tree's files (tracked, and untracked but not ignored) copied there, committed;
   # the device's copy of .git is the session's first, so a pass runs the tree as it is, not a commit of it
   mkdir -p "$1" && git ls-files -co --exclude-standard | tar -cT - | tar -x -C "$1" && committed "$1" "this tree"

@@ -30,6 +30,14 @@ KERNEL = Path(__file__).resolve().parents[1] / "seed_kernels" / "tsqr_wy" / "ker
 NB, NWARPS = 32, 8  # the seed's defaults (NB, MB_WARPS)
 
 
+def warp_sum(x: np.ndarray) -> np.float32:
+    """common.cu's warp_sum over 32 lanes' values in float32, in its butterfly order (lane 0's result)."""
+    lanes = np.arange(32)
+    for o in (16, 8, 4, 2, 1):
+        x = (x + x[lanes ^ o]).astype(np.float32)
+    return x[0]
+
+
 def reflector(alpha: np.float32, xnorm2: np.float32) -> tuple[np.float32, np.float32, np.float32]:
     """common.cu's reflector in float32: (tau, scale, beta) of a column whose diagonal entry is alpha and whose
     squared norm below it is xnorm2; a zero column needs none (tau 0), as in larfg."""
@@ -139,11 +147,6 @@ def col_qr(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     tau = np.zeros(n, f)
     lanes = np.arange(32)
 
-    def warp_sum(x: np.ndarray) -> np.float32:
-        for o in (16, 8, 4, 2, 1):
-            x = (x + x[lanes ^ o]).astype(f)
-        return x[0]
-
     xnorm2 = warp_sum(np.where(lanes > 0, a[:, 0] * a[:, 0], f(0)))
     for j in range(n):
         tau[j], v = column_reflector(a, j, xnorm2)
@@ -196,17 +199,13 @@ def colk_qr(P: np.ndarray, K: int) -> tuple[np.ndarray, np.ndarray]:
     a = np.zeros((rows, rows), f)
     a[:n, :n] = P
     tau = np.zeros(n, f)
-    lanes = np.arange(32)
 
     def summed(x: np.ndarray, first: int = 0) -> np.float32:
         slots = x.astype(f).reshape(K, 32)
         chains = [np.zeros(32, f), np.zeros(32, f)]
         for i in range(first, K):
             chains[i % 2] = (chains[i % 2] + slots[i]).astype(f)
-        s = (chains[0] + chains[1]).astype(f)
-        for o in (16, 8, 4, 2, 1):
-            s = (s + s[lanes ^ o]).astype(f)
-        return s[0]
+        return warp_sum((chains[0] + chains[1]).astype(f))
 
     r = np.arange(rows)
     for j in range(n):

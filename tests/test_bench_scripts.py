@@ -383,6 +383,27 @@ def test_contest_pass_asks_for_the_problem_directory_in_one_line(tmp_path: Path)
                                       "and eval.py)"
 
 
+def test_qr_demo_makes_a_committed_repository_whose_config_loads(tmp_path: Path) -> None:
+    """bench/lib.sh's qr_demo, the repository of the GPU passes' runs (contest_pass, export_pass, agents_pass): its
+    evolve.toml loads (problem.guidance there too: contest_pass's first run on the H200 stopped on it), with the
+    seeds asked for, a seed outside seed_kernels/ copied to its path, tune only, no confirmation, nothing left
+    uncommitted, and a git identity for evolve's commits."""
+    from evolver.records.config import load_config
+
+    demo = tmp_path / "demo"
+    proc = subprocess.run(["bash", "-c", f'source bench/lib.sh && qr_demo "{demo}" seed_kernels/tsqr_wy '
+                                         "tests/climb_problem/seed"], capture_output=True, text=True, timeout=60,
+                          cwd=ROOT, env={**os.environ, "OUT": str(tmp_path / "out")})
+    assert proc.returncode == 0, proc.stderr
+    config = load_config(demo / "evolve.toml", demo)
+    assert [str(s) for s in config.problem.seeds] == ["seed_kernels/tsqr_wy", "tests/climb_problem/seed"]
+    assert (demo / "tests" / "climb_problem" / "seed" / "kernel.py").is_file()
+    assert config.evaluation.confirm_mode == "" and set(config.evolution.operators) == {"tune"}
+    git = ["git", "-C", str(demo)]
+    assert subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True).stdout == ""
+    assert subprocess.run([*git, "config", "user.name"], capture_output=True, text=True).stdout.strip() == "bench"
+
+
 def test_gpumode_eval_says_in_one_line_what_it_cannot_stage(tmp_path: Path) -> None:
     """A file task.yml lists that is not there: one line naming task.yml, exit 2, no traceback."""
     problem = tmp_path / "qr"

@@ -178,6 +178,15 @@ __device__ __forceinline__ void colk_wait(const volatile int* p, int at_least) {
   __threadfence_block();  // what was stored before the counter moved is seen after it
 }
 
+// The warp's reflector, stored by all its lanes, made visible: reflectors 0 .. count - 1 are in.
+__device__ __forceinline__ void colk_publish(int* published, int count) {
+  __syncwarp();
+  if ((threadIdx.x & 31) == 0) {
+    __threadfence_block();
+    *(volatile int*)published = count;
+  }
+}
+
 #define COLK_RING 4  // reflectors in flight: a warp may fall this many less one columns behind the chain
 
 // Column j1 by the warp that holds it: reflector j1 - 1 applied, then, once every warp is done with the
@@ -188,11 +197,7 @@ __device__ __forceinline__ void colk_next(float (&col)[K], const float (&v)[K], 
   if (t != 0.f) colk_apply<K>(col, v, t, jb);
   if (j1 >= COLK_RING) colk_wait(consumed, 32 * (j1 / COLK_RING));
   colk_reflect<K>(col, j1, j1b, vs, ts, tau_j1);
-  __syncwarp();
-  if ((threadIdx.x & 31) == 0) {
-    __threadfence_block();
-    *(volatile int*)published = j1 + 1;
-  }
+  colk_publish(published, j1 + 1);
 }
 
 template <int K>
@@ -223,11 +228,7 @@ __device__ __forceinline__ void colk_qr(const float* __restrict__ Ain, float* __
   }
   if (warp == 0) {
     colk_reflect<K>(a[0], 0, 0, vs[0], &ts[0], tb);
-    __syncwarp();
-    if (lane == 0) {
-      __threadfence_block();
-      *(volatile int*)&published = 1;
-    }
+    colk_publish(&published, 1);
   }
 #pragma unroll
   for (int jb = 0; jb < K; ++jb) {
