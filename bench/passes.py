@@ -92,8 +92,8 @@ def cv_lines(records: list[dict[str, Any]]) -> list[str]:
             for name, s in groups.items() if len(s) > 1]
 
 
-SHARE_STAGES = ("exclusive_s", "shared_s", "lock_wait_s", "tests_s", "calibrate_s", "bench_s", "bench_warmup_s",
-                "timed_kernel_s", "deferred_checks_s")
+SHARE_STAGES = ("exclusive_s", "relaxed_s", "shared_s", "lock_wait_s", "tests_s", "calibrate_s", "warm_up_s",
+                "bench_s", "bench_warmup_s", "timed_kernel_s", "deferred_checks_s")
 
 
 def share_lines(path: str) -> list[str]:

@@ -30,14 +30,15 @@ from evolver.records.refs import RUN_REF  # noqa: E402
 from evolver.records.store import Store  # noqa: E402
 
 ENGINE = ("propose_s", "commit_s", "queued_s")  # the proposal (LLM or tune), its commit, the wait for a slot
-STAGES = ("prestarted_s", "lock_wait_s", "cuda_start_s", "import_kernel_s", "timed_import_s", "calibrate_s", "tests_s", "bench_s",
-          "bench_inputs_s", "bench_prime_s", "bench_runner_s", "bench_tail_s", "bench_warmup_s", "timed_kernel_s",
-          "deferred_checks_s", "profile_s", "after_verdict_s", "wall_s", "shared_s", "exclusive_s")
+STAGES = ("prestarted_s", "lock_wait_s", "cuda_start_s", "import_kernel_s", "timed_import_s", "calibrate_s", "tests_s",
+          "warm_up_s", "bench_s", "bench_inputs_s", "bench_prime_s", "bench_runner_s", "bench_tail_s", "bench_warmup_s",
+          "timed_kernel_s", "deferred_checks_s", "profile_s", "after_verdict_s", "wall_s", "shared_s", "relaxed_s",
+          "exclusive_s")
 
 
 def lock_spans(gpu_lock: Any) -> dict[str, float]:
-    """Where evaluations share the GPU (`per_gpu` > 1): the seconds this one held its lock shared and exclusive
-    (the exclusive hold is what the GPU's rate is bound by: nothing else runs on it meanwhile)."""
+    """Where evaluations share the GPU (`per_gpu` > 1): the seconds this one held its lock shared, relaxed and
+    exclusive (the exclusive hold is what the GPU's rate is bound by: nothing else runs on it meanwhile)."""
     spans: dict[str, float] = {}
     for how, began, ended in (gpu_lock or {}).get("held", []):
         spans[f"{how}_s"] = spans.get(f"{how}_s", 0.0) + float(ended) - float(began)

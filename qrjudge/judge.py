@@ -40,7 +40,7 @@ from qrjudge.link import Runner
 from qrjudge.verdict import Report, Verdict, heartbeat
 
 if TYPE_CHECKING:
-    from qrjudge.gpulock import GpuLock
+    from qrjudge.gpulock import GpuLock, Held
     from qrjudge.timing import Plan
 
 ESCAPED = ("the outputs changed after custom_kernel returned: work left running on another stream was not "
@@ -107,6 +107,7 @@ class Context:
     hold_us: float | None = None  # how long the runner holds the GPU before each timed call (timing.Hold)
     hold_error: str | None = None
     last_timed: tuple[int, int] | None = None  # (batch, n) of the shape timed last
+    warm_failed: tuple[tuple[int, int], Verdict] | None = None  # the size whose first call failed in `warm_up`
     handles: Any = None  # the shared buffers' handles, for a second runner (the timed one, `evaluate_sharing`)
     deferred: Deferred | None = None  # kept timed calls checked after the timed region (a GPU shared), or None
     alive: list[tuple[float, float]] = field(default_factory=list)  # when candidate code could exist (monotonic)
@@ -333,6 +334,8 @@ def time_shape(ctx: Context, spec: Any, plan: Plan) -> dict[str, Any]:
     where = f"benchmark {spec.label}"
     ctx.report.emit(stage="bench", label=spec.label)
     warmup_s = 0.0
+    if ctx.warm_failed is not None and ctx.warm_failed[0] == (spec.batch, spec.n):
+        raise ctx.warm_failed[1]  # this size's first call failed in `warm_up`
     if ctx.last_timed != (spec.batch, spec.n):  # the same size timed last (640x512's cases) is warm already
         began = time.perf_counter()
         ctx.call(spec, where)  # warm-up: compilation, workspaces, graph capture stay out of the timing
@@ -485,9 +488,11 @@ def evaluate_sharing(ctx: Context, t0: float, lock: GpuLock, timed: Runner) -> V
     tested by one runner under the shared lock, which is let go only once nothing of that runner is left; then,
     under the exclusive lock, a second runner (started with the first, so its imports are done, and its CUDA
     context made under the shared lock, before it holds any candidate code) calibrates the judge's clock while it
-    is still ours, imports the candidate and is timed, exactly as a lone evaluation's runner is; it too is gone
-    before the lock is. Then, under the shared lock again, the judge checks the timed calls it kept (`Deferred`).
-    No candidate code exists outside its judge's lock, so none exists while another evaluation is timed."""
+    is still ours; the lock relaxed (others' untimed work beside it, no other evaluation's timed region), it
+    imports the candidate and makes each benchmark size's first call (`warm_up`); the lock exclusive again, it is
+    timed, exactly as a lone evaluation's runner is; it too is gone before the lock is. Then, under the shared lock
+    again, the judge checks the timed calls it kept (`Deferred`). No candidate code exists outside its judge's
+    lock, so none exists while another evaluation is timed."""
     with holding(ctx, lock.shared()), lifetime(ctx, ctx.runner):
         warm(ctx, timed)
         ctx.timings["cuda_start_s"] = time.monotonic() - t0
@@ -500,12 +505,16 @@ def evaluate_sharing(ctx: Context, t0: float, lock: GpuLock, timed: Runner) -> V
         isolated = started(ctx, timed, setting_up)
     ctx.runner, ctx.deferred = timed, Deferred(defer_budget(ctx))
     try:
-        with holding(ctx, lock.exclusive()), lifetime(ctx, timed):
+        with holding(ctx, lock.exclusive()) as held, lifetime(ctx, timed):
             began = time.monotonic()
             hold(ctx)
             calibrate(ctx)
             ctx.timings["calibrate_s"] = time.monotonic() - began
-            verdict = measured(ctx, isolated, load(ctx, "timed_import_s"), labels, worst)
+            held.relax()  # the candidate in the timed runner from here: no other evaluation can be timed
+            compile_info = load(ctx, "timed_import_s")
+            warm_up(ctx)
+            with holding(ctx, tightened(held)):
+                verdict = measured(ctx, isolated, compile_info, labels, worst)
     except Verdict as failed:
         verdict = failed
     with holding(ctx, lock.shared()):
@@ -522,15 +531,46 @@ def evaluate_sharing(ctx: Context, t0: float, lock: GpuLock, timed: Runner) -> V
 
 
 @contextlib.contextmanager
-def holding(ctx: Context, hold: contextlib.AbstractContextManager[None]) -> Iterator[None]:
+def holding(ctx: Context, hold: contextlib.AbstractContextManager[Any]) -> Iterator[Any]:
     """A hold of the GPU's lock, its wait added to `lock_wait_s` and said every LOCK_BEAT_S: a judge waiting behind
     other evaluations (tens of seconds where many share a GPU) is not a stalled one (qrjudge/supervisor.py)."""
     with contextlib.ExitStack() as stack:
         waited = time.monotonic()
         with heartbeat(ctx.report, "lock", "waiting for the GPU", every=LOCK_BEAT_S, limit=math.inf):
-            stack.enter_context(hold)
+            held = stack.enter_context(hold)
         ctx.timings["lock_wait_s"] = ctx.timings.get("lock_wait_s", 0.0) + time.monotonic() - waited
-        yield
+        yield held
+
+
+@contextlib.contextmanager
+def tightened(held: Held) -> Iterator[None]:
+    """The relaxed hold made exclusive again (its wait for the readers that came in meanwhile: `holding`)."""
+    held.tighten()
+    yield
+
+
+def warm_up(ctx: Context) -> None:
+    """Each benchmark size's first call in the timed runner (the candidate's compilation, workspaces, graph
+    captures: the warm-ups' costly part) while the GPU's lock is relaxed: others' untimed work may run beside them,
+    no other evaluation is timed. `time_shape` still makes its own warm-up call right before a shape's timed calls,
+    under the exclusive lock, so that what precedes them is what it was (that call now finds the size warm). A
+    failing call ends the warm-ups and is the verdict where `time_shape` reaches its size, as it would have been
+    there (an earlier shape's wrong timed call is still found first), unless it rejects the candidate: at once."""
+    from qrjudge.specs import benchmarks_for
+
+    began, warm = time.monotonic(), set()
+    for spec in benchmarks_for(ctx.args.mode):
+        if (spec.batch, spec.n) not in warm:  # one call a size (640x512's four cases are one)
+            warm.add((spec.batch, spec.n))
+            ctx.report.emit(stage="warm-up", label=spec.label)
+            try:
+                ctx.call(spec, f"benchmark {spec.label}")
+            except Verdict as failed:
+                if failed.status == "rejected":
+                    raise
+                ctx.warm_failed = ((spec.batch, spec.n), failed)
+                break
+    ctx.timings["warm_up_s"] = time.monotonic() - began
 
 
 @contextlib.contextmanager

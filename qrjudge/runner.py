@@ -122,7 +122,7 @@ class Session:
         if cuda:
             torch.cuda.init()
             # cuBLAS's handle and workspace, made before any candidate code: else the first benchmark shape that
-            # calls it pays them in its warm-up, inside the evaluation's exclusive hold of a shared GPU (640x512's
+            # calls it pays them in its first call, in the evaluation's hold of a shared GPU (640x512's
             # first call of the QR seed 105-147 ms without, 27 ms with, on an H200: bench/warmup_probe.py)
             ones = torch.ones(1, 8, 8, device=self.device)
             torch.bmm(ones, ones)

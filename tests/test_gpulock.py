@@ -29,6 +29,17 @@ def overlap(a: list[float], b: list[float]) -> bool:
     return a[0] < b[1] and b[0] < a[1]
 
 
+def unbroken(held: list[list]) -> list[tuple[float, float]]:
+    """The judge's holds of the lock joined where one began as the other ended (exclusive, relaxed, exclusive)."""
+    spans: list[tuple[float, float]] = []
+    for _, began, ended in sorted(held, key=lambda h: h[1]):
+        if spans and began == spans[-1][1]:
+            spans[-1] = (spans[-1][0], ended)
+        else:
+            spans.append((began, ended))
+    return spans
+
+
 def test_no_timed_call_runs_while_another_candidates_work_is_on_the_gpu(tmp_path: Path) -> None:
     locks = tmp_path / "locks"
     locks.mkdir()
@@ -39,10 +50,11 @@ def test_no_timed_call_runs_while_another_candidates_work_is_on_the_gpu(tmp_path
     results = [json.loads(p.communicate(timeout=600)[0].strip().splitlines()[-1]) for p in procs]
     assert all(r["status"] == "ok" for r in results), [r.get("error") for r in results]
     runs = [r["gpu_lock"] for r in results]
-    assert all([h[0] for h in run["held"]] == ["shared", "exclusive", "shared"] for run in runs)
+    assert all([h[0] for h in run["held"]] == ["shared", "exclusive", "relaxed", "exclusive", "shared"]
+               for run in runs)
     for i, mine in enumerate(runs):
-        for alive in mine["alive"]:  # candidate code only inside its judge's lock
-            assert any(h[1] <= alive[0] and alive[1] <= h[2] for h in mine["held"]), (alive, mine["held"])
+        for alive in mine["alive"]:  # candidate code only inside its judge's lock (held without a break)
+            assert any(h[0] <= alive[0] and alive[1] <= h[1] for h in unbroken(mine["held"])), (alive, mine["held"])
         timed = [h[1:] for h in mine["held"] if h[0] == "exclusive"]
         for j, theirs in enumerate(runs):
             if i != j:
@@ -104,6 +116,45 @@ def test_readers_share_a_writer_is_alone_and_ahead_of_later_readers(tmp_path: Pa
     for t in (a, w, b):
         t.join(timeout=10)
     assert order == ["a in", "a out", "writer in", "writer out", "b in", "b out"], order
+
+
+def test_a_relaxed_writer_lets_readers_in_and_no_other_writer(tmp_path: Path) -> None:
+    """The timed runner's warm-ups (qrjudge/judge.py, `warm_up`): relaxed, a writer admits readers but no other
+    writer until it is done; taking its exclusive hold back waits for the readers that came in meanwhile."""
+    order: list[str] = []
+    relaxed, reader_in = threading.Event(), threading.Event()
+
+    def first() -> None:
+        with GpuLock(str(tmp_path), "0").exclusive() as held:
+            held.relax()
+            order.append("first relaxed")
+            relaxed.set()
+            reader_in.wait(timeout=10)
+            held.tighten()
+            order.append("first exclusive again")
+            time.sleep(0.2)
+            order.append("first out")
+
+    def reader() -> None:
+        relaxed.wait(timeout=10)
+        with GpuLock(str(tmp_path), "0").shared():
+            order.append("reader in")
+            reader_in.set()
+            time.sleep(0.3)
+            order.append("reader out")
+
+    def second() -> None:
+        relaxed.wait(timeout=10)
+        time.sleep(0.1)
+        with GpuLock(str(tmp_path), "0").exclusive():
+            order.append("second in")
+
+    threads = [threading.Thread(target=f) for f in (first, reader, second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=10)
+    assert order == ["first relaxed", "reader in", "reader out", "first exclusive again", "first out", "second in"], order
 
 
 def test_a_confined_process_cannot_see_the_locks(tmp_path: Path) -> None:
