@@ -554,8 +554,8 @@ def warm_up(ctx: Context) -> None:
     captures: the warm-ups' costly part) while the GPU's lock is relaxed: others' untimed work may run beside them,
     no other evaluation is timed. `time_shape` still makes its own warm-up call right before a shape's timed calls,
     under the exclusive lock, so that what precedes them is what it was (that call now finds the size warm). A
-    failing call ends the warm-ups and is the verdict where `time_shape` reaches its size, as it would have been
-    there (an earlier shape's wrong timed call is still found first), unless it rejects the candidate: at once."""
+    failing call (a rejection too) ends the warm-ups and is the verdict where `time_shape` reaches its size, as it
+    would have been there alone: an earlier shape's wrong timed call is still found first."""
     from qrjudge.specs import benchmarks_for
 
     began, warm = time.monotonic(), set()
@@ -566,8 +566,6 @@ def warm_up(ctx: Context) -> None:
             try:
                 ctx.call(spec, f"benchmark {spec.label}")
             except Verdict as failed:
-                if failed.status == "rejected":
-                    raise
                 ctx.warm_failed = ((spec.batch, spec.n), failed)
                 break
     ctx.timings["warm_up_s"] = time.monotonic() - began

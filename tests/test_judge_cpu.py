@@ -139,6 +139,28 @@ def test_on_a_shared_gpu_a_wrong_timed_call_is_still_the_verdict_before_a_later_
         assert result["status"] == "incorrect" and "timed call" in result["error"], (env, result.get("error"))
 
 
+def test_a_first_call_refused_in_the_warm_ups_is_the_verdict_where_its_shape_comes(tmp_path: Path) -> None:
+    """On a shared GPU a benchmark size's first call is made with the lock relaxed, before any shape is timed
+    (qrjudge/judge.py, `warm_up`); what it finds is still the verdict in the order alone finds it. A kernel honest in
+    every test that calls a library factorisation on the second benchmark shape is rejected both ways; one that is
+    also wrong on the first shape's timed calls is `incorrect` both ways (alone they are checked before the second
+    shape is reached)."""
+    locks = tmp_path / "locks"
+    locks.mkdir()
+    for wrong, status in (("tau", "rejected"), ("tau * 0.5 if A.shape[0] == 4 else tau", "incorrect")):
+        kernel = tmp_path / f"library_in_benchmark_{status}.py"
+        kernel.write_text("import torch\nfrom base import custom_kernel as honest\n\n\ndef custom_kernel(A):\n"
+                          "    if A.shape[0] == 6:  # the second benchmark shape (no test has a batch of 6)\n"
+                          "        torch.linalg.qr(A)\n"
+                          f"    h, tau = honest(A)\n    return h, {wrong}\n")
+        for env in ({}, {"EVOLVE_GPU_LOCKS": str(locks)}):
+            where = tmp_path / f"{status}{len(env)}"
+            where.mkdir()
+            result = judge(candidate(where, kernel), env=env)
+            assert result["status"] == status, (status, env, result.get("error"))
+            assert ("forbidden" if status == "rejected" else "timed call") in result["error"], result["error"]
+
+
 def test_a_forger_reaches_neither_the_judge_stdout_nor_its_environment(tmp_path: Path) -> None:
     result = judge(candidate(tmp_path, CHEATS / "forge_verdict.py"))
     assert result["status"] == "rejected"
