@@ -10,7 +10,8 @@
 # README's command runs to its end, its 50 candidates, while a slow BEFORE tree is still cut at RUN_S).
 # Then this tree's judge with that cache warm: torch.geqrf, blocked_wy, and tsqr_wy five times in `full` (the seed's score and its
 # noise under the new pipeline), each with what the cache served. About 8 minutes on an H200.
-# How busy the GPU was during each run (nvidia-smi's utilization.gpu every 250 ms) in pass.log, the samples in busy_*.csv.
+# How busy the GPU was during each run (nvidia-smi's utilization.gpu every 250 ms) in pass.log, overall and by what
+# held the GPU's lock at the time (run_stages.py --busy), the samples in busy_*.csv.
 # Results: ${OUT:-bench/out}/pass.log, evolve_*.log, results.jsonl.
 source "$(dirname "$0")/lib.sh"
 root=$PWD
@@ -27,13 +28,14 @@ readme_run() {  # name, a tar of the tree to run ("" for this working tree's tra
      --max-candidates 50 > "$OUT/evolve_$1.log" 2>&1)
   log "$1: rc $?, $(( $(date +%s) - started )) s; $(busy_sampled "$1")"
   tail -3 "$OUT/evolve_$1.log" | tee -a "$OUT/pass.log"
-  (cd "$clone" && PYTHONPATH=$clone${PYTHONPATH:+:$PYTHONPATH} $py "$root/bench/run_stages.py" .) 2>&1 | tee -a "$OUT/pass.log"
+  (cd "$clone" && PYTHONPATH=$clone${PYTHONPATH:+:$PYTHONPATH} $py "$root/bench/run_stages.py" . \
+     $([[ -s $OUT/busy_$1.csv ]] && echo --busy "$OUT/busy_$1.csv")) 2>&1 | tee -a "$OUT/pass.log"
 }
 busy_sampler=
 busy_sampling() {  # name: how busy the GPU is (nvidia-smi's utilization.gpu: the share of each 250 ms sample in which
   # a kernel ran) from now on, into $OUT/busy_NAME.csv
   command -v nvidia-smi > /dev/null || return 0
-  nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 250 > "$OUT/busy_$1.csv" 2>/dev/null &
+  nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 250 > "$OUT/busy_$1.csv" 2>/dev/null &
   busy_sampler=$!
 }
 busy_sampled() {  # name: the sampler stopped; the mean of its samples
@@ -41,7 +43,7 @@ busy_sampled() {  # name: the sampler stopped; the mean of its samples
   kill "$busy_sampler" 2>/dev/null
   wait "$busy_sampler" 2>/dev/null
   busy_sampler=
-  awk '$1 ~ /^[0-9]+$/ {n++; s += $1} END {if (n) printf "the GPU busy %.0f%% of %d samples", s / n, n}' "$OUT/busy_$1.csv"
+  awk -F', *' '$2 ~ /^[0-9]+$/ {n++; s += $2} END {if (n) printf "the GPU busy %.0f%% of %d samples", s / n, n}' "$OUT/busy_$1.csv"
 }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a "$OUT/pass.log"
 readme_run before "${BEFORE:?a tar of the tree to compare with: git archive -o FILE COMMIT}"

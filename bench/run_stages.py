@@ -1,6 +1,6 @@
 """Where a run's time went, per candidate and per stage, from what its results recorded in git:
 
-    python bench/run_stages.py [REPO] [--run NAME]
+    python bench/run_stages.py [REPO] [--run NAME] [--busy FILE]
 
 For each evaluation the engine's stages before it (`engine`: propose_s, the LLM's reply or tune's move;
 commit_s, the candidate's commit and branch; queued_s, the wait for a slot), the engine's own duration of it
@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,39 @@ def lock_spans(gpu_lock: Any) -> dict[str, float]:
     return spans
 
 
+def busy_by_hold(busy: list[tuple[float, float]], results: list[tuple[Any, Any]]) -> dict[str, list[float]]:
+    """The GPU's busy samples (wall time, percent) by what held its lock at the time: an evaluation exclusively,
+    one relaxed (its timed runner warming up, others' untimed work beside it), only shared holds, or none."""
+    spans: dict[str, list[tuple[float, float]]] = {"exclusive": [], "relaxed": [], "shared": []}
+    for r, _ in results:
+        lock = r.details.get("gpu_lock") or {}
+        wall = lock.get("wall")
+        if not isinstance(wall, (int, float)):
+            continue
+        for how, began, ended in lock.get("held", []):
+            if how in spans:
+                spans[how].append((float(began) + wall, float(ended) + wall))
+    by: dict[str, list[float]] = {k: [] for k in (*spans, "none")}
+    for t, percent in busy:
+        how = next((k for k, held in spans.items() if any(a <= t < b for a, b in held)), "none")
+        by[how].append(percent)
+    return by
+
+
+def read_busy(path: Path) -> list[tuple[float, float]]:
+    """nvidia-smi's `--query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits` lines as (unix time,
+    percent); the timestamp is the machine's local time, as the judge's wall clock reads it there."""
+    samples = []
+    for line in path.read_text().splitlines():
+        stamp, _, percent = line.partition(",")
+        try:
+            t = datetime.strptime(stamp.strip(), "%Y/%m/%d %H:%M:%S.%f").timestamp()
+            samples.append((t, float(percent)))
+        except ValueError:
+            continue
+    return samples
+
+
 def start_timeline(store: Store, run: str, results: list[tuple[Any, Any]], events: int = 12) -> None:
     """The run's first results and confirmations in the order written, in seconds since the run was made (its
     record's `created`), with when each evaluation began, and the seed's own stages: where the start of a run goes (the
@@ -67,6 +101,8 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("repo", nargs="?", default=".")
     p.add_argument("--run")
+    p.add_argument("--busy", type=Path, help="nvidia-smi's samples of the GPU's utilization during the run "
+                   "(bench/pipeline_pass.sh's busy_NAME.csv): how busy it was under each kind of hold")
     args = p.parse_args()
     store = Store(Path(args.repo).resolve())
     run = args.run or store.runs()[-1]
@@ -109,6 +145,11 @@ def main() -> int:
         span = times[-1] - times[9]
         print(f"past the first ten results: {len(times) - 10} in {span:.0f} s, {(len(times) - 10) * 3600 / span:.0f} an hour")
     start_timeline(store, run, results)
+    if args.busy:
+        for how, samples in busy_by_hold(read_busy(args.busy), results).items():
+            if samples:
+                print(f"the GPU busy {statistics.fmean(samples):.0f}% while {how if how != 'none' else 'no one'} "
+                      f"held its lock ({len(samples)} samples)")
     return 0
 
 

@@ -526,7 +526,8 @@ def evaluate_sharing(ctx: Context, t0: float, lock: GpuLock, timed: Runner) -> V
         raise verdict
     verdict.fields["timings"].update(lock_wait_s=round(ctx.timings["lock_wait_s"], 3),
                                      deferred_checks_s=round(time.monotonic() - began, 3))
-    verdict.fields["gpu_lock"] = {"held": [list(h) for h in lock.held], "alive": [list(a) for a in ctx.alive]}
+    verdict.fields["gpu_lock"] = {"held": [list(h) for h in lock.held], "alive": [list(a) for a in ctx.alive],
+                                  "wall": time.time() - time.monotonic()}  # the spans' clock to the wall clock
     return verdict
 
 

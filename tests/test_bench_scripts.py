@@ -417,3 +417,25 @@ def test_gpumode_eval_says_in_one_line_what_it_cannot_stage(tmp_path: Path) -> N
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.startswith(f"gpumode_eval: {problem / 'task.yml'}: cannot stage the problem:"), proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_run_stages_says_how_busy_the_gpu_was_under_each_kind_of_hold(tmp_path: Path) -> None:
+    """bench/run_stages.py --busy: nvidia-smi's samples (the machine's local time) laid over the evaluations' holds of
+    the GPU's lock (monotonic spans, the judge's `wall` offset), so that a pass says where the GPU sat idle."""
+    from datetime import datetime
+    from types import SimpleNamespace
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import run_stages
+
+    base = datetime(2026, 12, 4, 14, 22, 0).timestamp()
+    lock = {"wall": base - 100.0, "held": [["shared", 100.0, 101.0], ["exclusive", 101.0, 101.5],
+                                            ["relaxed", 101.5, 102.0], ["exclusive", 102.0, 103.0]]}
+    other = {"wall": base - 50.0, "held": [["shared", 51.5, 52.0]]}  # beside the first one's relaxed hold
+    old = {"held": [["shared", 0.0, 1000.0]]}  # a judge without the offset: left out
+    results = [(SimpleNamespace(details={"gpu_lock": g}), None) for g in (lock, other, old)]
+    csv = tmp_path / "busy.csv"
+    csv.write_text("".join(f"2026/12/04 14:22:{s:06.3f}, {p}\n" for s, p in
+                           ((0.5, 40), (1.25, 10), (1.75, 60), (2.25, 20), (2.5, 30), (3.5, 0))) + "garbage, [N/A]\n")
+    by = run_stages.busy_by_hold(run_stages.read_busy(csv), results)
+    assert by == {"exclusive": [10.0, 20.0, 30.0], "relaxed": [60.0], "shared": [40.0], "none": [0.0]}, by

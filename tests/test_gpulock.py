@@ -50,6 +50,7 @@ def test_no_timed_call_runs_while_another_candidates_work_is_on_the_gpu(tmp_path
     results = [json.loads(p.communicate(timeout=600)[0].strip().splitlines()[-1]) for p in procs]
     assert all(r["status"] == "ok" for r in results), [r.get("error") for r in results]
     runs = [r["gpu_lock"] for r in results]
+    assert all(isinstance(run["wall"], float) for run in runs)  # the spans' clock to the wall clock (run_stages --busy)
     assert all([h[0] for h in run["held"]] == ["shared", "exclusive", "relaxed", "exclusive", "shared"]
                for run in runs)
     for i, mine in enumerate(runs):
