@@ -3,7 +3,7 @@
 A `full` evaluation times 138 calls of 20x32, 40x176 and 40x352 (36 ms of kernel time) in roughly 0.75 s of its
 exclusive hold on an H200, by an estimate from a profile's totals (docs/benchmarks.md, "Throughput"): some 5 ms a
 call, most of it neither the kernel nor what the judge's clock sees between its ask and the runner's `done`. This times the pieces of that cycle
-(qrjudge/judge.py `Context.call` and `time_shape`, qrjudge/runner.py `Session.call`) each on its own, the median of
+(qrjudge/calls.py `Context.call` and `time_shape`, qrjudge/runner.py `Session.call`) each on its own, the median of
 REPEATS, with how many of each one call makes, so that a cut aims at a measured cost:
 
     python bench/call_cycle.py [--shape 20x32] [--repeats 300] [--device cpu]

@@ -14,7 +14,7 @@ a fresh input into the shared A (or, `staged`, into the host stage, to be copied
 `custom_kernel` with CUDA events on the current stream, copy the outputs into the shared H and tau,
 synchronise the device, and answer with the times and what was seen (form problems, work that escaped the
 timed stream, replaced machinery). A `prime` is an untimed call on whatever A holds, before a staged call
-(qrjudge/judge.py, Context.call). The judge checks the outputs itself, against its own copy of the input, and
+(qrjudge/calls.py, Context.call). The judge checks the outputs itself, against its own copy of the input, and
 compares the times with its own clock.
 """
 
