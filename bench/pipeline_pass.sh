@@ -5,8 +5,8 @@
 # an hour and where each candidate's time went (bench/run_stages.py); the compile cache empty before this tree's run.
 # PREVIOUS=TAR adds a run of a second tree to compare with (the last change's parent, say; bounded by AFTER_S as this
 # tree is, so that the two compare whole runs); SEEDS=0 skips the seeds.
-# PER_GPU=N adds a third run of this tree with `per_gpu = N` (the shipped evolve.toml has 2: evaluations sharing the
-# GPU, timed one at a time). AFTER_S=N bounds this tree's runs at N s instead of RUN_S (say 600, so that the
+# PER_GPU="N ..." adds a run of this tree with `per_gpu = N` for each N (the shipped evolve.toml has 2: evaluations
+# sharing the GPU, timed one at a time); BEFORE= (set, empty) leaves the other tree out. AFTER_S=N bounds this tree's runs at N s instead of RUN_S (say 600, so that the
 # README's command runs to its end, its 50 candidates, while a slow BEFORE tree is still cut at RUN_S).
 # Then this tree's judge with that cache warm: torch.geqrf, blocked_wy, and tsqr_wy five times in `full` (the seed's score and its
 # noise under the new pipeline), each with what the cache served. About 8 minutes on an H200.
@@ -46,16 +46,18 @@ busy_sampled() {  # name: the sampler stopped; the mean of its samples
   awk -F', *' '$2 ~ /^[0-9]+$/ {n++; s += $2} END {if (n) printf "the GPU busy %.0f%% of %d samples", s / n, n}' "$OUT/busy_$1.csv"
 }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a "$OUT/pass.log"
-readme_run before "${BEFORE:?a tar of the tree to compare with: git archive -o FILE COMMIT}"
+if [[ -n ${BEFORE-unset} ]]; then  # BEFORE= (empty) compares this tree with itself only (PER_GPU's runs)
+  readme_run before "${BEFORE:?a tar of the tree to compare with: git archive -o FILE COMMIT}"
+fi
 if [[ -n ${PREVIOUS:-} ]]; then rm -rf "$cache"; readme_run previous "$PREVIOUS" "${AFTER_S:-}"; fi  # a second tree, bounded as this one
 rm -rf "$cache"
 readme_run after "" "${AFTER_S:-}"
-if [[ -n ${PER_GPU:-} ]]; then  # the same tree with evaluations sharing the GPU (qrjudge/gpulock.py), the cache
+for n in ${PER_GPU:-}; do  # the same tree with n evaluations sharing the GPU (qrjudge/gpulock.py), the cache
   # emptied as for `after` (until 2026-12-04 this run found the cache `after` had filled, so it compiled less)
   rm -rf "$cache"
-  sed -i "s/^per_gpu = 2 /per_gpu = $PER_GPU /" evolve.toml && readme_run "per_gpu_$PER_GPU" "" "${AFTER_S:-}"
-  sed -i "s/^per_gpu = $PER_GPU /per_gpu = 2 /" evolve.toml
-fi
+  sed -i "s/^per_gpu = 2 /per_gpu = $n /" evolve.toml && readme_run "per_gpu_$n" "" "${AFTER_S:-}"
+  sed -i "s/^per_gpu = $n /per_gpu = 2 /" evolve.toml
+done
 log "the compile cache after the run: $(find "$cache" -name '*.bin' | wc -l) entries, $(du -sh "$cache" | cut -f1)"
 [[ ${SEEDS:-1} == 0 ]] && exit 0  # (the seeds on a shared GPU, with torch.geqrf: bench/share_noise.sh)
 export EVOLVE_NVRTC_CACHE=$cache

@@ -105,6 +105,9 @@ def main() -> int:
                    "(bench/pipeline_pass.sh's busy_NAME.csv): how busy it was under each kind of hold")
     args = p.parse_args()
     store = Store(Path(args.repo).resolve())
+    if not args.run and not store.runs():
+        print(f"no run in {args.repo}", file=sys.stderr)
+        return 1
     run = args.run or store.runs()[-1]
     snap = store.snapshot(run)
     results = sorted(((r, c) for c in snap.candidates.values() for r in c.results if r.t), key=lambda e: e[0].t or 0)
