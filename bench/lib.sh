@@ -18,6 +18,31 @@ gpu_fields=
 gpu_processes() {  # how many CUDA processes are on the GPU now
   nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null | grep -c .
 }
+smi_start() {  # variable, file, fields, ms: nvidia-smi's samples of those fields appended to the file every ms from
+  # now on, by a process in the background whose PID goes into the variable
+  nvidia-smi --query-gpu="$3" --format=csv,noheader,nounits -lms "$4" >> "$2" 2>/dev/null &
+  printf -v "$1" %s $!
+}
+smi_stop() {  # variable: the sampler whose PID it holds stopped (false where none was started)
+  [[ -n ${!1} ]] || return 1
+  kill "${!1}" 2>/dev/null
+  wait "${!1}" 2>/dev/null
+  printf -v "$1" %s ""
+}
+busy_sampler=
+busy_sampling() {  # name: how busy the GPU is (nvidia-smi's utilization.gpu: the share of each 250 ms sample in which
+  # a kernel ran), with nvidia-smi's timestamps, from now on into $OUT/busy_NAME.csv (bench/run_stages.py --busy)
+  command -v nvidia-smi > /dev/null || return 0
+  smi_start busy_sampler "$OUT/busy_$1.csv" timestamp,utilization.gpu 250
+}
+busy_mean=
+busy_sampled() {  # name: its sampler stopped (here, not in a subshell: `wait` needs its parent); the mean of its
+  # samples in $busy_mean
+  busy_mean=
+  smi_stop busy_sampler || return 0
+  busy_mean=$(awk -F', *' '$2 ~ /^[0-9]+$/ {n++; s += $2} END {if (n) printf "the GPU busy %.0f%% of %d samples", s / n, n}' \
+    "$OUT/busy_$1.csv")
+}
 sampling() {  # name: the GPU's SM clock, temperature, power and throttle reasons from now on, under a mark
   command -v nvidia-smi > /dev/null || return 0
   if [[ -z $gpu_fields ]]; then  # the throttle reasons where this driver still knows the field by that name
@@ -29,14 +54,10 @@ sampling() {  # name: the GPU's SM clock, temperature, power and throttle reason
   others=$(gpu_processes)
   if (( others > 0 )); then echo "   $others CUDA process(es) on the GPU as $1 starts" | tee -a "$OUT/pass.log"; fi
   echo "# $1" >> "$OUT/gpu.csv"
-  nvidia-smi --query-gpu="$gpu_fields" --format=csv,noheader,nounits -lms 200 >> "$OUT/gpu.csv" 2>/dev/null &
-  sampler=$!
+  smi_start sampler "$OUT/gpu.csv" "$gpu_fields" 200
 }
 sampled() {  # the sampler stopped; the range of SM clocks since the last mark (the slowest first) in pass.log
-  [[ -n $sampler ]] || return 0
-  kill "$sampler" 2>/dev/null
-  wait "$sampler" 2>/dev/null
-  sampler=
+  smi_stop sampler || return 0
   awk -F', *' '/^#/ {n = 0; lo = 1e9; hi = 0; warm = 0; next}
                $1 ~ /^[0-9]+$/ {n++; if ($1 < lo) lo = $1; if ($1 > hi) hi = $1; if ($2 > warm) warm = $2}
                END {if (n) printf "   SM clock %d-%d MHz, up to %d C (%d samples)\n", lo, hi, warm, n}' \

@@ -26,24 +26,12 @@ readme_run() {  # name, a tar of the tree to run ("" for this working tree's tra
   busy_sampling "$1"
   (cd "$clone" && PYTHONPATH=$clone${PYTHONPATH:+:$PYTHONPATH} timeout -s INT "$seconds" $py -m evolver start \
      --max-candidates 50 > "$OUT/evolve_$1.log" 2>&1)
-  log "$1: rc $?, $(( $(date +%s) - started )) s; $(busy_sampled "$1")"
+  local rc=$?
+  busy_sampled "$1"
+  log "$1: rc $rc, $(( $(date +%s) - started )) s; $busy_mean"
   tail -3 "$OUT/evolve_$1.log" | tee -a "$OUT/pass.log"
   (cd "$clone" && PYTHONPATH=$clone${PYTHONPATH:+:$PYTHONPATH} $py "$root/bench/run_stages.py" . \
      $([[ -s $OUT/busy_$1.csv ]] && echo --busy "$OUT/busy_$1.csv")) 2>&1 | tee -a "$OUT/pass.log"
-}
-busy_sampler=
-busy_sampling() {  # name: how busy the GPU is (nvidia-smi's utilization.gpu: the share of each 250 ms sample in which
-  # a kernel ran) from now on, into $OUT/busy_NAME.csv
-  command -v nvidia-smi > /dev/null || return 0
-  nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 250 > "$OUT/busy_$1.csv" 2>/dev/null &
-  busy_sampler=$!
-}
-busy_sampled() {  # name: the sampler stopped; the mean of its samples
-  [[ -n $busy_sampler ]] || return 0
-  kill "$busy_sampler" 2>/dev/null
-  wait "$busy_sampler" 2>/dev/null
-  busy_sampler=
-  awk -F', *' '$2 ~ /^[0-9]+$/ {n++; s += $2} END {if (n) printf "the GPU busy %.0f%% of %d samples", s / n, n}' "$OUT/busy_$1.csv"
 }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a "$OUT/pass.log"
 if [[ -n ${BEFORE-unset} ]]; then  # BEFORE= (empty) compares this tree with itself only (PER_GPU's runs)

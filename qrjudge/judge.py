@@ -40,7 +40,7 @@ from qrjudge.link import Runner
 from qrjudge.verdict import Report, Verdict, heartbeat
 
 if TYPE_CHECKING:
-    from qrjudge.gpulock import GpuLock, Held
+    from qrjudge.gpulock import GpuLock
     from qrjudge.timing import Plan
 
 # What the judge's clock may see per call beyond the calibrated overhead: (us, fraction of the reported time),
@@ -120,17 +120,17 @@ def calibrate(ctx: Context) -> None:
     calls will be, measured on a reference function while the runner is still ours. The overhead depends on
     the input's size, not its case, so shapes of one size (the four 640x512 cases, the three 60x1024) share
     one measurement."""
-    from qrjudge.specs import benchmarks_for
+    from qrjudge.specs import benchmarks_for, by_size
 
-    by_size: dict[tuple[int, int], float] = {}
+    overhead = {}
+    for size, spec in by_size(benchmarks_for(ctx.args.mode)).items():
+        gaps = []
+        for _ in range(CALIBRATION_CALLS[0 if primeable(spec) else 1]):
+            call = ctx.call(spec, "calibrating", primeable(spec), reference=True, timed=True, flush=True)
+            gaps.append(call.wall_us - call.reply["event_us"])
+        overhead[size] = min(gaps)
     for spec in benchmarks_for(ctx.args.mode):
-        if (spec.batch, spec.n) not in by_size:
-            gaps = []
-            for _ in range(CALIBRATION_CALLS[0 if primeable(spec) else 1]):
-                call = ctx.call(spec, "calibrating", primeable(spec), reference=True, timed=True, flush=True)
-                gaps.append(call.wall_us - call.reply["event_us"])
-            by_size[spec.batch, spec.n] = min(gaps)
-        ctx.overhead_us[spec.label] = by_size[spec.batch, spec.n]
+        ctx.overhead_us[spec.label] = overhead[spec.batch, spec.n]
 
 
 def scan(args: argparse.Namespace) -> None:
@@ -387,8 +387,9 @@ def evaluate_sharing(ctx: Context, t0: float, lock: GpuLock, timed: Runner) -> V
             held.relax()  # the candidate in the timed runner from here: no other evaluation can be timed
             compile_info = load(ctx, "timed_import_s")
             warm_up(ctx)
-            with holding(ctx, tightened(held)):
-                verdict = measured(ctx, isolated, compile_info, labels, worst)
+            with waiting(ctx):
+                held.tighten()
+            verdict = measured(ctx, isolated, compile_info, labels, worst)
     except Verdict as failed:
         verdict = failed
     with holding(ctx, lock.shared()):
@@ -407,21 +408,22 @@ def evaluate_sharing(ctx: Context, t0: float, lock: GpuLock, timed: Runner) -> V
 
 @contextlib.contextmanager
 def holding(ctx: Context, hold: contextlib.AbstractContextManager[Any]) -> Iterator[Any]:
-    """A hold of the GPU's lock, its wait added to `lock_wait_s` and said every LOCK_BEAT_S: a judge waiting behind
-    other evaluations (tens of seconds where many share a GPU) is not a stalled one (qrjudge/supervisor.py)."""
+    """A hold of the GPU's lock, taken `waiting`."""
     with contextlib.ExitStack() as stack:
-        waited = time.monotonic()
-        with heartbeat(ctx.report, "lock", "waiting for the GPU", every=LOCK_BEAT_S, limit=math.inf):
+        with waiting(ctx):
             held = stack.enter_context(hold)
-        ctx.timings["lock_wait_s"] = ctx.timings.get("lock_wait_s", 0.0) + time.monotonic() - waited
         yield held
 
 
 @contextlib.contextmanager
-def tightened(held: Held) -> Iterator[None]:
-    """The relaxed hold made exclusive again (its wait for the readers that came in meanwhile: `holding`)."""
-    held.tighten()
-    yield
+def waiting(ctx: Context) -> Iterator[None]:
+    """A wait for the GPU's lock (a hold taken, or a relaxed one made exclusive again), added to `lock_wait_s` and
+    said every LOCK_BEAT_S: a judge waiting behind other evaluations (tens of seconds where many share a GPU) is not
+    a stalled one (qrjudge/supervisor.py)."""
+    waited = time.monotonic()
+    with heartbeat(ctx.report, "lock", "waiting for the GPU", every=LOCK_BEAT_S, limit=math.inf):
+        yield
+    ctx.timings["lock_wait_s"] = ctx.timings.get("lock_wait_s", 0.0) + time.monotonic() - waited
 
 
 def warm_up(ctx: Context) -> None:
@@ -431,18 +433,16 @@ def warm_up(ctx: Context) -> None:
     under the exclusive lock, so that what precedes them is what it was (that call now finds the size warm). A
     failing call (a rejection too) ends the warm-ups and is the verdict where `time_shape` reaches its size, as it
     would have been there alone: an earlier shape's wrong timed call is still found first."""
-    from qrjudge.specs import benchmarks_for
+    from qrjudge.specs import benchmarks_for, by_size
 
-    began, warm = time.monotonic(), set()
-    for spec in benchmarks_for(ctx.args.mode):
-        if (spec.batch, spec.n) not in warm:  # one call a size (640x512's four cases are one)
-            warm.add((spec.batch, spec.n))
-            ctx.report.emit(stage="warm-up", label=spec.label)
-            try:
-                ctx.call(spec, f"benchmark {spec.label}")
-            except Verdict as failed:
-                ctx.warm_failed = ((spec.batch, spec.n), failed)
-                break
+    began = time.monotonic()
+    for size, spec in by_size(benchmarks_for(ctx.args.mode)).items():
+        ctx.report.emit(stage="warm-up", label=spec.label)
+        try:
+            ctx.call(spec, f"benchmark {spec.label}")
+        except Verdict as failed:
+            ctx.warm_failed = (size, failed)
+            break
     ctx.timings["warm_up_s"] = time.monotonic() - began
 
 

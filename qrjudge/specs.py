@@ -78,6 +78,15 @@ def tests_for(mode: str) -> list[Spec]:
     return tests
 
 
+def by_size(specs: tuple[Spec, ...] | list[Spec]) -> dict[tuple[int, int], Spec]:
+    """The first spec of each (batch, n), in order: what depends on an input's size and not its case (a call's
+    overhead, a kernel's first call) is measured or made once for the four 640x512 cases and the three 60x1024."""
+    first: dict[tuple[int, int], Spec] = {}
+    for spec in specs:
+        first.setdefault((spec.batch, spec.n), spec)
+    return first
+
+
 def benchmarks_for(mode: str) -> tuple[Spec, ...]:
     if mode == "tiny":
         return TINY_BENCHMARK

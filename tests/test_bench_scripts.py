@@ -155,15 +155,18 @@ def test_each_evaluation_of_a_pass_logs_the_gpu_clock_range(tmp_path: Path) -> N
             assert expect in log and "1 CUDA process(es) on the GPU as one starts" in log, log
         else:
             assert "SM clock" not in log and not (out / "gpu.csv").exists(), log
-    def running(path: Path) -> bool:
-        for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-            try:
-                if str(path).encode() in cmdline.read_bytes():
-                    return True
-            except OSError:  # the process ended while we looked
-                pass
-        return False
     assert not running(smi), "the sampler outlived its evaluation"
+
+
+def running(path: Path) -> bool:
+    """Whether a process whose command line names `path` is alive."""
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if str(path).encode() in cmdline.read_bytes():
+                return True
+        except OSError:  # the process ended while we looked
+            pass
+    return False
 
 
 def seed_pass_table(tmp_path: Path) -> str:
@@ -439,3 +442,30 @@ def test_run_stages_says_how_busy_the_gpu_was_under_each_kind_of_hold(tmp_path: 
                            ((0.5, 40), (1.25, 10), (1.75, 60), (2.25, 20), (2.5, 30), (3.5, 0))) + "garbage, [N/A]\n")
     by = run_stages.busy_by_hold(run_stages.read_busy(csv), results)
     assert by == {"exclusive": [10.0, 20.0, 30.0], "relaxed": [60.0], "shared": [40.0], "none": [0.0]}, by
+
+
+def test_a_pass_samples_how_busy_the_gpu_is_and_stops_its_sampler(tmp_path: Path) -> None:
+    """bench/lib.sh's busy_sampling / busy_sampled (pipeline_pass.sh's runs) with a fake nvidia-smi: the samples, with
+    their timestamps, land in busy_NAME.csv as run_stages.py --busy reads them, the mean in $busy_mean, and the
+    sampler does not outlive the run (it is stopped where it was started, on the same shared helpers as `sampling`)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    smi = bin_dir / "nvidia-smi"
+    smi.write_text("#!/bin/sh\nbusy=40\nwhile true; do echo \"2026/12/04 14:22:00.250, $busy\"; busy=60; sleep 0.05;"
+                   " done\n")
+    smi.chmod(0o755)
+    out = tmp_path / "out"
+    env = {**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin", "OUT": str(out)}
+    run = subprocess.run(["bash", "-c", f"source {ROOT}/bench/lib.sh; busy_sampling one; sleep 0.5; busy_sampled one;"
+                          ' echo "mean: $busy_mean"; echo "left: $busy_sampler"'], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("mean: the GPU busy 5") and lines[0].endswith("samples"), lines  # 40 once, then 60s
+    assert lines[1:] == ["left: "], lines
+    assert not running(smi), "the sampler outlived its run"
+    sys.path.insert(0, str(ROOT / "bench"))
+    import run_stages
+
+    samples = run_stages.read_busy(out / "busy_one.csv")
+    assert len(samples) > 3 and samples[0][1] == 40.0 and {p for _, p in samples[1:]} == {60.0}, samples
