@@ -12,7 +12,8 @@
 # noise under the new pipeline), each with what the cache served. About 8 minutes on an H200.
 # How busy the GPU was during each run (nvidia-smi's utilization.gpu every 250 ms) in pass.log, overall and by what
 # held the GPU's lock at the time (run_stages.py --busy), the samples in busy_*.csv.
-# Results: ${OUT:-bench/out}/pass.log, evolve_*.log, results.jsonl.
+# Results: ${OUT:-bench/out}/pass.log, evolve_*.log, run_*.bundle (each run's repository: `git clone` it and
+# `bench/run_stages.py` there), results.jsonl.
 source "$(dirname "$0")/lib.sh"
 root=$PWD
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@localhost
@@ -30,6 +31,7 @@ readme_run() {  # name, a tar of the tree to run ("" for this working tree's tra
   busy_sampled "$1"
   log "$1: rc $rc, $(( $(date +%s) - started )) s; $busy_mean"
   tail -3 "$OUT/evolve_$1.log" | tee -a "$OUT/pass.log"
+  git -C "$clone" bundle create -q "$OUT/run_$1.bundle" --all 2> /dev/null  # its branches and notes, to look at later
   (cd "$clone" && PYTHONPATH=$clone${PYTHONPATH:+:$PYTHONPATH} $py "$root/bench/run_stages.py" . \
      $([[ -s $OUT/busy_$1.csv ]] && echo --busy "$OUT/busy_$1.csv")) 2>&1 | tee -a "$OUT/pass.log"
 }

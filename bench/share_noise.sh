@@ -3,7 +3,8 @@
 # while other evaluations share the GPU as `per_gpu = 2` runs them (every judge with EVOLVE_GPU_LOCKS: each timed
 # region alone, the others' imports and tests beside the rest; here blocked_wy evaluated back to back), the rounds
 # interleaved, the compile cache warm; then the mean and CV of each. Whether sharing changes a score beyond the
-# noise decides per_gpu's default. torch.geqrf first, in the same run. About 5 minutes on an H200.
+# noise decides per_gpu's default. NEIGHBOURS=N: N such loops at once (as `per_gpu = N + 1` shares the GPU).
+# torch.geqrf first, in the same run. About 5 minutes on an H200.
 # Results: ${OUT:-bench/out}/pass.log, results.jsonl (the shared ones with their `gpu_lock` record), harness.log.
 source "$(dirname "$0")/lib.sh"
 compile_cache_on
@@ -21,7 +22,7 @@ qr warm_blocked_wy --kernel-dir seed_kernels/blocked_wy --mode full
 for i in $(seq 1 "${ROUNDS:-5}"); do
   qr "alone_$i" --kernel-dir seed_kernels/tsqr_wy --mode full
   rm -f "$stop"
-  neighbours &
+  for _ in $(seq 1 "${NEIGHBOURS:-1}"); do neighbours & done
   export EVOLVE_GPU_LOCKS=$locks
   qr "shared_$i" --kernel-dir seed_kernels/tsqr_wy --mode full
   unset EVOLVE_GPU_LOCKS
