@@ -10,15 +10,11 @@ ran the tests, and waits until nothing of it is left, before it lets go; the pro
 candidate only once its clock is calibrated, and is gone before the lock is let go), so while one candidate is
 timed no other candidate's code exists at all, let alone has work on the GPU.
 
-A reader-writer lock from four `flock`s per GPU: readers pass a gate that a waiting writer holds, so a writer
+A reader-writer lock from three `flock`s per GPU: readers pass a gate that a waiting writer holds, so a writer
 waits only for the readers already in (writers are not starved by a stream of readers); a writer first takes the
 `timed` file, which it keeps while it is relaxed, so that no other writer comes between its two exclusive holds
 (the relaxed hold is the shared lock on the same descriptor: `flock` converts it, and only readers can slip into
-the conversion, which the writer's own relaxed hold admits anyway). A candidate's tests are a long read (seconds);
-a writer that waited for them, or took its hold back behind them, kept every other writer waiting too (on an
-H200 in 2026-12 readers and writers alternated one by one, and `per_gpu = 4` judged fewer an hour than 2). So
-such a session starts only when no writer holds or waits for the lock (the `writers` file, shared by every
-writer from its wait to its end): the timed regions run back to back, the sessions together between them. `flock` locks die with their process: a judge
+the conversion, which the writer's own relaxed hold admits anyway). `flock` locks die with their process: a judge
 killed at any moment frees the GPU. The judge opens the files close-on-exec, and the runner's confinement hides
 the directory (qrjudge/isolation.py, `confine(hidden=...)`): a candidate can neither hold the lock nor wait on it.
 """
@@ -52,16 +48,11 @@ class GpuLock:
         return os.open(os.path.join(self.directory, f"gpu-{name}.{what}"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
 
     @contextlib.contextmanager
-    def shared(self, behind_writers: bool = False) -> Iterator[None]:
-        """Untimed work: any number of evaluations at once, none while one holds it exclusively. `behind_writers`
-        (a long session: a candidate's import and tests): not before every writer that holds or waits for the
-        lock is done, relaxed ones included."""
-        gate, rw, writers = self._open("gate"), self._open("rw"), self._open("writers")
+    def shared(self) -> Iterator[None]:
+        """Untimed work: any number of evaluations at once, none while one holds it exclusively."""
+        gate, rw = self._open("gate"), self._open("rw")
         try:
-            if behind_writers:  # no writer holds `writers` now, so none holds the gate or `rw`: in at once
-                fcntl.flock(writers, fcntl.LOCK_EX)
             _through_gate(gate, rw, fcntl.LOCK_SH)
-            fcntl.flock(writers, fcntl.LOCK_UN)
             began = time.monotonic()
             try:
                 yield
@@ -69,15 +60,14 @@ class GpuLock:
                 self.held.append(("shared", began, time.monotonic()))
                 fcntl.flock(rw, fcntl.LOCK_UN)
         finally:
-            for fd in (gate, rw, writers):
-                os.close(fd)
+            os.close(gate)
+            os.close(rw)
 
     @contextlib.contextmanager
     def exclusive(self) -> Iterator[Held]:
         """A timed region: this evaluation alone on the GPU, unless it relaxes the hold (`Held.relax`)."""
-        writers, timed, gate, rw = self._open("writers"), self._open("timed"), self._open("gate"), self._open("rw")
+        timed, gate, rw = self._open("timed"), self._open("gate"), self._open("rw")
         try:
-            fcntl.flock(writers, fcntl.LOCK_SH)  # from here to the end, no long reader starts
             fcntl.flock(timed, fcntl.LOCK_EX)  # no other writer from here to the end, relaxed or not
             _through_gate(gate, rw, fcntl.LOCK_EX)
             held = Held(self, gate, rw, time.monotonic())
@@ -88,7 +78,7 @@ class GpuLock:
                 fcntl.flock(rw, fcntl.LOCK_UN)
                 fcntl.flock(timed, fcntl.LOCK_UN)
         finally:
-            for fd in (writers, timed, gate, rw):
+            for fd in (timed, gate, rw):
                 os.close(fd)
 
 

@@ -367,7 +367,7 @@ def evaluate_sharing(ctx: Context, t0: float, lock: GpuLock, timed: Runner) -> V
     timed, exactly as a lone evaluation's runner is; it too is gone before the lock is. Then, under the shared lock
     again, the judge checks the timed calls it kept (`Deferred`). No candidate code exists outside its judge's
     lock, so none exists while another evaluation is timed."""
-    with holding(ctx, lock.shared(behind_writers=True)), lifetime(ctx, ctx.runner):
+    with holding(ctx, lock.shared()), lifetime(ctx, ctx.runner):
         warm(ctx, timed)
         ctx.timings["cuda_start_s"] = time.monotonic() - t0
         start(ctx)
