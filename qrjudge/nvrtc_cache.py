@@ -11,7 +11,7 @@ no other process, no judge's file writable) but with the cache writable; the run
 and reads the binary it names from the cache, which the runner's own confinement leaves read-only. The key is
 the SHA-256 of the whole request, NVRTC's and CuPy's versions, computed by the server: an entry is always what
 NVRTC made of its key. NVRTC itself runs in a child confined once more, writable only in a directory of its own
-(`compile_apart`): the request's file name and options are the candidate's, and what they make NVRTC write (a
+(`Worker`; up to WORKERS at once, for a runner that asks from several threads): the request's file name and options are the candidate's, and what they make NVRTC write (a
 source file at any path, a precompiled header) cannot land on an entry. A candidate can ask for any compile (as it
 could run one itself), never write an entry, and nothing it asks changes what another candidate's source
 compiles to.
@@ -33,15 +33,19 @@ import select
 import shutil
 import signal
 import sys
+import math
 import tempfile
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from qrjudge import isolation, wire
 
 WORKER_S = 120.0  # a compile worker still running after this long is killed (the runner then compiles itself)
+WORKERS = 4  # compiles a server runs at once: a candidate that builds its modules side by side waits for the
+# longest, not the sum (a tune move of the QR seed's NB recompiles four modules: 11-17 s of its tests one by one)
 KEEP_BYTES = 2 << 30  # the cache is pruned to this, oldest first, when a server starts
 TMP = ".tmp"  # the compile workers' own directories inside the cache
 LOG = ".server.log"  # the servers' stderr (the judge opens it), whose last words a runner quotes
@@ -75,18 +79,23 @@ def prune(cache: Path, keep: int = KEEP_BYTES) -> None:
 
 # --- the server: the one writer -------------------------------------------------------------------------
 
-def compile_one(request: dict[str, Any], cache: Path, versions: str) -> dict[str, Any]:
-    """The entry for `request`, compiled unless the cache has it: {"path", "mapping"} or {"error"}."""
+def cached(request: dict[str, Any], cache: Path, versions: str) -> tuple[Path, dict[str, Any] | None]:
+    """Where `request`'s entry lives, and the reply if the cache has it."""
     name = key(request, versions)
     path = cache / name[:2] / f"{name}.bin"
     meta = path.with_suffix(".json")
     if path.exists() and meta.exists():
-        return {"path": str(path), "mapping": json.loads(meta.read_text())["mapping"], "hit": True}
-    compiled = compile_apart(request, cache / TMP)
+        return path, {"path": str(path), "mapping": json.loads(meta.read_text())["mapping"], "hit": True}
+    return path, None
+
+
+def store(path: Path, compiled: dict[str, Any]) -> dict[str, Any]:
+    """A worker's result written as the entry at `path` (a failure is only replied): the reply."""
     if "error" in compiled:
         return compiled
     path.parent.mkdir(exist_ok=True)
-    unique = f".{os.getpid()}.{threading.get_ident()}"
+    unique = f".{os.getpid()}"
+    meta = path.with_suffix(".json")
     for target, data in ((meta, json.dumps({"mapping": compiled["mapping"]}).encode()),
                          (path, base64.b64decode(compiled["binary"]))):
         partial = target.with_name(target.name + unique)
@@ -95,53 +104,73 @@ def compile_one(request: dict[str, Any], cache: Path, versions: str) -> dict[str
     return {"path": str(path), "mapping": compiled["mapping"], "hit": False}
 
 
-def compile_apart(request: dict[str, Any], scratch: Path) -> dict[str, Any]:
-    """NVRTC run on the request in a child that can write nothing but a directory of its own: the request is the
-    candidate's (its file name, its options: a precompiled header's path, say), and whatever it makes NVRTC or CuPy
-    write lands there, never on an entry. {"binary" (base64), "mapping"} or {"error"}."""
-    own = tempfile.mkdtemp(dir=scratch)
-    out_r, out_w = os.pipe()
-    child = os.fork()
-    if child == 0:  # one thread, as confine needs
-        code = 1
-        try:
-            os.close(out_r)
-            isolation.confine([own], hidden=isolation.judges_only())
-            os.environ["TMPDIR"] = own
-            tempfile.tempdir = None
-            from cupy.cuda import compiler
+@dataclass
+class Worker:
+    """One compile, in a child that can write nothing but a directory of its own (`start`): the request is the
+    candidate's (its file name, its options: a precompiled header's path, say), and whatever it makes NVRTC or
+    CuPy write lands there, never on an entry. Its output is read as it comes, so that a server runs several."""
 
+    asked: Any  # the request's id, said again in the reply
+    entry: Path
+    child: int
+    fd: int
+    own: str
+    deadline: float
+    chunks: list[bytes] = field(default_factory=list)
+
+    @classmethod
+    def start(cls, asked: Any, request: dict[str, Any], entry: Path, scratch: Path) -> Worker:
+        own = tempfile.mkdtemp(dir=scratch)
+        out_r, out_w = os.pipe()
+        child = os.fork()
+        if child == 0:  # one thread (the server has no other), as confine needs
+            code = 1
             try:
-                binary, mapping = compiler._compile_using_nvrtc_no_warning(
-                    request["source"], tuple(request["options"]), request["arch"], request["filename"],
-                    request["name_expressions"], None, request["cache_in_memory"], request["jitify"],
-                    request["method"])
-                said: dict[str, Any] = {"binary": base64.b64encode(bytes(binary)).decode(), "mapping": mapping}
-            except Exception as exc:  # the runner compiles it again itself, for CuPy's own error
-                said = {"error": f"{type(exc).__name__}: {str(exc)[:200]}"}
-            with os.fdopen(out_w, "w") as out:
-                json.dump(said, out)
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(out_w)
-    chunks, deadline = [], time.monotonic() + WORKER_S
-    with os.fdopen(out_r, "rb") as got:
-        while time.monotonic() < deadline and select.select([got], [], [], deadline - time.monotonic())[0]:
-            chunk = os.read(got.fileno(), 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        else:  # stuck (a compile that never ends, a lock inherited across the fork): the runner compiles itself
-            os.kill(child, signal.SIGKILL)
-    os.waitpid(child, 0)
-    shutil.rmtree(own, ignore_errors=True)
-    text = b"".join(chunks).decode("utf-8", "replace")
+                os.close(out_r)
+                isolation.confine([own], hidden=isolation.judges_only())
+                os.environ["TMPDIR"] = own
+                tempfile.tempdir = None
+                with os.fdopen(out_w, "w") as out:
+                    json.dump(nvrtc(request), out)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(out_w)
+        return cls(asked, entry, child, out_r, own, time.monotonic() + WORKER_S)
+
+    def read(self) -> bool:
+        """What the child wrote since; False once it has written all it will."""
+        chunk = os.read(self.fd, 1 << 20)
+        self.chunks.append(chunk)
+        return bool(chunk)
+
+    def finish(self) -> dict[str, Any]:
+        """The child gone (killed if it is still running: stuck, or past WORKER_S), its result stored: the reply."""
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.child, signal.SIGKILL)
+        os.waitpid(self.child, 0)
+        os.close(self.fd)
+        shutil.rmtree(self.own, ignore_errors=True)
+        try:
+            said = json.loads(b"".join(self.chunks).decode("utf-8", "replace"))
+        except ValueError:
+            said = {"error": "the compile worker ended without a result"}
+        if not (isinstance(said, dict) and ("binary" in said or "error" in said)):
+            said = {"error": "malformed"}
+        return {**store(self.entry, said), "id": self.asked}
+
+
+def nvrtc(request: dict[str, Any]) -> dict[str, Any]:
+    """CuPy's NVRTC call on the request, in the worker: {"binary" (base64), "mapping"} or {"error"}."""
+    from cupy.cuda import compiler
+
     try:
-        said = json.loads(text)
-    except ValueError:
-        return {"error": "the compile worker ended without a result"}
-    return said if isinstance(said, dict) and ("binary" in said or "error" in said) else {"error": "malformed"}
+        binary, mapping = compiler._compile_using_nvrtc_no_warning(
+            request["source"], tuple(request["options"]), request["arch"], request["filename"],
+            request["name_expressions"], None, request["cache_in_memory"], request["jitify"], request["method"])
+    except Exception as exc:  # the runner compiles it again itself, for CuPy's own error
+        return {"error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+    return {"binary": base64.b64encode(bytes(binary)).decode(), "mapping": mapping}
 
 
 def serve(fd_in: int, fd_out: int, cache: Path) -> int:
@@ -150,7 +179,7 @@ def serve(fd_in: int, fd_out: int, cache: Path) -> int:
     except (isolation.ConfineError, OSError) as exc:
         print(f"qrjudge.nvrtc_cache: not serving: cannot confine ({exc})", file=sys.stderr)
         return 1  # unconfined it would be a writer the candidate could reach: the runner compiles itself
-    (cache / TMP).mkdir(exist_ok=True)  # the compile workers' own directories (`compile_apart`)
+    (cache / TMP).mkdir(exist_ok=True)  # the compile workers' own directories (`Worker`)
     for name in ("HOME", "TMPDIR", "XDG_CACHE_HOME", "CUPY_CACHE_DIR"):  # CuPy makes its disk cache's directory
         os.environ[name] = str(cache / TMP)  # at import, under a home that confinement has made read-only
     with contextlib.suppress(ImportError):  # as the runner does: torch first, which loads the CUDA libraries
@@ -160,27 +189,59 @@ def serve(fd_in: int, fd_out: int, cache: Path) -> int:
 
     versions = f"nvrtc {compiler._get_nvrtc_version()} cupy {cupy_version}"
     prune(cache)
-    reader = wire.LineReader(fd_in)
-    while line := reader.readline():
-        try:
-            request = json.loads(line)
-            request = {k: request[k] for k in ("source", "options", "arch", "filename", "name_expressions",
-                                               "cache_in_memory", "jitify", "method")}
-            reply = compile_one(request, cache, versions)
-        except (ValueError, KeyError, TypeError) as exc:
-            reply = {"error": f"malformed request: {exc}"}
-        wire.send(fd_out, reply)
-    return 0
+    requests = wire.LineReader(fd_in)
+    waiting: list[tuple[Any, dict[str, Any], Path]] = []  # requests the cache did not have, for a worker
+    running: dict[int, Worker] = {}  # the workers, by their pipes
+    while True:
+        while waiting and len(running) < WORKERS:
+            worker = Worker.start(*waiting.pop(0), cache / TMP)
+            running[worker.fd] = worker
+        due = min((w.deadline for w in running.values()), default=math.inf) - time.monotonic()
+        ready = [fd_in] if requests.buffer else select.select(
+            [fd_in, *running], [], [], None if due == math.inf else max(due, 0.0))[0]
+        for fd in ready:
+            if fd != fd_in and not running[fd].read():
+                wire.send(fd_out, running.pop(fd).finish())
+        for fd in [fd for fd, w in running.items() if w.deadline < time.monotonic()]:  # stuck: the runner compiles
+            wire.send(fd_out, running.pop(fd).finish())
+        if fd_in in ready:
+            line = requests.readline()
+            if not line:  # the runner is gone
+                for worker in running.values():
+                    worker.finish()
+                return 0
+            said = take(line, cache, versions)
+            if isinstance(said, dict):
+                wire.send(fd_out, said)
+            else:
+                waiting.append(said)
+
+
+def take(line: bytes, cache: Path, versions: str) -> tuple[Any, dict[str, Any], Path] | dict[str, Any]:
+    """A request line: what a worker needs (its id, the request, its entry's path), or the reply at once (a hit,
+    a malformed request)."""
+    said: Any = None
+    try:
+        said = json.loads(line)
+        request = {k: said[k] for k in ("source", "options", "arch", "filename", "name_expressions",
+                                        "cache_in_memory", "jitify", "method")}
+        entry, hit = cached(request, cache, versions)
+    except (ValueError, KeyError, TypeError) as exc:
+        return {"error": f"malformed request: {exc}", "id": said.get("id") if isinstance(said, dict) else None}
+    return (said.get("id"), request, entry) if hit is None else {**hit, "id": said.get("id")}
 
 
 # --- the runner's side ----------------------------------------------------------------------------------
 
 class Client:
-    """The runner's end of the pipes; one request at a time (a candidate may compile from several threads)."""
+    """The runner's end of the pipes. A candidate may compile from several threads: each request carries an id,
+    one waiting thread at a time reads the replies and hands each to the thread that asked (`_reply`)."""
 
     def __init__(self, fd_out: int, fd_in: int) -> None:
-        self.fd_out, self.reader, self.lock = fd_out, wire.LineReader(fd_in), threading.Lock()
-        self.alive = True
+        self.fd_out, self.reader = fd_out, wire.LineReader(fd_in)
+        self.sending, self.lock = threading.Lock(), threading.Condition()
+        self.replies: dict[int, dict[str, Any]] = {}
+        self.asked, self.reading, self.alive = 0, False, True
         self.served = self.compiled = 0  # entries read from the cache, entries the server compiled
         self.seconds = 0.0
         self.why = ""  # the last reason a compile was not served (shown in the verdict)
@@ -189,23 +250,54 @@ class Client:
         with self.lock:
             if not self.alive:
                 return None
-            began = time.monotonic()
-            reply: Any = None
-            try:
-                wire.send(self.fd_out, request)
-                reply = json.loads(self.reader.readline() or b"null")
-                if isinstance(reply, dict) and "error" in reply:
-                    self.why = str(reply["error"])[:200]
-                    return None
-                binary = Path(reply["path"]).read_bytes()
-            except (OSError, ValueError, KeyError, TypeError) as exc:
-                self.alive = False  # a server that failed once is not asked again
-                self.why = f"{type(exc).__name__}: {str(exc)[:100]} (reply: {str(reply)[:60]}); {self.last_said()}"
+            self.asked += 1
+            mine = self.asked
+        began = time.monotonic()
+        reply: Any = None
+        try:
+            with self.sending:
+                wire.send(self.fd_out, {**request, "id": mine})
+            reply = self._reply(mine)
+            if reply is None:  # another thread found the server gone
                 return None
+            if "error" in reply:
+                self.why = str(reply["error"])[:200]
+                return None
+            binary = Path(reply["path"]).read_bytes()
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            with self.lock:
+                self.alive = False  # a server that failed once is not asked again
+                self.lock.notify_all()
+            self.why = f"{type(exc).__name__}: {str(exc)[:100]} (reply: {str(reply)[:60]}); {self.last_said()}"
+            return None
+        with self.lock:
             self.seconds += time.monotonic() - began
             self.served += bool(reply.get("hit"))
             self.compiled += not reply.get("hit")
-            return binary, reply.get("mapping")
+        return binary, reply.get("mapping")
+
+    def _reply(self, mine: int) -> dict[str, Any] | None:
+        """The server's reply to request `mine` (None once the server has failed): the thread that reads the pipe
+        files every reply it reads under its id, until its own comes; the others wait to be handed theirs."""
+        with self.lock:
+            while mine not in self.replies:
+                if not self.alive:
+                    return None
+                if self.reading:
+                    self.lock.wait()
+                    continue
+                self.reading = True
+                self.lock.release()
+                try:
+                    reply = json.loads(self.reader.readline() or b"null")
+                finally:
+                    self.lock.acquire()
+                    self.reading = False
+                    self.lock.notify_all()
+                if not isinstance(reply, dict) or not isinstance(reply.get("id"), int):
+                    raise ValueError("not a reply")
+                self.replies[reply["id"]] = reply
+            return self.replies.pop(mine)
 
     def last_said(self) -> str:
         """What the servers' log last says (why a compile server stopped, or its last line)."""

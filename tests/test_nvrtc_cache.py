@@ -42,6 +42,19 @@ except compiler.CompileException as exc:
 if os.environ.get("KILL_WORKER"):
     out["after_death"] = nvrtc("DIE", (), 90, "k.cu", None, None, False, None, None)[0].decode()
     out["later"] = nvrtc("src C", (), 90, "k.cu", None, None, False, None, None)[0].decode()
+if os.environ.get("THREADS"):  # a candidate building its modules side by side
+    import threading, time
+    n = int(os.environ["THREADS"])
+    got = [None] * n
+    def build(i):
+        got[i] = nvrtc(f"SLOW {i}", (), 90, "k.cu", None, None, False, None, None)[0].decode()
+    began = time.monotonic()
+    threads = [threading.Thread(target=build, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    out["threads"], out["threads_s"] = got, time.monotonic() - began
 if os.environ.get("POISON"):  # the candidate names an entry as the file CuPy writes its source to
     entry = os.environ["POISON"]
     try:
@@ -89,6 +102,16 @@ def test_a_compile_that_kills_its_worker_is_compiled_in_the_runner_and_the_serve
     assert said["after_death"].startswith(f"pid {said['me']}:")  # compiled here
     assert not said["later"].startswith(f"pid {said['me']}:")  # and the next one served again
     assert "worker ended without a result" in said["stats"]["why"], said["stats"]
+
+
+def test_compiles_asked_from_several_threads_run_side_by_side(cache: Path) -> None:
+    """Each thread gets its own module (the replies are handed to whoever asked), compiled by the server, at most
+    WORKERS at once: six one-second compiles take two seconds, not six."""
+    said = run_client(cache, THREADS="6")
+    assert all(got.startswith("pid ") and f"SLOW {i} " in got and not got.startswith(f"pid {said['me']}:")
+               for i, got in enumerate(said["threads"])), said["threads"]
+    assert nvrtc_cache.WORKERS == 4 and 2.0 <= said["threads_s"] < 4.0, said["threads_s"]
+    assert said["stats"]["compiled"] == 3 + 6, said["stats"]  # (and the three of the script before them)
 
 
 def test_a_request_cannot_write_an_entry_through_the_compilers_file_name(cache: Path, tmp_path: Path) -> None:

@@ -1,8 +1,9 @@
 """CuPy's NVRTC call, stood in for: the "binary" says which process compiled what; FAIL fails as NVRTC would; DIE
-ends the compile worker (as a crash of NVRTC would end it); and like CuPy, unless the source stays in memory, the
+ends the compile worker (as a crash of NVRTC would end it); SLOW takes a second; and like CuPy, unless the source stays in memory, the
 source is first written to FILENAME in a temporary directory (an absolute FILENAME: that path, as os.path.join has it)."""
 import os
 import tempfile
+import time
 
 
 # As CuPy does at import (its disk cache's directory): the server's confinement leaves only the cache writable
@@ -25,6 +26,8 @@ def _compile_using_nvrtc_no_warning(source, options=(), arch=None, filename="ker
                 f.write(source)
     if "DIE" in source and "/.tmp/" in os.environ.get("TMPDIR", ""):  # only in the server's compile worker
         os._exit(9)
+    if "SLOW" in source:  # a compile that takes a second (the server runs several at once)
+        time.sleep(1.0)
     if "FAIL" in source:
         raise CompileException(f"{filename}(1): error: identifier FAIL is undefined")
     binary = f"pid {os.getpid()}: {source} {' '.join(options)} sm_{arch}".encode()
