@@ -13,12 +13,14 @@ bench_inputs_s the judge making inputs, bench_prime_s the prime calls, bench_run
 line (timed_kernel_s, the candidate's own timed calls, within it) and bench_tail_s from `done` to its reply,
 and across those bench_warmup_s, each shape's untimed first call whole; profile_s; after_verdict_s) and, between consecutive results,
 the wall time of the whole loop (what a candidate costs, proposal and git included). Means per mode, then the
-rate. The first figures for issue "a thousand candidates an hour" come from here.
+rate; where evaluations share a GPU, how much of the run their timed chains took (`timed_chains`). The first
+figures for issue "a thousand candidates an hour" come from here.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 from datetime import datetime
@@ -46,23 +48,56 @@ def lock_spans(gpu_lock: Any) -> dict[str, float]:
     return spans
 
 
+def holds(results: list[tuple[Any, Any]]) -> list[list[tuple[str, float, float]]]:
+    """Each shared-GPU evaluation's holds of the lock (how, from, to) on the wall clock (the judge's record's
+    `wall`), so that different evaluations' holds compare."""
+    out = []
+    for r, _ in results:
+        lock = r.details.get("gpu_lock") or {}
+        wall = lock.get("wall")
+        if isinstance(wall, (int, float)) and lock.get("held"):
+            out.append([(str(how), float(began) + wall, float(ended) + wall) for how, began, ended in lock["held"]])
+    return out
+
+
 def busy_by_hold(busy: list[tuple[float, float]], results: list[tuple[Any, Any]]) -> dict[str, list[float]]:
     """The GPU's busy samples (wall time, percent) by what held its lock at the time: an evaluation exclusively,
     one relaxed (its timed runner warming up, others' untimed work beside it), only shared holds, or none."""
     spans: dict[str, list[tuple[float, float]]] = {"exclusive": [], "relaxed": [], "shared": []}
-    for r, _ in results:
-        lock = r.details.get("gpu_lock") or {}
-        wall = lock.get("wall")
-        if not isinstance(wall, (int, float)):
-            continue
-        for how, began, ended in lock.get("held", []):
+    for held in holds(results):
+        for how, began, ended in held:
             if how in spans:
-                spans[how].append((float(began) + wall, float(ended) + wall))
+                spans[how].append((began, ended))
     by: dict[str, list[float]] = {k: [] for k in (*spans, "none")}
     for t, percent in busy:
         how = next((k for k, held in spans.items() if any(a <= t < b for a, b in held)), "none")
         by[how].append(percent)
     return by
+
+
+def timed_chains(results: list[tuple[Any, Any]]) -> str:
+    """How much of a shared run the timed chains took (an evaluation's first exclusive hold to its last, relaxed
+    between: no other evaluation can be timed meanwhile, so these follow one another), and how long an evaluation
+    waited between the end of its tests (its first shared hold) and its chain. A chain's share well under 100%
+    with long waits says the writers wait for something else: the readers' tests (run52, run53)."""
+    chains, waits = [], []
+    for held in holds(results):
+        timed = [(a, b) for how, a, b in held if how in ("exclusive", "relaxed")]
+        if not timed:
+            continue
+        chains.append((timed[0][0], timed[-1][1]))
+        if held[0][0] == "shared":
+            waits.append(timed[0][0] - held[0][2])
+    if len(chains) < 2:
+        return ""
+    covered, end = 0.0, -math.inf
+    for a, b in sorted(chains):
+        covered += max(0.0, b - max(a, end))
+        end = max(end, b)
+    span = max(b for _, b in chains) - min(a for a, _ in chains)
+    return (f"timed chains: {len(chains)}, mean {statistics.fmean(b - a for a, b in chains):.2f} s, covering "
+            f"{covered:.0f} of the {span:.0f} s from the first to the last ({100 * covered / span:.0f}%); from the end "
+            f"of its tests to its chain an evaluation waited {statistics.fmean(waits or [0.0]):.2f} s on average")
 
 
 def read_busy(path: Path) -> list[tuple[float, float]]:
@@ -148,6 +183,9 @@ def main() -> int:
         span = times[-1] - times[9]
         print(f"past the first ten results: {len(times) - 10} in {span:.0f} s, {(len(times) - 10) * 3600 / span:.0f} an hour")
     start_timeline(store, run, results)
+    said = timed_chains(results)
+    if said:
+        print(said)
     if args.busy:
         for how, samples in busy_by_hold(read_busy(args.busy), results).items():
             if samples:

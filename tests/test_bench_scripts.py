@@ -444,6 +444,25 @@ def test_run_stages_says_how_busy_the_gpu_was_under_each_kind_of_hold(tmp_path: 
     assert by == {"exclusive": [10.0, 20.0, 30.0], "relaxed": [60.0], "shared": [40.0], "none": [0.0]}, by
 
 
+def test_run_stages_says_how_much_of_a_run_the_timed_chains_took(tmp_path: Path) -> None:
+    """bench/run_stages.py: each evaluation's chain (its first exclusive hold to its last) on one clock, the share of
+    the run they cover (overlaps counted once), and each one's wait from the end of its tests to its chain."""
+    from types import SimpleNamespace
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import run_stages
+
+    first = {"wall": 1000.0, "held": [["shared", 0.0, 2.0], ["exclusive", 3.0, 3.5], ["relaxed", 3.5, 4.0],
+                                       ["exclusive", 4.0, 5.0], ["shared", 5.0, 5.2]]}  # chain 1003-1005
+    second = {"wall": 2000.0, "held": [["shared", -999.0, -996.0], ["exclusive", -995.0, -993.0]]}  # 1005-1007
+    third = {"wall": 1000.0, "held": [["exclusive", 9.0, 11.0]]}  # 1009-1011: no tests of its own to wait from
+    results = [(SimpleNamespace(details={"gpu_lock": g}), None) for g in (first, second, third)]
+    said = run_stages.timed_chains(results)
+    assert said == ("timed chains: 3, mean 2.00 s, covering 6 of the 8 s from the first to the last (75%); from the "
+                    "end of its tests to its chain an evaluation waited 1.00 s on average"), said
+    assert run_stages.timed_chains(results[:1]) == ""
+
+
 def test_a_pass_samples_how_busy_the_gpu_is_and_stops_its_sampler(tmp_path: Path) -> None:
     """bench/lib.sh's busy_sampling / busy_sampled (pipeline_pass.sh's runs) with a fake nvidia-smi: the samples, with
     their timestamps, land in busy_NAME.csv as run_stages.py --busy reads them, the mean in $busy_mean, and the
