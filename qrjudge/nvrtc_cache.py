@@ -197,8 +197,9 @@ def serve(fd_in: int, fd_out: int, cache: Path) -> int:
             worker = Worker.start(*waiting.pop(0), cache / TMP)
             running[worker.fd] = worker
         due = min((w.deadline for w in running.values()), default=math.inf) - time.monotonic()
-        ready = [fd_in] if requests.buffer else select.select(
-            [fd_in, *running], [], [], None if due == math.inf else max(due, 0.0))[0]
+        listening = len(waiting) < WORKERS  # past that, the pipe holds the rest back, as one at a time did
+        ready = [fd_in] if listening and requests.buffer else select.select(
+            [fd_in] * listening + [*running], [], [], None if due == math.inf else max(due, 0.0))[0]
         for fd in ready:
             if fd != fd_in and not running[fd].read():
                 wire.send(fd_out, running.pop(fd).finish())
