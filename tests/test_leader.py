@@ -134,6 +134,27 @@ def test_a_result_that_does_not_beat_a_confirmation_in_flight_is_not_confirmed_t
     assert [c.id for c in recorder.confirms] == ["00002"]  # the lead is open again: the held-back child
 
 
+def test_a_result_no_faster_than_one_that_lost_its_confirmation_is_not_confirmed() -> None:
+    """run53 on the H200: the seed's first score was slow (2839 us; 2724 confirmed), so every child near the
+    seed's true speed beat it by more than min_gain and was confirmed in turn, about 14 s each. Once one of them
+    has lost its confirmation, its first score is a bar too: a child must beat it by min_gain as well."""
+    snapshot, recorder = recorder_of(pending("00001", "seed"), pending("00002", "tune"), pending("00003", "tune"),
+                                     pending("00004", "tune"))
+    recorder.record(snapshot.candidates["00001"], first_result(2839.44))
+    assert [c.id for c in recorder.confirms] == ["00001"]
+    recorder.confirms.clear()
+    recorder.record(snapshot.candidates["00001"], {**first_result(2724.50), "harness": CONFIRM, "confirm": True})
+    recorder.record(snapshot.candidates["00002"], first_result(2672.11))  # beats the seed's first by 5.9%
+    assert [c.id for c in recorder.confirms] == ["00002"]
+    recorder.confirms.clear()
+    recorder.record(snapshot.candidates["00002"], {**first_result(2713.56), "harness": CONFIRM, "confirm": True})
+    assert recorder.best().id == "00001"  # 0.4% under the seed's confirmed score: within min_gain, lost
+    recorder.record(snapshot.candidates["00003"], first_result(2666.37))  # as fast as 00002: not confirmed
+    assert [c.id for c in recorder.confirms] == []
+    recorder.record(snapshot.candidates["00004"], first_result(2600.00))  # 2.7% faster than 00002's first
+    assert [c.id for c in recorder.confirms] == ["00004"]
+
+
 def test_a_result_before_a_seeds_waits_for_it() -> None:
     """A candidate judged while a seed is (another seed, or a child made then, as session 25's engine made them)
     can be written first (the H200, 2026-12-04: it was, and both were confirmed, 15 s of the GPU for one 2.4% slower).
