@@ -11,8 +11,9 @@ no other process, no judge's file writable) but with the cache writable; the run
 and reads the binary it names from the cache, which the runner's own confinement leaves read-only. The key is
 the SHA-256 of the whole request, NVRTC's and CuPy's versions, computed by the server: an entry is always what
 NVRTC made of its key. NVRTC itself runs in a child confined once more, writable only in a directory of its own
-(`Worker`; up to WORKERS at once, for a runner that asks from several threads): the request's file name and options are the candidate's, and what they make NVRTC write (a
-source file at any path, a precompiled header) cannot land on an entry. A candidate can ask for any compile (as it
+(`Worker`; up to WORKERS at once, for a runner that asks from several threads): the request's file name and
+options are the candidate's, and what they make NVRTC write (a source file at any path, a precompiled header)
+cannot land on an entry. A candidate can ask for any compile (as it
 could run one itself), never write an entry, and nothing it asks changes what another candidate's source
 compiles to.
 
@@ -28,12 +29,12 @@ import base64
 import contextlib
 import hashlib
 import json
+import math
 import os
 import select
 import shutil
 import signal
 import sys
-import math
 import tempfile
 import threading
 import time
