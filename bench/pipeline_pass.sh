@@ -12,8 +12,8 @@
 # noise under the new pipeline), each with what the cache served. About 8 minutes on an H200.
 # How busy the GPU was during each run (nvidia-smi's utilization.gpu every 250 ms) in pass.log, overall and by what
 # held the GPU's lock at the time (run_stages.py --busy), the samples in busy_*.csv.
-# Results: ${OUT:-bench/out}/pass.log, evolve_*.log, run_*.bundle (each run's repository: `git clone` it and
-# `bench/run_stages.py` there), results.jsonl.
+# Results: ${OUT:-bench/out}/pass.log, evolve_*.log, run_*.bundle (each run's repository: `git clone --mirror` it, its
+# notes and records too, and run `bench/run_stages.py` there), results.jsonl.
 source "$(dirname "$0")/lib.sh"
 root=$PWD
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@localhost
