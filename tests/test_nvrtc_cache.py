@@ -55,6 +55,22 @@ if os.environ.get("THREADS"):  # a candidate building its modules side by side
     for t in threads:
         t.join()
     out["threads"], out["threads_s"] = got, time.monotonic() - began
+if os.environ.get("SERVER_DIES"):  # the server killed while three threads wait for their compiles
+    import signal, threading, time
+    server = next(int(p) for p in os.listdir("/proc") if p.isdigit() and b"qrjudge.nvrtc_cache" in
+                  open(f"/proc/{p}/cmdline", "rb").read() and f"PPid:\t{os.getpid()}\n" in open(f"/proc/{p}/status").read())
+    got = [None] * 3
+    def build(i):
+        got[i] = nvrtc(f"SLOW dies {i}", (), 90, "k.cu", None, None, False, None, None)[0].decode()
+    threads = [threading.Thread(target=build, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    time.sleep(0.3)
+    os.kill(server, signal.SIGKILL)
+    for t in threads:
+        t.join(timeout=30)
+    out["died"] = got
+    out["after"] = nvrtc("src D", (), 90, "k.cu", None, None, False, None, None)[0].decode()
 if os.environ.get("POISON"):  # the candidate names an entry as the file CuPy writes its source to
     entry = os.environ["POISON"]
     try:
@@ -112,6 +128,14 @@ def test_compiles_asked_from_several_threads_run_side_by_side(cache: Path) -> No
                for i, got in enumerate(said["threads"])), said["threads"]
     assert nvrtc_cache.WORKERS == 4 and 2.0 <= said["threads_s"] < 4.0, said["threads_s"]
     assert said["stats"]["compiled"] == 3 + 6, said["stats"]  # (and the three of the script before them)
+
+
+def test_threads_waiting_on_a_server_that_dies_all_compile_themselves(cache: Path) -> None:
+    """Nothing hangs: every thread waiting for a reply when the server goes is told, and compiles in the runner;
+    the server is not asked again."""
+    said = run_client(cache, SERVER_DIES="1")
+    assert all(got is not None and got.startswith(f"pid {said['me']}:") for got in said["died"]), said["died"]
+    assert said["after"].startswith(f"pid {said['me']}:") and said["stats"]["why"], said["stats"]
 
 
 def test_a_request_cannot_write_an_entry_through_the_compilers_file_name(cache: Path, tmp_path: Path) -> None:
