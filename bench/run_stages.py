@@ -100,6 +100,28 @@ def timed_chains(results: list[tuple[Any, Any]]) -> str:
             f"of its tests to its chain an evaluation waited {statistics.fmean(waits or [0.0]):.2f} s on average")
 
 
+def slow_sessions(results: list[tuple[Any, Any]], most: int = 5) -> list[str]:
+    """Where evaluations share a GPU: each one's first shared hold (its candidate's import and tests, which a
+    writer waiting at the gate waits out), the median and the slowest, with what each candidate changed (run53: a
+    `tune` move that recompiles four NVRTC modules held its hold 11-17 s)."""
+    rows = []
+    for r, c in results:
+        held = (r.details.get("gpu_lock") or {}).get("held") or []
+        if r.confirm or not held or held[0][0] != "shared":
+            continue
+        timings = r.details.get("timings") or {}
+        rows.append((float(held[0][2]) - float(held[0][1]), c, timings))
+    if len(rows) < 2:
+        return []
+    rows.sort(key=lambda e: -e[0])
+    lines = [f"test sessions (the first shared hold): {len(rows)}, median {statistics.median(e[0] for e in rows):.2f} s, "
+             f"mean {statistics.fmean(e[0] for e in rows):.2f} s; the slowest:"]
+    for length, c, t in rows[:most]:
+        lines.append(f"  {c.id} {length:6.2f} s (import {t.get('import_kernel_s', '?')}, tests {t.get('tests_s', '?')}): "
+                     f"{c.subject[:70]}")
+    return lines
+
+
 def read_busy(path: Path) -> list[tuple[float, float]]:
     """nvidia-smi's `--query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits` lines as (unix time,
     percent); the timestamp is the machine's local time, as the judge's wall clock reads it there."""
@@ -183,9 +205,9 @@ def main() -> int:
         span = times[-1] - times[9]
         print(f"past the first ten results: {len(times) - 10} in {span:.0f} s, {(len(times) - 10) * 3600 / span:.0f} an hour")
     start_timeline(store, run, results)
-    said = timed_chains(results)
-    if said:
-        print(said)
+    for line in [timed_chains(results), *slow_sessions(results)]:
+        if line:
+            print(line)
     if args.busy:
         for how, samples in busy_by_hold(read_busy(args.busy), results).items():
             if samples:

@@ -273,7 +273,8 @@ def clocks_agree(where: str, events: list[float], walls: list[float], unexplaine
     if isinstance(waited, (int, float)) and waited * 1000 / len(events) >= excess:
         raise Verdict("crash", f"{where}: {seen}, but the host was too busy to tell tampering from waiting (the "
                       f"runner and the judge waited {waited * 1000 / len(events):.0f} us a call for a CPU): judge it "
-                      "again with fewer evaluations at once on this host (`evolve rejudge`)")
+                      "again with fewer evaluations at once on this host (`evolve rejudge`)",
+                      retry="the host was too busy to check its clock")  # the engine judges it once more
     raise Verdict("rejected", f"{where}: {seen}: {why}")
 
 

@@ -263,6 +263,7 @@ def test_the_judges_clock_rejects_a_runner_it_cannot_explain_unless_the_host_was
         assert caught.value.status == status, caught.value.error
         assert "judge's clock saw 12761 us" in caught.value.error
         assert words in caught.value.error and "benchmark 40x352" in caught.value.error
+        assert ("retry" in caught.value.fields) == (status == "crash")  # the engine judges a crash once more
     with pytest.raises(Verdict) as caught:  # the device busy long after the call: the runner's own wall clock
         clocks_agree("benchmark 20x32", [24.0] * 60, [9000.0] * 60, 100.0, slack, quiet)
     assert caught.value.status == "rejected" and "escaped the timed stream" in caught.value.error

@@ -35,6 +35,44 @@ def test_a_crash_elsewhere_too_is_the_kernels_and_the_strike_is_taken_back() -> 
     assert not health.judge_elsewhere(0, crash, None)  # the last slot in service: recorded as it is
 
 
+BUSY = '''import hashlib, json, pathlib, runpy, sys
+kernel = pathlib.Path(sys.argv[sys.argv.index("--kernel-dir") + 1])
+tree = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(kernel.rglob("*.py")))).hexdigest()[:16]
+tally = pathlib.Path(TALLY) / tree
+times = int(tally.read_text()) + 1 if tally.exists() else 1
+tally.write_text(str(times))
+if times == 1 or (ALWAYS and tree != SEED):  # the host too busy to check the clock, as the QR judge says it
+    print(json.dumps({"status": "crash", "error": "benchmark 1: the host was too busy to tell", "retry": "host busy"}))
+    sys.exit(0)
+sys.argv = ["check.py", *sys.argv[1:]]
+runpy.run_path("check.py", run_name="__main__")
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("always", [False, True])
+def test_a_crash_that_asks_for_it_is_judged_once_more(tmp_path: Path, always: bool) -> None:
+    """An evaluator's `"retry": "why"` on a crash (the QR judge's when the host was too busy to check its clock):
+    the candidate is judged again, once; a second such crash is recorded as it is."""
+    import hashlib
+
+    from tests.conftest import EXAMPLE
+
+    tally = tmp_path / "tally"
+    tally.mkdir()
+    seed = hashlib.sha256(b"".join(p.read_bytes() for p in sorted((EXAMPLE / "seeds" / "mergesort").rglob("*.py"))))
+    script = f"TALLY, ALWAYS, SEED = {str(tally)!r}, {always}, {seed.hexdigest()[:16]!r}\n" + BUSY
+    sort, env = on_fake_gpus(tmp_path, 1, "busy.py", script, '"check.py", "busy.py"')
+    started = evolve(sort, "start", "--max-candidates", "4", env=env)
+    assert started.returncode == 0, started.stdout + started.stderr
+    assert "host busy; judging it again" in started.stdout
+    candidates = list(Store(sort.parent.parent).snapshot("r1").candidates.values())
+    assert len(candidates) == 4 and all(len(c.results) == 1 for c in candidates), [c.results for c in candidates]
+    assert all(int(t.read_text()) == 2 for t in tally.iterdir()), {t.name: t.read_text() for t in tally.iterdir()}
+    statuses = sorted(c.status for c in candidates)
+    assert statuses == (["crash"] * 3 + ["ok"] if always else ["ok"] * 4), statuses
+
+
 def on_fake_gpus(tmp_path: Path, gpus: int, name: str, evaluator: str, files: str, seed: int = 1) -> tuple[Path, dict[str, str]]:
     """The CPU example judged by `evaluator` (examples/sort/NAME, committed) on a machine whose fake nvidia-smi
     shows `gpus` GPUs; (the example's directory, the environment to run evolve in)."""

@@ -33,6 +33,14 @@ def first_line(result: dict[str, Any]) -> str:
     return (str(result.get("error") or "").splitlines() or [""])[0][:200]
 
 
+def judge_again(result: dict[str, Any]) -> str | None:
+    """Why a crash says it is worth judging once more (its evaluator's `"retry": "why"`: the QR judge's when the
+    host was too busy to check the judge's clock against the candidate's, which on the H200 crashed three honest
+    kernels in a run of four evaluations a GPU), or None."""
+    why = (result.get("details") or {}).get("retry")
+    return why[:200] if result.get("status") == "crash" and isinstance(why, str) and why else None
+
+
 def device_error(result: dict[str, Any], pattern: re.Pattern[str] = DEVICE_ERROR) -> bool:
     return result.get("status") == "crash" and bool(pattern.search(str(result.get("error") or "")))
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from evolver.evaluation.health import HEALTH_REF, RETIRE_AFTER, Health, first_line
+from evolver.evaluation.health import HEALTH_REF, RETIRE_AFTER, Health, first_line, judge_again
 from evolver.evaluation.judgefiles import JudgeChanged
 from evolver.evaluation.slots import Slot
 from evolver.records.candidates import Candidate, now
@@ -248,6 +248,11 @@ class Engine:
                     return self._halt(f"no device left to judge on: GPU {slot.gpu} failed {RETIRE_AFTER} times "
                                       f"in a row ({first_line(result)})")
                 self._retries.append(replace(job, holds_room=False))
+                continue
+            why = judge_again(result)
+            if why and not job.judged_again:  # once: a second such crash is recorded as it is
+                self.say(f"{job.candidate.id}: {why}; judging it again")
+                self._retries.append(replace(job, holds_room=False, judged_again=True))
                 continue
             if job.confirm:
                 result["confirm"] = True

@@ -16,6 +16,7 @@ class Job:
     holds_room: bool  # took a pipeline place (fresh proposals do; resumed candidates do not)
     confirm: bool = False  # a re-measurement of a would-be best in the thorough mode
     retried_from: int | None = None  # the slot whose device failed it (evolver/evaluation/health.py)
+    judged_again: bool = False  # its evaluator asked for one more judging once already (health.judge_again)
     costs: dict[str, float] = field(default_factory=dict)  # the engine's stages so far: propose_s, commit_s
     queued_at: float = 0.0  # when it joined the queue (time.monotonic)
 
