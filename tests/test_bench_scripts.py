@@ -461,6 +461,11 @@ def test_run_stages_says_how_much_of_a_run_the_timed_chains_took(tmp_path: Path)
     assert said == ("timed chains: 3, mean 2.00 s, covering 6 of the 8 s from the first to the last (75%); from the "
                     "end of its tests to its chain an evaluation waited 1.00 s on average"), said
     assert run_stages.timed_chains(results[:1]) == ""
+    candidates = [SimpleNamespace(id=f"0000{i}", subject=f"tune X={i}") for i in (1, 2, 3)]
+    said = run_stages.slow_sessions([(SimpleNamespace(confirm=False, details={"gpu_lock": g, "timings": {
+        "import_kernel_s": 0.1, "tests_s": 1.5}}), c) for g, c in zip((first, second, third), candidates)], most=1)
+    assert said == ["test sessions (the first shared hold): 2, median 2.50 s, mean 2.50 s; the slowest:",
+                    "  00002   3.00 s (import 0.1, tests 1.5): tune X=2"], said  # (the third has no shared hold)
 
 
 def test_a_pass_samples_how_busy_the_gpu_is_and_stops_its_sampler(tmp_path: Path) -> None:
