@@ -57,8 +57,13 @@ if os.environ.get("THREADS"):  # a candidate building its modules side by side
     out["threads"], out["threads_s"] = got, time.monotonic() - began
 if os.environ.get("SERVER_DIES"):  # the server killed while three threads wait for their compiles
     import signal, threading, time
-    server = next(int(p) for p in os.listdir("/proc") if p.isdigit() and b"qrjudge.nvrtc_cache" in
-                  open(f"/proc/{p}/cmdline", "rb").read() and f"PPid:\t{os.getpid()}\n" in open(f"/proc/{p}/status").read())
+    def ours(pid):  # the compile server this process started (another process may end while it is read)
+        try:
+            return (b"qrjudge.nvrtc_cache" in open(f"/proc/{pid}/cmdline", "rb").read()
+                    and f"PPid:\t{os.getpid()}\n" in open(f"/proc/{pid}/status").read())
+        except OSError:
+            return False
+    server = next(int(p) for p in os.listdir("/proc") if p.isdigit() and ours(p))
     got = [None] * 3
     def build(i):
         got[i] = nvrtc(f"SLOW dies {i}", (), 90, "k.cu", None, None, False, None, None)[0].decode()

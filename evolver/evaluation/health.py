@@ -7,7 +7,9 @@ strike. If the candidate crashes there too, the kernel was at fault: its crash i
 is taken back. A slot with `RETIRE_AFTER` strikes in a row (an `ok` clears them) leaves the rotation. The
 last slot in service has no second opinion: only what a broken device alone says (no device, ECC, Xid)
 counts there (the candidate is judged again, never blamed), and `RETIRE_AFTER` of those in a row stop the
-run, leaving the candidates unjudged for the next `evolve start`. Pure bookkeeping: the engine asks, and moves the jobs (evolver/run/engine.py).
+run, leaving the candidates unjudged for the next `evolve start`. A crash whose evaluator says it was not the
+kernel's either (`judge_again`: the host too busy to check the judge's clock) is judged once more, on any slot.
+Pure bookkeeping: the engine asks, and moves the jobs (evolver/run/engine.py).
 """
 
 from __future__ import annotations
