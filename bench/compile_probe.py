@@ -1,0 +1,62 @@
+"""The judge's compile server (qrjudge/nvrtc_cache.py) with CuPy and NVRTC: the QR seed's four costly modules
+(qr.cu for 8 and 16 warps, reg_panel.cu, cols.cu, as a `tune` move of NB changes them) compiled through it one by
+one, then, with a fresh cache, from four threads at once, as a seed that builds its modules side by side would.
+
+    python bench/compile_probe.py                                   # on a GPU machine
+    EVOLVE_PROBE_ARCH=90 PYTHONPATH=bench/nogpu:. python bench/compile_probe.py   # without a GPU (sm_90)
+
+Needs CuPy with NVRTC (`pip install "cupy-cuda13x[ctk]"` on a machine without the CUDA toolkit) and user
+namespaces (the server confines itself). Prints the seconds of each way and what the server did.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from qrjudge import link, nvrtc_cache  # noqa: E402
+
+SEED = ROOT / "seed_kernels" / "tsqr_wy"
+MODULES = (("qr.cu", 8), ("qr.cu", 16), ("reg_panel.cu", 8), ("cols.cu", 8))
+
+
+def compiles(side_by_side: bool) -> None:
+    os.environ["EVOLVE_NVRTC_CACHE"] = tempfile.mkdtemp(prefix="compile-probe-")
+    server = link.compile_server()
+    if not server:
+        sys.exit("no compile server (EVOLVE_NVRTC_CACHE unusable here)")
+    client = nvrtc_cache.install(*server)
+    from cupy.cuda import compiler
+
+    nvrtc, common = compiler._compile_using_nvrtc_no_warning, (SEED / "common.cu").read_text()
+    arch = os.environ.get("EVOLVE_PROBE_ARCH") or compiler._get_arch()
+
+    def build(name: str, warps: int) -> None:
+        options = ("--std=c++17", "-DNB=32", f"-DNWARPS={warps}", "-DGRAM_ROWS=128", "-DMB_CLUSTER=8")
+        nvrtc(common + (SEED / name).read_text(), options, arch, "kern.cu")
+
+    began = time.monotonic()
+    if side_by_side:
+        threads = [threading.Thread(target=build, args=m) for m in MODULES]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    else:
+        for m in MODULES:
+            build(*m)
+    print(f"{'side by side' if side_by_side else 'one by one'}: {time.monotonic() - began:.2f} s; "
+          f"the server: {client.stats()}")
+
+
+if __name__ == "__main__":
+    print(f"{os.cpu_count()} CPUs")
+    compiles(False)
+    compiles(True)
