@@ -48,15 +48,15 @@ def lock_spans(gpu_lock: Any) -> dict[str, float]:
     return spans
 
 
-def holds(results: list[tuple[Any, Any]]) -> list[list[tuple[str, float, float]]]:
-    """Each shared-GPU evaluation's holds of the lock (how, from, to) on the wall clock (the judge's record's
-    `wall`), so that different evaluations' holds compare."""
+def holds(results: list[tuple[Any, Any]]) -> list[tuple[Any, Any, list[tuple[str, float, float]]]]:
+    """Each shared-GPU evaluation (result, candidate) with its holds of the lock (how, from, to) on the wall clock
+    (the judge's record's `wall`), so that different evaluations' holds compare."""
     out = []
-    for r, _ in results:
+    for r, c in results:
         lock = r.details.get("gpu_lock") or {}
         wall = lock.get("wall")
         if isinstance(wall, (int, float)) and lock.get("held"):
-            out.append([(str(how), float(began) + wall, float(ended) + wall) for how, began, ended in lock["held"]])
+            out.append((r, c, [(str(how), float(a) + wall, float(b) + wall) for how, a, b in lock["held"]]))
     return out
 
 
@@ -64,7 +64,7 @@ def busy_by_hold(busy: list[tuple[float, float]], results: list[tuple[Any, Any]]
     """The GPU's busy samples (wall time, percent) by what held its lock at the time: an evaluation exclusively,
     one relaxed (its timed runner warming up, others' untimed work beside it), only shared holds, or none."""
     spans: dict[str, list[tuple[float, float]]] = {"exclusive": [], "relaxed": [], "shared": []}
-    for held in holds(results):
+    for _, _, held in holds(results):
         for how, began, ended in held:
             if how in spans:
                 spans[how].append((began, ended))
@@ -81,7 +81,7 @@ def timed_chains(results: list[tuple[Any, Any]]) -> str:
     waited between the end of its tests (its first shared hold) and its chain. A chain's share well under 100%
     with long waits says the writers wait for something else: the readers' tests (run52, run53)."""
     chains, waits = [], []
-    for held in holds(results):
+    for _, _, held in holds(results):
         timed = [(a, b) for how, a, b in held if how in ("exclusive", "relaxed")]
         if not timed:
             continue
@@ -103,14 +103,9 @@ def timed_chains(results: list[tuple[Any, Any]]) -> str:
 def slow_sessions(results: list[tuple[Any, Any]], most: int = 5) -> list[str]:
     """Where evaluations share a GPU: each one's first shared hold (its candidate's import and tests, which a
     writer waiting at the gate waits out), the median and the slowest, with what each candidate changed (run53: a
-    `tune` move that recompiles four NVRTC modules held its hold 11-17 s)."""
-    rows = []
-    for r, c in results:
-        held = (r.details.get("gpu_lock") or {}).get("held") or []
-        if r.confirm or not held or held[0][0] != "shared":
-            continue
-        timings = r.details.get("timings") or {}
-        rows.append((float(held[0][2]) - float(held[0][1]), c, timings))
+    `tune` move that recompiles two to four NVRTC modules held it 14-18 s)."""
+    rows = [(held[0][2] - held[0][1], c, r.details.get("timings") or {}) for r, c, held in holds(results)
+            if not r.confirm and held[0][0] == "shared"]
     if len(rows) < 2:
         return []
     rows.sort(key=lambda e: -e[0])

@@ -46,7 +46,7 @@ from qrjudge import isolation, wire
 
 WORKER_S = 120.0  # a compile worker still running after this long is killed (the runner then compiles itself)
 WORKERS = 4  # compiles a server runs at once: a candidate that builds its modules side by side waits for the
-# longest, not the sum (a tune move of the QR seed's NB recompiles four modules: 11-17 s of its tests one by one)
+# longest, not the sum (a tune move of the QR seed's NB changes four modules: import and tests 12-16 s, one by one)
 KEEP_BYTES = 2 << 30  # the cache is pruned to this, oldest first, when a server starts
 TMP = ".tmp"  # the compile workers' own directories inside the cache
 LOG = ".server.log"  # the servers' stderr (the judge opens it), whose last words a runner quotes
@@ -201,10 +201,9 @@ def serve(fd_in: int, fd_out: int, cache: Path) -> int:
         listening = len(waiting) < WORKERS  # past that, the pipe holds the rest back, as one at a time did
         ready = [fd_in] if listening and requests.buffer else select.select(
             [fd_in] * listening + [*running], [], [], None if due == math.inf else max(due, 0.0))[0]
-        for fd in ready:
-            if fd != fd_in and not running[fd].read():
-                wire.send(fd_out, running.pop(fd).finish())
-        for fd in [fd for fd, w in running.items() if w.deadline < time.monotonic()]:  # stuck: the runner compiles
+        ended = [fd for fd in ready if fd != fd_in and not running[fd].read()]
+        stuck = [fd for fd, w in running.items() if fd not in ended and w.deadline < time.monotonic()]
+        for fd in ended + stuck:  # (a stuck one is killed: its runner compiles itself)
             wire.send(fd_out, running.pop(fd).finish())
         if fd_in in ready:
             line = requests.readline()

@@ -132,6 +132,9 @@ def test_compiles_asked_from_several_threads_run_side_by_side(cache: Path) -> No
     assert all(got.startswith("pid ") and f"SLOW {i} " in got and not got.startswith(f"pid {said['me']}:")
                for i, got in enumerate(said["threads"])), said["threads"]
     assert nvrtc_cache.WORKERS == 4 and 2.0 <= said["threads_s"] < 4.0, said["threads_s"]
+    spans = [tuple(map(float, got.rsplit(" from ", 1)[1].split(" to "))) for got in said["threads"]]
+    at_once = max(sum(a <= start < b for a, b in spans) for start, _ in spans)
+    assert at_once == nvrtc_cache.WORKERS, spans  # as many as it may run, never more
     assert said["stats"]["compiled"] == 3 + 6, said["stats"]  # (and the three of the script before them)
 
 

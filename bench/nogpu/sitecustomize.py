@@ -10,7 +10,7 @@ if os.environ.get("EVOLVE_PROBE_ARCH"):
     import sys
 
     class _GivenArch(importlib.abc.MetaPathFinder):
-        def find_spec(self, name, path, target=None):  # type: ignore[no-untyped-def]
+        def find_spec(self, name, path, target=None):
             if name != "cupy.cuda.compiler":
                 return None
             spec = importlib.machinery.PathFinder.find_spec(name, path)
@@ -18,12 +18,12 @@ if os.environ.get("EVOLVE_PROBE_ARCH"):
                 return spec
             run = spec.loader.exec_module
 
-            def exec_module(module):  # type: ignore[no-untyped-def]
+            def exec_module(module):
                 run(module)
                 arch = os.environ["EVOLVE_PROBE_ARCH"]
                 module._get_arch_for_options_for_nvrtc = lambda _: (f"-arch=sm_{arch}", "cubin")
 
-            spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+            spec.loader.exec_module = exec_module
             return spec
 
     sys.meta_path.insert(0, _GivenArch())

@@ -10,11 +10,13 @@ from __future__ import annotations
 import collections
 import dataclasses
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from evolver.records.candidates import Candidate, Result, Snapshot, now
 from evolver.records.reader import candidate_at
 from evolver.records.store import Store, StoreError
+
+T = TypeVar("T")
 
 EVALUATOR_STATUSES = ("ok", "incorrect", "compile_error", "timeout", "crash", "rejected")  # what a judge reports
 NOT_EVALUATED = ("patch_failed", "llm_error")  # attempts that made no code: no judge saw them
@@ -71,8 +73,8 @@ class Recorder:
         self.awaited_seeds: set[str] = set()  # seeds queued for their first result in this session (`Engine._resume`)
         self._best_warned = False
         self._held: tuple[str, Candidate | None] | None = None  # (commit, candidate) `best` held, read once
-        self._recorded = 0  # results written by this recorder: `best` is worked out again after each
-        self._best_of: tuple[tuple[int, int], Candidate | None] | None = None
+        self._recorded = 0  # results written by this recorder: what `_per_change` keeps is worked out again after each
+        self._kept: dict[str, tuple[tuple[int, int], Any]] = {}
 
     # -- judging results ----------------------------------------------------------------------------------
     def measured(self, c: Candidate) -> bool:
@@ -108,12 +110,21 @@ class Recorder:
         again = {c.id: c for c in [*seeds, *earlier[:best]]}
         return [again[cid] for cid in sorted(again)]
 
-    def best(self) -> Candidate | None:
-        """The run's best (`_best`), worked out once per change of the run's results: every result asks."""
+    def _per_change(self, name: str, work: Callable[[], T]) -> T:
+        """`work()`, worked out once per change of the run's results (every result asks for what it needs)."""
         key = (self._recorded, len(self.snapshot.candidates))
-        if self._best_of is None or self._best_of[0] != key:
-            self._best_of = (key, self._best())
-        return self._best_of[1]
+        if name not in self._kept or self._kept[name][0] != key:
+            self._kept[name] = (key, work())
+        return cast(T, self._kept[name][1])
+
+    def best(self) -> Candidate | None:
+        """The run's best (`_best`)."""
+        return self._per_change("best", self._best)
+
+    def confirmed_floor(self) -> float | None:
+        """The lowest first score of the candidates confirmed here, won or lost (`best` among them)."""
+        return self._per_change("floor", lambda: min((c.score for c in self.snapshot.candidates.values()
+                                                      if self.confirmed(c) and c.score is not None), default=None))
 
     def _best(self) -> Candidate | None:
         """The best correct candidate; with a confirm mode, only confirmed ones count, by confirmed score. With
@@ -197,10 +208,10 @@ class Recorder:
     def maybe_confirm(self, c: Candidate) -> None:
         """Queue a re-measurement of `c` in the thorough mode if it would become the new best: the first
         measurement of a winner is biased upwards, so `best` moves only on a confirmed score. Its first score must
-        beat, by min_gain, those of `best`, of every candidate waiting for its confirmation and of every one
-        confirmed here, won or lost (a kernel no faster than one that lost its confirmation would lose too: on the
+        beat, by min_gain, the lowest first score of the candidates confirmed here (won or lost: `best` is one of
+        them, and a kernel no faster than one that lost its confirmation would lose too: on the
         H200 a seed's slow first score, 2839 us against its 2724 confirmed, let three children in a row through to
-        confirmations of about 14 s each, run53). None is queued while a seed this session judges awaits its first
+        confirmations of about 14 s each, run53) and of those waiting for theirs. None is queued while a seed this session judges awaits its first
         result (`awaited_seeds`): with several seeds judged side by side, the first one's result and a better
         one's would otherwise both be confirmed. One held back is offered again when a seed's result or a
         confirmation is written (`record`)."""
@@ -208,10 +219,9 @@ class Recorder:
             return
         if self.awaited_seeds:
             return
-        rivals = [self.best(), *(self.snapshot.candidates.get(cid) for cid in self.confirming),
-                  *(o for o in self.snapshot.candidates.values() if o.id != c.id and self.confirmed(o))]
-        if c.score is not None and any(r is not None and r.score is not None and not beats(c.score, r.score,
-                                                                                         self.min_gain) for r in rivals):
+        waiting = (self.snapshot.candidates.get(cid) for cid in self.confirming)
+        bars = [self.confirmed_floor(), *(w.score for w in waiting if w is not None)]
+        if c.score is not None and any(bar is not None and not beats(c.score, bar, self.min_gain) for bar in bars):
             return
         self.confirming.add(c.id)
         self.confirms.append(c)

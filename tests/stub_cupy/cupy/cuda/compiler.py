@@ -26,9 +26,11 @@ def _compile_using_nvrtc_no_warning(source, options=(), arch=None, filename="ker
                 f.write(source)
     if "DIE" in source and "/.tmp/" in os.environ.get("TMPDIR", ""):  # only in the server's compile worker
         os._exit(9)
-    if "SLOW" in source:  # a compile that takes a second (the server runs several at once)
+    began = time.time()
+    if "SLOW" in source:  # a compile that takes a second (the server runs several at once), and says when it ran
         time.sleep(1.0)
     if "FAIL" in source:
         raise CompileException(f"{filename}(1): error: identifier FAIL is undefined")
-    binary = f"pid {os.getpid()}: {source} {' '.join(options)} sm_{arch}".encode()
+    binary = f"pid {os.getpid()}: {source} {' '.join(options)} sm_{arch}"
+    binary = (binary + (f" from {began:.3f} to {time.time():.3f}" if "SLOW" in source else "")).encode()
     return binary, ({n: f"_Z{len(n)}{n}" for n in name_expressions} if name_expressions else None)
