@@ -15,7 +15,9 @@ NVRTC made of its key. NVRTC itself runs in a child confined once more, writable
 options are the candidate's, and what they make NVRTC write (a source file at any path, a precompiled header)
 cannot land on an entry. A candidate can ask for any compile (as it
 could run one itself), never write an entry, and nothing it asks changes what another candidate's source
-compiles to.
+compiles to. A server also compiles, beside a request the cache lacks, what the evaluations before it asked for
+after the nearest such request, with the same options changed (qrjudge/foresight.py): a `tune` move's other
+modules are then compiled before the candidate asks for them.
 
 The runner's side (`install`) replaces CuPy's NVRTC call (`cupy.cuda.compiler._compile_using_nvrtc_no_warning`,
 below CuPy's own per-process cache) before any candidate code runs; whatever goes wrong with the server, the
@@ -42,13 +44,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from qrjudge import isolation, wire
+from qrjudge import foresight, isolation, wire
 
 WORKER_S = 120.0  # a compile worker still running after this long is killed (the runner then compiles itself)
 WORKERS = 4  # compiles a server runs at once: a candidate that builds its modules side by side waits for the
 # longest, not the sum (a tune move of the QR seed's NB changes four modules: import and tests 12-16 s, one by one)
 KEEP_BYTES = 2 << 30  # the cache is pruned to this, oldest first, when a server starts
 TMP = ".tmp"  # the compile workers' own directories inside the cache
+KEYS = ("source", "options", "arch", "filename", "name_expressions", "cache_in_memory", "jitify", "method")
 LOG = ".server.log"  # the servers' stderr (the judge opens it), whose last words a runner quotes
 
 
@@ -106,13 +109,21 @@ def store(path: Path, compiled: dict[str, Any]) -> dict[str, Any]:
 
 
 @dataclass
+class Job:
+    """A compile the cache did not have: the runner's requests waiting for it, by id (none: foreseen)."""
+
+    request: dict[str, Any]
+    entry: Path
+    askers: list[Any] = field(default_factory=list)
+
+
+@dataclass
 class Worker:
     """One compile, in a child that can write nothing but a directory of its own (`start`): the request is the
     candidate's (its file name, its options: a precompiled header's path, say), and whatever it makes NVRTC or
     CuPy write lands there, never on an entry. Its output is read as it comes, so that a server runs several."""
 
-    asked: Any  # the request's id, said again in the reply
-    entry: Path
+    job: Job
     child: int
     fd: int
     own: str
@@ -120,7 +131,7 @@ class Worker:
     chunks: list[bytes] = field(default_factory=list)
 
     @classmethod
-    def start(cls, asked: Any, request: dict[str, Any], entry: Path, scratch: Path) -> Worker:
+    def start(cls, job: Job, scratch: Path) -> Worker:
         own = tempfile.mkdtemp(dir=scratch)
         out_r, out_w = os.pipe()
         child = os.fork()
@@ -132,12 +143,12 @@ class Worker:
                 os.environ["TMPDIR"] = own
                 tempfile.tempdir = None
                 with os.fdopen(out_w, "w") as out:
-                    json.dump(nvrtc(request), out)
+                    json.dump(nvrtc(job.request), out)
                 code = 0
             finally:
                 os._exit(code)
         os.close(out_w)
-        return cls(asked, entry, child, out_r, own, time.monotonic() + WORKER_S)
+        return cls(job, child, out_r, own, time.monotonic() + WORKER_S)
 
     def read(self) -> bool:
         """What the child wrote since; False once it has written all it will."""
@@ -146,7 +157,8 @@ class Worker:
         return bool(chunk)
 
     def finish(self) -> dict[str, Any]:
-        """The child gone (killed if it is still running: stuck, or past WORKER_S), its result stored: the reply."""
+        """The child gone (killed if it is still running: stuck, or past WORKER_S), its result stored: the reply
+        (without the id: each request waiting for it is answered under its own)."""
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.child, signal.SIGKILL)
         os.waitpid(self.child, 0)
@@ -158,7 +170,7 @@ class Worker:
             said = {"error": "the compile worker ended without a result"}
         if not (isinstance(said, dict) and ("binary" in said or "error" in said)):
             said = {"error": "malformed"}
-        return {**store(self.entry, said), "id": self.asked}
+        return store(self.job.entry, said)
 
 
 def nvrtc(request: dict[str, Any]) -> dict[str, Any]:
@@ -190,21 +202,23 @@ def serve(fd_in: int, fd_out: int, cache: Path) -> int:
 
     versions = f"nvrtc {compiler._get_nvrtc_version()} cupy {cupy_version}"
     prune(cache)
+    foresight.prune(cache)
     requests = wire.LineReader(fd_in)
-    waiting: list[tuple[Any, dict[str, Any], Path]] = []  # requests the cache did not have, for a worker
-    running: dict[int, Worker] = {}  # the workers, by their pipes
+    compiles = Compiles(cache, versions)
     while True:
-        while waiting and len(running) < WORKERS:
-            worker = Worker.start(*waiting.pop(0), cache / TMP)
-            running[worker.fd] = worker
+        compiles.start()
+        running = compiles.running
         due = min((w.deadline for w in running.values()), default=math.inf) - time.monotonic()
-        listening = len(waiting) < WORKERS  # past that, the pipe holds the rest back, as one at a time did
+        listening = compiles.asked_for() < WORKERS  # past that, the pipe holds the rest back, as one at a time did
         ready = [fd_in] if listening and requests.buffer else select.select(
             [fd_in] * listening + [*running], [], [], None if due == math.inf else max(due, 0.0))[0]
         ended = [fd for fd in ready if fd != fd_in and not running[fd].read()]
         stuck = [fd for fd, w in running.items() if fd not in ended and w.deadline < time.monotonic()]
         for fd in ended + stuck:  # (a stuck one is killed: its runner compiles itself)
-            wire.send(fd_out, running.pop(fd).finish())
+            worker = running.pop(fd)
+            reply = worker.finish()
+            for asker in worker.job.askers:
+                wire.send(fd_out, {**reply, "id": asker})
         if fd_in in ready:
             line = requests.readline()
             if not line:  # the runner is gone
@@ -215,7 +229,8 @@ def serve(fd_in: int, fd_out: int, cache: Path) -> int:
             if isinstance(said, dict):
                 wire.send(fd_out, said)
             else:
-                waiting.append(said)
+                compiles.ask(*said)
+            compiles.note(line)
 
 
 def take(line: bytes, cache: Path, versions: str) -> tuple[Any, dict[str, Any], Path] | dict[str, Any]:
@@ -224,12 +239,73 @@ def take(line: bytes, cache: Path, versions: str) -> tuple[Any, dict[str, Any], 
     said: Any = None
     try:
         said = json.loads(line)
-        request = {k: said[k] for k in ("source", "options", "arch", "filename", "name_expressions",
-                                        "cache_in_memory", "jitify", "method")}
+        request = {k: said[k] for k in KEYS}
         entry, hit = cached(request, cache, versions)
     except (ValueError, KeyError, TypeError) as exc:
         return {"error": f"malformed request: {exc}", "id": said.get("id") if isinstance(said, dict) else None}
     return (said.get("id"), request, entry) if hit is None else {**hit, "id": said.get("id")}
+
+
+class Compiles:
+    """A server's compiles: waiting for a worker (the runner's requests first, then the foreseen ones:
+    qrjudge/foresight.py) and running, at most WORKERS at once, one of them always free for the runner's."""
+
+    def __init__(self, cache: Path, versions: str) -> None:
+        self.cache, self.versions = cache, versions
+        self.waiting: list[Job] = []
+        self.running: dict[int, Worker] = {}  # by their pipes
+        self.recipe: list[dict[str, Any]] = []  # what the runner asked for, in order (foresight.write)
+        self.name = f"{os.getpid()}-{time.time_ns()}"
+        self.recipes: list[list[dict[str, Any]]] | None = None  # the other servers', read at the first miss
+        self.foreseen = 0
+
+    def asked_for(self) -> int:
+        return sum(bool(job.askers) for job in self.waiting)
+
+    def ask(self, asker: Any, request: dict[str, Any], entry: Path) -> None:
+        """A request the cache did not have: it waits for the compile of its entry already under way (foreseen,
+        say), or for a worker of its own, ahead of every foreseen one; and what it foretells is queued."""
+        for job in (*self.waiting, *(w.job for w in self.running.values())):
+            if job.entry == entry:
+                job.askers.append(asker)
+                if job in self.waiting:  # a foreseen one, now asked for
+                    self.waiting.remove(job)
+                    self.waiting.insert(self.asked_for(), job)
+                return
+        self.waiting.insert(self.asked_for(), Job(request, entry, [asker]))
+        if self.recipes is None:
+            self.recipes = foresight.read(self.cache, self.name)
+        for guess in foresight.foresee(request, self.recipes):
+            self.foresee(guess)
+
+    def foresee(self, guess: dict[str, Any]) -> None:
+        try:
+            request = {k: guess[k] for k in KEYS}
+            entry, hit = cached(request, self.cache, self.versions)
+        except (KeyError, TypeError, ValueError):
+            return
+        queued = any(job.entry == entry for job in (*self.waiting, *(w.job for w in self.running.values())))
+        if hit is None and not queued and self.foreseen < foresight.FORESEEN:
+            self.waiting.append(Job(request, entry))
+            self.foreseen += 1
+
+    def start(self) -> None:
+        """Workers for the waiting compiles, the runner's first; a foreseen one only while another stays free."""
+        while self.waiting and len(self.running) < WORKERS:
+            guessing = sum(not w.job.askers for w in self.running.values())
+            if not self.waiting[0].askers and guessing >= WORKERS - 1:
+                return
+            worker = Worker.start(self.waiting.pop(0), self.cache / TMP)
+            self.running[worker.fd] = worker
+
+    def note(self, line: bytes) -> None:
+        """The request in the recipe (once), for the servers after this one."""
+        with contextlib.suppress(ValueError, KeyError, TypeError, OSError):
+            said = json.loads(line)
+            request = {k: said[k] for k in KEYS}
+            if request not in self.recipe:
+                self.recipe.append(request)
+                foresight.write(self.cache, self.name, self.recipe)
 
 
 # --- the runner's side ----------------------------------------------------------------------------------

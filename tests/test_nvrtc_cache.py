@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from qrjudge import nvrtc_cache
+from qrjudge import foresight, nvrtc_cache
 from tests.conftest import ROOT
 
 STUB = ROOT / "tests" / "stub_cupy"
@@ -83,6 +83,12 @@ if os.environ.get("POISON"):  # the candidate names an entry as the file CuPy wr
     except OSError as exc:  # refused by the server's worker, then compiled here: the runner cannot write it either
         out["refused_here"] = exc.errno
     out["entry_after"] = open(entry, "rb").read().decode()
+if os.environ.get("FORESEE"):  # a module asked for, then the two others its first use leads to, one by one
+    import time
+    began, nb = time.time(), os.environ["FORESEE"]
+    out["foreseen"] = [nvrtc(f"SLOW {m}", (f"-DNB={nb}", "-DW=8"), 90, "k.cu", None, None, False, None, None)[0]
+                       .decode() for m in "ABC"]
+    out["foreseen_at"], out["foreseen_s"] = began, time.time() - began
 out["stats"] = client.stats() if client else None
 print(json.dumps(out))
 """
@@ -202,3 +208,45 @@ def test_keys_cover_the_whole_request_and_the_compiler_and_pruning_keeps_the_new
     nvrtc_cache.prune(tmp_path, keep=200)
     assert sorted(p.stem for p in tmp_path.glob("*/*.bin")) == ["mid", "new"]
     assert not (tmp_path / "ab" / "old.json").exists()
+
+
+def test_a_tune_moves_next_modules_are_compiled_before_it_asks_for_them(cache: Path) -> None:
+    """An evaluation asks for three one-second modules one after the other, with NB=32; the next, with NB=16,
+    asks for the same three the same way: its server foresees the second and third from the first (the earlier
+    one changed by NB alone) and compiles them beside it, so it waits for one compile, not three."""
+    first = run_client(cache, FORESEE="32")
+    assert first["foreseen_s"] >= 3.0 and first["stats"]["compiled"] == 3 + 3, first
+    second = run_client(cache, FORESEE="16")
+    assert all(f"SLOW {m} -DNB=16 -DW=8 " in got and not got.startswith(f"pid {second['me']}:")
+               for m, got in zip("ABC", second["foreseen"])), second["foreseen"]
+    began = [float(got.rsplit(" from ", 1)[1].split(" to ")[0]) for got in second["foreseen"]]
+    assert max(began) - began[0] < 0.9, began  # B and C compiled beside A (asked for, they would follow it)
+    assert second["foreseen_s"] < 2.0, second["foreseen_s"]
+    recipes = list((cache / foresight.RECIPES).glob("*.json"))
+    assert len(recipes) == 2 and all("SLOW C" in r.read_text() for r in recipes)
+
+
+def test_foresight_changes_the_nearest_earlier_requests_options_and_nothing_else() -> None:
+    def req(source: str, *options: str, arch: int = 90) -> dict:
+        return {"source": source, "options": list(options), "arch": arch, "filename": "k.cu"}
+
+    parent = [req("qr", "-DNB=32", "-DW=8"), req("qr", "-DNB=32", "-DW=16"), req("cols", "-DNB=32", "-DW=8"),
+              req("tf32")]
+    sibling = [req("qr", "-DNB=16", "-DW=8", "-DG=256"), req("cols", "-DNB=16", "-DW=8", "-DG=256")]
+    asked = req("qr", "-DNB=16", "-DW=8")
+    assert foresight.foresee(asked, [sibling, parent]) == [
+        req("qr", "-DNB=16", "-DW=8"), req("qr", "-DNB=16", "-DW=16"), req("cols", "-DNB=16", "-DW=8")]
+    assert foresight.foresee(req("qr", "-DNB=16", "-DW=8", arch=80), [parent]) == []  # another GPU: nothing
+    assert foresight.foresee(req("other", "-DNB=16", "-DW=8"), [parent]) == []  # another source: nothing
+    assert foresight.foresee(asked, [[{"options": "-DNB=32"}, 7], parent])[1] == req("qr", "-DNB=16", "-DW=16")
+
+
+def test_recipes_are_written_whole_read_newest_first_and_pruned(tmp_path: Path) -> None:
+    for i in range(5):
+        foresight.write(tmp_path, f"s{i}", [{"options": [str(i)]}])
+        os.utime(tmp_path / foresight.RECIPES / f"s{i}.json", (i, i))
+    (tmp_path / foresight.RECIPES / "torn.json").write_text("[{")
+    os.utime(tmp_path / foresight.RECIPES / "torn.json", (9, 9))
+    assert [r[0]["options"] for r in foresight.read(tmp_path, "s4")] == [["3"], ["2"], ["1"], ["0"]]
+    foresight.prune(tmp_path, keep=2)
+    assert sorted(p.name for p in (tmp_path / foresight.RECIPES).iterdir()) == ["s4.json", "torn.json"]
