@@ -7,11 +7,17 @@ one, then, with a fresh cache, from four threads at once, as a seed that builds 
 
 Needs CuPy with NVRTC (`pip install "cupy-cuda13x[ctk]"` on a machine without the CUDA toolkit) and user
 namespaces (the server confines itself). Prints the seconds of each way and what the server did.
+
+Then foresight (qrjudge/foresight.py), as evaluations ask: two runners one after the other on one cache, each a
+process of its own asking through CuPy's own compile path (its program names, its options) for the four modules
+one by one, the first with NB=32, the second with NB=16 (a `tune` move): the second's server foresees three of
+its four from the first's recipe. (Without a GPU CuPy cannot load what it compiled; the probe only compiles.)
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import tempfile
 import threading
@@ -56,7 +62,36 @@ def compiles(side_by_side: bool) -> None:
           f"the server: {client.stats()}")
 
 
+def evaluation(cache: str, nb: str) -> None:
+    """One runner's compiles through CuPy's compile path (`--evaluation CACHE NB`, a process of its own)."""
+    os.environ["EVOLVE_NVRTC_CACHE"] = cache
+    client = nvrtc_cache.install(*link.compile_server())
+    from cupy.cuda import compiler
+
+    common, arch = (SEED / "common.cu").read_text(), os.environ.get("EVOLVE_PROBE_ARCH") or compiler._get_arch()
+    began = time.monotonic()
+    for name, warps in MODULES:
+        options = ("--std=c++17", f"-DNB={nb}", f"-DNWARPS={warps}", "-DGRAM_ROWS=128", "-DMB_CLUSTER=8")
+        try:
+            compiler._compile_with_cache_cuda(common + (SEED / name).read_text(), options, arch)
+        except Exception as exc:  # the module compiled, then not loaded: no GPU here
+            if "CUDA" not in type(exc).__name__ and "cuda" not in str(exc).lower():
+                raise
+    print(f"NB={nb}, one by one through CuPy: {time.monotonic() - began:.2f} s; the server: {client.stats()}")
+
+
+def foresight() -> None:
+    cache = tempfile.mkdtemp(prefix="compile-probe-")
+    for nb in ("32", "16"):
+        env = {**os.environ, "CUPY_CACHE_DIR": tempfile.mkdtemp(prefix="cupy-")}  # CuPy's own cache: each runner's
+        subprocess.run([sys.executable, __file__, "--evaluation", cache, nb], env=env, check=True)
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--evaluation"]:
+        evaluation(*sys.argv[2:4])
+        sys.exit()
     print(f"{os.cpu_count()} CPUs")
     compiles(False)
     compiles(True)
+    foresight()

@@ -33,6 +33,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import select
 import shutil
 import signal
@@ -53,6 +54,7 @@ KEEP_BYTES = 2 << 30  # the cache is pruned to this, oldest first, when a server
 TMP = ".tmp"  # the compile workers' own directories inside the cache
 KEYS = ("source", "options", "arch", "filename", "name_expressions", "cache_in_memory", "jitify", "method")
 LOG = ".server.log"  # the servers' stderr (the judge opens it), whose last words a runner quotes
+CUPY_NAME = re.compile(r"[0-9a-f]{40}(\.cubin|\.ltoir)?\.cu")  # how CuPy names a program (`program_name`)
 
 
 def key(request: dict[str, Any], versions: str) -> str:
@@ -115,6 +117,7 @@ class Job:
     request: dict[str, Any]
     entry: Path
     askers: list[Any] = field(default_factory=list)
+    foreseen: bool = False
 
 
 @dataclass
@@ -170,7 +173,7 @@ class Worker:
             said = {"error": "the compile worker ended without a result"}
         if not (isinstance(said, dict) and ("binary" in said or "error" in said)):
             said = {"error": "malformed"}
-        return store(self.job.entry, said)
+        return {**store(self.job.entry, said), **({"foreseen": True} if self.job.foreseen else {})}
 
 
 def nvrtc(request: dict[str, Any]) -> dict[str, Any]:
@@ -286,7 +289,7 @@ class Compiles:
             return
         queued = any(job.entry == entry for job in (*self.waiting, *(w.job for w in self.running.values())))
         if hit is None and not queued and self.foreseen < foresight.FORESEEN:
-            self.waiting.append(Job(request, entry))
+            self.waiting.append(Job(request, entry, foreseen=True))
             self.foreseen += 1
 
     def start(self) -> None:
@@ -320,6 +323,7 @@ class Client:
         self.replies: dict[int, dict[str, Any]] = {}
         self.asked, self.reading, self.alive = 0, False, True
         self.served = self.compiled = 0  # entries read from the cache, entries the server compiled
+        self.foreseen = 0  # of those, compiled on a guess before this runner asked (qrjudge/foresight.py)
         self.seconds = 0.0
         self.why = ""  # the last reason a compile was not served (shown in the verdict)
 
@@ -351,6 +355,7 @@ class Client:
             self.seconds += time.monotonic() - began
             self.served += bool(reply.get("hit"))
             self.compiled += not reply.get("hit")
+            self.foreseen += bool(reply.get("foreseen"))
         return binary, reply.get("mapping")
 
     def _reply(self, mine: int) -> dict[str, Any] | None:
@@ -386,8 +391,18 @@ class Client:
         return "server: " + (stops[-1].decode("utf-8", "replace")[:160] if stops else "(said nothing)")
 
     def stats(self) -> dict[str, Any]:
-        return {"hits": self.served, "compiled": self.compiled, "seconds": round(self.seconds, 3),
+        return {"hits": self.served, "compiled": self.compiled, "foreseen": self.foreseen,
+                "seconds": round(self.seconds, 3),
                 **({"why": self.why} if self.why else {})}
+
+
+def program_name(filename: str) -> str:
+    """The name the server compiles a source under: CuPy names its program after its own cache key (a hash of the
+    source and options: `<40 hex digits>.cubin.cu`), so that two requests would differ there wherever they differ at
+    all, and a request foreseen from an earlier one (qrjudge/foresight.py) could never be the one asked for. The
+    name reaches the binary only through `__FILE__` (and NVRTC's messages, which a failing compile gets from the
+    runner's own compile): one name serves them all. Any other name is the candidate's, kept."""
+    return "kernel.cu" if CUPY_NAME.fullmatch(filename) else filename
 
 
 def install(fd_out: int, fd_in: int) -> Client:
@@ -403,9 +418,9 @@ def install(fd_out: int, fd_in: int) -> Client:
         got = None
         if log_stream is None and isinstance(source, str):  # a caller reading NVRTC's log compiles here
             got = client.ask({"source": source, "options": [str(o) for o in options], "arch": arch,
-                              "filename": filename, "name_expressions": None if name_expressions is None else
-                              [str(n) for n in name_expressions], "cache_in_memory": bool(cache_in_memory),
-                              "jitify": jitify, "method": method})
+                              "filename": program_name(filename), "name_expressions":
+                              None if name_expressions is None else [str(n) for n in name_expressions],
+                              "cache_in_memory": bool(cache_in_memory), "jitify": jitify, "method": method})
         if got is None:
             return local(source, options, arch, filename, name_expressions, log_stream, cache_in_memory, jitify,
                          method)

@@ -84,9 +84,11 @@ if os.environ.get("POISON"):  # the candidate names an entry as the file CuPy wr
         out["refused_here"] = exc.errno
     out["entry_after"] = open(entry, "rb").read().decode()
 if os.environ.get("FORESEE"):  # a module asked for, then the two others its first use leads to, one by one
-    import time
+    import hashlib, time
     began, nb = time.time(), os.environ["FORESEE"]
-    out["foreseen"] = [nvrtc(f"SLOW {m}", (f"-DNB={nb}", "-DW=8"), 90, "k.cu", None, None, False, None, None)[0]
+    def named(source, options):  # as CuPy names a program: after its own cache key
+        return hashlib.sha1((source + str(options)).encode()).hexdigest() + ".cubin.cu"
+    out["foreseen"] = [nvrtc(f"SLOW {m}", (f"-DNB={nb}", "-DW=8"), 90, named(m, nb), None, None, False, None, None)[0]
                        .decode() for m in "ABC"]
     out["foreseen_at"], out["foreseen_s"] = began, time.time() - began
 out["stats"] = client.stats() if client else None
@@ -224,6 +226,15 @@ def test_a_tune_moves_next_modules_are_compiled_before_it_asks_for_them(cache: P
     assert second["foreseen_s"] < 2.0, second["foreseen_s"]
     recipes = list((cache / foresight.RECIPES).glob("*.json"))
     assert len(recipes) == 2 and all("SLOW C" in r.read_text() for r in recipes)
+
+
+def test_cupys_program_names_are_one_name_and_a_candidates_own_are_kept() -> None:
+    """CuPy names each program after its cache key, so that no two requests would be alike but for their options
+    (foresight could never guess one): the server compiles them all under one name."""
+    assert nvrtc_cache.program_name("04d8c4f3894ea05c541453b2d956dd8928f59d0d.cubin.cu") == "kernel.cu"
+    assert nvrtc_cache.program_name("04d8c4f3894ea05c541453b2d956dd8928f59d0d.cu") == "kernel.cu"
+    for own in ("k.cu", "/tmp/x/04d8c4f3894ea05c541453b2d956dd8928f59d0d.cubin.cu", "04d8.cubin.cu"):
+        assert nvrtc_cache.program_name(own) == own
 
 
 def test_foresight_changes_the_nearest_earlier_requests_options_and_nothing_else() -> None:
