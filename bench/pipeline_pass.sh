@@ -37,6 +37,7 @@ readme_run() {  # name, a tar of the tree to run ("" for this working tree's tra
 }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a "$OUT/pass.log"
 if [[ -n ${BEFORE-unset} ]]; then  # BEFORE= (empty) compares this tree with itself only (PER_GPU's runs)
+  rm -rf "$cache"  # (until 2026-12-04, run54, a second pass in one call gave `before` the cache `after` had filled)
   readme_run before "${BEFORE:?a tar of the tree to compare with: git archive -o FILE COMMIT}"
 fi
 if [[ -n ${PREVIOUS:-} ]]; then rm -rf "$cache"; readme_run previous "$PREVIOUS" "${AFTER_S:-}"; fi  # a second tree, bounded as this one

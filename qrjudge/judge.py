@@ -311,7 +311,7 @@ def benchmark(ctx: Context) -> tuple[list[dict[str, Any]], float]:
         raise Verdict("rejected", f"the candidate changed the harness's machinery: {reply['tamper']}")
     said = reply.get("nvrtc_cache")
     ctx.nvrtc_cache = {k: v if isinstance(v, (int, float)) else str(v)[:200] for k, v in said.items()
-                       if k in ("hits", "compiled", "seconds", "why")} if isinstance(said, dict) else None
+                       if k in ("hits", "compiled", "foreseen", "seconds", "why")} if isinstance(said, dict) else None
     return shapes, catch_probability([(s["runs"], s["checked_matrices"] / s["batch"]) for s in shapes])
 
 

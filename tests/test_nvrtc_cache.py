@@ -181,19 +181,22 @@ from pathlib import Path
 from qrjudge import isolation
 isolation.confine([sys.argv[1]])
 entry = Path(sys.argv[2])
+recipe = Path(sys.argv[3])  # what the next evaluations' servers foresee from (qrjudge/foresight.py)
 for what, act in (("rewrite", lambda: entry.write_bytes(b"poison")), ("add", lambda: (entry.parent / "x.bin").write_bytes(b"")),
-                  ("remove", entry.unlink), ("scratch", lambda: (Path(sys.argv[1]) / "ok").write_text("ok"))):
+                  ("remove", entry.unlink), ("recipe", lambda: recipe.write_text("[]")),
+                  ("scratch", lambda: (Path(sys.argv[1]) / "ok").write_text("ok"))):
     try:
         act()
         print(what, "done")
     except OSError as exc:
         print(what, "refused", exc.errno)
 """
-    proc = subprocess.run([sys.executable, "-c", attempt, str(scratch), str(entry)], capture_output=True, text=True,
-                          timeout=60, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    recipe = next((cache / foresight.RECIPES).glob("*.json"))
+    proc = subprocess.run([sys.executable, "-c", attempt, str(scratch), str(entry), str(recipe)], capture_output=True,
+                          text=True, timeout=60, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
     said = dict(line.split(" ", 1) for line in proc.stdout.splitlines())
     assert said.get("scratch") == "done", proc.stdout + proc.stderr
-    assert all(said.get(w, "").startswith("refused") for w in ("rewrite", "add", "remove")), said
+    assert all(said.get(w, "").startswith("refused") for w in ("rewrite", "add", "remove", "recipe")), said
     assert not entry.read_bytes().startswith(b"poison")
 
 
