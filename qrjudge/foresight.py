@@ -6,8 +6,8 @@ compiles one after the other (import and tests 12-16 s, against about 3 s for a 
 2026-12-04), while the GPU's other evaluations waited for its shared hold. Each compile server writes down what
 its runner asked for (a recipe, in the cache's RECIPES directory); at a request the cache does not have, the
 server looks for the nearest earlier request, the same but for some options (`-DNB=32` where this one has
-`-DNB=16`), and compiles what that evaluation asked for after it with the same options changed, beside the
-request itself: by the time the candidate asks for its next module, it is compiled or compiling.
+`-DNB=16`), and compiles what that evaluation asked for with the same options changed, beside the request
+itself: by the time the candidate asks for its next module, it is compiled or compiling.
 
 Only ever a guess, and only ever work: a foreseen compile is an ordinary request compiled by the server's
 confined workers into the entry of that request (what NVRTC makes of it, whoever asked); a wrong guess costs a
@@ -49,8 +49,12 @@ def read(cache: Path, own: str) -> list[list[dict[str, Any]]]:
 
 
 def prune(cache: Path, keep: int = KEEP) -> None:
-    paths = sorted((cache / RECIPES).glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-    for path in paths[keep:]:
+    """All but the newest `keep` recipes removed (another server may be removing them too)."""
+    found = []
+    for path in (cache / RECIPES).glob("*.json"):
+        with contextlib.suppress(OSError):
+            found.append((path.stat().st_mtime, path))
+    for _, path in sorted(found, reverse=True)[keep:]:
         path.unlink(missing_ok=True)
 
 

@@ -15,8 +15,8 @@ NVRTC made of its key. NVRTC itself runs in a child confined once more, writable
 options are the candidate's, and what they make NVRTC write (a source file at any path, a precompiled header)
 cannot land on an entry. A candidate can ask for any compile (as it
 could run one itself), never write an entry, and nothing it asks changes what another candidate's source
-compiles to. A server also compiles, beside a request the cache lacks, what the evaluations before it asked for
-after the nearest such request, with the same options changed (qrjudge/foresight.py): a `tune` move's other
+compiles to. A server also compiles, beside a request the cache lacks, what the evaluation of the nearest
+earlier such request asked for, with the same options changed (qrjudge/foresight.py): a `tune` move's other
 modules are then compiled before the candidate asks for them.
 
 The runner's side (`install`) replaces CuPy's NVRTC call (`cupy.cuda.compiler._compile_using_nvrtc_no_warning`,
@@ -219,34 +219,36 @@ def serve(fd_in: int, fd_out: int, cache: Path) -> int:
         stuck = [fd for fd, w in running.items() if fd not in ended and w.deadline < time.monotonic()]
         for fd in ended + stuck:  # (a stuck one is killed: its runner compiles itself)
             worker = running.pop(fd)
-            reply = worker.finish()
+            done = worker.finish()
             for asker in worker.job.askers:
-                wire.send(fd_out, {**reply, "id": asker})
+                wire.send(fd_out, {**done, "id": asker})
         if fd_in in ready:
             line = requests.readline()
             if not line:  # the runner is gone
                 for worker in running.values():
                     worker.finish()
                 return 0
-            said = take(line, cache, versions)
-            if isinstance(said, dict):
-                wire.send(fd_out, said)
+            asker, request, entry, reply = take(line, cache, versions)
+            if reply is not None:
+                wire.send(fd_out, reply)
             else:
-                compiles.ask(*said)
-            compiles.note(line)
+                compiles.ask(asker, request, entry)
+            if request:
+                compiles.note(request)
 
 
-def take(line: bytes, cache: Path, versions: str) -> tuple[Any, dict[str, Any], Path] | dict[str, Any]:
-    """A request line: what a worker needs (its id, the request, its entry's path), or the reply at once (a hit,
-    a malformed request)."""
+def take(line: bytes, cache: Path, versions: str) -> tuple[Any, dict[str, Any], Path, dict[str, Any] | None]:
+    """A request line: its id, the request, its entry's path, and the reply if there is one at once (a hit; a
+    malformed request, whose request is empty)."""
     said: Any = None
     try:
         said = json.loads(line)
         request = {k: said[k] for k in KEYS}
         entry, hit = cached(request, cache, versions)
     except (ValueError, KeyError, TypeError) as exc:
-        return {"error": f"malformed request: {exc}", "id": said.get("id") if isinstance(said, dict) else None}
-    return (said.get("id"), request, entry) if hit is None else {**hit, "id": said.get("id")}
+        asker = said.get("id") if isinstance(said, dict) else None
+        return asker, {}, cache, {"error": f"malformed request: {exc}", "id": asker}
+    return said.get("id"), request, entry, None if hit is None else {**hit, "id": said.get("id")}
 
 
 class Compiles:
@@ -265,16 +267,21 @@ class Compiles:
     def asked_for(self) -> int:
         return sum(bool(job.askers) for job in self.waiting)
 
+    def queued(self, entry: Path) -> Job | None:
+        """The compile of `entry` waiting or running, if there is one."""
+        return next((job for job in (*self.waiting, *(w.job for w in self.running.values())) if job.entry == entry),
+                    None)
+
     def ask(self, asker: Any, request: dict[str, Any], entry: Path) -> None:
         """A request the cache did not have: it waits for the compile of its entry already under way (foreseen,
         say), or for a worker of its own, ahead of every foreseen one; and what it foretells is queued."""
-        for job in (*self.waiting, *(w.job for w in self.running.values())):
-            if job.entry == entry:
-                job.askers.append(asker)
-                if job in self.waiting:  # a foreseen one, now asked for
-                    self.waiting.remove(job)
-                    self.waiting.insert(self.asked_for(), job)
-                return
+        job = self.queued(entry)
+        if job is not None:
+            job.askers.append(asker)
+            if job in self.waiting:  # a foreseen one, now asked for
+                self.waiting.remove(job)
+                self.waiting.insert(self.asked_for(), job)
+            return
         self.waiting.insert(self.asked_for(), Job(request, entry, [asker]))
         if self.recipes is None:
             self.recipes = foresight.read(self.cache, self.name)
@@ -287,8 +294,7 @@ class Compiles:
             entry, hit = cached(request, self.cache, self.versions)
         except (KeyError, TypeError, ValueError):
             return
-        queued = any(job.entry == entry for job in (*self.waiting, *(w.job for w in self.running.values())))
-        if hit is None and not queued and self.foreseen < foresight.FORESEEN:
+        if hit is None and self.queued(entry) is None and self.foreseen < foresight.FORESEEN:
             self.waiting.append(Job(request, entry, foreseen=True))
             self.foreseen += 1
 
@@ -301,13 +307,11 @@ class Compiles:
             worker = Worker.start(self.waiting.pop(0), self.cache / TMP)
             self.running[worker.fd] = worker
 
-    def note(self, line: bytes) -> None:
+    def note(self, request: dict[str, Any]) -> None:
         """The request in the recipe (once), for the servers after this one."""
-        with contextlib.suppress(ValueError, KeyError, TypeError, OSError):
-            said = json.loads(line)
-            request = {k: said[k] for k in KEYS}
-            if request not in self.recipe:
-                self.recipe.append(request)
+        if request not in self.recipe:
+            self.recipe.append(request)
+            with contextlib.suppress(OSError):
                 foresight.write(self.cache, self.name, self.recipe)
 
 
