@@ -204,9 +204,11 @@ def test_a_pass_summary_reads_recorded_results(tmp_path: Path, script: str, comm
 
 
 @pytest.mark.slow
-def test_share_ab_judges_the_same_candidates_with_both_harnesses(tmp_path: Path) -> None:
+@pytest.mark.parametrize("cold", ["", "1"])
+def test_share_ab_judges_the_same_candidates_with_both_harnesses(tmp_path: Path, cold: str) -> None:
     """bench/share_ab.sh on the CPU: the kernel and its variant judged by the old harness and then the new, two
-    at a time under one lock, every result recorded as side+round/candidate, and each side's rate and stages."""
+    at a time under one lock, every result recorded as side+round/candidate, and each side's rate and stages;
+    with COLD=1 the same without warming the compile cache (here: none)."""
     kernel = tmp_path / "kernel"
     kernel.mkdir()
     (kernel / "kernel.py").write_text((ROOT / "tests" / "cpu_kernel" / "kernel.py").read_text() + "\nUNUSED = 1\n")
@@ -214,7 +216,7 @@ def test_share_ab_judges_the_same_candidates_with_both_harnesses(tmp_path: Path)
     out = tmp_path / "out"
     env = {**os.environ, "OUT": str(out), "OLD": str(ROOT), "KERNEL": str(kernel),
            "VARIANTS": str(tmp_path / "variants.txt"), "DEVICE": "cpu", "MODE": "tiny", "QUICK_MODE": "tiny",
-           "ROUNDS": "1", "PYTHON": sys.executable,
+           "ROUNDS": "1", "PYTHON": sys.executable, "COLD": cold,
            "EVOLVE_NVRTC_CACHE": "off"}
     proc = subprocess.run(["bash", "bench/share_ab.sh"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -226,6 +228,7 @@ def test_share_ab_judges_the_same_candidates_with_both_harnesses(tmp_path: Path)
     assert all(r["result"]["status"] == "ok" for r in results), [r["result"].get("error") for r in results]
     log = (out / "pass.log").read_text()
     assert "old: 2 judged in" in log and "new: 2 judged in" in log and "2 of 2 ok" in log and "exclusive" in log, log
+    assert ("emptied each round, KERNEL first" if cold else "(compile cache warmed)") in log, log
 
 
 def test_a_variant_changes_the_constant_and_nothing_else(tmp_path: Path) -> None:
