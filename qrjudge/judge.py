@@ -309,10 +309,17 @@ def benchmark(ctx: Context) -> tuple[list[dict[str, Any]], float]:
     reply = ctx.runner.ask({"op": "verify"}, "after the benchmark")
     if reply.get("tamper"):
         raise Verdict("rejected", f"the candidate changed the harness's machinery: {reply['tamper']}")
+    if ctx.nvrtc_cache is None:  # (sharing, the runner that tested said it: `compiled`)
+        compiled(ctx, reply)
+    return shapes, catch_probability([(s["runs"], s["checked_matrices"] / s["batch"]) for s in shapes])
+
+
+def compiled(ctx: Context, reply: dict[str, Any]) -> None:
+    """What the runner says the compile cache did for it (qrjudge/nvrtc_cache.py: shown, never believed). Sharing,
+    the runner that tests is the one that compiles; the timed one finds its modules in their CuPy cache."""
     said = reply.get("nvrtc_cache")
     ctx.nvrtc_cache = {k: v if isinstance(v, (int, float)) else str(v)[:200] for k, v in said.items()
                        if k in ("hits", "compiled", "foreseen", "seconds", "why")} if isinstance(said, dict) else None
-    return shapes, catch_probability([(s["runs"], s["checked_matrices"] / s["batch"]) for s in shapes])
 
 
 def profile(ctx: Context) -> dict[str, Any]:
@@ -377,6 +384,7 @@ def evaluate_sharing(ctx: Context, t0: float, lock: GpuLock, timed: Runner) -> V
         began = time.monotonic()
         labels, worst = run_tests(ctx)
         ctx.timings["tests_s"] = time.monotonic() - began
+        compiled(ctx, ctx.runner.ask({"op": "compiles"}, "after the tests"))
         isolated = started(ctx, timed, setting_up)
     ctx.runner, ctx.deferred = timed, Deferred(defer_budget(ctx))
     try:

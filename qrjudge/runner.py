@@ -294,7 +294,7 @@ def serve(args: argparse.Namespace, channel: Channel, isolated: str, compiles: A
     handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
         "load": lambda m: session.load(), "prime": session.prime, "verify": lambda m: session.verify(),
         "hold": lambda m: {"hold_us": session.timer.measure(), "hold_error": session.timer.hold_error},
-        "profile": session.profile,
+        "profile": session.profile, "compiles": lambda m: {"nvrtc_cache": compiles.stats() if compiles else None},
         "call": lambda m: session.call(m, lambda: channel.send({"done": True, "nonce": m.get("nonce")}))}
     while True:
         message = channel.receive()

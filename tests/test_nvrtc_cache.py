@@ -264,3 +264,22 @@ def test_recipes_are_written_whole_read_newest_first_and_pruned(tmp_path: Path) 
     assert [r[0]["options"] for r in foresight.read(tmp_path, "s4")] == [["3"], ["2"], ["1"], ["0"]]
     foresight.prune(tmp_path, keep=2)
     assert sorted(p.name for p in (tmp_path / foresight.RECIPES).iterdir()) == ["s4.json", "torn.json"]
+
+
+def test_sharing_the_verdict_says_what_the_runner_that_tested_compiled(cache: Path, tmp_path: Path) -> None:
+    """On a shared GPU the candidate is imported twice (tested, then timed): the second finds its modules compiled
+    already, so the verdict's compile stats are the first runner's, where the compiles happened."""
+    kernel = tmp_path / "kernel"
+    kernel.mkdir()
+    (kernel / "kernel.py").write_text((ROOT / "tests" / "cpu_kernel" / "kernel.py").read_text() + (
+        "\nfrom cupy.cuda import compiler\n"
+        "BUILT = compiler._compile_using_nvrtc_no_warning('src K', (), 90, 'k.cu', None, None, False, None, None)\n"))
+    locks = tmp_path / "locks"
+    locks.mkdir()
+    proc = subprocess.run([sys.executable, "-m", "qrjudge", "--kernel-dir", str(kernel), "--device", "cpu", "--mode",
+                           "tiny"], capture_output=True, text=True, timeout=300, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": f"{STUB}:{ROOT}", "EVOLVE_NVRTC_CACHE": str(cache),
+                               "EVOLVE_GPU_LOCKS": str(locks), "CUDA_VISIBLE_DEVICES": "0"})
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["status"] == "ok", (result.get("error"), proc.stderr[-2000:])
+    assert result["gpu_lock"] and result["nvrtc_cache"]["compiled"] == 1, result["nvrtc_cache"]
