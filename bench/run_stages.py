@@ -188,7 +188,8 @@ def main() -> int:
         if said:  # what the compile cache served (qrjudge/nvrtc_cache.py), and the last reason it did not
             whys = [str(c["why"]) for c in said if c.get("why")]
             print(f"  compile cache: {sum(int(c.get('hits', 0)) for c in said)} hits, "
-                  f"{sum(int(c.get('compiled', 0)) for c in said)} compiled by its server"
+                  f"{sum(int(c.get('compiled', 0)) for c in said)} compiled by its server "
+                  f"({sum(int(c.get('foreseen', 0)) for c in said)} of them foreseen)"
                   + (f"; not served: {whys[-1]}" if whys else ""))
     times = [r.t for r, _ in results if not r.confirm and r.t]
     if len(times) > 2:
