@@ -309,7 +309,7 @@ def benchmark(ctx: Context) -> tuple[list[dict[str, Any]], float]:
     reply = ctx.runner.ask({"op": "verify"}, "after the benchmark")
     if reply.get("tamper"):
         raise Verdict("rejected", f"the candidate changed the harness's machinery: {reply['tamper']}")
-    if ctx.nvrtc_cache is None:  # (sharing, the runner that tested said it: `compiled`)
+    if ctx.deferred is None:  # alone, the one runner's count; sharing, the tested runner's (`compiled`)
         compiled(ctx, reply)
     return shapes, catch_probability([(s["runs"], s["checked_matrices"] / s["batch"]) for s in shapes])
 
@@ -320,6 +320,12 @@ def compiled(ctx: Context, reply: dict[str, Any]) -> None:
     said = reply.get("nvrtc_cache")
     ctx.nvrtc_cache = {k: v if isinstance(v, (int, float)) else str(v)[:200] for k, v in said.items()
                        if k in ("hits", "compiled", "foreseen", "seconds", "why")} if isinstance(said, dict) else None
+
+
+def quiet(ctx: Context) -> None:
+    """The runner's compile server guesses no more (qrjudge/foresight.py): what it foresaw for the tests or the
+    warm-ups is not compiling beside the timed calls that follow."""
+    ctx.runner.ask({"op": "compiles"}, "before the timed calls")
 
 
 def profile(ctx: Context) -> dict[str, Any]:
@@ -362,6 +368,7 @@ def evaluate(ctx: Context, t0: float) -> Verdict:
     began = time.monotonic()
     labels, worst = run_tests(ctx)
     ctx.timings["tests_s"] = time.monotonic() - began
+    quiet(ctx)
     return measured(ctx, isolated, compile_info, labels, worst)
 
 
@@ -396,6 +403,7 @@ def evaluate_sharing(ctx: Context, t0: float, lock: GpuLock, timed: Runner) -> V
             held.relax()  # the candidate in the timed runner from here: no other evaluation can be timed
             compile_info = load(ctx, "timed_import_s")
             warm_up(ctx)
+            quiet(ctx)
             with waiting(ctx):
                 held.tighten()
             verdict = measured(ctx, isolated, compile_info, labels, worst)

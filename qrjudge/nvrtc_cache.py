@@ -228,7 +228,12 @@ def serve(fd_in: int, fd_out: int, cache: Path) -> int:
                 for worker in running.values():
                     worker.finish()
                 return 0
-            asker, request, entry, reply = take(line, cache, versions)
+            said = _parsed(line)
+            if isinstance(said, dict) and said.get("quiet"):  # the runner is about to be timed: no more guesses
+                compiles.hush()
+                wire.send(fd_out, {"id": said.get("id"), "quiet": True})
+                continue
+            asker, request, entry, reply = take(said, cache, versions)
             if reply is not None:
                 wire.send(fd_out, reply)
             else:
@@ -237,12 +242,19 @@ def serve(fd_in: int, fd_out: int, cache: Path) -> int:
                 compiles.note(request)
 
 
-def take(line: bytes, cache: Path, versions: str) -> tuple[Any, dict[str, Any], Path, dict[str, Any] | None]:
-    """A request line: its id, the request, its entry's path, and the reply if there is one at once (a hit; a
-    malformed request, whose request is empty)."""
-    said: Any = None
+def _parsed(line: bytes) -> Any:
     try:
-        said = json.loads(line)
+        return json.loads(line)
+    except ValueError as exc:
+        return exc
+
+
+def take(said: Any, cache: Path, versions: str) -> tuple[Any, dict[str, Any], Path, dict[str, Any] | None]:
+    """A request (a line parsed, or why it could not be): its id, the request, its entry's path, and the reply if
+    there is one at once (a hit; a malformed request, whose request is empty)."""
+    try:
+        if isinstance(said, Exception):
+            raise said
         request = {k: said[k] for k in KEYS}
         entry, hit = cached(request, cache, versions)
     except (ValueError, KeyError, TypeError) as exc:
@@ -263,6 +275,7 @@ class Compiles:
         self.name = f"{os.getpid()}-{time.time_ns()}"
         self.recipes: list[list[dict[str, Any]]] | None = None  # the other servers', read at the first miss
         self.foreseen = 0
+        self.quiet = False  # no more guesses (`hush`)
 
     def asked_for(self) -> int:
         return sum(bool(job.askers) for job in self.waiting)
@@ -283,6 +296,8 @@ class Compiles:
                 self.waiting.insert(self.asked_for(), job)
             return
         self.waiting.insert(self.asked_for(), Job(request, entry, [asker]))
+        if self.quiet:
+            return
         if self.recipes is None:
             self.recipes = foresight.read(self.cache, self.name)
         for guess in foresight.foresee(request, self.recipes):
@@ -297,6 +312,15 @@ class Compiles:
         if hit is None and self.queued(entry) is None and self.foreseen < foresight.FORESEEN:
             self.waiting.append(Job(request, entry, foreseen=True))
             self.foreseen += 1
+
+    def hush(self) -> None:
+        """No foreseen compile left, running or waiting, and none from here on: the runner is about to time the
+        candidate, and a guess must not compile beside its timed calls (one the runner asked for still runs)."""
+        for fd, worker in list(self.running.items()):
+            if not worker.job.askers:
+                self.running.pop(fd).finish()
+        self.waiting = [job for job in self.waiting if job.askers]
+        self.quiet = True
 
     def start(self) -> None:
         """Workers for the waiting compiles, the runner's first; a foreseen one only while another stays free."""
@@ -332,28 +356,18 @@ class Client:
         self.why = ""  # the last reason a compile was not served (shown in the verdict)
 
     def ask(self, request: dict[str, Any]) -> tuple[bytes, Any] | None:
-        with self.lock:
-            if not self.alive:
-                return None
-            self.asked += 1
-            mine = self.asked
         began = time.monotonic()
         reply: Any = None
         try:
-            with self.sending:
-                wire.send(self.fd_out, {**request, "id": mine})
-            reply = self._reply(mine)
-            if reply is None:  # another thread found the server gone
+            reply = self._exchange(request)
+            if reply is None:  # the server is gone
                 return None
             if "error" in reply:
                 self.why = str(reply["error"])[:200]
                 return None
             binary = Path(reply["path"]).read_bytes()
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            with self.lock:
-                self.alive = False  # a server that failed once is not asked again
-                self.lock.notify_all()
-            self.why = f"{type(exc).__name__}: {str(exc)[:100]} (reply: {str(reply)[:60]}); {self.last_said()}"
+            self._failed(exc, reply)
             return None
         with self.lock:
             self.seconds += time.monotonic() - began
@@ -361,6 +375,31 @@ class Client:
             self.compiled += not reply.get("hit")
             self.foreseen += bool(reply.get("foreseen"))
         return binary, reply.get("mapping")
+
+    def quiet(self) -> None:
+        """No foreseen compile left in the server, running or to come (its reply says so): the runner is about to
+        time the candidate. A compile the runner asks for is still served."""
+        try:
+            self._exchange({"quiet": True})
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            self._failed(exc, None)
+
+    def _exchange(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        """`message` sent under an id of its own, and the server's reply to it (None: the server is gone)."""
+        with self.lock:
+            if not self.alive:
+                return None
+            self.asked += 1
+            mine = self.asked
+        with self.sending:
+            wire.send(self.fd_out, {**message, "id": mine})
+        return self._reply(mine)
+
+    def _failed(self, exc: Exception, reply: Any) -> None:
+        with self.lock:
+            self.alive = False  # a server that failed once is not asked again
+            self.lock.notify_all()
+        self.why = f"{type(exc).__name__}: {str(exc)[:100]} (reply: {str(reply)[:60]}); {self.last_said()}"
 
     def _reply(self, mine: int) -> dict[str, Any] | None:
         """The server's reply to request `mine` (None once the server has failed): the thread that reads the pipe

@@ -266,6 +266,15 @@ class Session:
                 "nvrtc_cache": self.compiles.stats() if self.compiles else None}  # (shown, never believed)
 
 
+def compiled(compiles: Any) -> dict[str, Any]:
+    """What the compile cache did for this runner so far, its server quiet from here (qrjudge/nvrtc_cache.py,
+    `Client.quiet`: the judge asks before anything of the candidate is timed)."""
+    if compiles is None:
+        return {"nvrtc_cache": None}
+    compiles.quiet()
+    return {"nvrtc_cache": compiles.stats()}
+
+
 def _reference(a: Any) -> tuple[Any, Any]:
     """The judge's calibration: outputs of the right form at almost no cost."""
     import torch
@@ -294,7 +303,7 @@ def serve(args: argparse.Namespace, channel: Channel, isolated: str, compiles: A
     handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
         "load": lambda m: session.load(), "prime": session.prime, "verify": lambda m: session.verify(),
         "hold": lambda m: {"hold_us": session.timer.measure(), "hold_error": session.timer.hold_error},
-        "profile": session.profile, "compiles": lambda m: {"nvrtc_cache": compiles.stats() if compiles else None},
+        "profile": session.profile, "compiles": lambda m: compiled(compiles),
         "call": lambda m: session.call(m, lambda: channel.send({"done": True, "nonce": m.get("nonce")}))}
     while True:
         message = channel.receive()

@@ -91,6 +91,14 @@ if os.environ.get("FORESEE"):  # a module asked for, then the two others its fir
     out["foreseen"] = [nvrtc(f"SLOW {m}", (f"-DNB={nb}", "-DW=8"), 90, named(m, nb), None, None, False, None, None)[0]
                        .decode() for m in "ABC"]
     out["foreseen_at"], out["foreseen_s"] = began, time.time() - began
+if os.environ.get("HUSH"):  # NB=32: three modules; NB=16: the first, whose two others are foreseen (a second each)
+    import time
+    nb = os.environ["HUSH"]
+    for m in ("QA", "SLOW QB", "SLOW QC")[:3 if nb == "32" else 1]:
+        nvrtc(m, (f"-DNB={nb}",), 90, "k.cu", None, None, False, None, None)
+    if os.environ.get("QUIET_NOW"):  # as the runner does before the timed calls
+        client.quiet()
+    time.sleep(1.6)
 out["stats"] = client.stats() if client else None
 print(json.dumps(out))
 """
@@ -283,3 +291,17 @@ def test_sharing_the_verdict_says_what_the_runner_that_tested_compiled(cache: Pa
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["status"] == "ok", (result.get("error"), proc.stderr[-2000:])
     assert result["gpu_lock"] and result["nvrtc_cache"]["compiled"] == 1, result["nvrtc_cache"]
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_a_quiet_server_stops_its_guesses_before_the_timed_calls(tmp_path: Path, quiet: bool) -> None:
+    """The runner quiets its server before anything is timed: the two one-second compiles it foresaw are stopped
+    then (their entries never written), where left alone they finish."""
+    if subprocess.run(["unshare", "-Ur", "true"], capture_output=True).returncode != 0:
+        pytest.skip("no user namespaces here: the server will not run unconfined")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    run_client(cache, HUSH="32")
+    before = len(list(cache.glob("*/*.bin")))
+    run_client(cache, HUSH="16", **({"QUIET_NOW": "1"} if quiet else {}))
+    assert len(list(cache.glob("*/*.bin"))) == before + (1 if quiet else 3)
