@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from qrjudge import link, nvrtc_cache  # noqa: E402
+from qrjudge import link, nvrtc_client  # noqa: E402
 
 SEED = ROOT / "seed_kernels" / "tsqr_wy"
 MODULES = (("qr.cu", 8), ("qr.cu", 16), ("reg_panel.cu", 8), ("cols.cu", 8))
@@ -38,7 +38,7 @@ def compiles(side_by_side: bool) -> None:
     server = link.compile_server()
     if not server:
         sys.exit("no compile server (EVOLVE_NVRTC_CACHE unusable here)")
-    client = nvrtc_cache.install(*server)
+    client = nvrtc_client.install(*server)
     from cupy.cuda import compiler
 
     nvrtc, common = compiler._compile_using_nvrtc_no_warning, (SEED / "common.cu").read_text()
@@ -65,7 +65,7 @@ def compiles(side_by_side: bool) -> None:
 def evaluation(cache: str, nb: str) -> None:
     """One runner's compiles through CuPy's compile path (`--evaluation CACHE NB`, a process of its own)."""
     os.environ["EVOLVE_NVRTC_CACHE"] = cache
-    client = nvrtc_cache.install(*link.compile_server())
+    client = nvrtc_client.install(*link.compile_server())
     from cupy.cuda import compiler
 
     common, arch = (SEED / "common.cu").read_text(), os.environ.get("EVOLVE_PROBE_ARCH") or compiler._get_arch()

@@ -12,8 +12,8 @@ itself: by the time the candidate asks for its next module, it is compiled or co
 Only ever a guess, and only ever work: a foreseen compile is an ordinary request compiled by the server's
 confined workers into the entry of that request (what NVRTC makes of it, whoever asked); a wrong guess costs a
 worker's time while the evaluation is alive (the server stops when its runner does, so never beside another's
-timed region, and the judge quiets it before its own runner's timed calls: `Client.quiet`), and no more than
-FORESEEN a server. Recipes hold the CUDA sources of earlier candidates, which
+timed region, and the judge quiets it before its own runner's timed calls: qrjudge/nvrtc_client.py,
+`Client.quiet`), and no more than FORESEEN a server. Recipes hold the CUDA sources of earlier candidates, which
 the runner may read as it reads the cache: the same candidates' sources that the repository holds anyway.
 """
 

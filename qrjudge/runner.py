@@ -116,7 +116,7 @@ class Session:
 
         self.torch = torch
         self.args = args
-        self.compiles = compiles  # the compile cache's client (qrjudge/nvrtc_cache.py), if the judge started its server
+        self.compiles = compiles  # the compile cache's client (qrjudge/nvrtc_client.py), if its server runs
         cuda = go.get("device") != "cpu"
         self.device = torch.device("cuda:0" if cuda else "cpu")
         if cuda:
@@ -267,7 +267,7 @@ class Session:
 
 
 def compiled(compiles: Any) -> dict[str, Any]:
-    """What the compile cache did for this runner so far, its server quiet from here (qrjudge/nvrtc_cache.py,
+    """What the compile cache did for this runner so far, its server quiet from here (qrjudge/nvrtc_client.py,
     `Client.quiet`: the judge asks before anything of the candidate is timed)."""
     if compiles is None:
         return {"nvrtc_cache": None}
@@ -342,9 +342,9 @@ def main(argv: list[str] | None = None) -> int:
         import cupy  # noqa: F401
 
         if args.nvrtc_out is not None and args.nvrtc_in is not None:
-            from qrjudge import nvrtc_cache
+            from qrjudge import nvrtc_client
 
-            compiles = nvrtc_cache.install(args.nvrtc_out, args.nvrtc_in)
+            compiles = nvrtc_client.install(args.nvrtc_out, args.nvrtc_in)
     with contextlib.suppress(ImportError):  # torch.compile is allowed: the import of its compiler replaces some
         import torch._dynamo  # noqa: F401  of torch's functions, which must happen before the integrity snapshot
     try:

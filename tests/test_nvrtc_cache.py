@@ -14,17 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from qrjudge import foresight, nvrtc_cache
+from qrjudge import foresight, nvrtc_cache, nvrtc_client
 from tests.conftest import ROOT
 
 STUB = ROOT / "tests" / "stub_cupy"
 
 CLIENT = r"""
 import json, os
-from qrjudge import link, nvrtc_cache
+from qrjudge import link, nvrtc_client
 fds = link.compile_server()  # none: the runner compiles as it always did
 os.environ["HOME"] += ".runner"  # the runner's home is not the judge's (link.runner_env)
-client = nvrtc_cache.install(*fds) if fds else None
+client = nvrtc_client.install(*fds) if fds else None
 if os.environ.get("CONFINE"):  # as the runner is: everything read-only but its scratch
     from qrjudge import isolation
     isolation.confine([os.environ["CONFINE"]])
@@ -242,10 +242,10 @@ def test_a_tune_moves_next_modules_are_compiled_before_it_asks_for_them(cache: P
 def test_cupys_program_names_are_one_name_and_a_candidates_own_are_kept() -> None:
     """CuPy names each program after its cache key, so that no two requests would be alike but for their options
     (foresight could never guess one): the server compiles them all under one name."""
-    assert nvrtc_cache.program_name("04d8c4f3894ea05c541453b2d956dd8928f59d0d.cubin.cu") == "kernel.cu"
-    assert nvrtc_cache.program_name("04d8c4f3894ea05c541453b2d956dd8928f59d0d.cu") == "kernel.cu"
+    assert nvrtc_client.program_name("04d8c4f3894ea05c541453b2d956dd8928f59d0d.cubin.cu") == "kernel.cu"
+    assert nvrtc_client.program_name("04d8c4f3894ea05c541453b2d956dd8928f59d0d.cu") == "kernel.cu"
     for own in ("k.cu", "/tmp/x/04d8c4f3894ea05c541453b2d956dd8928f59d0d.cubin.cu", "04d8.cubin.cu"):
-        assert nvrtc_cache.program_name(own) == own
+        assert nvrtc_client.program_name(own) == own
 
 
 def test_foresight_changes_the_nearest_earlier_requests_options_and_nothing_else() -> None:
