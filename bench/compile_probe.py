@@ -33,6 +33,11 @@ SEED = ROOT / "seed_kernels" / "tsqr_wy"
 MODULES = (("qr.cu", 8), ("qr.cu", 16), ("reg_panel.cu", 8), ("cols.cu", 8))
 
 
+def options(warps: int, nb: str = "32") -> tuple[str, ...]:
+    """The seed's NVRTC options for a module (seed_kernels/tsqr_wy/kernel.py, `_module`, its defaults)."""
+    return ("--std=c++17", f"-DNB={nb}", f"-DNWARPS={warps}", "-DGRAM_ROWS=128", "-DMB_CLUSTER=8")
+
+
 def compiles(side_by_side: bool) -> None:
     os.environ["EVOLVE_NVRTC_CACHE"] = tempfile.mkdtemp(prefix="compile-probe-")
     server = link.compile_server()
@@ -45,8 +50,7 @@ def compiles(side_by_side: bool) -> None:
     arch = os.environ.get("EVOLVE_PROBE_ARCH") or compiler._get_arch()
 
     def build(name: str, warps: int) -> None:
-        options = ("--std=c++17", "-DNB=32", f"-DNWARPS={warps}", "-DGRAM_ROWS=128", "-DMB_CLUSTER=8")
-        nvrtc(common + (SEED / name).read_text(), options, arch, "kern.cu")
+        nvrtc(common + (SEED / name).read_text(), options(warps), arch, "kern.cu")
 
     began = time.monotonic()
     if side_by_side:
@@ -71,9 +75,8 @@ def evaluation(cache: str, nb: str) -> None:
     common, arch = (SEED / "common.cu").read_text(), os.environ.get("EVOLVE_PROBE_ARCH") or compiler._get_arch()
     began = time.monotonic()
     for name, warps in MODULES:
-        options = ("--std=c++17", f"-DNB={nb}", f"-DNWARPS={warps}", "-DGRAM_ROWS=128", "-DMB_CLUSTER=8")
         try:
-            compiler._compile_with_cache_cuda(common + (SEED / name).read_text(), options, arch)
+            compiler._compile_with_cache_cuda(common + (SEED / name).read_text(), options(warps, nb), arch)
         except Exception as exc:  # the module compiled, then not loaded: no GPU here
             if "CUDA" not in type(exc).__name__ and "cuda" not in str(exc).lower():
                 raise

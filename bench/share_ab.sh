@@ -38,8 +38,7 @@ compile_cache_on
 export EVOLVE_GPU_LOCKS=${EVOLVE_GPU_LOCKS:-$(mktemp -d)}
 log "${#candidates[@]} candidates, ${PER_GPU:-2} at a time, ${ROUNDS:-3} rounds of old and new (compile cache \
 $([[ -n ${COLD:-} ]] && echo "emptied each round, KERNEL first" || echo warmed))"
-for kernel in "${candidates[@]}"; do  # every module compiled once, so that no side pays the first compile
-  [[ -n ${COLD:-} ]] && break
+[[ -n ${COLD:-} ]] || for kernel in "${candidates[@]}"; do  # every module compiled once: no side pays the first
   (cd "$copies/new" && PYTHONPATH=$copies/new${PYTHONPATH:+:$PYTHONPATH} $py -m qrjudge --kernel-dir "$kernel" --mode "${QUICK_MODE:-quick}" \
      $device > /dev/null 2>>"$OUT/harness.log")
 done

@@ -1,10 +1,10 @@
 """The compiles a candidate is about to ask for, foreseen from the evaluations before it (qrjudge/nvrtc_cache.py).
 
 A `tune` move of a define that several modules share (the QR seed's NB, NWARPS, GRAM_ROWS) changes each of them,
-and a candidate asks for its modules one at a time, as it first uses each: its tests waited for four NVRTC
-compiles one after the other (import and tests 12-16 s, against about 3 s for a move that compiles nothing; H200,
-2026-12-04), while the GPU's other evaluations waited for its shared hold. Each compile server writes down what
-its runner asked for (a recipe, in the cache's RECIPES directory); at a request the cache does not have, the
+and a candidate asks for its modules one at a time, as it first uses each: its tests waited for the compiles one
+after the other (import and tests 12-16 s, against about 3 s for a move that compiles nothing; H200, run53),
+while the GPU's other evaluations waited for its shared hold. Each compile server writes down what its runner
+asked for (a recipe, in the cache's RECIPES directory); at a request the cache does not have, the
 server looks for the nearest earlier request, the same but for some options (`-DNB=32` where this one has
 `-DNB=16`), and compiles what that evaluation asked for with the same options changed, beside the request
 itself: by the time the candidate asks for its next module, it is compiled or compiling.

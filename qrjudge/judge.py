@@ -322,10 +322,10 @@ def compiled(ctx: Context, reply: dict[str, Any]) -> None:
                        if k in ("hits", "compiled", "foreseen", "seconds", "why")} if isinstance(said, dict) else None
 
 
-def quiet(ctx: Context) -> None:
+def quiet(ctx: Context) -> dict[str, Any]:
     """The runner's compile server guesses no more (qrjudge/foresight.py): what it foresaw for the tests or the
-    warm-ups is not compiling beside the timed calls that follow."""
-    ctx.runner.ask({"op": "compiles"}, "before the timed calls")
+    warm-ups is not compiling beside the timed calls that follow. The reply says what the cache did for it."""
+    return ctx.runner.ask({"op": "compiles"}, "before the timed calls")
 
 
 def profile(ctx: Context) -> dict[str, Any]:
@@ -391,7 +391,7 @@ def evaluate_sharing(ctx: Context, t0: float, lock: GpuLock, timed: Runner) -> V
         began = time.monotonic()
         labels, worst = run_tests(ctx)
         ctx.timings["tests_s"] = time.monotonic() - began
-        compiled(ctx, ctx.runner.ask({"op": "compiles"}, "after the tests"))
+        compiled(ctx, quiet(ctx))
         isolated = started(ctx, timed, setting_up)
     ctx.runner, ctx.deferred = timed, Deferred(defer_budget(ctx))
     try:

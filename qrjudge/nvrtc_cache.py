@@ -47,8 +47,9 @@ from typing import Any
 from qrjudge import foresight, isolation, wire
 
 WORKER_S = 120.0  # a compile worker still running after this long is killed (the runner then compiles itself)
-WORKERS = 4  # compiles a server runs at once: a candidate that builds its modules side by side waits for the
-# longest, not the sum (a tune move of the QR seed's NB changes four modules: import and tests 12-16 s, one by one)
+WORKERS = 4  # compiles a server runs at once: a candidate that builds its modules side by side (or whose modules
+# are foreseen: qrjudge/foresight.py) waits for the longest, not the sum (an NB move of the QR seed, one by one:
+# import and tests 12-16 s, run53)
 KEEP_BYTES = 2 << 30  # the cache is pruned to this, oldest first, when a server starts
 TMP = ".tmp"  # the compile workers' own directories inside the cache
 KEYS = ("source", "options", "arch", "filename", "name_expressions", "cache_in_memory", "jitify", "method")
