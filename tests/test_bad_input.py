@@ -195,6 +195,17 @@ def test_a_non_utf8_config_is_one_line(repo: Path) -> None:
     assert proc.returncode == 1 and "not UTF-8" in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.parametrize("verb", [["start"], ["status"], ["tui"], ["show", "best"], ["lineage", "best"],
+                                  ["prompt"], ["try"], ["export"]])
+def test_a_broken_config_is_one_line_for_every_verb(repo: Path, verb: list[str]) -> None:
+    """A broken evolve.toml is an error naming its line and key, never a traceback, and never ignored (the TUI
+    falls back to git alone only where there is no evolve.toml at all)."""
+    (repo / "examples" / "sort" / "evolve.toml").write_text("[problem]\nkernel_dir = 5\n")
+    proc = evolve(repo / "examples" / "sort", *verb, timeout=60)
+    assert proc.returncode == 1, (verb, proc.stdout[-500:], proc.stderr)
+    assert "evolve.toml:2: problem.kernel_dir" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
 def test_an_evaluator_that_does_not_exist_stops_the_start(repo: Path) -> None:
     toml = repo / "examples" / "sort" / "evolve.toml"
     toml.write_text(toml.read_text().replace('command = "{python} check.py', 'command = "no-such-program check.py'))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from evolver.commands.common import Verb, open_repo, run_name, winner_for
-from evolver.records.config import ConfigError
+from evolver.commands.common import Verb, run_name, winner_for
+from evolver.records.config import ConfigError, find_config, load_config
 from evolver.records.store import Store
 
 
@@ -25,11 +25,14 @@ def add_verb(verb: Verb) -> None:
 def cmd_tui(args: argparse.Namespace) -> int:
     from evolver.tui.app import run_tui
 
+    cwd = Path(args.repo).resolve() if args.repo else Path.cwd()
+    store = Store.discover(cwd)
     try:
-        config, store = open_repo(args)
+        where = find_config(cwd)
     except ConfigError:  # no evolve.toml here: git alone (a repository fetched from elsewhere)
-        run_tui(Store.discover(Path(args.repo).resolve() if args.repo else Path.cwd()), args.run, poll_s=args.poll)
+        run_tui(store, args.run, poll_s=args.poll)
         return 0
+    config = load_config(where, store.root)  # a broken one is an error, as for every other verb
     from evolver.records.runs import own_runs
 
     runs = store.runs(config.problem.kernel_dir)
