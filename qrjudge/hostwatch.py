@@ -4,7 +4,7 @@ schedstat: a busy host delays the judge's clock as a misreporting runner would),
 ran a fixed loop. Diagnostics for the judge's noise (on the H200 VM whole evaluations run slow on the host side:
 docs/benchmarks-history.md, fifth pass); they are reported beside a shape's times and never change its score (the
 waits only decide whether a clock check that fails is a rejection or, the host too busy to tell, a crash:
-`judge.clocks_agree`). Read from /proc by the judge (the runner's files there stay readable to it); anything
+`timed.clocks_agree`). Read from /proc by the judge (the runner's files there stay readable to it); anything
 unreadable is None (Linux only, not inside every sandbox).
 """
 

@@ -231,7 +231,7 @@ def test_short_shapes_are_timed_again_spread_over_the_benchmark() -> None:
 
 
 def test_a_shape_is_scored_by_its_fastest_round_with_every_call_counted() -> None:
-    from qrjudge.judge import fastest_round
+    from qrjudge.timed import fastest_round
 
     def timed(mean: float, runs: int) -> dict[str, object]:
         return {"shape": "20x32", "mean_us": mean, "min_us": mean - 1, "runs": runs, "checked": runs,
@@ -249,7 +249,7 @@ def test_the_judges_clock_rejects_a_runner_it_cannot_explain_unless_the_host_was
     escaped the timed stream); where the runner and the judge waited for a CPU as long a call, an honest runner
     shows the same, so the evaluation ends as a crash that says why, accusing no one; within the slack nothing
     happens."""
-    from qrjudge.judge import WALL_SLACK, clocks_agree
+    from qrjudge.timed import WALL_SLACK, clocks_agree
     from qrjudge.verdict import Verdict
 
     events, walls, slack = [1266.0] * 44, [1300.0] * 44, WALL_SLACK["cuda"]
