@@ -496,3 +496,25 @@ def test_a_pass_samples_how_busy_the_gpu_is_and_stops_its_sampler(tmp_path: Path
 
     samples = run_stages.read_busy(out / "busy_one.csv")
     assert len(samples) > 3 and samples[0][1] == 40.0 and {p for _, p in samples[1:]} == {60.0}, samples
+
+
+def test_rate_plot_draws_each_run_as_it_was_written(tmp_path: Path) -> None:
+    """bench/rate_plot.py: a step a result at its time since the run was made, confirmations as ticks, and a legend
+    with the whole run's rate (here results at 60, 120 and 180 s after the record: 3 in 180 s, 60 an hour)."""
+    from tests.conftest import CLOCK, Scripted, make_repo
+
+    s = Scripted(make_repo(tmp_path / "repo"))
+    s.store.set_meta(f"refs/evolve/runs/{s.run}", {**s.store.get_meta(f"refs/evolve/runs/{s.run}"),
+                                                   "created": CLOCK - 600})
+    for cid, parent in (("00001", None), ("00002", "00001"), ("00003", "00002")):
+        s.add(cid, "seed" if parent is None else "tune", parent, f"x = {cid}\n", {"status": "ok", "score": 1.0})
+    s.store.append_note(s.commits["00001"], {"t": CLOCK - 600 + 90, "status": "ok", "score": 1.0, "confirm": "final"})
+    out = tmp_path / "rate.svg"
+    proc = subprocess.run([sys.executable, "bench/rate_plot.py", f"mine={tmp_path / 'repo'}", "-o", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "mine: 3 in 180 s, 60 an hour" in proc.stdout
+    text = out.read_text()
+    points = text.split('<polyline fill="none" stroke="#1f77b4"')[1].split('points="')[1].split('"')[0].split()
+    assert len(points) == 1 + 2 * 3  # the origin, then a step (along, then up) a result
+    assert text.count('stroke="#1f77b4" stroke-width="2"/>') == 1 + 1  # the confirmation's tick, the legend's line
