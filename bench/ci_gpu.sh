@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The GPU workflow's job (.github/workflows/gpu-bench.yml), as one script a self-hosted runner or a person runs in a
-# checkout: install from the extras into .venv (`gpu-cuda13` where nvidia-smi says the driver is CUDA 13's, else `gpu`;
-# GPU_EXTRA names one; VENV_ARGS=--system-site-packages lets the venv use a torch and CuPy the host already has, and
-# pip's own PIP_NO_INDEX=1 PIP_FIND_LINKS=DIR install the rest from wheels, for a host without a package index;
-# SKIP_INSTALL=1 uses the Python on PATH as it is), the GPU tests (in parallel where pytest-xdist is installed, as the extras install it),
+# checkout: install from the extras into .venv (GPU_EXTRA, default `gpu`: CuPy for CUDA 12, as PyPI's torch is built;
+# `gpu-cuda13` where torch and the toolkit are CUDA 13's; VENV_ARGS=--system-site-packages lets the venv use a torch
+# and CuPy the host already has, and pip's own PIP_NO_INDEX=1 PIP_FIND_LINKS=DIR install the rest from wheels, for a
+# host without a package index; SKIP_INSTALL=1 uses the Python on PATH as it is), the GPU tests (in parallel where pytest-xdist is installed, as the extras install it),
 # then torch.geqrf, every seed and (where the remote has one) `best` in `full` mode in one run, summarised as a
 # Markdown table into $GITHUB_STEP_SUMMARY (default out/summary.md).
 # Results under ${OUT:-out}.
@@ -14,7 +14,6 @@ mkdir -p "$OUT"
 SUMMARY=${GITHUB_STEP_SUMMARY:-$OUT/summary.md}
 if [[ -z ${SKIP_INSTALL:-} ]]; then
   extra=${GPU_EXTRA:-gpu}
-  if [[ -z ${GPU_EXTRA:-} ]] && nvidia-smi 2>/dev/null | grep -q 'CUDA Version: 13'; then extra=gpu-cuda13; fi
   echo "installing .[$extra,test] into .venv${VENV_ARGS:+ ($VENV_ARGS)}"
   # shellcheck disable=SC2086  # VENV_ARGS: options, split as written
   python3 -m venv ${VENV_ARGS:-} .venv && . .venv/bin/activate && python -m pip install -q -e ".[$extra,test]" || exit 1

@@ -34,22 +34,21 @@ def test_the_job_without_a_gpu_writes_a_summary_of_what_failed(tmp_path: Path) -
     assert proc.returncode != 0  # torch.geqrf and the seeds were not judged: the job fails
 
 
-@pytest.mark.parametrize("driver,extra", [("13.0", "gpu-cuda13"), ("12.8", "gpu")])
-def test_the_job_installs_the_cupy_of_the_drivers_cuda(tmp_path: Path, driver: str, extra: str) -> None:
-    """The install step picks the extra by what nvidia-smi says of the driver (a runner with a CUDA 13 driver gets
-    cupy-cuda13x), says so, and stops the job when the install fails (here: no package index, no wheels)."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    smi = bin_dir / "nvidia-smi"
-    smi.write_text(f"#!/bin/sh\necho '| NVIDIA-SMI 580.159.04   Driver Version: 580.159.04   CUDA Version: {driver} |'\n")
-    smi.chmod(0o755)
+
+@pytest.mark.parametrize("asked,extra", [("", "gpu"), ("gpu-cuda13", "gpu-cuda13")])
+def test_the_job_installs_the_extra_asked_for_and_stops_when_it_cannot(tmp_path: Path, asked: str, extra: str) -> None:
+    """The install step installs `gpu` (CuPy for CUDA 12, as PyPI's torch is built) unless GPU_EXTRA names another
+    (`gpu-cuda13` where torch and the toolkit are CUDA 13's), with the venv's options as given, says what it installs,
+    and stops the job when the install fails (here: no package index and no wheels)."""
     tree = tmp_path / "checkout"
     (tree / "bench").mkdir(parents=True)
     shutil.copy2(ROOT / "bench" / "ci_gpu.sh", tree / "bench" / "ci_gpu.sh")
     shutil.copy2(ROOT / "pyproject.toml", tree / "pyproject.toml")
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "PIP_NO_INDEX": "1",
-           "PIP_FIND_LINKS": str(tmp_path / "no-wheels"), "OUT": str(tmp_path / "out"), "GPU_EXTRA": ""}
+    env = {**os.environ, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(tmp_path / "no-wheels"), "OUT": str(tmp_path / "out"),
+           "GPU_EXTRA": asked, "VENV_ARGS": "--system-site-packages"}
     env.pop("SKIP_INSTALL", None)
     proc = subprocess.run(["bash", "bench/ci_gpu.sh"], cwd=tree, env=env, capture_output=True, text=True, timeout=300)
-    assert f"installing .[{extra},test] into .venv" in proc.stdout, proc.stdout + proc.stderr[-2000:]
+    said = f"installing .[{extra},test] into .venv (--system-site-packages)"
+    assert said in proc.stdout, proc.stdout + proc.stderr[-2000:]
+    assert "include-system-site-packages = true" in (tree / ".venv" / "pyvenv.cfg").read_text()
     assert proc.returncode == 1 and not (tmp_path / "out" / "gpu-tests.log").exists()
