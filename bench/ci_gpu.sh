@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU workflow's job (.github/workflows/gpu-bench.yml), as one script a self-hosted runner or a person runs in a
-# checkout: install from the extras into .venv (GPU_EXTRA, default `gpu`: CuPy for CUDA 12, as PyPI's torch is built;
-# `gpu-cuda13` where torch and the toolkit are CUDA 13's; VENV_ARGS=--system-site-packages lets the venv use a torch
+# checkout: install from the extras into .venv (GPU_EXTRA, default `gpu`: torch and CuPy for CUDA 12; `gpu-cuda13`:
+# the newest torch and CuPy for CUDA 13; VENV_ARGS=--system-site-packages lets the venv use a torch
 # and CuPy the host already has, and pip's own PIP_NO_INDEX=1 PIP_FIND_LINKS=DIR install the rest from wheels, for a
 # host without a package index; SKIP_INSTALL=1 uses the Python on PATH as it is), the GPU tests (in parallel where pytest-xdist is installed, as the extras install it),
 # then torch.geqrf, every seed and (where the remote has one) `best` in `full` mode in one run, summarised as a

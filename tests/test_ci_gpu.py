@@ -37,8 +37,8 @@ def test_the_job_without_a_gpu_writes_a_summary_of_what_failed(tmp_path: Path) -
 
 @pytest.mark.parametrize("asked,extra", [("", "gpu"), ("gpu-cuda13", "gpu-cuda13")])
 def test_the_job_installs_the_extra_asked_for_and_stops_when_it_cannot(tmp_path: Path, asked: str, extra: str) -> None:
-    """The install step installs `gpu` (CuPy for CUDA 12, as PyPI's torch is built) unless GPU_EXTRA names another
-    (`gpu-cuda13` where torch and the toolkit are CUDA 13's), with the venv's options as given, says what it installs,
+    """The install step installs `gpu` (torch and CuPy for CUDA 12) unless GPU_EXTRA names another (`gpu-cuda13`: the
+    newest torch and CuPy for CUDA 13), with the venv's options as given, says what it installs,
     and stops the job when the install fails (here: no package index and no wheels)."""
     tree = tmp_path / "checkout"
     (tree / "bench").mkdir(parents=True)

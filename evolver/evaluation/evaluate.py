@@ -127,7 +127,7 @@ class Evaluator:
         if missing:
             raise EvaluationError(f"the built-in {builtin!r} judge needs {' and '.join(missing)}, which "
                                   f"{sys.executable} cannot import: install evolve with its gpu extra "
-                                  "(pip install -e '.[gpu]', or '.[gpu-cuda13]' where torch and the CUDA toolkit are 13's)")
+                                  "(pip install -e '.[gpu]', or '.[gpu-cuda13]' for the newest torch, built for CUDA 13)")
         program = self._command(Path("kernel"), self.config.evaluation.mode)[0]
         if shutil.which(program) is None:
             raise EvaluationError(f"{self.config.path}: evaluation.command: {program!r} is not a program on this "
