@@ -69,6 +69,9 @@ def test_add_records_a_hand_made_kernel_and_judges_it(tmp_path: Path) -> None:
     next_id = f"{made + 2:05d}"
     assert by_ref.returncode == 0 and f"added r1/{next_id}" in by_ref.stdout, by_ref.stdout + by_ref.stderr
     assert Store(repo).snapshot("r1").candidates[next_id].result.cached_from is None  # judged, not copied
+    nowhere = evolve(sort, "add", "--ref", "no-such-branch")
+    assert nowhere.returncode == 1 and "--ref no-such-branch: no such commit" in nowhere.stderr, nowhere.stderr
+    assert "Traceback" not in nowhere.stderr and "fatal" not in nowhere.stderr
 
 
 def test_try_compares_with_best_in_its_own_mode() -> None:

@@ -75,7 +75,10 @@ def cmd_add(args: argparse.Namespace) -> int:
 
     def kernel() -> dict[str, bytes]:
         if args.ref:
-            found = store.read_files(args.ref, config.problem.kernel_dir)
+            commit = store.rev_parse(f"{args.ref}^{{commit}}")
+            if commit is None:
+                raise UserError(f"--ref {args.ref}: no such commit in {store.root}")
+            found = store.read_files(commit, config.problem.kernel_dir)
             if not found:
                 raise UserError(f"{args.ref}: no {config.problem.kernel_dir}/ there")
             return found
