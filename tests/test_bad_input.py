@@ -91,6 +91,41 @@ def test_qr_with_more_slots_than_gpus_is_refused(tmp_path: Path, monkeypatch: py
         evaluate.make_slots(crowded)
 
 
+@pytest.mark.parametrize("key", ["mode", "confirm_mode"])
+def test_a_mode_the_qr_judge_does_not_know_is_one_line_before_any_evaluation(key: str) -> None:
+    """A typo in evolve.toml's mode (or --mode) would crash every evaluation of a day's run: the built-in judge's
+    own modes (its specs.py) are checked when the run opens, naming the file and the key."""
+    from dataclasses import replace
+
+    from evolver.evaluation import evaluate
+    from evolver.records.config import load_config
+    from evolver.records.store import Store
+
+    config = load_config(ROOT / "evolve.toml", ROOT)
+    typo = replace(config, evaluation=replace(config.evaluation, **{key: "fulll"}))
+    evaluator = evaluate.Evaluator(typo, Store(ROOT), Store(ROOT).head_commit())
+    with pytest.raises(evaluate.EvaluationError) as raised:
+        evaluator.check_runnable([])
+    assert str(raised.value) == (f"{ROOT / 'evolve.toml'}: evaluation.{key}: 'fulll' is not a mode of the built-in "
+                                 "'qr' judge (quick, full, final, tiny)")
+    with pytest.raises(evaluate.EvaluationError, match="--mode: 'nope' is not a mode"):
+        evaluate.Evaluator(config, Store(ROOT), Store(ROOT).head_commit()).check_mode("nope", "--mode")
+
+
+def test_rejudge_in_a_mode_the_evaluator_does_not_know_records_nothing(repo: Path) -> None:
+    """`evolve rejudge --mode` with a typo: the example's evaluator refuses the mode (a crash), and a crash in a
+    mode evolve.toml never named is not recorded, so `best` stays where it was."""
+    sort = repo / "examples" / "sort"
+    assert evolve(sort, "start", "--max-candidates", "3").returncode == 0
+    notes_before = git(repo, "notes", "--ref", "evolve", "list")
+    best_before = git(repo, "rev-parse", "best")
+    proc = evolve(sort, "rejudge", "best", "--mode", "nope")
+    assert proc.returncode == 1 and "--mode nope: the evaluator crashed" in proc.stderr, proc.stderr
+    assert "nothing was recorded" in proc.stderr and "Traceback" not in proc.stderr
+    assert git(repo, "rev-parse", "best") == best_before
+    assert git(repo, "notes", "--ref", "evolve", "list") == notes_before
+
+
 def test_outside_a_repository(tmp_path: Path) -> None:
     proc = evolve(tmp_path, "status")
     assert proc.returncode == 1 and "not inside a git repository" in proc.stderr

@@ -9,7 +9,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from evolver.commands.common import Verb, candidate_args, open_repo, target
+from evolver.commands.common import UserError, Verb, candidate_args, open_repo, target
 from evolver.records.candidates import Candidate, Result, Snapshot
 from evolver.records.config import Config
 from evolver.records.store import Store
@@ -35,6 +35,7 @@ def rejudge(config: Config, store: Store, run: str, pick: Callable[[Snapshot], C
         candidate = pick(opened.snapshot)
         before = opened.snapshot.by_commit().get(opened.snapshot.best_commit or "")
         mode = mode or config.evaluation.confirm_mode or config.evaluation.mode
+        opened.evaluator.check_mode(mode, "--mode")
         store.own_refs()
         result = asyncio.run(_judge_again(opened, candidate, mode))
         return Rejudged(candidate, result, mode, opened.recorder.best(), before.id if before else None)
@@ -47,6 +48,14 @@ async def _judge_again(opened: OpenRun, candidate: Candidate, mode: str) -> Resu
         result = await opened.evaluator.evaluate(candidate.commit, opened.slots[0], mode)
     finally:
         await opened.evaluator.close()
+    config = opened.evaluator.config
+    named = (config.evaluation.mode, config.evaluation.confirm_mode)
+    if not config.evaluation.builtin and result.get("status") == "crash" and mode not in named:
+        # A command evaluator's modes are its own: a crash in one evolve.toml never named may be the mode's (a
+        # typo), not the candidate's, and recorded it would take the candidate out of the running.
+        raise UserError(f"--mode {mode}: the evaluator crashed ({str(result.get('error', ''))[:300]}); "
+                        f"{config.path} names no such mode ([evaluation] mode, confirm_mode), so nothing "
+                        "was recorded")
     result["rejudged"] = True
     if mode == opened.recorder.confirm_mode:
         result["confirm"] = True

@@ -49,6 +49,7 @@ def judge_directory(config: Config, store: Store, run: str | None, directory: Pa
     evaluator = Evaluator(config, store, run_base(store, run), purpose="try")
     slots = make_slots(config)
     evaluator.check_runnable(slots)
+    evaluator.check_mode(mode, "--mode")
     where = "in the sandbox" if evaluator.sandboxed else "outside a sandbox"
     print(f"judging {directory} in {mode} mode, {where} (timeout {config.evaluation.timeout_s:g} s); the "
           "evaluator's own output follows on stderr", file=sys.stderr, flush=True)

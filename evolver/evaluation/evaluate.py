@@ -120,9 +120,13 @@ class Evaluator:
     def check_runnable(self, slots: list[Slot]) -> None:
         """The evaluator and what it imports exist, and the sandbox can be built; else a one-line error. (On
         a Ray cluster the workers are what counts: what one of them lacks comes back as a result.)"""
-        if self.config.evaluation.backend == "ray":
+        e = self.config.evaluation
+        self.check_mode(e.mode, f"{self.config.path}: evaluation.mode")
+        if e.confirm_mode:
+            self.check_mode(e.confirm_mode, f"{self.config.path}: evaluation.confirm_mode")
+        if e.backend == "ray":
             return
-        builtin = self.config.evaluation.builtin or ""
+        builtin = e.builtin or ""
         missing = [m for m in JUDGE_MODULES.get(builtin, ()) if importlib.util.find_spec(m) is None]
         if missing:
             raise EvaluationError(f"the built-in {builtin!r} judge needs {' and '.join(missing)}, which "
@@ -145,6 +149,15 @@ class Evaluator:
                 raise EvaluationError(f"no sandbox can be built on this machine ({why}); to evaluate candidates "
                                       f'without one, set [evaluation] sandbox = "off" in {self.config.path} '
                                       "(docs/SECURITY.md says what that exposes)")
+
+    def check_mode(self, mode: str, where: str) -> None:
+        """A mode the built-in judge does not know is a one-line error naming `where` it came from (a command
+        evaluator's modes are its own: whatever it is given, it says)."""
+        if self.config.evaluation.builtin and self.judge_dir is not None:
+            modes = judge_specs(self.judge_dir).MODES
+            if mode not in modes:
+                raise EvaluationError(f"{where}: {mode!r} is not a mode of the built-in "
+                                      f"{self.config.evaluation.builtin!r} judge ({', '.join(modes)})")
 
     def _command(self, kernel_dir: Path, mode: str) -> list[str]:
         return command_for(self.config.evaluation, kernel_dir, mode)
