@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from evolver.commands.common import Verb, run_name, winner_for
+from evolver.commands.common import Verb, positive, run_name, winner_for
 from evolver.records.config import ConfigError, find_config, load_config
 from evolver.records.store import Store
 
@@ -18,7 +18,7 @@ def add_verb(verb: Verb) -> None:
              "problem's next run (pulled ones too), "
              "? help, q quit.")
     p.add_argument("--run", metavar="NAME", type=run_name, help="the run to show (default: the latest)")
-    p.add_argument("--poll", type=float, default=2.0, metavar="S", help="seconds between looks at git (default 2)")
+    p.add_argument("--poll", type=positive(float), default=2.0, metavar="S", help="seconds between looks at git (default 2)")
     p.set_defaults(func=cmd_tui)
 
 
