@@ -12,12 +12,14 @@
 # noise under the new pipeline), each with what the cache served. About 8 minutes on an H200.
 # How busy the GPU was during each run (nvidia-smi's utilization.gpu every 250 ms) in pass.log, overall and by what
 # held the GPU's lock at the time (run_stages.py --busy), the samples in busy_*.csv.
-# Results: ${OUT:-bench/out}/pass.log, evolve_*.log, run_*.bundle (each run's repository: `git clone --mirror` it, its
-# notes and records too, and run `bench/run_stages.py` there), results.jsonl.
+# Results: ${OUT:-bench/out}/pass.log, evolve_*.log, rate.svg (the runs' rates in one picture: bench/rate_plot.py),
+# run_*.bundle (each run's repository: `git clone --mirror` it, its notes and records too, and run
+# `bench/run_stages.py` there), results.jsonl.
 source "$(dirname "$0")/lib.sh"
 root=$PWD
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@localhost
 cache=$nvrtc_dir
+plotted=()  # name=repository of each run, for rate_plot.py
 readme_run() {  # name, a tar of the tree to run ("" for this working tree's tracked and untracked files), seconds
   local clone=/tmp/readme-$1 started seconds=${3:-${RUN_S:-170}}
   rm -rf "$clone" || return 1
@@ -32,6 +34,7 @@ readme_run() {  # name, a tar of the tree to run ("" for this working tree's tra
   log "$1: rc $rc, $(( $(date +%s) - started )) s; $busy_mean"
   tail -3 "$OUT/evolve_$1.log" | tee -a "$OUT/pass.log"
   git -C "$clone" bundle create -q "$OUT/run_$1.bundle" --all 2> /dev/null  # its branches and notes, to look at later
+  plotted+=("$1=$clone")
   (cd "$clone" && PYTHONPATH=$clone${PYTHONPATH:+:$PYTHONPATH} $py "$root/bench/run_stages.py" . \
      $([[ -s $OUT/busy_$1.csv ]] && echo --busy "$OUT/busy_$1.csv")) 2>&1 | tee -a "$OUT/pass.log"
 }
@@ -49,6 +52,8 @@ for n in ${PER_GPU:-}; do  # the same tree with n evaluations sharing the GPU (q
   sed -i "s/^per_gpu = 2 /per_gpu = $n /" evolve.toml && readme_run "per_gpu_$n" "" "${AFTER_S:-}"
   sed -i "s/^per_gpu = $n /per_gpu = 2 /" evolve.toml
 done
+$py bench/rate_plot.py "${plotted[@]}" -o "$OUT/rate.svg" --title "the README's command: judged candidates over time" \
+  2>&1 | tee -a "$OUT/pass.log"  # the runs above in one picture (docs/throughput-run54.svg is one)
 log "the compile cache after the run: $(find "$cache" -name '*.bin' | wc -l) entries, $(du -sh "$cache" | cut -f1)"
 [[ ${SEEDS:-1} == 0 ]] && exit 0  # (the seeds on a shared GPU, with torch.geqrf: bench/share_noise.sh)
 export EVOLVE_NVRTC_CACHE=$cache
