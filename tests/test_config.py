@@ -59,6 +59,22 @@ def test_min_gain_is_a_fraction(repo: Path) -> None:
             load_config(path, repo)
 
 
+@pytest.mark.parametrize("line,message", [
+    ("temperature = 9", "llm.temperature: must be from 0 to 2, not 9"),
+    ("temperature = -0.1", "llm.temperature: must be from 0 to 2"),
+    ("timeout_s = 0", "llm.timeout_s: must be positive"),
+    ('model = "m"\ninput_usd_per_mtok = -2.0', "llm.input_usd_per_mtok: a price cannot be negative"),
+    ('model = "m"\noutput_usd_per_mtok = -8', "llm.output_usd_per_mtok: a price cannot be negative"),
+    ('models = [{ name = "m", output_usd_per_mtok = -1 }]', "llm.models: a price cannot be negative"),
+])
+def test_llm_values_every_server_would_refuse_are_refused_here(repo: Path, line: str, message: str) -> None:
+    """A temperature outside the API's 0 to 2 makes every request an error (an llm_error for every child of a
+    night's run); a negative price or timeout makes no sense: all one line at load, naming the key."""
+    path = write(repo, example_config(llm=f'base_url = "http://127.0.0.1:9/v1"\n{line}'))
+    with pytest.raises(ConfigError, match=message.replace(".", r"\.")):
+        load_config(path, repo)
+
+
 def test_missing_seed_dir(repo: Path) -> None:
     path = write(repo, example_config(problem='kernel_dir = "kernel"\nseeds = ["seeds/nope"]'))
     with pytest.raises(ConfigError, match=r"problem.seeds: 'seeds/nope' does not exist"):

@@ -317,9 +317,14 @@ def _llm_config(reader: TomlReader, s: dict[str, Any]) -> LLMConfig:
                                 float(entry.get("output_usd_per_mtok", 0.0))))
     if any(m.weight <= 0 for m in models):
         raise reader.error("llm", "models", "weights must be positive")
-    for key in ("max_tokens", "max_concurrent", "context_tokens"):
+    for key in ("max_tokens", "max_concurrent", "context_tokens", "timeout_s"):
         if s[key] <= 0:
             raise reader.error("llm", key, "must be positive")
+    if not 0 <= s["temperature"] <= 2:  # the API's range: a server answers anything else with an error, every call
+        raise reader.error("llm", "temperature", f"must be from 0 to 2, not {s['temperature']!r}")
+    if any(m.input_usd_per_mtok < 0 or m.output_usd_per_mtok < 0 for m in models):
+        key = "models" if s["models"] else ("input_usd_per_mtok" if s["input_usd_per_mtok"] < 0 else "output_usd_per_mtok")
+        raise reader.error("llm", key, "a price cannot be negative")
     if s["context_tokens"] <= s["max_tokens"]:
         raise reader.error("llm", "context_tokens", "must exceed max_tokens (the reply needs room too)")
     return LLMConfig(base_url=s["base_url"], models=tuple(models), api_key_env=s["api_key_env"],
