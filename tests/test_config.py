@@ -75,6 +75,13 @@ def test_llm_values_every_server_would_refuse_are_refused_here(repo: Path, line:
         load_config(path, repo)
 
 
+def test_a_command_that_cannot_be_split_is_one_line(repo: Path) -> None:
+    path = write(repo, example_config(evaluation='command = "{python} check.py --kernel-dir {kernel_dir} \\"open"'))
+    with pytest.raises(ConfigError, match=r"evaluation\.command: cannot be split like a shell line: No closing "
+                                          "quotation"):
+        load_config(path, repo)
+
+
 def test_missing_seed_dir(repo: Path) -> None:
     path = write(repo, example_config(problem='kernel_dir = "kernel"\nseeds = ["seeds/nope"]'))
     with pytest.raises(ConfigError, match=r"problem.seeds: 'seeds/nope' does not exist"):

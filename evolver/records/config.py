@@ -8,6 +8,7 @@ nothing here runs git or touches the network.
 from __future__ import annotations
 
 import re
+import shlex
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -266,6 +267,10 @@ def _evaluation_config(reader: TomlReader, e: dict[str, Any], repo_path: _Paths)
         raise reader.error("evaluation", "builtin", f"unknown evaluator {e['builtin']!r} (known: qr)")
     if e["command"] and "{kernel_dir}" not in e["command"]:
         raise reader.error("evaluation", "command", "must contain {kernel_dir}, where the candidate lies")
+    try:
+        shlex.split(e["command"] or "")  # as evolver/evaluation/command.py splits it, every evaluation
+    except ValueError as exc:
+        raise reader.error("evaluation", "command", f"cannot be split like a shell line: {exc}") from None
     files = tuple(repo_path("evaluation", "files", f) for f in e["files"])
     gpus: tuple[int, ...] | None
     if isinstance(e["gpus"], str):
