@@ -87,3 +87,15 @@ def test_a_run_mixes_tune_mutate_and_an_agent(tmp_path: Path) -> None:
     assert git(repo, "status", "--porcelain") == "" and len(git(repo, "worktree", "list").splitlines()) == 1
     assert git(repo, "rev-parse", "HEAD") == head  # the user's HEAD, index and tree untouched
     assert not list(scratch.iterdir())  # no agent or evaluation directory left
+
+
+def test_an_agent_whose_program_is_missing_stops_the_start_in_one_line(tmp_path: Path) -> None:
+    """An agent command naming no program of this machine would make every child of the run a "cannot start"
+    attempt: `evolve start` says so before any candidate, naming the agent and the program."""
+    repo = counting_repo(tmp_path / "repo", example_config(
+        evaluation=COUNTING, evolution="operators = { agent = 1.0 }\nislands = 1\npopulation = 2\nseed = 1")
+        + '\n[agents.ghost]\ncommand = ["no-such-agent-program", "{prompt}"]\n')
+    proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "2")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "[agents.ghost] command: 'no-such-agent-program' is not a program on this machine" in proc.stderr
+    assert all(not Store(repo).snapshot(run).candidates for run in Store(repo).runs())  # before any candidate

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +71,15 @@ def agent_specs(config: Config) -> dict[str, AgentSpec]:
             raise ConfigError(f"{where}.{name}]: env must be a list of variable names")
         specs[name] = AgentSpec(name, tuple(command), float(timeout), float(price), tuple(env))
     return specs
+
+
+def missing_program(spec: AgentSpec) -> str | None:
+    """Why the agent cannot start on this machine (its program found on neither PATH nor its own path), else
+    None; a path relative to somewhere else is the agent's business (it runs in its work directory)."""
+    program = spec.command[0]
+    if ("/" not in program or os.path.isabs(program)) and shutil.which(program) is None:
+        return f"{program!r} is not a program on this machine (PATH has no such command)"
+    return None
 
 
 def _hashes(root: Path) -> dict[str, str]:

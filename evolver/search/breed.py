@@ -17,7 +17,7 @@ from evolver.records.results import Recorder
 from evolver.records.store import Store
 from evolver.records.tomlread import ConfigError
 from evolver.search import bandit, operators
-from evolver.search.agents import AgentSpec, agent_specs, run_agent
+from evolver.search.agents import AgentSpec, agent_specs, missing_program, run_agent
 from evolver.search.bandit import Choice
 from evolver.search.focus import heat, profile_of, where_time_goes
 from evolver.search.llm import LLMClient, api_key
@@ -52,6 +52,11 @@ def llm_operators(config: Config, rng: random.Random, say: Callable[[str], None]
     if wants_llm and llm.configured and api_key(llm) is not None:
         client = LLMClient(llm, rng)
     agents = agent_specs(config)
+    if config.evolution.operators.get("agent", 0) > 0:  # else a night of children that are each "cannot start"
+        for spec in agents.values():
+            why = missing_program(spec)
+            if why:
+                raise ConfigError(f"{config.path}: [agents.{spec.name}] command: {why}")
     weights = {op: w for op, w in config.evolution.operators.items() if w > 0 and can_run(op, client, agents)}
     if config.evolution.operators.get("agent", 0) > 0 and "agent" not in weights:
         say(f"the agent operator is off: {config.path} names no agents ([agents.NAME] tables, docs/AGENTS.md)")
