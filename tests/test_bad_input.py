@@ -187,6 +187,37 @@ def test_an_unusable_base_url_is_an_llm_error_that_names_the_cause(tmp_path: Pat
     assert "ExceptionGroup" not in failed.error, failed.error
 
 
+def test_an_llm_that_never_answers_is_taken_down_and_the_run_stops_saying_why(tmp_path: Path) -> None:
+    """A dead endpoint (connection refused, every retry spent) fails every child in a second: after DOWN_AFTER in a
+    row the LLM operators stop asking, and with no other operator the run ends and says why, not after a budget of
+    failed children."""
+    from evolver.search.llm import DOWN_AFTER
+
+    repo, proc = llm_run(tmp_path, [], 40, base_url="http://127.0.0.1:9/v1")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
+    assert f"LLM operators off for this session: {DOWN_AFTER} requests in a row got no reply" in proc.stdout
+    assert "no operator can run: the LLM is down" in proc.stdout
+    made = [s for cid, s in statuses(repo).items() if cid != "00001"]
+    assert len(made) == DOWN_AFTER and set(made) == {"llm_error"}, made
+
+
+def test_with_the_llm_down_the_other_operators_go_on(tmp_path: Path) -> None:
+    """The same dead endpoint beside `tune`: once the LLM is down no child is drawn for it, and tune makes the rest."""
+    from evolver.search.llm import DOWN_AFTER
+
+    config = example_config(
+        llm='base_url = "http://127.0.0.1:9/v1"\nmodel = "fake-coder"\napi_key_env = ""\nmax_retries = 0\n'
+            "max_concurrent = 1",
+        evolution="operators = { mutate = 0.8, tune = 0.2 }\nislands = 1\npopulation = 2\nseed = 7\npipeline_depth = 1")
+    repo = make_repo(tmp_path / "repo", config)
+    proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "24", timeout=120)
+    assert proc.returncode == 0 and "reached max_candidates (24)" in proc.stdout, proc.stdout + proc.stderr
+    assert "LLM operators off for this session" in proc.stdout
+    ops = [c.op for c in sorted(Store(repo).snapshot("r1").candidates.values(), key=lambda c: c.id)]
+    last_mutate = max(i for i, op in enumerate(ops) if op == "mutate")
+    assert ops.count("mutate") == DOWN_AFTER and set(ops[last_mutate + 1:]) == {"tune"}, ops
+
+
 def test_the_engine_lock_holds_across_worktrees(repo: Path, tmp_path: Path) -> None:
     git(repo, "worktree", "add", "-q", "--detach", str(tmp_path / "linked"))
     main = Store(repo)

@@ -317,9 +317,9 @@ class Engine:
         proposal = await self.breeder.propose(choice, next_island(counts, self.config.evolution.islands), pool)
         proposed = time.monotonic() - began
         if proposal is None:
-            if self.breeder.tune_exhausted and self.client is None:
-                self._stop("tune has tried every reachable value of the @tune parameters; configure an LLM "
-                           "or widen the choices")
+            why = self.breeder.stuck()
+            if why:
+                self._stop(why)
             return None
         if self._stopping and proposal.files is None:
             return None  # an attempt cut short by the stop is not a result

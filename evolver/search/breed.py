@@ -37,7 +37,8 @@ CROSS_TRIES = 6  # pairs tried before `cross` gives up
 def can_run(op: str, client: LLMClient | None, agents: dict[str, AgentSpec]) -> bool:
     """Whether operator `op` can run at all: an LLM operator needs a client, `agent` a named agent. The one
     place this is decided, for the configured weights and for every fallback."""
-    return (op not in LLM_OPERATORS or client is not None) and (op != "agent" or bool(agents))
+    return (op not in LLM_OPERATORS or (client is not None and client.down is None)) and \
+        (op != "agent" or bool(agents))
 
 
 def llm_operators(config: Config, rng: random.Random, say: Callable[[str], None],
@@ -50,7 +51,7 @@ def llm_operators(config: Config, rng: random.Random, say: Callable[[str], None]
         llm = replace(llm, max_concurrent=max(llm.max_concurrent, 2 * slots))
     wants_llm = any(w > 0 for op, w in config.evolution.operators.items() if op in LLM_OPERATORS)
     if wants_llm and llm.configured and api_key(llm) is not None:
-        client = LLMClient(llm, rng)
+        client = LLMClient(llm, rng, say)
     agents = agent_specs(config)
     if config.evolution.operators.get("agent", 0) > 0:  # else a night of children that are each "cannot start"
         for spec in agents.values():
@@ -135,11 +136,21 @@ class Breeder:
         """The operator (and model) for the next child: learnt by the bandit, or drawn by the weights."""
         ev = self.config.evolution
         models = [m.name for m in self.config.llm.models] if self.client is not None else []
+        weights = {op: w for op, w in self.weights.items() if self.plan(op)} or self.weights  # (a down LLM's: none)
         if ev.bandit:
-            return bandit.choose(self.weights, models, self.snapshot.candidates.values(), ev.eval_usd, self.rng,
+            return bandit.choose(weights, models, self.snapshot.candidates.values(), ev.eval_usd, self.rng,
                                  sorted(self.agents))
-        ops = list(self.weights)
-        return Choice(self.rng.choices(ops, weights=[self.weights[o] for o in ops])[0], None, 0.0)
+        ops = list(weights)
+        return Choice(self.rng.choices(ops, weights=[weights[o] for o in ops])[0], None, 0.0)
+
+    def stuck(self) -> str | None:
+        """Why no child can be made any more (the run stops), else None."""
+        if self.tune_exhausted and self.client is None:
+            return ("tune has tried every reachable value of the @tune parameters; configure an LLM or widen the "
+                    "choices")
+        if self.client is not None and self.client.down and not any(self.plan(op) for op in self.weights):
+            return f"no operator can run: the LLM is down ({self.client.down})"
+        return None
 
     def plan(self, op: str) -> list[str]:
         """`op`, then its fallbacks, without those that cannot act now."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,13 +66,19 @@ def estimate_tokens(text: str) -> int:
     return int(len(text) / 3.5) + 1
 
 
+DOWN_AFTER = 8  # requests in a row that got no usable reply, every retry spent: the LLM is down for this session
+
+
 class LLMClient:
-    def __init__(self, config: LLMConfig, rng: random.Random) -> None:
+    def __init__(self, config: LLMConfig, rng: random.Random, say: Callable[[str], None] = print) -> None:
         import openai  # imported here so the rest of the core loads without it
 
         self._openai = openai
         self.config = config
         self.rng = rng
+        self.say = say
+        self.failed_in_a_row = 0
+        self.down: str | None = None  # why the LLM operators stopped asking (breed.can_run), once DOWN_AFTER
         key = api_key(config)
         if key is None or not config.configured:
             raise LLMError("no LLM configured")
@@ -106,6 +113,21 @@ class LLMClient:
         return self.rng.choices(models, weights=[m.weight for m in models])[0]
 
     async def chat(self, messages: list[dict[str, str]], model: ModelSpec) -> Reply:
+        """The model's reply; an LLMError when none came. After DOWN_AFTER of those in a row (a dead endpoint, a
+        revoked key, a model the server does not have: a run's budget of failed children otherwise) the client
+        is `down` for the rest of the session, and says so once."""
+        try:
+            reply = await self._ask(messages, model)
+        except LLMError as exc:
+            self.failed_in_a_row += 1
+            if self.failed_in_a_row >= DOWN_AFTER and self.down is None:
+                self.down = f"{self.failed_in_a_row} requests in a row got no reply (the last: {exc})"
+                self.say(f"LLM operators off for this session: {self.down}; `evolve start` asks again")
+            raise
+        self.failed_in_a_row = 0
+        return reply
+
+    async def _ask(self, messages: list[dict[str, str]], model: ModelSpec) -> Reply:
         total = Usage()
         delay = 1.0
         last_error = ""
