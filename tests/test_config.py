@@ -143,3 +143,15 @@ def test_init_example_sort_makes_a_problem_that_runs_in_an_empty_repository(tmp_
     git(repo, "-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "the sort example")
     run = evolve(repo, "start", "--max-candidates", "4")
     assert run.returncode == 0 and "4 new candidate(s)" in run.stdout, run.stdout + run.stderr
+
+
+def test_init_makes_its_directory_and_refuses_a_file(tmp_path: Path) -> None:
+    """`evolve init DIR` makes DIR as `git init DIR` does (a FileNotFoundError traceback before); a file in its
+    place is a one-line error."""
+    proc = evolve(tmp_path, "init", "new/problem")
+    assert proc.returncode == 0 and (tmp_path / "new" / "problem" / "evolve.toml").is_file(), proc.stderr
+    proc = evolve(tmp_path, "init", "--example", "sort", "other")
+    assert proc.returncode == 0 and (tmp_path / "other" / "check.py").is_file(), proc.stderr
+    (tmp_path / "afile").write_text("x")
+    proc = evolve(tmp_path, "init", "afile")
+    assert proc.returncode == 1 and "afile: not a directory" in proc.stderr and "Traceback" not in proc.stderr

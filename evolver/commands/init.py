@@ -23,12 +23,18 @@ def add_verb(verb: Verb) -> None:
 
 def cmd_init(args: argparse.Namespace) -> int:
     target = Path(args.path)
-    if args.example:
-        return _init_example(args.example, target, args.force)
-    config = target / CONFIG_NAME
-    if config.exists() and not args.force:
-        raise UserError(f"{config} exists; use --force to overwrite it")
-    config.write_text(STARTER, encoding="utf-8")
+    try:
+        target.mkdir(parents=True, exist_ok=True)  # as `git init DIR` makes DIR
+        if args.example:
+            return _init_example(args.example, target, args.force)
+        config = target / CONFIG_NAME
+        if config.exists() and not args.force:
+            raise UserError(f"{config} exists; use --force to overwrite it")
+        config.write_text(STARTER, encoding="utf-8")
+    except (FileExistsError, NotADirectoryError) as exc:
+        raise UserError(f"{target}: not a directory ({exc.strerror})") from None
+    except OSError as exc:
+        raise UserError(f"cannot write into {target}: {exc.strerror or exc}") from None
     print(f"wrote {config}: the QR problem on a GPU. Edit [problem] and [evaluation], commit, then `evolve start`.\n"
           "For a problem that runs on any machine first: `evolve init --example sort`.")
     return 0
