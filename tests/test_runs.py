@@ -29,6 +29,9 @@ def test_a_worse_new_run_leaves_best_and_start_and_status_agree(tmp_path: Path) 
     r1 = Store(repo).snapshot("r1")
     held = r1.by_commit()[winner]
     assert held.score is not None and held.score < r1.candidates["00001"].score  # tune improved on the seed
+    resumed = evolve(sort, "start", "--new-run", "--run", "r1", "--max-candidates", "9")  # a new run that exists
+    assert resumed.returncode == 1 and "--new-run --run r1: run 'r1' exists" in resumed.stderr, resumed.stderr
+    assert len(Store(repo).snapshot("r1").candidates) == len(r1.candidates)  # nothing resumed
     second = evolve(sort, "start", "--new-run", "--max-candidates", "1")  # the seed alone: worse
     assert second.returncode == 0, second.stdout + second.stderr
     assert git(repo, "rev-parse", "best").strip() == winner

@@ -7,7 +7,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from evolver.records.config import Config
+from evolver.records.config import Config, ConfigError
 from evolver.records.refs import RUN_REF
 from evolver.records.store import Store
 
@@ -36,8 +36,12 @@ def own_runs(store: Store, kernel_dir: str | None = None) -> list[str]:
 
 
 def choose_run(store: Store, config: Config, requested: str | None, new: bool) -> str:
-    """The run to work on: the one asked for, the configured one, the latest, or a new one."""
+    """The run to work on: the one asked for, the configured one, the latest, or a new one (`new`: never one that
+    exists, since resuming it would be the opposite of what was asked)."""
     if requested:
+        if new and requested in store.runs():
+            raise ConfigError(f"--new-run --run {requested}: run {requested!r} exists; name a new run, or leave out "
+                              "--new-run to resume it")
         return requested
     if config.run:
         return config.run
