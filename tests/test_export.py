@@ -49,6 +49,7 @@ def test_the_frozen_values_are_the_candidates(tmp_path: Path) -> None:
     (lambda k: _append(k, "\nFUSED = cp.ElementwiseKernel('float32 x', 'float32 y', 'y = x')\n"),
      "cp.ElementwiseKernel: export's CuPy stand-in has"),
     (lambda k: _append(k, "\n_EVOLVE_STREAMS = {}\n"), "kernel.py defines _EVOLVE_STREAMS, a name the exported"),
+    (lambda k: (k / "kernel.py").rename(k / "sort.py"), "its kernel directory has no kernel.py (the one-file form"),
 ])
 def test_what_cannot_be_carried_over_is_one_line(tmp_path: Path, change: object, reason: str) -> None:
     kernel = tmp_path / "k"

@@ -46,7 +46,8 @@ def export_dir(kernel_dir: Path, header: list[str]) -> str:
     files = {p.relative_to(kernel_dir).as_posix(): p.read_text(encoding="utf-8") for p in sorted(kernel_dir.rglob("*"))
              if p.is_file() and "__pycache__" not in p.parts and p.suffix not in PROSE}
     if "kernel.py" not in files:
-        raise ExportError(f"{kernel_dir}: no kernel.py")
+        raise ExportError("its kernel directory has no kernel.py (the one-file form is the QR contract's: "
+                          "`custom_kernel` in kernel.py)")
     own = [name for name in files if name.endswith(".py") and name != "kernel.py"]
     if own:
         raise ExportError(f"{own[0]}: a module of the candidate's own; export inlines kernel.py only")
