@@ -250,7 +250,8 @@ def test_output_is_read_with_a_cap(tmp_path: Path) -> None:
 
 def test_cli_rejects_bad_budgets_and_run_names(repo: Path) -> None:
     for args in (["start", "--max-candidates", "-3"], ["start", "--max-hours", "0"], ["start", "--run", "a/b"],
-                 ["export", "--run", "a/b"], ["tui", "--poll", "-1"], ["tui", "--poll", "0"]):
+                 ["export", "--run", "a/b"], ["tui", "--poll", "-1"], ["tui", "--poll", "0"],
+                 ["start", "--run", "a..b"], ["start", "--run", "a" * 65], ["status", "--run", "x.lock"]):
         proc = evolve(repo / "examples" / "sort", *args)
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, (args, proc.stderr)
 

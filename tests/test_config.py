@@ -82,6 +82,12 @@ def test_a_command_that_cannot_be_split_is_one_line(repo: Path) -> None:
         load_config(path, repo)
 
 
+def test_a_run_name_git_would_refuse_is_refused_in_evolve_toml_too(repo: Path) -> None:
+    path = write(repo, example_config() + '[run]\nname = "a..b"\n')
+    with pytest.raises(ConfigError, match=r"run\.name: 'a\.\.b': a run name is up to 64 letters"):
+        load_config(path, repo)
+
+
 def test_missing_seed_dir(repo: Path) -> None:
     path = write(repo, example_config(problem='kernel_dir = "kernel"\nseeds = ["seeds/nope"]'))
     with pytest.raises(ConfigError, match=r"problem.seeds: 'seeds/nope' does not exist"):

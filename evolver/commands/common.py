@@ -11,18 +11,17 @@ from typing import Any
 from evolver.records.candidates import Candidate, Snapshot, score_of, with_unit
 from evolver.records.config import Config, find_config, load_config
 from evolver.records.reader import candidate_at
-from evolver.records.refs import BEST_REF
+from evolver.records.refs import BEST_REF, bad_run_name
 from evolver.records.results import Recorder
 from evolver.records.runs import choose_run, run_base
 from evolver.records.store import Store
 
 
 def run_name(text: str) -> str:
-    """An argparse type: a run name that is one ref component (letters, digits, '.', '_', '-')."""
-    import re
-
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", text) or text.endswith((".", ".lock")):
-        raise argparse.ArgumentTypeError(f"{text!r}: a run name is letters, digits, '.', '_' and '-' (no '/')")
+    """An argparse type: a run name (`refs.bad_run_name`)."""
+    why = bad_run_name(text)
+    if why:
+        raise argparse.ArgumentTypeError(why)
     return text
 
 def candidate_args(p: argparse.ArgumentParser, optional: bool = False) -> None:

@@ -7,13 +7,13 @@ nothing here runs git or touches the network.
 
 from __future__ import annotations
 
-import re
 import shlex
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evolver.records.refs import bad_run_name
 from evolver.records.tomlread import ConfigError as ConfigError  # raised by config readers everywhere
 from evolver.records.tomlread import TomlReader
 
@@ -203,8 +203,8 @@ def load_config(path: Path, root: Path) -> Config:
         if b[key] is not None and b[key] <= 0:
             raise reader.error("budget", key, "must be positive")
     run = sections["run"]["name"]
-    if run is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,40}", run):
-        raise reader.error("run", "name", "use letters, digits, '.', '_' and '-' (a git ref component)")
+    if run is not None and bad_run_name(run):
+        raise reader.error("run", "name", str(bad_run_name(run)))
     return Config(path=path, root=paths.root, problem_dir="" if problem_dir == "." else problem_dir, run=run,
                   problem=_problem_config(reader, sections["problem"], paths),
                   evaluation=_evaluation_config(reader, sections["evaluation"], paths),
