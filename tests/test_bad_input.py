@@ -126,6 +126,21 @@ def test_rejudge_in_a_mode_the_evaluator_does_not_know_records_nothing(repo: Pat
     assert git(repo, "notes", "--ref", "evolve", "list") == notes_before
 
 
+def test_a_best_branch_deleted_or_moved_by_hand_is_said_as_it_is(repo: Path) -> None:
+    """`best` deleted, or moved to a commit no run made: the verbs that read it say so (not "no candidate has passed"),
+    and the next `evolve start` puts it back."""
+    sort = repo / "examples" / "sort"
+    assert evolve(sort, "start", "--max-candidates", "3").returncode == 0
+    git(repo, "update-ref", "refs/heads/best", "HEAD")
+    moved = evolve(sort, "show", "best")
+    assert moved.returncode == 1 and "which is no candidate (moved by hand?)" in moved.stderr, moved.stderr
+    git(repo, "branch", "-D", "best")
+    gone = evolve(sort, "lineage", "best")
+    assert gone.returncode == 1 and "no branch `best` (deleted?) though candidates have passed" in gone.stderr
+    assert evolve(sort, "start", "--max-candidates", "4").returncode == 0
+    assert evolve(sort, "show", "best").returncode == 0
+
+
 def test_outside_a_repository(tmp_path: Path) -> None:
     proc = evolve(tmp_path, "status")
     assert proc.returncode == 1 and "not inside a git repository" in proc.stderr

@@ -76,6 +76,14 @@ def target(args: argparse.Namespace, config: Config, store: Store) -> tuple[Snap
         return snapshot, mine
     held = branch_best(store)
     if held is None:
+        foreign = store.rev_parse(BEST_REF)
+        if foreign is not None:  # moved by hand to a commit no run made
+            raise UserError(f"the branch `best` holds {foreign[:12]}, which is no candidate (moved by hand?); "
+                            "`evolve start` puts it back, or name a candidate or --run")
+        if any(c.status == "ok" for run in store.runs(config.problem.kernel_dir)
+               for c in store.snapshot(run).candidates.values()):
+            raise UserError("there is no branch `best` (deleted?) though candidates have passed; `evolve start` "
+                            "puts it back, or name a candidate or --run")
         raise UserError("there is no `best` yet (no candidate has passed its evaluation)")
     if held.run not in store.runs(config.problem.kernel_dir):
         raise UserError(f"`best` holds {held.run}/{held.id}, a candidate of another problem; name this problem's "
