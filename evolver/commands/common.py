@@ -35,8 +35,12 @@ def candidate_args(p: argparse.ArgumentParser, optional: bool = False) -> None:
 class UserError(Exception):
     pass
 
+def repo_dir(args: argparse.Namespace) -> Path:
+    """The directory a verb works in: --repo, else here."""
+    return Path(args.repo).resolve() if getattr(args, "repo", None) else Path.cwd()
+
 def open_repo(args: argparse.Namespace) -> tuple[Config, Store]:
-    cwd = Path(args.repo).resolve() if getattr(args, "repo", None) else Path.cwd()
+    cwd = repo_dir(args)
     store = Store.discover(cwd)
     config = load_config(find_config(cwd), store.root)
     return config, store
@@ -74,22 +78,26 @@ def target(args: argparse.Namespace, config: Config, store: Store) -> tuple[Snap
         if mine is None:
             raise UserError(f"run {snapshot.run!r} has no correct candidate yet")
         return snapshot, mine
-    held = branch_best(store)
+    commit = store.rev_parse(BEST_REF)
+    held = candidate_at(store, commit) if commit else None
     if held is None:
-        foreign = store.rev_parse(BEST_REF)
-        if foreign is not None:  # moved by hand to a commit no run made
-            raise UserError(f"the branch `best` holds {foreign[:12]}, which is no candidate (moved by hand?); "
-                            "`evolve start` puts it back, or name a candidate or --run")
-        if any(c.status == "ok" for run in store.runs(config.problem.kernel_dir)
-               for c in store.snapshot(run).candidates.values()):
-            raise UserError("there is no branch `best` (deleted?) though candidates have passed; `evolve start` "
-                            "puts it back, or name a candidate or --run")
-        raise UserError("there is no `best` yet (no candidate has passed its evaluation)")
+        raise UserError(_no_best(config, store, commit))
     if held.run not in store.runs(config.problem.kernel_dir):
         raise UserError(f"`best` holds {held.run}/{held.id}, a candidate of another problem; name this problem's "
                         "run with --run")
     snapshot = store.snapshot(held.run)
     return snapshot, snapshot.candidates.get(held.id, held)
+
+def _no_best(config: Config, store: Store, commit: str | None) -> str:
+    """Why `best` names no candidate: moved by hand to another commit, deleted, or none has passed yet."""
+    if commit is not None:
+        return (f"the branch `best` holds {commit[:12]}, which is no candidate (moved by hand?); `evolve start` puts "
+                "it back, or name a candidate or --run")
+    if any(c.status == "ok" for run in store.runs(config.problem.kernel_dir)
+           for c in store.snapshot(run).candidates.values()):
+        return ("there is no branch `best` (deleted?) though candidates have passed; `evolve start` puts it back, or "
+                "name a candidate or --run")
+    return "there is no `best` yet (no candidate has passed its evaluation)"
 
 def branch_best(store: Store) -> Candidate | None:
     commit = store.rev_parse(BEST_REF)

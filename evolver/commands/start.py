@@ -8,9 +8,8 @@ import contextlib
 import sys
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
-from evolver.commands.common import Verb, best_lines, branch_best, open_repo, positive, run_name, winner_for
+from evolver.commands.common import Verb, best_lines, branch_best, open_repo, positive, repo_dir, run_name, winner_for
 from evolver.records.candidates import Candidate, Snapshot
 from evolver.records.runs import choose_run
 from evolver.records.store import Store
@@ -93,7 +92,7 @@ def _start_with_tui(args: argparse.Namespace, store: Store, run: str,
             argv += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
     log_path = store.git_dir / "evolve" / f"{run}.log"
     with open(log_path, "ab") as log:  # its own session: it may outlive the TUI (`x`)
-        engine = subprocess.Popen(argv, cwd=Path(args.repo).resolve() if args.repo else Path.cwd(), stdout=log,
+        engine = subprocess.Popen(argv, cwd=repo_dir(args), stdout=log,
                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     app = None
     try:

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from evolver.commands.common import Verb, positive, run_name, winner_for
+from evolver.commands.common import Verb, positive, repo_dir, run_name, winner_for
 from evolver.records.config import ConfigError, find_config, load_config
 from evolver.records.store import Store
 
@@ -25,7 +24,7 @@ def add_verb(verb: Verb) -> None:
 def cmd_tui(args: argparse.Namespace) -> int:
     from evolver.tui.app import run_tui
 
-    cwd = Path(args.repo).resolve() if args.repo else Path.cwd()
+    cwd = repo_dir(args)
     store = Store.discover(cwd)
     try:
         where = find_config(cwd)

@@ -203,8 +203,9 @@ def load_config(path: Path, root: Path) -> Config:
         if b[key] is not None and b[key] <= 0:
             raise reader.error("budget", key, "must be positive")
     run = sections["run"]["name"]
-    if run is not None and bad_run_name(run):
-        raise reader.error("run", "name", str(bad_run_name(run)))
+    why = bad_run_name(run) if run is not None else None
+    if why:
+        raise reader.error("run", "name", why)
     return Config(path=path, root=paths.root, problem_dir="" if problem_dir == "." else problem_dir, run=run,
                   problem=_problem_config(reader, sections["problem"], paths),
                   evaluation=_evaluation_config(reader, sections["evaluation"], paths),
@@ -327,9 +328,10 @@ def _llm_config(reader: TomlReader, s: dict[str, Any]) -> LLMConfig:
             raise reader.error("llm", key, "must be positive")
     if not 0 <= s["temperature"] <= 2:  # the API's range: a server answers anything else with an error, every call
         raise reader.error("llm", "temperature", f"must be from 0 to 2, not {s['temperature']!r}")
-    if any(m.input_usd_per_mtok < 0 or m.output_usd_per_mtok < 0 for m in models):
-        key = "models" if s["models"] else ("input_usd_per_mtok" if s["input_usd_per_mtok"] < 0 else "output_usd_per_mtok")
-        raise reader.error("llm", key, "a price cannot be negative")
+    for m in models:
+        for key in ("input_usd_per_mtok", "output_usd_per_mtok"):
+            if getattr(m, key) < 0:
+                raise reader.error("llm", "models" if s["models"] else key, "a price cannot be negative")
     if s["context_tokens"] <= s["max_tokens"]:
         raise reader.error("llm", "context_tokens", "must exceed max_tokens (the reply needs room too)")
     return LLMConfig(base_url=s["base_url"], models=tuple(models), api_key_env=s["api_key_env"],

@@ -136,7 +136,7 @@ class Breeder:
         """The operator (and model) for the next child: learnt by the bandit, or drawn by the weights."""
         ev = self.config.evolution
         models = [m.name for m in self.config.llm.models] if self.client is not None else []
-        weights = {op: w for op, w in self.weights.items() if self.plan(op)} or self.weights  # (a down LLM's: none)
+        weights = self.acting() or self.weights
         if ev.bandit:
             return bandit.choose(weights, models, self.snapshot.candidates.values(), ev.eval_usd, self.rng,
                                  sorted(self.agents))
@@ -148,9 +148,13 @@ class Breeder:
         if self.tune_exhausted and self.client is None:
             return ("tune has tried every reachable value of the @tune parameters; configure an LLM or widen the "
                     "choices")
-        if self.client is not None and self.client.down and not any(self.plan(op) for op in self.weights):
+        if self.client is not None and self.client.down and not self.acting():
             return f"no operator can run: the LLM is down ({self.client.down})"
         return None
+
+    def acting(self) -> dict[str, float]:
+        """The weighted operators that can act now, themselves or by a fallback (a down LLM's cannot)."""
+        return {op: w for op, w in self.weights.items() if self.plan(op)}
 
     def plan(self, op: str) -> list[str]:
         """`op`, then its fallbacks, without those that cannot act now."""
