@@ -109,7 +109,7 @@ def critical(timer: Any, cuda: bool) -> dict[str, Any]:
 class Session:
     """The runner's state between messages: the device, the shared buffers, the candidate."""
 
-    def __init__(self, args: argparse.Namespace, go: dict[str, Any], compiles: Any = None) -> None:
+    def __init__(self, args: argparse.Namespace, go: dict[str, Any], compiles: Any = None, ahead: Any = None) -> None:
         import torch
 
         from qrjudge import arena, checker, guard, integrity, timing
@@ -117,6 +117,7 @@ class Session:
         self.torch = torch
         self.args = args
         self.compiles = compiles  # the compile cache's client (qrjudge/nvrtc_client.py), if its server runs
+        self.ahead = ahead  # the import's modules compiled side by side (qrjudge/ahead.py), where CuPy is
         cuda = go.get("device") != "cpu"
         self.device = torch.device("cuda:0" if cuda else "cpu")
         if cuda:
@@ -151,7 +152,7 @@ class Session:
         self.scope = guard.candidate_scope
         began = time.monotonic()
         try:
-            with self.scope():
+            with self.scope(), self.ahead.during() if self.ahead else contextlib.nullcontext():
                 module = load_candidate(self.args.kernel_dir)
         except BaseException as exc:
             error = classify(exc)
@@ -282,7 +283,7 @@ def _reference(a: Any) -> tuple[Any, Any]:
     return torch.zeros_like(a), a.new_zeros(a.shape[:2])
 
 
-def serve(args: argparse.Namespace, channel: Channel, isolated: str, compiles: Any = None) -> int:
+def serve(args: argparse.Namespace, channel: Channel, isolated: str, compiles: Any = None, ahead: Any = None) -> int:
     go = channel.receive()
     if go and go.get("op") == "warm":  # CUDA's start-up, at the same time as the judge's
         if go.get("device") != "cpu":
@@ -296,7 +297,7 @@ def serve(args: argparse.Namespace, channel: Channel, isolated: str, compiles: A
         return 1
     began = time.monotonic()
     cpu = isolation.pin_to_fastest_cpu() if os.environ.get("EVOLVE_RUNNER_PIN") == "fastest" else None
-    session = Session(args, go, compiles)
+    session = Session(args, go, compiles, ahead)
     channel.send({"ready": True, "isolation": isolated, "cpu": cpu, "hold_us": session.timer.hold_us,
                   "hold_error": session.timer.hold_error, "setup_s": round(time.monotonic() - began, 3),
                   "nonce": go.get("nonce")})
@@ -337,10 +338,13 @@ def main(argv: list[str] | None = None) -> int:
         where = f"none (EVOLVE_RUNNER_CONFINE=off; {exc})"
     import torch  # noqa: F401  the slow part of start-up, before the judge's first message
 
-    compiles = None
+    compiles = ahead = None
     with contextlib.suppress(ImportError):
-        import cupy  # noqa: F401
+        import cupy
 
+        from qrjudge import ahead as compile_ahead
+
+        ahead = compile_ahead.install(cupy)  # the modules a candidate makes at import, compiled side by side
         if args.nvrtc_out is not None and args.nvrtc_in is not None:
             from qrjudge import nvrtc_client
 
@@ -348,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     with contextlib.suppress(ImportError):  # torch.compile is allowed: the import of its compiler replaces some
         import torch._dynamo  # noqa: F401  of torch's functions, which must happen before the integrity snapshot
     try:
-        return serve(args, channel, where, compiles)
+        return serve(args, channel, where, compiles, ahead)
     except BaseException as exc:  # the judge learns why, whatever it was
         with contextlib.suppress(OSError):
             channel.send({"error": classify(exc)})

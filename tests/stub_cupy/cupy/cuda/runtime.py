@@ -1,0 +1,5 @@
+current = 0
+
+
+def getDevice():
+    return current
