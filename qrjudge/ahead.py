@@ -62,19 +62,21 @@ class Ahead:
         return True
 
 
-def install(cupy: Any) -> Ahead:
+def install(cupy: Any) -> Ahead | None:
     """`cupy.RawModule` replaced by a subclass that tells `Ahead` of each module made (the runner's `main`, before
-    any candidate code). The subclass adds nothing else: every method and attribute is CuPy's."""
+    any candidate code). The subclass adds nothing else: every method and attribute is CuPy's. None where CuPy's
+    class cannot be subclassed: its modules then compile on first use, as CuPy has it."""
     original = cupy.RawModule
     ahead = Ahead(cupy, original)
+    try:
+        class RawModule(original):  # type: ignore[misc, valid-type]
+            __doc__ = original.__doc__
 
-    class RawModule(original):  # type: ignore[misc, valid-type]
-        __doc__ = original.__doc__
-
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            ahead.made(self, type(self) is RawModule)
-
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                super().__init__(*args, **kwargs)
+                ahead.made(self, type(self) is RawModule)
+    except TypeError:
+        return None
     RawModule.__module__, RawModule.__qualname__ = original.__module__, original.__qualname__
     cupy.RawModule = RawModule
     return ahead

@@ -27,6 +27,7 @@ from qrjudge import ahead, link, nvrtc_client
 fds = link.compile_server()
 client = nvrtc_client.install(*fds) if fds else None
 early = ahead.install(cupy)
+assert early is not None
 out = {"me": os.getpid()}
 began = time.monotonic()
 with early.during():  # as the runner's `load` imports a candidate that makes its modules at import
