@@ -2,7 +2,7 @@
 # The GPU workflow's job (.github/workflows/gpu-bench.yml), as one script a self-hosted runner or a person runs in a
 # checkout: install from the extras into .venv (GPU_EXTRA, default `gpu`: torch and CuPy for CUDA 12; `gpu-cuda13`:
 # the newest torch and CuPy for CUDA 13; VENV_ARGS=--system-site-packages lets the venv use a torch
-# and CuPy the host already has, and pip's own PIP_NO_INDEX=1 PIP_FIND_LINKS=DIR install the rest from wheels, for a
+# and CuPy the host's Python already has, a venv's too, and pip's own PIP_NO_INDEX=1 PIP_FIND_LINKS=DIR install the rest from wheels, for a
 # host without a package index; SKIP_INSTALL=1 uses the Python on PATH as it is), the GPU tests (in parallel where pytest-xdist is installed, as the extras install it),
 # then torch.geqrf, every seed and (where the remote has one) `best` in `full` mode in one run, summarised as a
 # Markdown table into $GITHUB_STEP_SUMMARY (default out/summary.md).
@@ -16,7 +16,14 @@ if [[ -z ${SKIP_INSTALL:-} ]]; then
   extra=${GPU_EXTRA:-gpu}
   echo "installing .[$extra,test] into .venv${VENV_ARGS:+ ($VENV_ARGS)}"
   # shellcheck disable=SC2086  # VENV_ARGS: options, split as written
-  python3 -m venv ${VENV_ARGS:-} .venv && . .venv/bin/activate && python -m pip install -q -e ".[$extra,test]" || exit 1
+  python3 -m venv ${VENV_ARGS:-} .venv || exit 1
+  if [[ ${VENV_ARGS:-} == *--system-site-packages* ]]; then
+    # a host Python that is itself a venv (a runner image's often is: torch and CuPy in /opt/...) is not the "system"
+    # a new venv sees: its packages are added by name (a .pth file), so pip finds them installed
+    python3 -c "import site; print('\n'.join(site.getsitepackages()))" > \
+      "$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/host-python.pth" || exit 1
+  fi
+  . .venv/bin/activate && python -m pip install -q -e ".[$extra,test]" || exit 1
 fi
 source bench/lib.sh  # (after the venv: its python is the one on PATH)
 status=0

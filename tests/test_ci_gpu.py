@@ -51,4 +51,9 @@ def test_the_job_installs_the_extra_asked_for_and_stops_when_it_cannot(tmp_path:
     said = f"installing .[{extra},test] into .venv (--system-site-packages)"
     assert said in proc.stdout, proc.stdout + proc.stderr[-2000:]
     assert "include-system-site-packages = true" in (tree / ".venv" / "pyvenv.cfg").read_text()
+    # the packages of the Python that made it, a venv's too (as a runner image's torch often is), added by name
+    host = subprocess.run(["python3", "-c", "import site; print(site.getsitepackages()[0])"], capture_output=True,
+                          text=True, env=env).stdout.strip()
+    added = next((tree / ".venv").glob("lib/python*/site-packages/host-python.pth")).read_text().splitlines()
+    assert host and host in added, added
     assert proc.returncode == 1 and not (tmp_path / "out" / "gpu-tests.log").exists()
