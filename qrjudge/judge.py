@@ -102,14 +102,15 @@ def scan(args: argparse.Namespace) -> None:
         raise Verdict("rejected", "forbidden code: " + "; ".join(findings[:8]), findings=findings[:50])
 
 
-def load(ctx: Context, timing: str = "import_kernel_s") -> dict[str, Any]:
-    """The candidate's import in the runner, its time as `timing`; returns its compile diagnostics."""
+def load(ctx: Context, timing: str = "import_kernel_s", ahead: bool = True) -> dict[str, Any]:
+    """The candidate's import in the runner, its time as `timing`, the modules it makes compiled side by side
+    (`ahead`: not in the timed runner, whose modules the testing runner compiled); returns its compile diagnostics."""
     if ctx.args.baseline:
         ctx.runner.ask({"op": "load"}, "loading torch.geqrf")
         return {}
     ctx.report.emit(stage="import", label=str(ctx.args.kernel_dir))
     with heartbeat(ctx.report, "import", str(ctx.args.kernel_dir)):
-        reply = ctx.runner.ask({"op": "load"}, "importing kernel.py")
+        reply = ctx.runner.ask({"op": "load", "ahead": ahead}, "importing kernel.py")
     if isinstance(reply.get("error"), dict):
         error = reply["error"]
         status = "rejected" if error.get("status") == "rejected" else "compile_error"
@@ -202,7 +203,7 @@ def evaluate_sharing(ctx: Context, t0: float, lock: GpuLock, timed: Runner) -> V
             calibrate(ctx)
             ctx.timings["calibrate_s"] = time.monotonic() - began
             held.relax()  # the candidate in the timed runner from here: no other evaluation can be timed
-            compile_info = load(ctx, "timed_import_s")
+            compile_info = load(ctx, "timed_import_s", ahead=False)
             warm_up(ctx)
             quiet(ctx)
             with waiting(ctx):

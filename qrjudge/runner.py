@@ -137,8 +137,9 @@ class Session:
         self.critical = integrity.Snapshot(critical(self.timer, cuda))  # checked around every call
         self.broad = integrity.Snapshot(integrity.namespaces(torch, torch.Tensor, torch._C.TensorBase, builtins))
 
-    def load(self) -> dict[str, Any]:
-        """Import the candidate (or take torch.geqrf for the baseline); from here on nothing here is trusted."""
+    def load(self, ahead: bool = True) -> dict[str, Any]:
+        """Import the candidate (or take torch.geqrf for the baseline); from here on nothing here is trusted.
+        `ahead`: the modules it makes at import compiled side by side (qrjudge/ahead.py)."""
         from qrjudge import guard
 
         if self.args.baseline:
@@ -152,7 +153,7 @@ class Session:
         self.scope = guard.candidate_scope
         began = time.monotonic()
         try:
-            with self.scope(), self.ahead.during() if self.ahead else contextlib.nullcontext():
+            with self.scope(), self.ahead.during(ahead) if self.ahead else contextlib.nullcontext():
                 module = load_candidate(self.args.kernel_dir)
         except BaseException as exc:
             error = classify(exc)
@@ -302,7 +303,8 @@ def serve(args: argparse.Namespace, channel: Channel, isolated: str, compiles: A
                   "hold_error": session.timer.hold_error, "setup_s": round(time.monotonic() - began, 3),
                   "nonce": go.get("nonce")})
     handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
-        "load": lambda m: session.load(), "prime": session.prime, "verify": lambda m: session.verify(),
+        "load": lambda m: session.load(bool(m.get("ahead", True))), "prime": session.prime,
+        "verify": lambda m: session.verify(),
         "hold": lambda m: {"hold_us": session.timer.measure(), "hold_error": session.timer.hold_error},
         "profile": session.profile, "compiles": lambda m: compiled(compiles),
         "call": lambda m: session.call(m, lambda: channel.send({"done": True, "nonce": m.get("nonce")}))}

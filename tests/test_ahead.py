@@ -1,7 +1,7 @@
 """The judge's compiles ahead (qrjudge/ahead.py): the RawModules a candidate makes while it is imported are compiled
 then, side by side, through the compile server (a stand-in for CuPy: tests/stub_cupy), and all of them before the
-import returns; a module of the candidate's own class, or one made after the import, compiles on its first use as
-before; a module that does not compile fails where the candidate asks for it, with NVRTC's own error."""
+import returns; a module of the candidate's own class, one made after the import, or one made in a timed runner's
+import, compiles on its first use as before; a module that does not compile fails where the candidate asks for it, with NVRTC's own error."""
 
 from __future__ import annotations
 
@@ -42,7 +42,9 @@ out["threads_after"] = [t.name for t in threading.enumerate() if t.name.startswi
 out["made"] = [m.binary.decode() if m.binary else None for m in made]
 out["own"], out["compiled"] = own.binary, early.compiled
 later = cupy.RawModule(code="src later")
-out["later"] = later.binary
+with early.during(on=False):  # as a timed runner imports: its modules are the testing runner's, loaded on first use
+    timed = cupy.RawModule(code="src timed")
+out["later"], out["timed"] = later.binary, timed.binary
 try:
     broken.get_function("f")
 except cupy.cuda.compiler.CompileException as exc:
@@ -75,7 +77,7 @@ def test_the_modules_made_at_import_are_compiled_side_by_side_before_it_returns(
 
 def test_a_module_of_the_candidates_own_class_or_made_later_compiles_on_first_use(cache: Path) -> None:
     said = imported(cache, 1)
-    assert said["own"] is None and said["later"] is None  # not compiled by the judge's threads
+    assert said["own"] is None and said["later"] is None and said["timed"] is None  # not by the judge's threads
     assert "identifier FAIL is undefined" in said["broken"]  # the failure is the candidate's own call's
     assert said["compiled"] == 1
 
