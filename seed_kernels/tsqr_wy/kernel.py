@@ -154,7 +154,7 @@ def _kernels(warps):
 # The modules the defaults use, made at import (not compiled: CuPy compiles on first use), so that a harness that
 # compiles the modules made at import side by side (evolve's judge: qrjudge/ahead.py) has them all at once instead
 # of one by one as the calls reach them
-_AT_IMPORT = [(_SOURCE, NWARPS), (_SOURCE, NWARPS_WIDE), (_COL_SOURCE, NWARPS), (_TF32X3_SOURCE, None)]
+_AT_IMPORT = [(_SOURCE, NWARPS), (_COL_SOURCE, NWARPS), (_TF32X3_SOURCE, None)]
 if NB == 32:  # reg_panel takes panels only with a lane per column
     _AT_IMPORT.append((_REG_SOURCE, RP_WARPS))
 for _source, _warps in _AT_IMPORT:
