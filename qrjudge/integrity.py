@@ -45,10 +45,12 @@ def _watched(value: Any) -> bool:
 class Snapshot:
     """The watched entries of some namespaces, as they are now."""
 
-    def __init__(self, namespaces: dict[str, Any]) -> None:
+    def __init__(self, namespaces: dict[str, Any], unwatched: frozenset[str] = frozenset()) -> None:
+        """`unwatched`: entries ("label.name") left out, each for a reason its caller gives."""
         self.entries = [_Entry(label, vars(obj), name, value, _function(value), _parts(_function(value)))
                         for label, obj in namespaces.items()
-                        for name, value in dict(vars(obj)).items() if _watched(value)]
+                        for name, value in dict(vars(obj)).items() if _watched(value)
+                        and f"{label}.{name}" not in unwatched]
 
     def changed(self) -> str:
         """'' if every watched entry is as it was, else which one changed and how. Cheap (identity checks

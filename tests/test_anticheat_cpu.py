@@ -436,3 +436,33 @@ def test_every_route_to_a_factorisation_ends_at_the_guard() -> None:
     proc = subprocess.run([sys.executable, "-c", ROUTES], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 0 and proc.stdout.strip() == "13 refused; intact", proc.stdout + proc.stderr[-2000:]
 
+
+
+def test_torch_compiles_import_after_the_runners_snapshots_changes_nothing_they_watch() -> None:
+    """The runner no longer imports torch.compile's compiler at start (4-6.5 s a process on the H200 machine): a
+    candidate that uses it imports it after the runner's snapshots are taken, which must then still see nothing
+    changed (its one replacement, torch.manual_seed, is left out of the broad snapshot and nothing of the runner's
+    calls it), while a replacement of anything else in those namespaces is still seen. In a fresh process, as the
+    runner's (this one may have imported the compiler already)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    script = r"""
+import builtins, sys, torch
+from qrjudge import integrity, runner, timing
+assert "torch._dynamo" not in sys.modules
+critical = integrity.Snapshot(runner.critical(timing.HostTimer(), cuda=False))
+broad = integrity.Snapshot(integrity.namespaces(torch, torch.Tensor, torch._C.TensorBase, builtins),
+                           unwatched=runner.COMPILER_REPLACES)
+torch.compile(lambda x: x + 1, backend="eager")(torch.ones(2))  # as a candidate's epilogue does
+assert "torch._dynamo" in sys.modules
+print(repr(critical.changed()), repr(broad.changed()))
+torch.equal = lambda a, b: True
+print(repr(broad.changed()))
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    compiled, patched = proc.stdout.splitlines()[-2:]
+    assert compiled == "'' ''" and patched == "'torch.equal was replaced'", proc.stdout
