@@ -1,0 +1,17 @@
+#!/bin/bash
+# a fresh machine (the first was released while job2/job3 ran): 1 the GPU workflow's job as a runner runs it (fresh
+# clone with this tree committed on top, offline install from the extras over the host's torch/CuPy venv, GPU tests,
+# summary); 2 share_noise, 5 rounds
+R=/tmp/res33; rm -rf $R; mkdir -p $R
+cd "$(dirname "$0")/.."
+here=$PWD
+nvidia-smi > $R/smi.txt 2>&1
+rm -rf /tmp/runner && git clone -q "$here" /tmp/runner && cp -r .whl /tmp/runner/.whl
+git ls-files -co --exclude-standard | tar -cT - | tar -x -C /tmp/runner
+git -C /tmp/runner add -A && git -C /tmp/runner -c user.name=runner -c user.email=runner@localhost commit -qm "the tree under test"
+s=$(date +%s)
+(cd /tmp/runner && env -u PYTHONPATH OUT=$R/ci GITHUB_STEP_SUMMARY=$R/ci/step_summary.md VENV_ARGS=--system-site-packages \
+   GPU_EXTRA=gpu-cuda13 PIP_NO_INDEX=1 PIP_FIND_LINKS=/tmp/runner/.whl bash bench/ci_gpu.sh > $R/ci_gpu.out 2>&1)
+echo "ci_gpu rc $? $(( $(date +%s) - s )) s (clone at $(git -C /tmp/runner log --oneline -1))" >> $R/status; touch $R/done1
+s=$(date +%s); OUT=$R/noise ROUNDS=5 bash bench/share_noise.sh > $R/noise.out 2>&1
+echo "noise rc $? $(( $(date +%s) - s )) s" >> $R/status; touch $R/done2
