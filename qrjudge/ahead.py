@@ -22,6 +22,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 THREADS = 8  # compiles asked for at once (the compile server runs its own WORKERS of them at a time)
+LIMIT = 16  # modules compiled ahead an import: a candidate that makes more (one a configuration, say) has the rest
+# compiled where it first uses them, so an import never waits for compiles it may never need beyond these
 
 
 class Ahead:
@@ -53,7 +55,7 @@ class Ahead:
     def made(self, module: Any, exact: bool) -> None:
         """A RawModule was made: compiled now, beside the others, if an import is under way and the module is
         CuPy's own class (`exact`)."""
-        if self.pool is None or not exact:
+        if self.pool is None or not exact or len(self.jobs) >= LIMIT:
             return
         device = self.cupy.cuda.runtime.getDevice()  # the maker's device: CuPy keeps a module per device
         self.jobs.append(self.pool.submit(self._compile, module, device))

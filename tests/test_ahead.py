@@ -11,8 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from qrjudge import nvrtc_cache
 from tests.conftest import ROOT
 from tests import test_nvrtc_cache
@@ -28,6 +26,7 @@ fds = link.compile_server()
 client = nvrtc_client.install(*fds) if fds else None
 early = ahead.install(cupy)
 assert early is not None
+ahead.LIMIT = int(os.environ.get("LIMIT", ahead.LIMIT))
 out = {"me": os.getpid()}
 began = time.monotonic()
 with early.during():  # as the runner's `load` imports a candidate that makes its modules at import
@@ -54,12 +53,13 @@ print(json.dumps(out))
 """
 
 
-def imported(where: Path, modules: int) -> dict:
+def imported(where: Path, modules: int, limit: int | None = None) -> dict:
     home = where.parent / "home"
     home.mkdir(exist_ok=True)
     proc = subprocess.run([sys.executable, "-c", IMPORT], capture_output=True, text=True, timeout=120, cwd=ROOT,
                           env={**os.environ, "PYTHONPATH": f"{STUB}:{ROOT}", "EVOLVE_NVRTC_CACHE": str(where),
-                               "HOME": str(home), "CUPY_CACHE_DIR": "", "MODULES": str(modules)})
+                               "HOME": str(home), "CUPY_CACHE_DIR": "", "MODULES": str(modules),
+                               **({"LIMIT": str(limit)} if limit else {})})
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout.splitlines()[-1])
 
@@ -82,7 +82,11 @@ def test_a_module_of_the_candidates_own_class_or_made_later_compiles_on_first_us
     assert said["compiled"] == 1
 
 
-@pytest.mark.parametrize("modules", [12])
-def test_more_modules_than_threads_all_compile_in_the_import(cache: Path, modules: int) -> None:
-    said = imported(cache, modules)
-    assert all(said["made"]) and said["compiled"] == modules and said["threads_after"] == []
+def test_more_modules_than_threads_all_compile_in_the_import(cache: Path) -> None:
+    said = imported(cache, 12)
+    assert all(said["made"]) and said["compiled"] == 12 and said["threads_after"] == []
+
+
+def test_an_import_compiles_ahead_at_most_limit_modules_the_rest_on_first_use(cache: Path) -> None:
+    said = imported(cache, 5, limit=3)
+    assert [bool(got) for got in said["made"]] == [True, True, True, False, False] and said["compiled"] == 3
