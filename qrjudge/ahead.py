@@ -2,7 +2,7 @@
 then, beside the others, and the import returns once all of them are (the runner's `load`).
 
 CuPy compiles a RawModule on its first `get_function`, so a candidate whose modules are used one by one (the QR
-seed: five of them, its `full` tests reaching each in turn) pays their NVRTC compiles one after another: most of
+seed: four of them, its `full` tests reaching each in turn) pays their NVRTC compiles one after another: most of
 its first evaluation (docs/benchmarks.md, "Throughput"). Made at import, they are compiled here at once, up to
 THREADS at a time (through the judge's compile server, which runs several compiles at once, or NVRTC in this
 process), so the import waits for the slowest module, not the sum; the candidate's own first `get_function` then
