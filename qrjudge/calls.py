@@ -58,6 +58,7 @@ class Context:
     timings: dict[str, float] = field(default_factory=dict)
     overhead_us: dict[str, float] = field(default_factory=dict)  # calibrated judge-clock overhead per shape
     runner_cpu: int | None = None  # where the runner pinned its launching thread (EVOLVE_RUNNER_PIN=fastest)
+    compiler: bool = False  # the candidate names torch.compile's compiler: its runners import it first (`go`)
     nvrtc_cache: Any = None  # what the runner says the compile cache served it (shown, never believed)
     hold_us: float | None = None  # how long the runner holds the GPU before each timed call (timing.Hold)
     hold_error: str | None = None

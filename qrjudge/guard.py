@@ -60,6 +60,17 @@ class GuardError(RuntimeError):
     """Raised when a candidate calls a forbidden function."""
 
 
+COMPILER = re.compile(r"\btorch\s*\.\s*(compile|compiler|_dynamo)\b|\bfrom\s+torch\s+import\b[^\n]*\bcompile\b")
+
+
+def uses_compiler(kernel_dir: Path) -> bool:
+    """Whether the candidate's Python names torch.compile's compiler (so that the runner imports it before its
+    snapshots, off the timed runner's hold, as it did for every candidate: qrjudge/runner.py, COMPILER_REPLACES).
+    A hint, not a check: a candidate that reaches the compiler otherwise imports it in its own time."""
+    return any(COMPILER.search(path.read_text(encoding="utf-8", errors="replace"))
+               for path in kernel_dir.rglob("*.py") if "__pycache__" not in path.parts)
+
+
 def scan(kernel_dir: Path) -> list[str]:
     """Findings as 'file:line: what'; empty when the candidate's files look clean."""
     findings = shadows(kernel_dir)

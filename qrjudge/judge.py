@@ -64,7 +64,8 @@ def go(ctx: Context, runner: Runner, idle: bool) -> int | None:
         ctx.arena, ctx.handles = Arena.allocate(max(s.batch * s.n * s.n for s in specs),
                                                 max(s.batch * s.n for s in specs), max(staged, default=1),
                                                 ctx.args.device)
-    return runner.post({"op": "go", "arenas": ctx.handles, "device": ctx.args.device, "idle": idle})
+    return runner.post({"op": "go", "arenas": ctx.handles, "device": ctx.args.device, "idle": idle,
+                        "compiler": ctx.compiler})
 
 
 def started(ctx: Context, runner: Runner, nonce: int | None) -> str:
@@ -93,13 +94,14 @@ def hold(ctx: Context) -> None:
     take_hold(ctx, reply)
 
 
-def scan(args: argparse.Namespace) -> None:
-    """The static scan, first: it needs no GPU."""
+def scan(args: argparse.Namespace) -> bool:
+    """The static scan, first: it needs no GPU. Returns whether the candidate uses torch.compile's compiler."""
     from qrjudge import guard
 
     findings = [] if args.baseline else guard.scan(args.kernel_dir)
     if findings:
         raise Verdict("rejected", "forbidden code: " + "; ".join(findings[:8]), findings=findings[:50])
+    return not args.baseline and guard.uses_compiler(args.kernel_dir)
 
 
 def load(ctx: Context, timing: str = "import_kernel_s", ahead: bool = True) -> dict[str, Any]:
@@ -326,12 +328,12 @@ def main(argv: list[str] | None = None) -> int:
                 return 1
             take_go(line, args)  # a prestarted judge serves any mode (a confirmation in `final`)
             t0 = time.monotonic()
-        scan(args)
+        compiler = scan(args)
         cuda = args.device == "cuda"
         if cuda and not torch.cuda.is_available():
             raise Verdict("crash", "no CUDA device is visible to the harness")
         ctx = Context(args, runner, report, random.Random(seed), torch, torch.device("cuda:0" if cuda else "cpu"),
-                      None)
+                      None, compiler=compiler)
         if lock is not None and timed is not None:
             verdict = evaluate_sharing(ctx, t0, lock, timed)
         else:

@@ -94,10 +94,12 @@ def _json_safe(value: Any, depth: int = 0) -> Any:
     return str(value)[:200]
 
 
-# torch.compile is allowed, and its compiler (torch._dynamo) is imported by the candidate that uses it, not here: 4-6.5 s
-# a process on the H200 machine with three starting at once, more than torch itself (2026-12-05, notebook run56),
-# paid by both runners of every evaluation while a GPU waits on the first. Its import replaces torch.manual_seed (a
-# wrapper that keeps the compiler out of it), which nothing here calls: the broad snapshot leaves that entry out.
+# torch.compile is allowed, and its compiler (torch._dynamo) is imported only for a candidate that uses it (where its
+# files name it, here before the snapshots: `go`'s "compiler", guard.uses_compiler; else by the candidate), not for
+# every one: 4-6.5 s a process on the H200 machine with three starting at once, more than torch itself (2026-12-05,
+# notebook run56), paid by both runners of every evaluation while a GPU waits on the first. Its import replaces
+# torch.manual_seed (a wrapper that keeps the compiler out of it), which nothing here calls: the broad snapshot
+# leaves that entry out.
 COMPILER_REPLACES = frozenset({"torch.manual_seed"})
 
 
@@ -121,6 +123,9 @@ class Session:
 
         from qrjudge import arena, checker, guard, integrity, timing
 
+        if go.get("compiler"):  # before the snapshots, as the candidate's import of it would come after them
+            with contextlib.suppress(ImportError):
+                import torch._dynamo  # noqa: F401  (COMPILER_REPLACES)
         self.torch = torch
         self.args = args
         self.compiles = compiles  # the compile cache's client (qrjudge/nvrtc_client.py), if its server runs

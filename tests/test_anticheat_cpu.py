@@ -466,3 +466,20 @@ print(repr(broad.changed()))
     assert proc.returncode == 0, proc.stderr[-2000:]
     compiled, patched = proc.stdout.splitlines()[-2:]
     assert compiled == "'' ''" and patched == "'torch.equal was replaced'", proc.stdout
+
+
+def test_the_judge_tells_the_runners_to_import_the_compiler_only_for_a_candidate_that_names_it(tmp_path: Path) -> None:
+    """A candidate whose files name torch.compile's compiler has the runners import it before their snapshots (as
+    every runner did at start, 4-6.5 s); the seed, and prose that mentions it, do not."""
+    from qrjudge.guard import uses_compiler
+    from tests.conftest import ROOT
+
+    for name, text, uses in [("decorated", "import torch\n@torch.compile(backend='eager')\ndef f(x): return x\n", True),
+                             ("imported", "from torch import nn, compile as c\n", True),
+                             ("dynamo", "import torch._dynamo\n", True),
+                             ("plain", "import torch\nimport cupy as cp\nm = cp.RawModule(code='')\nm.compile()\n", False)]:
+        kernel = tmp_path / name
+        kernel.mkdir()
+        (kernel / "kernel.py").write_text(text)
+        assert uses_compiler(kernel) is uses, name
+    assert not uses_compiler(ROOT / "seed_kernels" / "tsqr_wy")
