@@ -143,11 +143,12 @@ def test_a_compile_that_kills_its_worker_is_compiled_in_the_runner_and_the_serve
 
 def test_compiles_asked_from_several_threads_run_side_by_side(cache: Path) -> None:
     """Each thread gets its own module (the replies are handed to whoever asked), compiled by the server, at most
-    WORKERS at once: six one-second compiles take two seconds, not six."""
+    WORKERS at once: six one-second compiles run four at a time, then two (the compiles' own spans say so; the wall
+    time, 2 s and more, depends on how loaded the machine is: 6.8 s once on the 2-core CI machine)."""
     said = run_client(cache, THREADS="6")
     assert all(got.startswith("pid ") and f"SLOW {i} " in got and not got.startswith(f"pid {said['me']}:")
                for i, got in enumerate(said["threads"])), said["threads"]
-    assert nvrtc_cache.WORKERS == 4 and 2.0 <= said["threads_s"] < 4.0, said["threads_s"]
+    assert nvrtc_cache.WORKERS == 4 and said["threads_s"] >= 2.0, said["threads_s"]  # two rounds at least
     spans = [tuple(map(float, got.rsplit(" from ", 1)[1].split(" to "))) for got in said["threads"]]
     at_once = max(sum(a <= start < b for a, b in spans) for start, _ in spans)
     assert at_once == nvrtc_cache.WORKERS, spans  # as many as it may run, never more
