@@ -235,7 +235,8 @@ def test_a_tune_moves_next_modules_are_compiled_before_it_asks_for_them(cache: P
                for m, got in zip("ABC", second["foreseen"])), second["foreseen"]
     began = [float(got.rsplit(" from ", 1)[1].split(" to ")[0]) for got in second["foreseen"]]
     assert max(began) - began[0] < 0.9, began  # B and C compiled beside A (asked for, they would follow it)
-    assert second["foreseen_s"] < 2.0, second["foreseen_s"]
+    assert second["foreseen_s"] < first["foreseen_s"], (first["foreseen_s"], second["foreseen_s"])  # (not a wall
+    # time of its own: a loaded 2-core machine stretches those, as it stretched another test's to 6.8 s once)
     recipes = list((cache / foresight.RECIPES).glob("*.json"))
     assert len(recipes) == 2 and all("SLOW C" in r.read_text() for r in recipes)
 
