@@ -104,22 +104,23 @@ def scan(args: argparse.Namespace) -> bool:
     return not args.baseline and guard.uses_compiler(args.kernel_dir)
 
 
-def load(ctx: Context, timing: str = "import_kernel_s", ahead: bool = True) -> dict[str, Any]:
-    """The candidate's import in the runner, its time as `timing`, the modules it makes compiled side by side
-    (`ahead`: not in the timed runner, whose modules the testing runner compiled); returns its compile diagnostics."""
+def load(ctx: Context, timed: bool = False) -> dict[str, Any]:
+    """The candidate's import in the runner, its time as `import_kernel_s` (the timed runner's: `timed_import_s`),
+    the modules it makes compiled side by side (not in the timed runner, whose modules the testing runner
+    compiled); returns its compile diagnostics."""
     if ctx.args.baseline:
         ctx.runner.ask({"op": "load"}, "loading torch.geqrf")
         return {}
     ctx.report.emit(stage="import", label=str(ctx.args.kernel_dir))
     with heartbeat(ctx.report, "import", str(ctx.args.kernel_dir)):
-        reply = ctx.runner.ask({"op": "load", "ahead": ahead}, "importing kernel.py")
+        reply = ctx.runner.ask({"op": "load", "ahead": not timed}, "importing kernel.py")
     if isinstance(reply.get("error"), dict):
         error = reply["error"]
         status = "rejected" if error.get("status") == "rejected" else "compile_error"
         raise Verdict(status, str(error.get("message", ""))[:3000], trace=str(error.get("trace", ""))[-3000:])
     if reply.get("tamper"):
         raise Verdict("rejected", f"importing kernel.py changed the harness's machinery: {reply['tamper']}")
-    ctx.timings[timing] = float(reply.get("import_s", 0.0))
+    ctx.timings["timed_import_s" if timed else "import_kernel_s"] = float(reply.get("import_s", 0.0))
     compile_info = reply.get("compile")
     return compile_info if isinstance(compile_info, dict) else {}
 
@@ -205,7 +206,7 @@ def evaluate_sharing(ctx: Context, t0: float, lock: GpuLock, timed: Runner) -> V
             calibrate(ctx)
             ctx.timings["calibrate_s"] = time.monotonic() - began
             held.relax()  # the candidate in the timed runner from here: no other evaluation can be timed
-            compile_info = load(ctx, "timed_import_s", ahead=False)
+            compile_info = load(ctx, timed=True)
             warm_up(ctx)
             quiet(ctx)
             with waiting(ctx):

@@ -78,18 +78,18 @@ def target(args: argparse.Namespace, config: Config, store: Store) -> tuple[Snap
         if mine is None:
             raise UserError(f"run {snapshot.run!r} has no correct candidate yet")
         return snapshot, mine
-    commit = store.rev_parse(BEST_REF)
-    held = candidate_at(store, commit) if commit else None
+    held = branch_best(store)
     if held is None:
-        raise UserError(_no_best(config, store, commit))
+        raise UserError(_no_best(config, store))
     if held.run not in store.runs(config.problem.kernel_dir):
         raise UserError(f"`best` holds {held.run}/{held.id}, a candidate of another problem; name this problem's "
                         "run with --run")
     snapshot = store.snapshot(held.run)
     return snapshot, snapshot.candidates.get(held.id, held)
 
-def _no_best(config: Config, store: Store, commit: str | None) -> str:
+def _no_best(config: Config, store: Store) -> str:
     """Why `best` names no candidate: moved by hand to another commit, deleted, or none has passed yet."""
+    commit = store.rev_parse(BEST_REF)
     if commit is not None:
         return (f"the branch `best` holds {commit[:12]}, which is no candidate (moved by hand?); `evolve start` puts "
                 "it back, or name a candidate or --run")
