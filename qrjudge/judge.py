@@ -75,6 +75,11 @@ def started(ctx: Context, runner: Runner, nonce: int | None) -> str:
         judge_reply(reply, "at start-up")
     if isinstance(reply.get("setup_s"), float):  # the runner's buffers, timer and snapshots (the candidate's not in)
         ctx.timings["runner_setup_s"] = reply["setup_s"]
+    parts = reply.get("setup_parts")
+    if isinstance(parts, dict) and not any(k.startswith("setup_") for k in ctx.timings):
+        # the first runner's (the one that tests: its set-up is in the shared hold, the timed one's beside its tests)
+        ctx.timings.update({f"setup_{k}_s": float(parts[k]) for k in ("compiler", "cublas", "arena", "timer", "guard")
+                            if isinstance(parts.get(k), (int, float))})
     if isinstance(reply.get("cpu"), int):  # the CPU the runner pinned itself to (qrjudge/isolation.py)
         ctx.runner_cpu = reply["cpu"]
     take_hold(ctx, reply)

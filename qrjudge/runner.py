@@ -115,6 +115,17 @@ def critical(timer: Any, cuda: bool) -> dict[str, Any]:
                                 sys.modules[__name__], checker, timing, integrity, guard, arena, wire)
 
 
+class Laps:
+    """Seconds each step took since the one before (`lap(name)` ends a step): a set-up's parts, for the record."""
+
+    def __init__(self) -> None:
+        self.last, self.parts = time.monotonic(), dict[str, float]()
+
+    def __call__(self, name: str) -> None:
+        now = time.monotonic()
+        self.parts[name], self.last = round(now - self.last, 3), now
+
+
 class Session:
     """The runner's state between messages: the device, the shared buffers, the candidate."""
 
@@ -123,9 +134,11 @@ class Session:
 
         from qrjudge import arena, checker, guard, integrity, timing
 
+        lap = Laps()  # where the set-up's time goes (the testing runner's is on a shared GPU's critical path)
         if go.get("compiler"):  # before the snapshots, as the candidate's import of it would come after them
             with contextlib.suppress(ImportError):
                 import torch._dynamo  # noqa: F401  (COMPILER_REPLACES)
+            lap("compiler")
         self.torch = torch
         self.args = args
         self.compiles = compiles  # the compile cache's client (qrjudge/nvrtc_client.py), if its server runs
@@ -139,8 +152,11 @@ class Session:
             # first call of the QR seed 105-147 ms without, 27 ms with, on an H200: bench/warmup_probe.py)
             ones = torch.ones(1, 8, 8, device=self.device)
             torch.bmm(ones, ones)
+            lap("cublas")
         self.arena = arena.Arena.open(go["arenas"])
+        lap("arena")
         self.timer = timing.CudaTimer(idle=go.get("idle", True)) if cuda else timing.HostTimer()
+        lap("timer")
         self.sanity = checker.sanity
         self.fn: Any = None
         self.scope: Any = contextlib.nullcontext
@@ -149,6 +165,8 @@ class Session:
         self.critical = integrity.Snapshot(critical(self.timer, cuda))  # checked around every call
         self.broad = integrity.Snapshot(integrity.namespaces(torch, torch.Tensor, torch._C.TensorBase, builtins),
                                         unwatched=COMPILER_REPLACES)
+        lap("guard")
+        self.setup_parts = lap.parts
 
     def load(self, ahead: bool = True) -> dict[str, Any]:
         """Import the candidate (or take torch.geqrf for the baseline); from here on nothing here is trusted.
@@ -314,6 +332,7 @@ def serve(args: argparse.Namespace, channel: Channel, isolated: str, compiles: A
     session = Session(args, go, compiles, ahead)
     channel.send({"ready": True, "isolation": isolated, "cpu": cpu, "hold_us": session.timer.hold_us,
                   "hold_error": session.timer.hold_error, "setup_s": round(time.monotonic() - began, 3),
+                  "setup_parts": session.setup_parts,
                   "nonce": go.get("nonce")})
     handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
         "load": lambda m: session.load(bool(m.get("ahead", True))), "prime": session.prime,

@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -24,13 +25,21 @@ SEEDS = ROOT / "seed_kernels"
 
 def run_harness(kernel_dir: Path, *args: str, timeout: float = 300) -> dict:
     """The judge on a kernel directory; a cheat's (`cheat_dir`) is judged by the copy of the harness beside it,
-    so that one that reaches the judge's files reaches that copy, never the checkout's."""
+    so that one that reaches the judge's files reaches that copy, never the checkout's. A crash that says it is
+    worth judging once more (`retry`: the host too busy to check the judge's clock, as the GPU tests' parallel
+    workers made it once on an H200, honest_names at 40x352, run57) is judged once more, as the engine does
+    (evolver/evaluation/health.py, `judge_again`); a second such crash stands."""
     here = kernel_dir.parent if (kernel_dir.parent / "qrjudge").is_dir() else ROOT
-    proc = subprocess.run([sys.executable, "-m", "qrjudge.supervisor", "--kernel-dir", str(kernel_dir), *args],
-                          capture_output=True, text=True, timeout=timeout, cwd=here)
-    lines = proc.stdout.strip().splitlines()
-    assert len(lines) == 1, f"expected exactly one stdout line, got {proc.stdout!r}"
-    return json.loads(lines[0])
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, "-m", "qrjudge.supervisor", "--kernel-dir", str(kernel_dir), *args],
+                              capture_output=True, text=True, timeout=timeout, cwd=here)
+        lines = proc.stdout.strip().splitlines()
+        assert len(lines) == 1, f"expected exactly one stdout line, got {proc.stdout!r}"
+        result = json.loads(lines[0])
+        if result.get("status") != "crash" or not result.get("retry"):
+            break
+        warnings.warn(f"{kernel_dir.name}: judged once more: {result.get('error')}", stacklevel=2)
+    return result
 
 
 @pytest.mark.alone

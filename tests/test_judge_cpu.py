@@ -76,6 +76,8 @@ def test_the_honest_kernel_passes(tmp_path: Path, prime_bytes: str, pin: str) ->
     timings = result["timings"]  # where the overhead goes
     for stage in ("after_verdict_s", "runner_setup_s", "cuda_start_s"):
         assert 0 <= timings[stage] < timings["wall_s"], (stage, timings)
+    setup = [timings[f"setup_{part}_s"] for part in ("arena", "timer", "guard")]  # its parts (no cuBLAS on a CPU)
+    assert all(s >= 0 for s in setup) and sum(setup) <= timings["runner_setup_s"] + 0.002, timings
     # the benchmark's time: its inputs, the prime calls, the runner's until `done` (the timed calls within it) and
     # after it, the judge's own the rest
     assert timings["timed_kernel_s"] < timings["bench_runner_s"], timings
