@@ -77,6 +77,7 @@ def test_the_honest_kernel_passes(tmp_path: Path, prime_bytes: str, pin: str) ->
     for stage in ("after_verdict_s", "runner_setup_s", "cuda_start_s"):
         assert 0 <= timings[stage] < timings["wall_s"], (stage, timings)
     setup = [timings[f"setup_{part}_s"] for part in ("arena", "timer", "guard")]  # its parts (no cuBLAS on a CPU)
+    assert "setup_compiler_s" not in timings  # (torch's compiler: for a candidate that names it, or a profile)
     assert all(s >= 0 for s in setup) and sum(setup) <= timings["runner_setup_s"] + 0.002, timings
     # the benchmark's time: its inputs, the prime calls, the runner's until `done` (the timed calls within it) and
     # after it, the judge's own the rest
@@ -194,6 +195,15 @@ def test_a_profile_names_the_kernels_and_a_failing_one_leaves_the_score(tmp_path
     assert profiled["status"] == "ok", profiled.get("error")
     assert [s["shape"] for s in profiled["profile"]["shapes"]] == [s["shape"] for s in profiled["shapes"]]
     assert all(s["kernels"] and s["kernels"][0]["share"] > 0 for s in profiled["profile"]["shapes"])
+    # torch's profiler imports torch's compiler on first use: the runner that profiles imports it before its
+    # snapshots, not in the timed runner's exclusive hold (sharing: the timed runner, not the testing one)
+    assert "setup_compiler_s" in profiled["timings"], profiled["timings"]
+    locks, elsewhere = tmp_path / "locks", tmp_path / "shared"
+    locks.mkdir()
+    elsewhere.mkdir()
+    shared = judge(candidate(elsewhere, HONEST), "--profile", env={"EVOLVE_GPU_LOCKS": str(locks)})
+    assert shared["status"] == "ok" and shared["profile"]["shapes"], shared.get("error")
+    assert "timed_setup_compiler_s" in shared["timings"] and "setup_compiler_s" not in shared["timings"]
 
     shy = tmp_path / "shy.py"
     shy.write_text("import torch\nfrom base import custom_kernel as honest\n\n\ndef custom_kernel(A):\n"
