@@ -6,7 +6,8 @@ For each evaluation the engine's stages before it (`engine`: propose_s, the LLM'
 commit_s, the candidate's commit and branch; queued_s, the wait for a slot), the engine's own duration of it
 (`duration_s`: materialising the candidate, the sandbox, the judge's processes and their start-up, the
 evaluation, the result read back) and the judge's stages (`details.timings`:
-prestarted_s, the judge and runner importing torch before the go line, off the critical path; cuda_start_s;
+prestarted_s, the judge and runner importing torch before the go line, off the critical path; cuda_start_s (from
+the go line: the scan, a wait for the lock, the CUDA contexts), of which contexts_s the contexts;
 setup_*_s, the parts of the testing runner's set-up (torch's compiler where imported, cuBLAS, the buffers, the
 timer, guard and snapshots; the timed runner's compiler import, timed_setup_compiler_s, beside the tests);
 import_kernel_s, the candidate's import with its NVRTC compiles (timed_import_s: its import again in the timed runner,
@@ -35,7 +36,7 @@ from evolver.records.refs import RUN_REF  # noqa: E402
 from evolver.records.store import Store  # noqa: E402
 
 ENGINE = ("propose_s", "commit_s", "queued_s")  # the proposal (LLM or tune), its commit, the wait for a slot
-STAGES = ("prestarted_s", "lock_wait_s", "cuda_start_s", "setup_compiler_s", "setup_cublas_s", "setup_arena_s",
+STAGES = ("prestarted_s", "lock_wait_s", "cuda_start_s", "contexts_s", "setup_compiler_s", "setup_cublas_s", "setup_arena_s",
           "setup_timer_s", "setup_guard_s", "timed_setup_compiler_s", "import_kernel_s", "timed_import_s", "calibrate_s", "tests_s",
           "warm_up_s", "bench_s", "bench_inputs_s", "bench_prime_s", "bench_runner_s", "bench_tail_s", "bench_warmup_s",
           "timed_kernel_s", "deferred_checks_s", "profile_s", "after_verdict_s", "wall_s", "shared_s", "relaxed_s",

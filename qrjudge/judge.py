@@ -278,13 +278,16 @@ def lifetime(ctx: Context, runner: Runner) -> Iterator[None]:
 
 def warm(ctx: Context, *others: Runner) -> None:
     """The judge's and the runners' CUDA contexts (the working runner's and `others`), created at once (a
-    prestarted runner touches no GPU before this: another evaluation may be timing on it)."""
+    prestarted runner touches no GPU before this: another evaluation may be timing on it); how long, `contexts_s`
+    (sharing, in the shared hold: a runner still importing torch when the evaluation begins finishes here)."""
+    began = time.monotonic()
     runners = (ctx.runner, *others)
     warming = [runner.post({"op": "warm", "device": ctx.args.device}) for runner in runners]
     if ctx.device.type == "cuda":
         ctx.torch.cuda.init()
     for runner, nonce in zip(runners, warming):
         judge_error(runner.reply(nonce, "starting CUDA"), "starting the runner")
+    ctx.timings["contexts_s"] = time.monotonic() - began
 
 
 def load_judge() -> None:

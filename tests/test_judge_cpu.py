@@ -74,8 +74,9 @@ def test_the_honest_kernel_passes(tmp_path: Path, prime_bytes: str, pin: str) ->
     assert all(s["primed"] == (prime_bytes != "0") for s in result["shapes"])
     assert result["catch_probability"] > 0.5
     timings = result["timings"]  # where the overhead goes
-    for stage in ("after_verdict_s", "runner_setup_s", "cuda_start_s"):
+    for stage in ("after_verdict_s", "runner_setup_s", "cuda_start_s", "contexts_s"):
         assert 0 <= timings[stage] < timings["wall_s"], (stage, timings)
+    assert timings["contexts_s"] <= timings["cuda_start_s"], timings  # (the CUDA contexts, within the start)
     setup = [timings[f"setup_{part}_s"] for part in ("arena", "timer", "guard")]  # its parts (no cuBLAS on a CPU)
     assert "setup_compiler_s" not in timings  # (torch's compiler: for a candidate that names it, or a profile)
     assert all(s >= 0 for s in setup) and sum(setup) <= timings["runner_setup_s"] + 0.002, timings
