@@ -5,6 +5,8 @@
 # an hour and where each candidate's time went (bench/run_stages.py); the compile cache empty before this tree's run.
 # PREVIOUS=TAR adds a run of a second tree to compare with (the last change's parent, say; bounded by AFTER_S as this
 # tree is, so that the two compare whole runs); SEEDS=0 skips the seeds.
+# AFTER_RUNS=N runs this tree N times, each from a fresh copy with the cache emptied (one run's rate is one draw of
+# the moves and confirmations: a goal is shown by several).
 # PER_GPU="N ..." adds a run of this tree with `per_gpu = N` for each N (the shipped evolve.toml has 2: evaluations
 # sharing the GPU, timed one at a time); BEFORE= (set, empty) leaves the other tree out. AFTER_S=N bounds this tree's runs at N s instead of RUN_S (say 600, so that the
 # README's command runs to its end, its 50 candidates, while a slow BEFORE tree is still cut at RUN_S).
@@ -44,8 +46,10 @@ if [[ -n ${BEFORE-unset} ]]; then  # BEFORE= (empty) compares this tree with its
   readme_run before "${BEFORE:?a tar of the tree to compare with: git archive -o FILE COMMIT}"
 fi
 if [[ -n ${PREVIOUS:-} ]]; then rm -rf "$cache"; readme_run previous "$PREVIOUS" "${AFTER_S:-}"; fi  # a second tree, bounded as this one
-rm -rf "$cache"
-readme_run after "" "${AFTER_S:-}"
+for i in $(seq 1 "${AFTER_RUNS:-1}"); do  # AFTER_RUNS=N: this tree N times (how far apart whole runs land: 17-23%)
+  rm -rf "$cache"
+  readme_run "after$([[ $i == 1 ]] || echo "_$i")" "" "${AFTER_S:-}"
+done
 for n in ${PER_GPU:-}; do  # the same tree with n evaluations sharing the GPU (qrjudge/gpulock.py), the cache
   # emptied as for `after` (until 2026-12-04 this run found the cache `after` had filled, so it compiled less)
   rm -rf "$cache"
