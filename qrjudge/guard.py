@@ -67,19 +67,22 @@ def uses_compiler(kernel_dir: Path) -> bool:
     """Whether the candidate's Python names torch.compile's compiler (so that the runner imports it before its
     snapshots, off the timed runner's hold, as it did for every candidate: qrjudge/runner.py, COMPILER_REPLACES).
     A hint, not a check: a candidate that reaches the compiler otherwise imports it in its own time."""
-    return any(COMPILER.search(path.read_text(encoding="utf-8", errors="replace"))
-               for path in kernel_dir.rglob("*.py") if "__pycache__" not in path.parts)
+    return any(COMPILER.search(text) for _, text in candidate_files(kernel_dir, "*.py"))
+
+
+def candidate_files(kernel_dir: Path, pattern: str = "*") -> Iterator[tuple[Path, str]]:
+    """Every file of the kernel directory (matching `pattern`) but Python's caches, in order, with its text."""
+    for path in sorted(kernel_dir.rglob(pattern)):
+        if path.is_file() and "__pycache__" not in path.parts:
+            yield path, path.read_text(encoding="utf-8", errors="replace")
 
 
 def scan(kernel_dir: Path) -> list[str]:
     """Findings as 'file:line: what'; empty when the candidate's files look clean."""
     findings = shadows(kernel_dir)
     local = {p.stem for p in kernel_dir.glob("*.py")}  # the candidate's own modules may import each other
-    for path in sorted(kernel_dir.rglob("*")):
-        if not path.is_file() or "__pycache__" in path.parts:
-            continue
+    for path, text in candidate_files(kernel_dir):
         rel = path.relative_to(kernel_dir).as_posix()
-        text = path.read_text(encoding="utf-8", errors="replace")
         if path.suffix == ".py":
             findings += _scan_python(rel, text, local)
         elif path.suffix in SOURCE_SUFFIXES:

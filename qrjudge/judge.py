@@ -84,8 +84,8 @@ def started(ctx: Context, runner: Runner, nonce: int | None) -> str:
     parts = reply.get("setup_parts")
     if isinstance(parts, dict):  # sharing, the testing runner's set-up is in the shared hold, the timed one's beside
         prefix = "setup" if runner is ctx.runner else "timed_setup"  # the tests
-        ctx.timings.update({f"{prefix}_{k}_s": float(parts[k]) for k in ("compiler", "cublas", "arena", "timer", "guard")
-                            if isinstance(parts.get(k), (int, float))})
+        ctx.timings.update({f"{prefix}_{k}_s": float(v) for k, v in parts.items()  # (runner.Session's laps)
+                            if isinstance(k, str) and k.isalpha() and isinstance(v, (int, float))})
     if isinstance(reply.get("cpu"), int):  # the CPU the runner pinned itself to (qrjudge/isolation.py)
         ctx.runner_cpu = reply["cpu"]
     take_hold(ctx, reply)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from evolver.evaluation.health import judge_again
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.gpu
@@ -36,9 +37,10 @@ def run_harness(kernel_dir: Path, *args: str, timeout: float = 300) -> dict:
         lines = proc.stdout.strip().splitlines()
         assert len(lines) == 1, f"expected exactly one stdout line, got {proc.stdout!r}"
         result = json.loads(lines[0])
-        if result.get("status") != "crash" or not result.get("retry"):
+        why = judge_again({"status": result.get("status"), "details": result})  # (the engine's result: details)
+        if why is None:
             break
-        warnings.warn(f"{kernel_dir.name}: judged once more: {result.get('error')}", stacklevel=2)
+        warnings.warn(f"{kernel_dir.name}: judged once more ({why}): {result.get('error')}", stacklevel=2)
     return result
 
 
