@@ -104,6 +104,41 @@ def timed_chains(results: list[tuple[Any, Any]]) -> str:
             f"of its tests to its chain an evaluation waited {statistics.fmean(waits or [0.0]):.2f} s on average")
 
 
+def occupancy(results: list[tuple[Any, Any]]) -> str:
+    """What the GPU's lock was doing from the first hold to the last, as shares of that span: held exclusively, relaxed,
+    shared by one evaluation, by two, by three or more, or by none. Shared holds overlap one another and nothing
+    overlaps an exclusive one, so a candidate costs about its chain (exclusive and relaxed) plus its shared hold
+    divided by how many share at once: the bound on a run's rate that `per_gpu` moves (run57: exclusive 35%,
+    relaxed 12%, shared by one 20%, by two 33%)."""
+    edges: list[tuple[float, int, str]] = []
+    for _, _, held in holds(results):
+        for how, began, ended in held:
+            edges += [(began, 1, how), (ended, -1, how)]
+    if not edges:
+        return ""
+    edges.sort(key=lambda e: (e[0], e[1]))  # an end before a start at the same instant
+    active = {"exclusive": 0, "relaxed": 0, "shared": 0}
+    spent: dict[str, float] = {}
+    last = edges[0][0]
+    for when, step, how in edges:
+        if active["exclusive"]:
+            state = "exclusive"
+        elif active["relaxed"]:
+            state = "relaxed"
+        else:
+            state = {0: "free", 1: "shared by one", 2: "shared by two"}.get(active["shared"], "shared by three or more")
+        spent[state] = spent.get(state, 0.0) + when - last
+        last = when
+        if how in active:
+            active[how] += step
+    span = edges[-1][0] - edges[0][0]
+    if span <= 0:
+        return ""
+    order = ("exclusive", "relaxed", "shared by one", "shared by two", "shared by three or more", "free")
+    return (f"the GPU's lock over the {span:.0f} s from the first hold to the last: "
+            + ", ".join(f"{state} {100 * spent[state] / span:.0f}%" for state in order if spent.get(state, 0.0) > 0))
+
+
 def slow_sessions(results: list[tuple[Any, Any]], most: int = 5) -> list[str]:
     """Where evaluations share a GPU: each one's first shared hold (its candidate's import and tests, which a
     writer waiting at the gate waits out), the median and the slowest, with what each candidate changed (run53: a
@@ -205,7 +240,7 @@ def main() -> int:
         span = times[-1] - times[9]
         print(f"past the first ten results: {len(times) - 10} in {span:.0f} s, {(len(times) - 10) * 3600 / span:.0f} an hour")
     start_timeline(store, run, results)
-    for line in [timed_chains(results), *slow_sessions(results)]:
+    for line in [timed_chains(results), occupancy(results), *slow_sessions(results)]:
         if line:
             print(line)
     if args.busy:

@@ -471,6 +471,25 @@ def test_run_stages_says_how_much_of_a_run_the_timed_chains_took(tmp_path: Path)
                     "  00002   3.00 s (import 0.1, tests 1.5): tune X=2"], said  # (the third has no shared hold)
 
 
+def test_run_stages_says_what_the_gpu_lock_was_doing_over_the_run() -> None:
+    """bench/run_stages.py: the span from the first hold to the last cut by what held the lock: exclusive over
+    anything, relaxed over shared, shared holds counted by how many overlap, the gaps free."""
+    from types import SimpleNamespace
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import run_stages
+
+    first = {"wall": 100.0, "held": [["shared", 0.0, 4.0], ["exclusive", 4.0, 5.0], ["relaxed", 5.0, 6.0]]}
+    second = {"wall": 100.0, "held": [["shared", 1.0, 3.0], ["shared", 5.0, 7.0], ["shared", 9.0, 10.0]]}
+    third = {"wall": 90.0, "held": [["shared", 12.0, 13.0], ["shared", 12.5, 12.5]]}  # 102-103 on the wall clock
+    results = [(SimpleNamespace(details={"gpu_lock": g}), None) for g in (first, second, third)]
+    said = run_stages.occupancy(results)
+    # 0-1 one, 1-2 two, 2-3 three, 3-4 one, 4-5 exclusive, 5-6 relaxed, 6-7 one, 7-9 free, 9-10 one (of 10 s)
+    assert said == ("the GPU's lock over the 10 s from the first hold to the last: exclusive 10%, relaxed 10%, "
+                    "shared by one 40%, shared by two 10%, shared by three or more 10%, free 20%"), said
+    assert run_stages.occupancy([]) == ""
+
+
 def test_a_pass_samples_how_busy_the_gpu_is_and_stops_its_sampler(tmp_path: Path) -> None:
     """bench/lib.sh's busy_sampling / busy_sampled (pipeline_pass.sh's runs) with a fake nvidia-smi: the samples, with
     their timestamps, land in busy_NAME.csv as run_stages.py --busy reads them, the mean in $busy_mean, and the
