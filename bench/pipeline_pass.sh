@@ -7,8 +7,8 @@
 # tree is, so that the two compare whole runs); SEEDS=0 skips the seeds.
 # AFTER_RUNS=N runs this tree N times, each from a fresh copy with the cache emptied (one run's rate is one draw of
 # the moves and confirmations: a goal is shown by several).
-# PER_GPU="N ..." adds a run of this tree with `per_gpu = N` for each N (the shipped evolve.toml has 2: evaluations
-# sharing the GPU, timed one at a time); BEFORE= (set, empty) leaves the other tree out. AFTER_S=N bounds this tree's runs at N s instead of RUN_S (say 600, so that the
+# PER_GPU="N ..." adds a run of this tree with `per_gpu = N` for each N after each `after` run (the shipped evolve.toml
+# has 2: evaluations sharing the GPU, timed one at a time); BEFORE= (set, empty) leaves the other tree out. AFTER_S=N bounds this tree's runs at N s instead of RUN_S (say 600, so that the
 # README's command runs to its end, its 50 candidates, while a slow BEFORE tree is still cut at RUN_S).
 # Then this tree's judge with that cache warm: torch.geqrf, blocked_wy, and tsqr_wy five times in `full` (the seed's score and its
 # noise under the new pipeline), each with what the cache served. About 8 minutes on an H200.
@@ -47,14 +47,16 @@ if [[ -n ${BEFORE-unset} ]]; then  # BEFORE= (empty) compares this tree with its
 fi
 if [[ -n ${PREVIOUS:-} ]]; then rm -rf "$cache"; readme_run previous "$PREVIOUS" "${AFTER_S:-}"; fi  # a second tree, bounded as this one
 for i in $(seq 1 "${AFTER_RUNS:-1}"); do  # AFTER_RUNS=N: this tree N times (how far apart whole runs land: 17-23%)
+  suffix=$([[ $i == 1 ]] || echo "_$i")
   rm -rf "$cache"
-  readme_run "after$([[ $i == 1 ]] || echo "_$i")" "" "${AFTER_S:-}"
-done
-for n in ${PER_GPU:-}; do  # the same tree with n evaluations sharing the GPU (qrjudge/gpulock.py), the cache
-  # emptied as for `after` (until 2026-12-04 this run found the cache `after` had filled, so it compiled less)
-  rm -rf "$cache"
-  sed -i "s/^per_gpu = 2 /per_gpu = $n /" evolve.toml && readme_run "per_gpu_$n" "" "${AFTER_S:-}"
-  sed -i "s/^per_gpu = $n /per_gpu = 2 /" evolve.toml
+  readme_run "after$suffix" "" "${AFTER_S:-}"
+  for n in ${PER_GPU:-}; do  # the same tree with n evaluations sharing the GPU (qrjudge/gpulock.py), after each
+    # `after` run, so that N rounds compare pairs from the same stretch of the machine's time; the cache emptied
+    # as for `after` (until 2026-12-04 this run found the cache `after` had filled, so it compiled less)
+    rm -rf "$cache"
+    sed -i "s/^per_gpu = 2 /per_gpu = $n /" evolve.toml && readme_run "per_gpu_$n$suffix" "" "${AFTER_S:-}"
+    sed -i "s/^per_gpu = $n /per_gpu = 2 /" evolve.toml
+  done
 done
 $py bench/rate_plot.py "${plotted[@]}" -o "$OUT/rate.svg" --title "the README's command: judged candidates over time" \
   2>&1 | tee -a "$OUT/pass.log"  # the runs above in one picture (docs/throughput-run54.svg is one)
