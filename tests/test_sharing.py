@@ -5,7 +5,11 @@ and each goes on with its own run."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -73,3 +77,52 @@ def test_pull_without_a_remote_says_so_in_one_line(tmp_path: Path) -> None:
     proc = evolve(repo / "examples" / "sort", "pull")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert proc.stderr.strip() == "evolve: error: git fetch failed: fatal: 'origin' does not appear to be a git repository"
+
+
+@pytest.fixture
+def silent_server() -> Iterator[int]:
+    """A port whose server takes every connection and never says a byte (a remote that hangs)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    server.settimeout(0.2)
+    held: list[socket.socket] = []
+    done = threading.Event()
+
+    def accept() -> None:
+        while not done.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    done.set()
+    thread.join()
+    for conn in [*held, server]:
+        conn.close()
+
+
+@pytest.mark.parametrize("scheme", ["http", "ssh"])
+def test_a_remote_that_never_answers_ends_the_pull_in_one_line(tmp_path: Path, silent_server: int,
+                                                               scheme: str) -> None:
+    """A remote that accepts the connection and then says nothing (over HTTP or SSH) ends `evolve pull` and `push`
+    after EVOLVE_GIT_STALL_S seconds with git's reason in one line, instead of waiting forever."""
+    repo = make_repo(tmp_path / "repo", CONFIG)
+    url = f"{scheme}://127.0.0.1:{silent_server}/x.git"
+    for verb in ("pull", "push"):
+        began = time.monotonic()
+        proc = evolve(repo / "examples" / "sort", verb, url, env={"EVOLVE_GIT_STALL_S": "2"}, timeout=60)
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1 and proc.stderr.startswith("evolve: error: git fetch failed"), \
+            proc.stderr
+        assert time.monotonic() - began < 30
+
+
+def test_a_malformed_stall_limit_is_one_line(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", CONFIG)
+    proc = evolve(repo / "examples" / "sort", "pull", env={"EVOLVE_GIT_STALL_S": "soon"})
+    assert proc.returncode == 1 and proc.stderr.strip() == \
+        "evolve: error: EVOLVE_GIT_STALL_S is 'soon': a whole number of seconds, at least 1", proc.stderr

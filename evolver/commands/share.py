@@ -40,7 +40,7 @@ def _refs(store: Store, prefix: str) -> dict[str, str]:
 
 def pull(config: Config, store: Store, remote: str, say: Callable[[str], None]) -> list[str]:
     """Fetch the remote's runs and notes and take them in; returns the local names of the runs that changed."""
-    store.git("fetch", "--no-tags", "--quiet", remote, f"+{RUN_REF.format(run='*')}:{INCOMING}/runs/*",
+    store.remote("fetch", "--no-tags", "--quiet", remote, f"+{RUN_REF.format(run='*')}:{INCOMING}/runs/*",
               f"+refs/heads/evolve/*:{INCOMING}/heads/*", f"+refs/notes/evolve*:{INCOMING}/notes/evolve*")
     changed = []
     for ref in sorted(_refs(store, f"{INCOMING}/runs/")):
@@ -107,7 +107,7 @@ def push(config: Config, store: Store, remote: str, say: Callable[[str], None]) 
                                                     f"refs/heads/evolve/{run}/*:refs/heads/evolve/{run}/*")]
     refspecs += [f"{notes}:{notes}" for notes in (NOTES_REF, REPLIES_REF) if store.rev_parse(notes)]
     if refspecs:
-        store.git("push", "--quiet", remote, *refspecs)
+        store.remote("push", "--quiet", remote, *refspecs)
     return pushed
 
 
