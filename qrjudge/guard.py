@@ -3,7 +3,7 @@ a static scan of the candidate's files as a first filter.
 
 Runtime (`install`, in the runner before the candidate is imported; never for the baseline): every aten
 operator of the factorisation and solver families (QR, Cholesky, LU, SVD, eigen-solvers, solves, inverses,
-determinants: `factorisation_ops`) gets a kernel of ours for the CPU and CUDA dispatch keys that raises, so
+determinants: `factorisation_ops`) gets a kernel of ours for every backend dispatch key (`BACKENDS`) that raises, so
 a call refused whichever way it reaches the dispatcher (`torch.geqrf`, `torch.ops.aten`, `torch._C`'s
 function tables, Tensor methods, `getattr` chains, compiled graphs); CuPy's cuSOLVER bindings and cuBLAS's
 batched and triangular solvers, and NumPy's LAPACK modules, are wrapped where they are defined; process
@@ -176,7 +176,7 @@ def _is_cuda_source_text(text: str) -> bool:
 # Tokens of aten operator names (split on "_") that make an operator a factorisation or a solver.
 FAMILY_TOKENS = {"qr", "geqrf", "orgqr", "ormqr", "householder", "cholesky", "lu", "svd", "svdvals", "eig", "eigh",
                  "eigvals", "eigvalsh", "solve", "lstsq", "inv", "inverse", "pinv", "pinverse", "det", "slogdet",
-                 "logdet", "ldl", "rank", "tensorsolve", "tensorinv"}
+                 "logdet", "ldl", "rank", "tensorsolve", "tensorinv", "spsolve"}
 NOT_FAMILY = {"slice_inverse"}  # a view's inverse, not a matrix's
 CUBLAS_SOLVERS = re.compile(r"(geqrf|getrf|getri|getrs|matinv|gels|trsm)", re.I)
 
@@ -207,8 +207,14 @@ def _refuse(label: str) -> Any:
     return refused
 
 
+# Every backend a kernel of a family operator can live in: dense, sparse (a sparse direct solver, cuDSS's
+# `_spsolve`, has a SparseCsrCUDA kernel where torch is built with it), nested and quantized tensors.
+BACKENDS = ("CPU", "CUDA", "SparseCPU", "SparseCUDA", "SparseCsrCPU", "SparseCsrCUDA", "NestedTensorCPU",
+            "NestedTensorCUDA", "QuantizedCPU", "QuantizedCUDA")
+
+
 def _at_the_dispatcher() -> int:
-    """A kernel that raises for every family operator's CPU and CUDA keys; how many were registered."""
+    """A kernel that raises for every family operator on every backend (`BACKENDS`); how many were registered."""
     import warnings
 
     import torch
@@ -218,7 +224,7 @@ def _at_the_dispatcher() -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "overriding a previously registered kernel": that is the point
         for op in factorisation_ops():
-            for key in ("CPU", "CUDA"):
+            for key in BACKENDS:
                 try:
                     STATE.library.impl(op, _refuse(f"aten::{op}"), key)
                     count += 1
