@@ -193,10 +193,17 @@ STATE = _State()
 
 def factorisation_ops() -> list[str]:
     """The aten operators of the factorisation and solver families, by name, from the dispatcher itself."""
+    return sorted({name.split(".")[0] for name in factorisation_overloads()})
+
+
+def factorisation_overloads() -> list[str]:
+    """Every overload of those operators ("geqrf", "geqrf.a": the one `out=` reaches), from the dispatcher itself:
+    an overload is an operator of its own there, with kernels of its own."""
     import torch
 
-    names = {n.split("::", 1)[1].split(".")[0] for n in torch._C._dispatch_get_all_op_names() if n.startswith("aten::")}
-    return sorted(n for n in names if set(n.strip("_").split("_")) & FAMILY_TOKENS and n not in NOT_FAMILY)
+    names = [n.split("::", 1)[1] for n in torch._C._dispatch_get_all_op_names() if n.startswith("aten::")]
+    return sorted(n for n in names if set(n.split(".")[0].strip("_").split("_")) & FAMILY_TOKENS
+                  and n.split(".")[0] not in NOT_FAMILY)
 
 
 def _refuse(label: str) -> Any:
@@ -223,7 +230,7 @@ def _at_the_dispatcher() -> int:
     count = 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "overriding a previously registered kernel": that is the point
-        for op in factorisation_ops():
+        for op in factorisation_overloads():
             for key in BACKENDS:
                 try:
                     STATE.library.impl(op, _refuse(f"aten::{op}"), key)
@@ -303,7 +310,7 @@ def intact() -> str:
     candidate that reached the registrations: checked after the import and after the benchmark)."""
     import torch
 
-    for op in ("geqrf", "linalg_qr", "linalg_cholesky_ex", "linalg_householder_product"):
+    for op in ("geqrf", "geqrf.a", "linalg_qr", "linalg_qr.out", "linalg_cholesky_ex", "linalg_householder_product"):
         active = [line for line in torch._C._dispatch_dump(f"aten::{op}").splitlines() if line.startswith("CPU:")]
         if not active or Path(__file__).name not in active[0]:
             return f"the dispatcher's guard on aten::{op} was removed"

@@ -413,6 +413,11 @@ refused = {
     "svd": lambda: torch.linalg.svd(A), "lu": lambda: torch.linalg.lu_factor(A), "solve": lambda: torch.linalg.solve(spd, A),
     "2-norm (an svd inside)": lambda: torch.linalg.matrix_norm(A, ord=2),
     "a sparse solver": lambda: torch.sparse.spsolve(spd[0].to_sparse_csr(), A[0, :, 0]),
+    "a sparse triangular solve": lambda: torch.triangular_solve(A[0], spd[0].triu().to_sparse_csr(), upper=True),
+    "geqrf's out= overload": lambda: torch.geqrf(A, out=(torch.empty_like(A), A.new_empty(2, 8))),
+    "linalg.qr's out= overload": lambda: torch.linalg.qr(A, out=(torch.empty_like(A), torch.empty_like(A))),
+    "cholesky's out= overload": lambda: torch.linalg.cholesky(spd, out=torch.empty_like(spd)),
+    "an out overload through ops": lambda: torch.ops.aten.geqrf.a(A, a=torch.empty_like(A), tau=A.new_empty(2, 8)),
     "numpy.linalg.qr": lambda: __import__("numpy").linalg.qr(A.numpy()),
 }
 for label, call in refused.items():
@@ -435,7 +440,7 @@ def test_every_route_to_a_factorisation_ends_at_the_guard() -> None:
     from tests.conftest import ROOT
 
     proc = subprocess.run([sys.executable, "-c", ROUTES], capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert proc.returncode == 0 and proc.stdout.strip() == "14 refused; intact", proc.stdout + proc.stderr[-2000:]
+    assert proc.returncode == 0 and proc.stdout.strip() == "19 refused; intact", proc.stdout + proc.stderr[-2000:]
 
 
 
