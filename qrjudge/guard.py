@@ -17,9 +17,11 @@ subclasses), other processes, an import outside the allowed modules, or a file o
 shadows a module of the standard library or of the installation (`import numpy` would then yield the real
 one). Ordinary names are not evidence (a helper called `qr`, a variable called `cpu`, `torch.compile`,
 `RawModule.compile`), and prose is not code: comments never reach the syntax tree, a string that is only a
-statement (a docstring) is skipped. CUDA/C++ sources (comments stripped) may not name a solver library,
-a factorisation routine or the dynamic loader. The scan is a first filter; the verdict is the judge's
-(qrjudge/judge.py).
+statement (a docstring) is skipped, while a string annotation is code (typing evaluates it). CUDA/C++
+sources (comments stripped) may not name a solver library, a factorisation routine or the dynamic loader. The
+scan is a first filter; the verdict is the judge's (qrjudge/judge.py). Native code (an FFI, an extension) can
+call the LAPACK linked into torch's CPU library, which the runtime guard cannot refuse: there the scan is all
+(docs/QR_CONTRACT.md, "Threat model").
 """
 
 from __future__ import annotations
@@ -47,6 +49,9 @@ FORBIDDEN_NAMES = {"geqrf", "householder_product", "orgqr", "ormqr", "cusolver",
                    "cr_frame", "ag_frame", "tb_frame", "currentframe", "stack", "__globals__", "__code__",
                    "__closure__", "__builtins__", "__subclasses__", "__mro__", "__bases__", "__base__",
                    "get_objects", "get_referrers", "get_referents",
+                   # eval in disguise: typing evaluates a string annotation as code (`annotation_code`)
+                   "__annotations__", "get_type_hints", "ForwardRef", "_eval_type", "evaluate_forward_ref",
+                   "get_annotations",
                    # other processes: a candidate has no reason to start, signal or leave any
                    *PROCESS_CALLS}
 ATTRIBUTE_FUNCTIONS = {"getattr", "setattr", "delattr"}  # fine only when called at once with a constant name
@@ -164,7 +169,21 @@ def _scan_python(rel: str, text: str, local: set[str]) -> list[str]:
     for node in ast.walk(tree):  # getattr handed to functools.reduce, map, a lambda: a computed name in disguise
         if isinstance(node, ast.Name) and node.id in ATTRIBUTE_FUNCTIONS and id(node) not in called:
             out.append(f"{rel}:{node.lineno}: {node.id} used as a value (attribute access with a computed name)")
+    for line, code in annotation_code(tree):
+        out += [f"{rel}:{line}: in an annotation: {finding.split(': ', 1)[1]}" for finding in
+                _scan_python(rel, code, local)]
     return out
+
+
+def annotation_code(tree: ast.AST) -> list[tuple[int, str]]:
+    """The strings of a module's annotations, with their lines: code, not prose, since typing evaluates them
+    (`typing.get_type_hints`, and `functools.singledispatch` through it): `x: "torch.ctypes"` names ctypes."""
+    annotations = [node.annotation for node in ast.walk(tree) if isinstance(node, (ast.AnnAssign, ast.arg))
+                   and node.annotation is not None]
+    annotations += [node.returns for node in ast.walk(tree)
+                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None]
+    return [(node.lineno, node.value) for annotation in annotations for node in ast.walk(annotation)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)]
 
 
 def _is_cuda_source_text(text: str) -> bool:

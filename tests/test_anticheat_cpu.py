@@ -75,6 +75,23 @@ def test_getattr_passed_around_is_a_finding(tmp_path: Path) -> None:
     assert findings == ["kernel.py:3: getattr used as a value (attribute access with a computed name)"], findings
 
 
+def test_annotations_are_code_wherever_they_stand(tmp_path: Path) -> None:
+    """typing evaluates a string annotation (get_type_hints, and functools.singledispatch through it): its names
+    are scanned as code, in an assignment, an argument, a return and nested in a subscript; typing's evaluators
+    and a computed __annotations__ are eval in disguise. An honest string annotation is no finding."""
+    source = ('import functools\nimport torch\n\n\nclass Hints:\n    ffi: "torch.ctypes"\n    ok: "torch.Tensor"\n\n\n'
+              '@functools.singledispatch\ndef f(x: list["torch.ctypes.CDLL"]) -> "torch._C.sys":\n    return x\n\n\n'
+              'Hints.__annotations__["lib"] = "torch." + "ctypes"\n')
+    findings = scan(kernel(tmp_path, source))
+    assert findings == ["kernel.py:15: forbidden attribute .__annotations__",
+                        "kernel.py:6: in an annotation: forbidden attribute .ctypes",
+                        "kernel.py:11: in an annotation: forbidden attribute .CDLL",
+                        "kernel.py:11: in an annotation: forbidden attribute .ctypes",
+                        "kernel.py:11: in an annotation: forbidden attribute .sys"], findings
+    assert scan(kernel(tmp_path, 'import torch\n\n\ndef f(a: "torch.Tensor") -> "tuple[torch.Tensor, int]":\n'
+                                 '    return a, 1\n')) == []
+
+
 @pytest.mark.parametrize("name", ["numpy.py", "math.py", "functools.py", "torch"])
 def test_a_file_that_shadows_a_module_is_a_finding(tmp_path: Path, name: str) -> None:
     """`import numpy` beside a numpy.py yields the real numpy once torch has imported it: refused."""
