@@ -3,7 +3,10 @@ only, judged by the run's evaluator, and every way an agent fails is a recorded 
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -15,13 +18,14 @@ pytestmark = pytest.mark.slow
 AGENTS = Path(__file__).parent / "agents"
 
 
-def run_with(tmp_path: Path, script: str, timeout_s: float = 60) -> tuple[Path, str]:
+def run_with(tmp_path: Path, script: str, timeout_s: float = 60, env: dict[str, str] | None = None) -> tuple[Path, str]:
+    names = ", ".join(f'"{name}"' for name in ("EVOLVE_SANDBOX", "PYTHONPATH", *(env or {})))
     agent = (f'[agents.scripted]\ncommand = ["{sys.executable}", "{AGENTS / script}", "{{prompt}}", "{{kernel_dir}}"]\n'
-             f'timeout_s = {timeout_s}\nusd_per_call = 0.25\nenv = ["EVOLVE_SANDBOX", "PYTHONPATH"]\n')
+             f'timeout_s = {timeout_s}\nusd_per_call = 0.25\nenv = [{names}]\n')
     repo = counting_repo(tmp_path / "repo", example_config(
         evaluation=COUNTING, evolution="operators = { agent = 1.0 }\nislands = 1\npopulation = 2\nseed = 1\n"
                                       "pipeline_depth = 1") + "\n" + agent)
-    proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "2")
+    proc = evolve(repo / "examples" / "sort", "start", "--max-candidates", "2", env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return repo, proc.stdout
 
@@ -59,6 +63,26 @@ def test_what_an_agent_changes_outside_the_kernel_is_dropped_and_named(tmp_path:
     message = git(repo, "log", "-1", "--format=%B", c.commit)
     assert "Changed outside the kernel directory (dropped)" in message and "NOTES.txt" in message
     assert "NOTES.txt" not in git(repo, "ls-tree", "-r", "--name-only", c.commit)
+
+
+def test_a_process_an_agent_detaches_does_not_outlive_it(tmp_path: Path) -> None:
+    """A process the agent started in a session of its own (out of reach of its session's kill) is found by the
+    tag in its environment and killed once the agent is done, as an evaluation's strays are."""
+    pid_file = tmp_path / "detached.pid"
+    repo, _ = run_with(tmp_path, "detach.py", env={"DETACHED_PID_FILE": str(pid_file)})
+    assert child(repo).status == "ok"
+    pid = int(pid_file.read_text())
+    for _ in range(100):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().split(") ", 1)[1].startswith("Z"):
+                    break  # a zombie: killed, waiting for its reaper
+        except FileNotFoundError:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        raise AssertionError(f"the agent's detached process {pid} is still running")
 
 
 def test_a_run_mixes_tune_mutate_and_an_agent(tmp_path: Path) -> None:

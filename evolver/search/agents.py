@@ -10,8 +10,9 @@ Agents are named in `evolve.toml`:
 
 For a child: the parent's kernel directory (and the guidance file) are copied into a temporary work
 directory outside the user's tree, the prompt is written to a file there, the command runs there in its own
-session with the timeout, and only the kernel directory's files are taken (what it changed elsewhere is named
-in the commit message and dropped). The child is judged by the run's evaluator like any other: what the agent
+session with the timeout (and whatever it left running, found by a tag in its environment, killed after it), and
+only the kernel directory's files are taken (what it changed elsewhere is named in the commit message and
+dropped). The child is judged by the run's evaluator like any other: what the agent
 saw in its own `evolve try` runs never counts. An agent that hangs, crashes, deletes the kernel or changes
 nothing makes a recorded attempt (`llm_error` or `patch_failed`), and the run goes on.
 """
@@ -21,12 +22,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import secrets
 import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from evolver.evaluation.processes import kill_group
+from evolver.evaluation.processes import TAG, kill_group, kill_tagged
 from evolver.records.candidates import Candidate
 from evolver.records.config import Config, ConfigError
 from evolver.records.store import Store
@@ -103,7 +105,9 @@ async def run_agent(spec: AgentSpec, parent: Candidate, config: Config, store: S
         values = {"{workdir}": str(work), "{prompt}": str(work / "PROMPT.md"), "{kernel_dir}": str(work / kernel_dir)}
         argv = [_fill(arg, values) for arg in spec.command]
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL", *spec.env)}
+        env[TAG] = tag = f"evolve-agent-{secrets.token_hex(8)}"  # how what it leaves running is found after it
         status, output = await _run(argv, work, env, spec.timeout_s)
+        kill_tagged(tag)  # a process it detached (setsid) escapes its session's kill, not its environment
         proposal.rationale = output[-OUTPUT_KEPT:]
         if status:
             proposal.status, proposal.error = "llm_error", f"agent {spec.name}: {status}"
