@@ -239,6 +239,25 @@ def evaluate_sharing(ctx: Context, t0: float, lock: GpuLock, timed: Runner) -> V
     return verdict
 
 
+def evaluate_alone(ctx: Context, t0: float, lock: GpuLock | None) -> Verdict:
+    """The evaluation with the GPU to itself: one runner tests and is timed. With `lock` (EVOLVE_GPU_ALONE: `per_gpu
+    = 1`), the GPU's lock is held exclusively from the CUDA contexts until that runner is gone, so that whatever
+    else judges on this GPU (`evolve try` beside a run, an agent's tries, another run) takes its turn instead of
+    running beside this evaluation's timed calls."""
+    with contextlib.ExitStack() as stack:
+        if lock is not None:
+            stack.enter_context(holding(ctx, lock.exclusive()))
+            stack.enter_context(lifetime(ctx, ctx.runner))
+        warm(ctx)
+        ctx.timings["cuda_start_s"] = time.monotonic() - t0  # the scan, the lock, both processes' CUDA contexts
+        verdict = evaluate(ctx, t0)
+    if lock is not None:
+        verdict.fields["timings"]["lock_wait_s"] = round(ctx.timings["lock_wait_s"], 3)
+        verdict.fields["gpu_lock"] = {"held": [list(h) for h in lock.held], "alive": [list(a) for a in ctx.alive],
+                                      "wall": time.time() - time.monotonic()}
+    return verdict
+
+
 @contextlib.contextmanager
 def holding(ctx: Context, hold: contextlib.AbstractContextManager[Any]) -> Iterator[Any]:
     """A hold of the GPU's lock, taken `waiting`."""
@@ -330,8 +349,9 @@ def main(argv: list[str] | None = None) -> int:
     report = Report(sys.stdout)
     t0 = time.monotonic()
     lock = GpuLock.from_env()  # a GPU shared with other evaluations: test with one runner, time with another
+    alone = os.environ.get("EVOLVE_GPU_ALONE") == "1"  # or judged alone, the GPU held for the whole evaluation
     runner = Runner(args)
-    timed = Runner(args) if lock is not None else None
+    timed = Runner(args) if lock is not None and not alone else None
     ctx: Context | None = None
     try:
         import torch
@@ -352,9 +372,7 @@ def main(argv: list[str] | None = None) -> int:
         if lock is not None and timed is not None:
             verdict = evaluate_sharing(ctx, t0, lock, timed)
         else:
-            warm(ctx)
-            ctx.timings["cuda_start_s"] = time.monotonic() - t0  # the scan and both processes' CUDA contexts
-            verdict = evaluate(ctx, t0)
+            verdict = evaluate_alone(ctx, t0, lock)
     except Verdict as v:
         verdict = v
     except BaseException as exc:  # the judge's own failure must still produce a result

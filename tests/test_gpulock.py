@@ -65,6 +65,28 @@ def test_no_timed_call_runs_while_another_candidates_work_is_on_the_gpu(tmp_path
     assert any(overlap(a, b) for a in shared for b in shared if a is not b)  # the untimed work did share
 
 
+def test_a_lone_evaluation_holds_the_gpu_for_its_whole_length_beside_sharing_ones(tmp_path: Path) -> None:
+    """`per_gpu = 1` (EVOLVE_GPU_ALONE): the judge holds the lock exclusively from its CUDA contexts until its one
+    runner is gone, so nothing of two sharing judges started with it (as `evolve try` beside a run, or another
+    run, would be) overlaps any moment of it, and its candidate's code exists only inside that hold."""
+    locks = tmp_path / "locks"
+    locks.mkdir()
+    env = {**os.environ, "EVOLVE_GPU_LOCKS": str(locks), "CUDA_VISIBLE_DEVICES": "0"}
+    argv = [sys.executable, "-m", "qrjudge", "--kernel-dir", str(ROOT / "tests" / "cpu_kernel"), "--device", "cpu",
+            "--mode", "tiny"]
+    procs = [subprocess.Popen(argv, cwd=ROOT, env={**env, **({"EVOLVE_GPU_ALONE": "1"} if i == 1 else {})},
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) for i in range(3)]
+    results = [json.loads(p.communicate(timeout=600)[0].strip().splitlines()[-1]) for p in procs]
+    assert all(r["status"] == "ok" for r in results), [r.get("error") for r in results]
+    alone = results[1]["gpu_lock"]
+    assert [h[0] for h in alone["held"]] == ["exclusive"] and "lock_wait_s" in results[1]["timings"]
+    hold = alone["held"][0][1:]
+    assert all(hold[0] <= a[0] and a[1] <= hold[1] for a in alone["alive"]) and alone["alive"]
+    for other in (results[0]["gpu_lock"], results[2]["gpu_lock"]):
+        busy = [h[1:] for h in other["held"]] + other["alive"]
+        assert not any(overlap(hold, b) for b in busy), (hold, busy)
+
+
 def test_a_judge_waiting_for_the_lock_is_not_a_stalled_one(tmp_path: Path) -> None:
     """An evaluation held behind others for longer than the supervisor's stall limit says that it waits (a line
     every LOCK_BEAT_S) and is judged, not killed as a hung kernel; its wait is in lock_wait_s."""
@@ -200,9 +222,12 @@ def test_per_gpu_makes_that_many_slots_a_gpu_and_their_judges_share_its_lock(tmp
     scratch.mkdir()
     _, env = contain(["true"], scratch, scratch, 0, False, config.evaluation, [], "t-")
     assert env["EVOLVE_GPU_LOCKS"] == str((tmp_path / "cache" / "evolve" / "gpu-locks").resolve())
+    assert "EVOLVE_GPU_ALONE" not in env
     (tmp_path / "evolve.toml").write_text(text.replace("per_gpu = 2", "per_gpu = 1"))
     alone = load_config(tmp_path / "evolve.toml", tmp_path)
-    assert "EVOLVE_GPU_LOCKS" not in contain(["true"], scratch, scratch, 0, False, alone.evaluation, [], "t-")[1]
+    _, env = contain(["true"], scratch, scratch, 0, False, alone.evaluation, [], "t-")  # one a GPU: the lock
+    assert env["EVOLVE_GPU_LOCKS"] == str((tmp_path / "cache" / "evolve" / "gpu-locks").resolve())  # still, held
+    assert env["EVOLVE_GPU_ALONE"] == "1"  # for the whole evaluation: `evolve try` beside a run takes turns too
     (tmp_path / "evolve.toml").write_text(text.replace("per_gpu = 2", "per_gpu = 9"))
     with pytest.raises(ConfigError, match="per_gpu"):
         load_config(tmp_path / "evolve.toml", tmp_path)

@@ -89,8 +89,8 @@ def nvrtc_cache() -> Path | None:
 
 
 def gpu_locks() -> Path | None:
-    """Where the judges of evaluations sharing a GPU take their turns (qrjudge/gpulock.py): ~/.cache/evolve/
-    gpu-locks, hidden from every candidate's process."""
+    """Where the judges of every evaluation on this machine's GPUs take their turns (qrjudge/gpulock.py):
+    ~/.cache/evolve/gpu-locks, hidden from every candidate's process."""
     return user_dir("gpu-locks")
 
 
@@ -117,9 +117,11 @@ def contain(argv: list[str], scratch: Path, workdir: Path, gpu: int | None, sand
     cache = nvrtc_cache() if e.builtin and gpu is not None else None
     if cache is not None:
         env["EVOLVE_NVRTC_CACHE"] = str(cache)
-    locks = gpu_locks() if e.builtin and gpu is not None and e.per_gpu > 1 else None
-    if locks is not None:  # evaluations share this GPU: their judges take turns for the timed regions
-        env["EVOLVE_GPU_LOCKS"] = str(locks)
+    locks = gpu_locks() if e.builtin and gpu is not None else None
+    if locks is not None:  # every judge on this GPU takes turns: this run's evaluations sharing it (per_gpu > 1),
+        env["EVOLVE_GPU_LOCKS"] = str(locks)  # and whatever else judges there (`evolve try` beside a run, an
+        if e.per_gpu == 1:  # agent's tries, another run): a lone evaluation holds it for its whole length
+            env["EVOLVE_GPU_ALONE"] = "1"
     spec: dict[str, Any] = {"isolate": False}
     if sandboxed:
         spec = sandbox.spec_for(scratch, gpu=gpu is not None, network=e.network, exclude=exclude,
