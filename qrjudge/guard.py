@@ -52,6 +52,8 @@ FORBIDDEN_NAMES = {"geqrf", "householder_product", "orgqr", "ormqr", "cusolver",
                    # eval in disguise: typing evaluates a string annotation as code (`annotation_code`)
                    "__annotations__", "get_type_hints", "ForwardRef", "_eval_type", "evaluate_forward_ref",
                    "get_annotations",
+                   # a module imported by a string (what `import` would show): torch's own helper, pkgutil's
+                   "_import_dotted_name", "resolve_name",
                    # other processes: a candidate has no reason to start, signal or leave any
                    *PROCESS_CALLS}
 ATTRIBUTE_FUNCTIONS = {"getattr", "setattr", "delattr"}  # fine only when called at once with a constant name
@@ -160,6 +162,10 @@ def _scan_python(rel: str, text: str, local: set[str]) -> list[str]:
                 out.append(f"{rel}:{line}: string mentions {word!r}")
             elif word and CUDA_PATTERN.search(_strip_c_comments(node.value)):
                 out.append(f"{rel}:{line}: library solver in embedded CUDA source")
+        elif isinstance(node, ast.Call) and any(k.arg == "weights_only" and not (isinstance(k.value, ast.Constant)
+                                                                              and k.value.value is True)
+                                                for k in node.keywords):
+            out.append(f"{rel}:{line}: unpickling without weights_only (a pickle imports and calls what it names)")
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ATTRIBUTE_FUNCTIONS:
             called.add(id(node.func))
             if len(node.args) >= 2 and not isinstance(node.args[1], ast.Constant):
@@ -198,6 +204,12 @@ FAMILY_TOKENS = {"qr", "geqrf", "orgqr", "ormqr", "householder", "cholesky", "lu
                  "logdet", "ldl", "rank", "tensorsolve", "tensorinv", "spsolve"}
 NOT_FAMILY = {"slice_inverse"}  # a view's inverse, not a matrix's
 CUBLAS_SOLVERS = re.compile(r"(geqrf|getrf|getri|getrs|matinv|gels|trsm)", re.I)
+# cuSPARSE cannot be masked (torch links it): its triangular solves (csrsv2, csrsm2, SpSV, SpSM), incomplete
+# factorisations (ic02, ilu02: a complete one on a dense pattern) and banded solvers, wherever CuPy binds them
+CUSPARSE_SOLVERS = re.compile(r"(csrsv|csrsm|bsrsv|bsrsm|spsv|spsm|ic02|ilu02|gtsv|gpsv)", re.I)
+# SciPy-like layers over them: every solver, factorisation and decomposition by name
+CUPYX_SOLVERS = re.compile(r"(solve|lu|cho|qr|svd|eig|inv|lstsq|factorized|cg|gmres|minres|lsmr|schur|polar|"
+                           r"sqrtm|logm|lobpcg)", re.I)
 
 
 class _State:
@@ -288,18 +300,21 @@ def _wrap(owner: Any, name: str, label: str) -> None:
 
 def _library_bindings() -> None:
     """CuPy's cuSOLVER bindings (if the library loads at all: qrjudge/isolation.py masks it), cuBLAS's
-    batched factorisations and triangular solves, and NumPy's LAPACK modules."""
+    batched factorisations and triangular solves, cuSPARSE's solves and incomplete factorisations and cupyx's
+    solvers over them, and NumPy's LAPACK modules."""
     with contextlib.suppress(ImportError):
         import cupy  # noqa: F401
 
-        for name in ("cupy_backends.cuda.libs.cusolver", "cupy.cuda.cusolver", "cupy_backends.cuda.libs.cublas",
-                     "cupy.cuda.cublas", "cupy.linalg", "cupyx.lapack"):
+        for name, keep in (("cupy_backends.cuda.libs.cusolver", None), ("cupy.cuda.cusolver", None),
+                           ("cupy_backends.cuda.libs.cublas", CUBLAS_SOLVERS), ("cupy.cuda.cublas", CUBLAS_SOLVERS),
+                           ("cupy.linalg", None), ("cupyx.lapack", None),
+                           ("cupy_backends.cuda.libs.cusparse", CUSPARSE_SOLVERS), ("cupyx.cusparse", CUSPARSE_SOLVERS),
+                           ("cupyx.scipy.sparse.linalg", CUPYX_SOLVERS), ("cupyx.scipy.linalg", CUPYX_SOLVERS)):
             try:
                 module = importlib.import_module(name)
             except Exception:  # noqa: BLE001  a masked library raises whatever its loader raises
                 continue
-            solvers = "cusolver" in name or "linalg" in name or "lapack" in name
-            _wrap_module(module, name, keep=(lambda n: True) if solvers else CUBLAS_SOLVERS.search)
+            _wrap_module(module, name, keep=(lambda n: True) if keep is None else keep.search)
     with contextlib.suppress(ImportError):
 
         for name in ("numpy.linalg", "numpy.linalg._umath_linalg", "numpy.linalg.lapack_lite",

@@ -4,6 +4,7 @@ wrong now and then."""
 
 from __future__ import annotations
 
+import os
 import time
 import types
 from pathlib import Path
@@ -90,6 +91,17 @@ def test_annotations_are_code_wherever_they_stand(tmp_path: Path) -> None:
                         "kernel.py:11: in an annotation: forbidden attribute .sys"], findings
     assert scan(kernel(tmp_path, 'import torch\n\n\ndef f(a: "torch.Tensor") -> "tuple[torch.Tensor, int]":\n'
                                  '    return a, 1\n')) == []
+
+
+def test_imports_by_a_string_are_findings(tmp_path: Path) -> None:
+    """A module reached by a string, not an import: torch's own helper, and a pickle (torch.load without
+    weights_only=True imports and calls whatever the bytes name); loading weights is no finding."""
+    source = ("import io\nimport torch\n\nm = torch._utils._import_dotted_name('cupyx.' + 'cusparse')\n"
+              "f = torch.load(io.BytesIO(b''), weights_only=False)\ng = torch.load('w.pt', weights_only=True)\n")
+    findings = scan(kernel(tmp_path, source))
+    assert sorted(f for f in findings if "import of 'io'" not in f) == [
+        "kernel.py:4: forbidden attribute ._import_dotted_name",
+        "kernel.py:5: unpickling without weights_only (a pickle imports and calls what it names)"], findings
 
 
 @pytest.mark.parametrize("name", ["numpy.py", "math.py", "functools.py", "torch"])
@@ -459,6 +471,55 @@ def test_every_route_to_a_factorisation_ends_at_the_guard() -> None:
     proc = subprocess.run([sys.executable, "-c", ROUTES], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 0 and proc.stdout.strip() == "19 refused; intact", proc.stdout + proc.stderr[-2000:]
 
+
+
+CUPY_LAYERS = {  # module -> (functions the guard must refuse, functions it must leave alone), as CuPy 14 names them
+    "cupy_backends/cuda/libs/cusparse": (["scsrsm2_solve", "spSM_solve", "spSV_solve", "scsric02", "scsrilu02",
+                                          "sgtsv2", "scsrsv2_analysis"], ["spMV", "spMM", "createMatDescr", "scsr2csc"]),
+    "cupyx/cusparse": (["csrsm2", "spsm", "csrilu02"], ["spmm", "csr2dense", "check_availability"]),
+    "cupyx/scipy/sparse/linalg": (["spsolve_triangular", "spsolve", "splu", "spilu", "cg", "gmres", "lsqr", "eigsh",
+                                   "svds"], ["norm", "aslinearoperator"]),
+    "cupyx/scipy/linalg": (["lu_factor", "lu_solve", "solve_triangular", "cho_solve"], ["block_diag", "toeplitz", "tri"]),
+}
+
+
+def test_cusparse_solvers_and_cupyx_solvers_are_refused_where_cupy_defines_them(tmp_path: Path) -> None:
+    """cuSPARSE cannot be masked (torch links it): its triangular solves and incomplete factorisations (a complete
+    one on a dense pattern), and cupyx's SciPy-like solvers over them, are refused in the modules that define them
+    (stand-ins with CuPy's names here; tests/cheats/cusparse_solve.py on a GPU); its products are not."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    (tmp_path / "cupy").mkdir()
+    (tmp_path / "cupy" / "__init__.py").write_text("")
+    for module, (refused, allowed) in CUPY_LAYERS.items():
+        path = tmp_path / f"{module}.py"
+        for parent in reversed(path.relative_to(tmp_path).parents):
+            if parent != Path("."):
+                (tmp_path / parent).mkdir(exist_ok=True)
+                (tmp_path / parent / "__init__.py").touch()
+        path.write_text("".join(f"def {name}(*args):\n    return 'ran'\n" for name in refused + allowed))
+    probe = f"""
+import importlib
+from qrjudge import guard
+guard.install()
+for module, (refused, allowed) in {CUPY_LAYERS!r}.items():
+    m = importlib.import_module(module.replace("/", "."))
+    for name in refused:
+        try:
+            getattr(m, name)()
+            raise SystemExit(f"not refused: {{module}}.{{name}}")
+        except guard.GuardError:
+            pass
+    for name in allowed:
+        assert getattr(m, name)() == "ran", name
+print("ok")
+"""
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                          env={**os.environ, "PYTHONPATH": f"{tmp_path}:{ROOT}"})
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stdout + proc.stderr[-2000:]
 
 
 def test_torch_compiles_import_after_the_runners_snapshots_changes_nothing_they_watch() -> None:
