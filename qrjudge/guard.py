@@ -205,11 +205,9 @@ FAMILY_TOKENS = {"qr", "geqrf", "orgqr", "ormqr", "householder", "cholesky", "lu
 NOT_FAMILY = {"slice_inverse"}  # a view's inverse, not a matrix's
 CUBLAS_SOLVERS = re.compile(r"(geqrf|getrf|getri|getrs|matinv|gels|trsm)", re.I)
 # cuSPARSE cannot be masked (torch links it): its triangular solves (csrsv2, csrsm2, SpSV, SpSM), incomplete
-# factorisations (ic02, ilu02: a complete one on a dense pattern) and banded solvers, wherever CuPy binds them
+# factorisations (ic02, ilu02: a complete one on a dense pattern) and banded solvers, refused in CuPy's binding,
+# where every layer above it (cupyx.cusparse, cupyx.scipy.sparse.linalg) ends
 CUSPARSE_SOLVERS = re.compile(r"(csrsv|csrsm|bsrsv|bsrsm|spsv|spsm|ic02|ilu02|gtsv|gpsv)", re.I)
-# SciPy-like layers over them: every solver, factorisation and decomposition by name
-CUPYX_SOLVERS = re.compile(r"(solve|lu|cho|qr|svd|eig|inv|lstsq|factorized|cg|gmres|minres|lsmr|schur|polar|"
-                           r"sqrtm|logm|lobpcg)", re.I)
 
 
 class _State:
@@ -300,16 +298,16 @@ def _wrap(owner: Any, name: str, label: str) -> None:
 
 def _library_bindings() -> None:
     """CuPy's cuSOLVER bindings (if the library loads at all: qrjudge/isolation.py masks it), cuBLAS's
-    batched factorisations and triangular solves, cuSPARSE's solves and incomplete factorisations and cupyx's
-    solvers over them, and NumPy's LAPACK modules."""
+    batched factorisations and triangular solves, cuSPARSE's solves and incomplete factorisations, and NumPy's
+    LAPACK modules. (The bindings, not the layers above them: importing cupyx.scipy here would lengthen every
+    runner's set-up, and those layers call the bindings.)"""
     with contextlib.suppress(ImportError):
         import cupy  # noqa: F401
 
         for name, keep in (("cupy_backends.cuda.libs.cusolver", None), ("cupy.cuda.cusolver", None),
                            ("cupy_backends.cuda.libs.cublas", CUBLAS_SOLVERS), ("cupy.cuda.cublas", CUBLAS_SOLVERS),
                            ("cupy.linalg", None), ("cupyx.lapack", None),
-                           ("cupy_backends.cuda.libs.cusparse", CUSPARSE_SOLVERS), ("cupyx.cusparse", CUSPARSE_SOLVERS),
-                           ("cupyx.scipy.sparse.linalg", CUPYX_SOLVERS), ("cupyx.scipy.linalg", CUPYX_SOLVERS)):
+                           ("cupy_backends.cuda.libs.cusparse", CUSPARSE_SOLVERS)):
             try:
                 module = importlib.import_module(name)
             except Exception:  # noqa: BLE001  a masked library raises whatever its loader raises

@@ -473,53 +473,50 @@ def test_every_route_to_a_factorisation_ends_at_the_guard() -> None:
 
 
 
-CUPY_LAYERS = {  # module -> (functions the guard must refuse, functions it must leave alone), as CuPy 14 names them
-    "cupy_backends/cuda/libs/cusparse": (["scsrsm2_solve", "spSM_solve", "spSV_solve", "scsric02", "scsrilu02",
-                                          "sgtsv2", "scsrsv2_analysis"], ["spMV", "spMM", "createMatDescr", "scsr2csc"]),
-    "cupyx/cusparse": (["csrsm2", "spsm", "csrilu02"], ["spmm", "csr2dense", "check_availability"]),
-    "cupyx/scipy/sparse/linalg": (["spsolve_triangular", "spsolve", "splu", "spilu", "cg", "gmres", "lsqr", "eigsh",
-                                   "svds"], ["norm", "aslinearoperator"]),
-    "cupyx/scipy/linalg": (["lu_factor", "lu_solve", "solve_triangular", "cho_solve"], ["block_diag", "toeplitz", "tri"]),
-}
+CUSPARSE = {  # CuPy 14's binding (cupy_backends.cuda.libs.cusparse): refused, left alone
+    "refused": ["scsrsm2_solve", "spSM_solve", "spSV_solve", "scsric02", "scsrilu02", "sgtsv2", "scsrsv2_analysis"],
+    "allowed": ["spMV", "spMM", "createMatDescr", "scsr2csc"]}
+CUPYX_CUSPARSE = "from cupy_backends.cuda.libs import cusparse as _cusparse\n\n\ndef spsm(*args):\n" \
+                 "    return _cusparse.spSM_solve()\n\n\ndef spmm(*args):\n    return _cusparse.spMM()\n"
 
 
-def test_cusparse_solvers_and_cupyx_solvers_are_refused_where_cupy_defines_them(tmp_path: Path) -> None:
+def test_cusparse_solvers_are_refused_in_cupys_binding_and_so_above_it(tmp_path: Path) -> None:
     """cuSPARSE cannot be masked (torch links it): its triangular solves and incomplete factorisations (a complete
-    one on a dense pattern), and cupyx's SciPy-like solvers over them, are refused in the modules that define them
-    (stand-ins with CuPy's names here; tests/cheats/cusparse_solve.py on a GPU); its products are not."""
+    one on a dense pattern) are refused in CuPy's binding, so cupyx.cusparse's spsm, which calls it, is refused too
+    (stand-ins with CuPy 14's names); its products are not."""
     import subprocess
     import sys
 
     from tests.conftest import ROOT
 
-    (tmp_path / "cupy").mkdir()
-    (tmp_path / "cupy" / "__init__.py").write_text("")
-    for module, (refused, allowed) in CUPY_LAYERS.items():
-        path = tmp_path / f"{module}.py"
-        for parent in reversed(path.relative_to(tmp_path).parents):
-            if parent != Path("."):
-                (tmp_path / parent).mkdir(exist_ok=True)
-                (tmp_path / parent / "__init__.py").touch()
-        path.write_text("".join(f"def {name}(*args):\n    return 'ran'\n" for name in refused + allowed))
+    for package in ("cupy", "cupy_backends", "cupy_backends/cuda", "cupy_backends/cuda/libs", "cupyx"):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("")
+    (tmp_path / "cupy_backends/cuda/libs/cusparse.py").write_text(
+        "".join(f"def {name}(*args):\n    return 'ran'\n" for name in CUSPARSE["refused"] + CUSPARSE["allowed"]))
+    (tmp_path / "cupyx/cusparse.py").write_text(CUPYX_CUSPARSE)
     probe = f"""
-import importlib
+from cupy_backends.cuda.libs import cusparse
 from qrjudge import guard
 guard.install()
-for module, (refused, allowed) in {CUPY_LAYERS!r}.items():
-    m = importlib.import_module(module.replace("/", "."))
-    for name in refused:
-        try:
-            getattr(m, name)()
-            raise SystemExit(f"not refused: {{module}}.{{name}}")
-        except guard.GuardError:
-            pass
-    for name in allowed:
-        assert getattr(m, name)() == "ran", name
-print("ok")
+import cupyx.cusparse  # imported by the candidate, after the guard
+for name in {CUSPARSE["refused"]!r}:
+    try:
+        getattr(cusparse, name)()
+        raise SystemExit("not refused: " + name)
+    except guard.GuardError:
+        pass
+assert all(getattr(cusparse, name)() == "ran" for name in {CUSPARSE["allowed"]!r})
+try:
+    cupyx.cusparse.spsm()
+    raise SystemExit("not refused: cupyx.cusparse.spsm")
+except guard.GuardError:
+    pass
+print("ok", cupyx.cusparse.spmm())
 """
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120,
                           env={**os.environ, "PYTHONPATH": f"{tmp_path}:{ROOT}"})
-    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stdout + proc.stderr[-2000:]
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok ran", proc.stdout + proc.stderr[-2000:]
 
 
 def test_torch_compiles_import_after_the_runners_snapshots_changes_nothing_they_watch() -> None:
