@@ -23,6 +23,7 @@ from evolver.records import lock
 from evolver.records.candidates import Snapshot, parse_note
 from evolver.records.reader import RunReader  # a run is read through it
 from evolver.records.refs import BEST_REF, NOTES_REF, REPLIES_REF, RUN_REF
+from evolver.records.stall import stall_env
 
 ZERO = "0" * 40
 # evolve authors its commits and notes itself: no git identity needs to be configured, and none leaks
@@ -30,21 +31,8 @@ IDENTITY = {"GIT_AUTHOR_NAME": "evolve", "GIT_AUTHOR_EMAIL": "evolve@localhost",
             "GIT_COMMITTER_NAME": "evolve", "GIT_COMMITTER_EMAIL": "evolve@localhost"}
 
 
-STALL_S = 60  # seconds a remote may go silent before a fetch or push gives up (`Store.remote`)
-
-
 class StoreError(Exception):
     """A git problem a user can act on; str() is the message."""
-
-
-def _config_env(settings: dict[str, str]) -> dict[str, str]:
-    """git settings for one command through its environment (GIT_CONFIG_COUNT), after any the caller's has."""
-    said = os.environ.get("GIT_CONFIG_COUNT", "")
-    first = int(said) if said.isdigit() else 0
-    env = {"GIT_CONFIG_COUNT": str(first + len(settings))}
-    for i, (key, value) in enumerate(settings.items(), start=first):
-        env[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"] = key, value
-    return env
 
 
 # --- the repository -------------------------------------------------------------------------------------
@@ -85,21 +73,12 @@ class Store:
         return self._git(*args, env=env, check=check)
 
     def remote(self, *args: str) -> str:
-        """A git command that talks to a remote (fetch, push): one whose server stalls fails instead of hanging.
-        A stall is STALL_S seconds (EVOLVE_GIT_STALL_S) without a byte over HTTP(S), or without an answer from
-        an SSH server; a slow transfer that still moves goes on. The user's own settings of either come first."""
-        said = os.environ.get("EVOLVE_GIT_STALL_S", str(STALL_S))
-        if not said.isdigit() or int(said) < 1:
-            raise StoreError(f"EVOLVE_GIT_STALL_S is {said!r}: a whole number of seconds, at least 1")
-        stall = int(said)
-        env: dict[str, str] = {}
-        if not self._git("config", "--get", "http.lowSpeedTime", check=False).strip():
-            env.update(_config_env({"http.lowSpeedLimit": "1", "http.lowSpeedTime": str(stall)}))
-        if not (os.environ.get("GIT_SSH_COMMAND") or os.environ.get("GIT_SSH")
-                or self._git("config", "--get", "core.sshCommand", check=False).strip()):
-            beats = -(-stall // 5)  # an answer to a keep-alive every 5 s, `beats` missed in a row
-            env["GIT_SSH_COMMAND"] = f"ssh -o ConnectTimeout={stall} -o ServerAliveInterval=5 " \
-                                     f"-o ServerAliveCountMax={beats}"
+        """A git command that talks to a remote (fetch, push): one whose server stalls fails instead of hanging
+        (records/stall.py: the user's own settings come first)."""
+        try:
+            env = stall_env(lambda key: self._git("config", "--get", key, check=False).strip())
+        except ValueError as exc:
+            raise StoreError(str(exc)) from None
         return self._git(*args, env=env)
 
     def _git_proc(self, *args: str, input: bytes | None = None,
