@@ -1,12 +1,13 @@
 """Anti-cheat in the candidate's process: library factorisations refused where every route to them ends, and
 a static scan of the candidate's files as a first filter.
 
-Runtime (`install`, in the runner before the candidate is imported; never for the baseline): every aten
-operator of the factorisation and solver families (QR, Cholesky, LU, SVD, eigen-solvers, solves, inverses,
-determinants: `factorisation_ops`) gets a kernel of ours for every backend dispatch key (`BACKENDS`) that raises, so
-a call refused whichever way it reaches the dispatcher (`torch.geqrf`, `torch.ops.aten`, `torch._C`'s
-function tables, Tensor methods, `getattr` chains, compiled graphs); CuPy's cuSOLVER bindings and cuBLAS's
-batched and triangular solvers, and NumPy's LAPACK modules, are wrapped where they are defined; process
+Runtime (`install`, in the runner before the candidate is imported; never for the baseline): every overload
+(`out=` ones too) of every aten operator of the factorisation and solver families (QR, Cholesky, LU, SVD,
+eigen-solvers, solves, inverses, determinants: `factorisation_overloads`) gets a kernel of ours for every backend
+dispatch key (`BACKENDS`) that raises, so a call is refused whichever way it reaches the dispatcher (`torch.geqrf`,
+`torch.ops.aten`, `torch._C`'s function tables, Tensor methods, `getattr` chains, compiled graphs); CuPy's
+cuSOLVER bindings, cuBLAS's batched and triangular solvers and cuSPARSE's solvers, and NumPy's LAPACK modules,
+are wrapped where they are defined; process
 calls of `os` raise inside the candidate. The solver shared libraries themselves are masked in the
 runner's view (qrjudge/isolation.py), so an extension build cannot link or load them either.
 
