@@ -38,8 +38,10 @@ AT_FDCWD = -100
 # statvfs flag -> the mount flag that keeps it (a remount must repeat the flags the kernel locked)
 _KEEP = {1: MS_RDONLY, 2: MS_NOSUID, 4: MS_NODEV, 8: MS_NOEXEC, 1024: 1024, 2048: 2048, 4096: 1 << 21}
 # Shared objects of library factorisations: cuSOLVER (and torch's lazily loaded linear algebra, which links
-# it and MAGMA), MAGMA, reference LAPACK. Masked in the runner's view so nothing it runs can load them.
-SOLVER_LIBRARY = re.compile(r"^lib(cusolver|magma|lapack|torch_cuda_linalg)[^/]*\.so[.0-9]*$")
+# it and MAGMA), MAGMA, reference LAPACK, and the OpenBLAS SciPy bundles (its LAPACK: scipy.linalg, which only
+# SciPy loads; NumPy's own copy, in numpy.libs, is not looked for: CuPy needs NumPy). Masked in the runner's view
+# so nothing it runs can load them.
+SOLVER_LIBRARY = re.compile(r"^lib(cusolver|magma|lapack|torch_cuda_linalg|scipy_openblas)[^/]*\.so[.0-9]*$")
 
 
 def _libc() -> ctypes.CDLL:
@@ -143,7 +145,7 @@ def solver_libraries() -> list[str]:
     """The solver libraries this Python could load (`SOLVER_LIBRARY`, in site-packages and the CUDA and
     system library directories), minus any that a library torch or CuPy loads at import needs."""
     roots = [p for p in sys.path if p.endswith("-packages") and os.path.isdir(p)]
-    dirs = [d for r in roots for d in (f"{r}/torch/lib", *glob.glob(f"{r}/nvidia/*/lib"),
+    dirs = [d for r in roots for d in (f"{r}/torch/lib", *glob.glob(f"{r}/nvidia/*/lib"), f"{r}/scipy.libs",
                                        *glob.glob(f"{r}/cupy*/.data/lib"), *glob.glob(f"{r}/nvidia/cu*/lib"))]
     dirs += [os.environ.get("CUDA_HOME", "/usr/local/cuda") + "/lib64", "/usr/lib/x86_64-linux-gnu",
              "/usr/lib/aarch64-linux-gnu", "/usr/lib64", *glob.glob("/usr/local/cuda*/lib64")]

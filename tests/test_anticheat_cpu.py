@@ -519,6 +519,24 @@ print("ok", cupyx.cusparse.spmm())
     assert proc.returncode == 0 and proc.stdout.strip() == "ok ran", proc.stdout + proc.stderr[-2000:]
 
 
+def test_scipys_lapack_is_among_the_masked_libraries_and_numpys_is_not(tmp_path: Path) -> None:
+    """The runner masks the solver libraries it could load (qrjudge/isolation.py): SciPy's bundled OpenBLAS, whose
+    LAPACK only scipy.linalg loads, among them; NumPy's own copy stays (CuPy needs NumPy at import)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    site = tmp_path / "site-packages"
+    for lib in ("scipy.libs/libscipy_openblas-1a2b3c.so", "numpy.libs/libscipy_openblas64_-4d5e6f.so"):
+        (site / lib).parent.mkdir(parents=True)
+        (site / lib).write_bytes(b"")
+    probe = f"import sys\nsys.path.append({str(site)!r})\nfrom qrjudge import isolation\nprint(isolation.solver_libraries())"
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    masked = proc.stdout
+    assert "scipy.libs/libscipy_openblas-1a2b3c.so" in masked and "numpy.libs" not in masked, masked + proc.stderr
+
+
 def test_torch_compiles_import_after_the_runners_snapshots_changes_nothing_they_watch() -> None:
     """The runner no longer imports torch.compile's compiler at start (4-6.5 s a process on the H200 machine): a
     candidate that uses it imports it after the runner's snapshots are taken, which must then still see nothing
