@@ -53,8 +53,8 @@ FORBIDDEN_NAMES = {"geqrf", "householder_product", "orgqr", "ormqr", "cusolver",
                    # eval in disguise: typing evaluates a string annotation as code (`annotation_code`)
                    "__annotations__", "get_type_hints", "ForwardRef", "_eval_type", "evaluate_forward_ref",
                    "get_annotations",
-                   # a module imported by a string (what `import` would show): torch's own helper, pkgutil's
-                   "_import_dotted_name", "resolve_name",
+                   # a module imported by a string (what `import` would show): torch's own helper
+                   "_import_dotted_name",
                    # other processes: a candidate has no reason to start, signal or leave any
                    *PROCESS_CALLS}
 ATTRIBUTE_FUNCTIONS = {"getattr", "setattr", "delattr"}  # fine only when called at once with a constant name
