@@ -139,6 +139,25 @@ def occupancy(results: list[tuple[Any, Any]]) -> str:
             + ", ".join(f"{state} {100 * spent[state] / span:.0f}%" for state in order if spent.get(state, 0.0) > 0))
 
 
+def rate_model(results: list[tuple[Any, Any]]) -> str:
+    """What sharing the GPU by two, three or four would give, from this run's children: a candidate costs about its
+    chain (first exclusive hold to last) plus its shared holds over how many share at once (`occupancy`), if more
+    at once did not lengthen them (run57: 1,233 an hour modelled for two, 1,138 measured past the first ten)."""
+    chains, shared = [], []
+    for r, c, held in holds(results):
+        timed = [(a, b) for how, a, b in held if how in ("exclusive", "relaxed")]
+        if r.confirm or getattr(c, "op", "") == "seed" or not timed:
+            continue
+        chains.append(timed[-1][1] - timed[0][0])
+        shared.append(sum(b - a for how, a, b in held if how == "shared"))
+    if len(chains) < 2:
+        return ""
+    chain, hold = statistics.fmean(chains), statistics.fmean(shared)
+    rates = ", ".join(f"{3600 / (chain + hold / k):,.0f} by {word}" for k, word in ((2, "two"), (3, "three"), (4, "four")))
+    return (f"modelled from its {len(chains)} children (chain {chain:.2f} s, shared holds {hold:.2f} s): an hour, "
+            f"{rates} sharing the GPU, if sharing did not lengthen the holds")
+
+
 def slow_sessions(results: list[tuple[Any, Any]], most: int = 5) -> list[str]:
     """Where evaluations share a GPU: each one's first shared hold (its candidate's import and tests, which a
     writer waiting at the gate waits out), the median and the slowest, with what each candidate changed (run53: a
@@ -240,7 +259,7 @@ def main() -> int:
         span = times[-1] - times[9]
         print(f"past the first ten results: {len(times) - 10} in {span:.0f} s, {(len(times) - 10) * 3600 / span:.0f} an hour")
     start_timeline(store, run, results)
-    for line in [timed_chains(results), occupancy(results), *slow_sessions(results)]:
+    for line in [timed_chains(results), occupancy(results), rate_model(results), *slow_sessions(results)]:
         if line:
             print(line)
     if args.busy:

@@ -490,6 +490,28 @@ def test_run_stages_says_what_the_gpu_lock_was_doing_over_the_run() -> None:
     assert run_stages.occupancy([]) == ""
 
 
+def test_run_stages_models_the_rate_of_more_evaluations_sharing_the_gpu() -> None:
+    """bench/run_stages.py: a child costs its chain plus its shared holds over how many share; the seed and
+    confirmations (judged cold, or in another mode) are left out."""
+    from types import SimpleNamespace
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import run_stages
+
+    def one(op: str, confirm: bool, shared: float, chain: float) -> tuple[object, object]:
+        held = [["shared", 0.0, shared], ["exclusive", shared, shared + 0.5], ["relaxed", shared + 0.5, shared + 1.0],
+                ["exclusive", shared + 1.0, shared + chain], ["shared", shared + chain, shared + chain + 1.0]]
+        return SimpleNamespace(confirm=confirm, details={"gpu_lock": {"wall": 0.0, "held": held}}), SimpleNamespace(op=op)
+
+    results = [one("tune", False, 2.0, 1.0), one("tune", False, 4.0, 2.0), one("seed", False, 9.0, 9.0),
+               one("tune", True, 9.0, 9.0)]
+    # chain 1.5 s, shared holds 3 + 5 = 4 s: 3600 / (1.5 + 4 / k)
+    assert run_stages.rate_model(results) == (
+        "modelled from its 2 children (chain 1.50 s, shared holds 4.00 s): an hour, 1,029 by two, 1,271 by three, "
+        "1,440 by four sharing the GPU, if sharing did not lengthen the holds"), run_stages.rate_model(results)
+    assert run_stages.rate_model(results[2:]) == ""
+
+
 def test_a_pass_samples_how_busy_the_gpu_is_and_stops_its_sampler(tmp_path: Path) -> None:
     """bench/lib.sh's busy_sampling / busy_sampled (pipeline_pass.sh's runs) with a fake nvidia-smi: the samples, with
     their timestamps, land in busy_NAME.csv as run_stages.py --busy reads them, the mean in $busy_mean, and the
