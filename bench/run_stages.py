@@ -79,6 +79,12 @@ def busy_by_hold(busy: list[tuple[float, float]], results: list[tuple[Any, Any]]
     return by
 
 
+def chain(held: list[tuple[str, float, float]]) -> tuple[float, float] | None:
+    """An evaluation's timed chain: its first exclusive hold's start to its last's end (relaxed between), if any."""
+    timed = [(a, b) for how, a, b in held if how in ("exclusive", "relaxed")]
+    return (timed[0][0], timed[-1][1]) if timed else None
+
+
 def timed_chains(results: list[tuple[Any, Any]]) -> str:
     """How much of a shared run the timed chains took (an evaluation's first exclusive hold to its last, relaxed
     between: no other evaluation can be timed meanwhile, so these follow one another), and how long an evaluation
@@ -86,12 +92,12 @@ def timed_chains(results: list[tuple[Any, Any]]) -> str:
     with long waits says the writers wait for something else: the readers' tests (run52, run53)."""
     chains, waits = [], []
     for _, _, held in holds(results):
-        timed = [(a, b) for how, a, b in held if how in ("exclusive", "relaxed")]
-        if not timed:
+        span = chain(held)
+        if span is None:
             continue
-        chains.append((timed[0][0], timed[-1][1]))
+        chains.append(span)
         if held[0][0] == "shared":
-            waits.append(timed[0][0] - held[0][2])
+            waits.append(span[0] - held[0][2])
     if len(chains) < 2:
         return ""
     covered, end = 0.0, -math.inf
@@ -145,16 +151,16 @@ def rate_model(results: list[tuple[Any, Any]]) -> str:
     at once did not lengthen them (run57: 1,233 an hour modelled for two, 1,138 measured past the first ten)."""
     chains, shared = [], []
     for r, c, held in holds(results):
-        timed = [(a, b) for how, a, b in held if how in ("exclusive", "relaxed")]
-        if r.confirm or getattr(c, "op", "") == "seed" or not timed:
+        span = chain(held)
+        if r.confirm or getattr(c, "op", "") == "seed" or span is None:
             continue
-        chains.append(timed[-1][1] - timed[0][0])
+        chains.append(span[1] - span[0])
         shared.append(sum(b - a for how, a, b in held if how == "shared"))
     if len(chains) < 2:
         return ""
-    chain, hold = statistics.fmean(chains), statistics.fmean(shared)
-    rates = ", ".join(f"{3600 / (chain + hold / k):,.0f} by {word}" for k, word in ((2, "two"), (3, "three"), (4, "four")))
-    return (f"modelled from its {len(chains)} children (chain {chain:.2f} s, shared holds {hold:.2f} s): an hour, "
+    timed, hold = statistics.fmean(chains), statistics.fmean(shared)
+    rates = ", ".join(f"{3600 / (timed + hold / k):,.0f} by {word}" for k, word in ((2, "two"), (3, "three"), (4, "four")))
+    return (f"modelled from its {len(chains)} children (chain {timed:.2f} s, shared holds {hold:.2f} s): an hour, "
             f"{rates} sharing the GPU, if sharing did not lengthen the holds")
 
 

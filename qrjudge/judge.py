@@ -232,11 +232,8 @@ def evaluate_sharing(ctx: Context, t0: float, lock: GpuLock, timed: Runner) -> V
         ctx.deferred.check()
     if verdict.status != "ok":
         raise verdict
-    verdict.fields["timings"].update(lock_wait_s=round(ctx.timings["lock_wait_s"], 3),
-                                     deferred_checks_s=round(time.monotonic() - began, 3))
-    verdict.fields["gpu_lock"] = {"held": [list(h) for h in lock.held], "alive": [list(a) for a in ctx.alive],
-                                  "wall": time.time() - time.monotonic()}  # the spans' clock to the wall clock
-    return verdict
+    verdict.fields["timings"]["deferred_checks_s"] = round(time.monotonic() - began, 3)
+    return with_lock(ctx, lock, verdict)
 
 
 def evaluate_alone(ctx: Context, t0: float, lock: GpuLock | None) -> Verdict:
@@ -251,10 +248,15 @@ def evaluate_alone(ctx: Context, t0: float, lock: GpuLock | None) -> Verdict:
         warm(ctx)
         ctx.timings["cuda_start_s"] = time.monotonic() - t0  # the scan, the lock, both processes' CUDA contexts
         verdict = evaluate(ctx, t0)
-    if lock is not None:
-        verdict.fields["timings"]["lock_wait_s"] = round(ctx.timings["lock_wait_s"], 3)
-        verdict.fields["gpu_lock"] = {"held": [list(h) for h in lock.held], "alive": [list(a) for a in ctx.alive],
-                                      "wall": time.time() - time.monotonic()}
+    return verdict if lock is None else with_lock(ctx, lock, verdict)
+
+
+def with_lock(ctx: Context, lock: GpuLock, verdict: Verdict) -> Verdict:
+    """The verdict with the GPU's lock as this evaluation held it: the wait, the holds and when its candidate's
+    code existed, on the monotonic clock with its offset to the wall clock (bench/run_stages.py lines them up)."""
+    verdict.fields["timings"]["lock_wait_s"] = round(ctx.timings["lock_wait_s"], 3)
+    verdict.fields["gpu_lock"] = {"held": [list(h) for h in lock.held], "alive": [list(a) for a in ctx.alive],
+                                  "wall": time.time() - time.monotonic()}
     return verdict
 
 

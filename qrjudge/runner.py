@@ -96,8 +96,9 @@ def _json_safe(value: Any, depth: int = 0) -> Any:
 
 # torch.compile is allowed, and its compiler (torch._dynamo) is imported only for a candidate that uses it (where its
 # files name it, here before the snapshots: `go`'s "compiler", guard.uses_compiler; else by the candidate) and by the
-# runner that runs a profile (torch's profiler imports it on first use: judge.go), not for every one: 4-6.5 s a process on the H200 machine with three starting at once, more than torch itself (2026-12-05,
-# notebook run56), paid by both runners of every evaluation while a GPU waits on the first. Its import replaces
+# runner that runs a profile (torch's profiler imports it on first use: judge.go), not for every one: 4-6.5 s a
+# process on the H200 machine with three starting at once, more than torch itself (2026-12-05, notebook run56),
+# paid by both runners of every evaluation while a GPU waits on the first. Its import replaces
 # torch.manual_seed (a wrapper that keeps the compiler out of it), which nothing here calls: the broad snapshot
 # leaves that entry out.
 COMPILER_REPLACES = frozenset({"torch.manual_seed"})
