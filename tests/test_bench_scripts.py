@@ -559,3 +559,27 @@ def test_rate_plot_draws_each_run_as_it_was_written(tmp_path: Path) -> None:
     points = text.split('<polyline fill="none" stroke="#1f77b4"')[1].split('points="')[1].split('"')[0].split()
     assert len(points) == 1 + 2 * 3  # the origin, then a step (along, then up) a result
     assert text.count('stroke="#1f77b4" stroke-width="2"/>') == 1 + 1  # the confirmation's tick, the legend's line
+
+
+def test_clock_slack_says_what_the_slack_made_of_each_shape(tmp_path: Path) -> None:
+    """Passed within the slack; beyond it a crash where the host's waits a call cover the excess, else a rejection
+    (what `clocks_agree` decides); torch.geqrf's and the CPU self-test's results are left out."""
+    def shape(label: str, median: float, excess: float, waited: float | None = None) -> dict[str, object]:
+        return {"shape": f"{label} dense cond=1", "median_us": median, "unexplained_us": excess, "runs": 4,
+                "host": {"waited_ms": waited}}
+    gpu = {"name": "NVIDIA H200"}
+    rows = [{"details": {"gpu": gpu, "shapes": [shape("640x512", 7500, 2900.0), shape("20x32", 15, 10.0)]}},
+            {"details": {"gpu": gpu, "shapes": [shape("640x512", 7500, 3500.0, waited=16.0)]}},
+            {"details": {"gpu": gpu, "shapes": [shape("640x512", 7500, 3600.0, waited=4.0)]}},
+            {"details": {"gpu": gpu, "baseline": True, "shapes": [shape("640x512", 99000, 9e6)]}},
+            {"details": {"gpu": "cpu", "shapes": [shape("20x32", 15, 9e6)]}}]
+    results = tmp_path / "results.jsonl"
+    results.write_text("".join(json.dumps({"name": str(i), "result": r}) + "\n" for i, r in enumerate(rows)))
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "clock_slack.py"), str(results)], capture_output=True,
+                          text=True, timeout=60, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    lines = {line.split()[0]: line for line in proc.stdout.splitlines()[2:]}
+    assert set(lines) == {"20x32", "640x512"}, proc.stdout
+    assert "passed 1" in lines["20x32"] and "9000000" not in proc.stdout
+    assert lines["640x512"].split()[1] == "3" and "REJECTED 1, crash 1, passed 1" in lines["640x512"], proc.stdout
+    assert "1000 us, REJECTED" in lines["640x512"], proc.stdout  # the largest: 3.6 ms over, 4 ms waited in 4 calls
