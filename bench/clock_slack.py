@@ -13,7 +13,6 @@ docs/QR_CONTRACT.md's "Times" come from the notebook's runs through this.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import tempfile
@@ -24,39 +23,25 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from qrjudge.timed import WALL_SLACK  # noqa: E402
-
-
-def objects(text: str) -> Iterator[dict[str, Any]]:
-    """The JSON objects of a note (a result, then its confirmations, one after another)."""
-    decoder, i = json.JSONDecoder(), 0
-    while True:
-        while i < len(text) and text[i].isspace():
-            i += 1
-        if i >= len(text):
-            return
-        try:
-            found, i = decoder.raw_decode(text, i)
-        except ValueError:
-            return
-        if isinstance(found, dict):
-            yield found
+from evolver.records.candidates import parse_note  # noqa: E402
+from evolver.records.store import Store  # noqa: E402
+from qrjudge.timed import WALL_SLACK, clocks_agree  # noqa: E402
+from qrjudge.verdict import Verdict  # noqa: E402
 
 
 def notes(repo: Path) -> Iterator[dict[str, Any]]:
-    listed = subprocess.run(["git", "-C", str(repo), "notes", "--ref", "evolve", "list"], capture_output=True,
-                            text=True).stdout.split()
-    for blob in listed[0::2]:
-        yield from objects(subprocess.run(["git", "-C", str(repo), "cat-file", "-p", blob], capture_output=True,
-                                          text=True).stdout)
+    """Every record of every note of refs/notes/evolve (a result, then its confirmations)."""
+    store = Store(repo)
+    for raw in store.cat_blobs(store.note_listing().values()).values():
+        yield from parse_note(raw.decode("utf-8", "replace"))[0]
 
 
 def results(path: Path) -> Iterator[dict[str, Any]]:
     """Every result's details under PATH (a results.jsonl, a repository, or a bundle cloned for the reading)."""
     if path.suffix == ".jsonl":
-        for line in path.read_text().splitlines():
-            row = next(objects(line), {})
-            yield (row.get("result") or {}).get("details", row.get("result") or {})
+        for row, _ in [parse_note(line) for line in path.read_text().splitlines()]:
+            result = (row[0] if row else {}).get("result") or {}
+            yield result.get("details", result)
     elif path.suffix == ".bundle":
         with tempfile.TemporaryDirectory() as tmp:
             subprocess.run(["git", "clone", "-q", "--mirror", str(path), tmp + "/r"], check=True, capture_output=True)
@@ -68,14 +53,16 @@ def results(path: Path) -> Iterator[dict[str, Any]]:
 
 
 def verdict(shape: dict[str, Any]) -> str:
-    """What `clocks_agree` made of this shape's unexplained time on a GPU."""
-    excess, median = shape["unexplained_us"], shape.get("median_us") or 0.0
-    slack = max(WALL_SLACK["cuda"][0], WALL_SLACK["cuda"][1] * median)
-    if excess <= slack:
-        return "passed"
-    waited = (shape.get("host") or {}).get("waited_ms")
-    covered = isinstance(waited, (int, float)) and waited * 1000 / max(shape.get("runs") or 1, 1) >= excess
-    return "crash" if covered else "REJECTED"
+    """What the judge's own `clocks_agree` makes of this shape's recorded figures on a GPU (its median call, median
+    wall, unexplained time and the host's waits over its calls)."""
+    runs = max(int(shape.get("runs") or 1), 1)
+    try:
+        clocks_agree(shape.get("shape", "?"), [shape.get("median_us") or 0.0] * runs,
+                     [shape.get("wall_median_us") or 0.0] * runs, shape["unexplained_us"], WALL_SLACK["cuda"],
+                     shape.get("host") or {})
+    except Verdict as found:
+        return "crash" if found.status == "crash" else "REJECTED"
+    return "passed"
 
 
 def main(paths: list[str]) -> None:
@@ -97,7 +84,7 @@ def main(paths: list[str]) -> None:
         top = shapes[-1]
         waited = (top.get("host") or {}).get("waited_ms")
         per_call = f"{waited * 1000 / max(top.get('runs') or 1, 1):.0f} us" if isinstance(waited, (int, float)) else "?"
-        counts = defaultdict(int)
+        counts: dict[str, int] = defaultdict(int)
         for s in shapes:
             counts[verdict(s)] += 1
         print(f"{name:<10} {len(shapes):>7} {calls[len(calls) // 2]:>10.1f}us {p[0]:>8.1f} {p[1]:>8.1f} {p[2]:>8.1f}  "
