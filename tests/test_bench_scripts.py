@@ -583,3 +583,22 @@ def test_clock_slack_says_what_the_slack_made_of_each_shape(tmp_path: Path) -> N
     assert "passed 1" in lines["20x32"] and "9000000" not in proc.stdout
     assert lines["640x512"].split()[1] == "3" and "REJECTED 1, crash 1, passed 1" in lines["640x512"], proc.stdout
     assert "1000 us, REJECTED" in lines["640x512"], proc.stdout  # the largest: 3.6 ms over, 4 ms waited in 4 calls
+
+
+def test_lock_sim_counts_evaluations_and_the_locks_time() -> None:
+    """One evaluation a GPU never waits: its rate is an hour over its holds' sum, and its lock is never shared by two;
+    with two, the shares still cover the run once and the timed regions never meet (`held_shares`)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import lock_sim
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    holds = {"outside": 0.5, "shared": 2.0, "calibrate": 0.5, "relaxed": 0.5, "timed": 0.5, "deferred": 0.5}
+    alone = lock_sim.simulate(1, 1.2, 0.02, holds)
+    assert 0.85 * 3600 / 4.5 <= alone["per_hour"] <= 3600 / 4.5, alone
+    assert alone["shared by two or more"] == 0 and abs(sum(alone.values()) - alone["per_hour"] - 1) < 1e-6, alone
+    two = lock_sim.simulate(2, 1.2, 0.02, holds)
+    assert abs(sum(two.values()) - two["per_hour"] - 1) < 1e-6 and two["per_hour"] > 0, two
+    spans = [("exclusive", 0.0, 1.0), ("shared", 0.5, 2.0), ("shared", 1.5, 3.0)]
+    assert lock_sim.held_shares(spans, 0.0, 4.0) == {"exclusive": 0.25, "relaxed": 0.0, "shared by one": 0.375,
+                                                     "shared by two or more": 0.125, "free": 0.25}

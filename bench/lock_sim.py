@@ -1,0 +1,99 @@
+"""The GPU's lock (qrjudge/gpulock.py) on its own, on a CPU: PER_GPU evaluations that only hold it, each a thread
+going through an evaluation's holds as qrjudge/judge.py's `evaluate_sharing` takes them (shared: import and tests;
+exclusive: hold and calibration; relaxed: the timed runner's import and warm-up; exclusive: the timed calls;
+shared: the kept calls' checks), each hold a sleep of its measured length. What the lock's discipline alone does to
+the rate: no GPU, no CPU contention, so the holds never lengthen. The defaults are run60's means on an H100
+(`per_gpu = 2`: shared 3.59 s, exclusive 1.27 of which 0.35 before the relaxed 0.50, the deferred checks 0.35,
+and 0.6 s outside the lock: the judge's start and verdict).
+
+    python bench/lock_sim.py [--per-gpu 1 2 3 4] [--seconds 20] [--scale 0.1] [--no-relax]
+
+Prints, for each count, evaluations an hour (at the holds' real lengths) and how the lock was held: exclusive,
+relaxed, shared by one, by two or more, free.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from qrjudge.gpulock import GpuLock  # noqa: E402
+
+HOLDS = {"outside": 0.6, "shared": 3.59, "calibrate": 0.35, "relaxed": 0.50, "timed": 0.92, "deferred": 0.35}
+
+
+def evaluation(lock: GpuLock, holds: dict[str, float], scale: float, relax: bool = True) -> None:
+    time.sleep(holds["outside"] * scale)
+    with lock.shared():
+        time.sleep(holds["shared"] * scale)
+    with lock.exclusive() as held:
+        time.sleep(holds["calibrate"] * scale)
+        if relax:  # (without: the timed runner's import and warm-up exclusive too, as before the relaxed hold)
+            held.relax()
+        time.sleep(holds["relaxed"] * scale)
+        if relax:
+            held.tighten()
+        time.sleep(holds["timed"] * scale)
+    with lock.shared():
+        time.sleep(holds["deferred"] * scale)
+
+
+def simulate(per_gpu: int, seconds: float, scale: float, holds: dict[str, float] = HOLDS,
+             relax: bool = True) -> dict[str, float]:
+    """PER_GPU threads evaluating back to back for `seconds`: evaluations an hour at the holds' real lengths, and
+    the share of the time the lock was held each way."""
+    with tempfile.TemporaryDirectory() as directory:
+        locks = [GpuLock(directory, "0") for _ in range(per_gpu)]
+        stop, done = time.monotonic() + seconds, [0] * per_gpu
+
+        def slot(i: int) -> None:
+            while time.monotonic() < stop:
+                evaluation(locks[i], holds, scale, relax)
+                done[i] += 1
+
+        began = time.monotonic()
+        threads = [threading.Thread(target=slot, args=(i,)) for i in range(per_gpu)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        ended = time.monotonic()
+    shares = held_shares([span for lock in locks for span in lock.held], began, ended)
+    return {"per_hour": sum(done) / ((ended - began) / scale) * 3600, **shares}
+
+
+def held_shares(spans: list[tuple[str, float, float]], began: float, ended: float) -> dict[str, float]:
+    """The share of [began, ended] the lock spent each way, from every holder's (how, from, to)."""
+    edges = sorted({began, ended, *(t for _, a, b in spans for t in (a, b) if began <= t <= ended)})
+    shares = dict.fromkeys(("exclusive", "relaxed", "shared by one", "shared by two or more", "free"), 0.0)
+    for a, b in zip(edges, edges[1:]):
+        mid = (a + b) / 2
+        how = [h for h, s, e in spans if s <= mid < e]
+        key = ("exclusive" if "exclusive" in how else "relaxed" if "relaxed" in how else
+               "free" if not how else "shared by one" if len(how) == 1 else "shared by two or more")
+        shares[key] += (b - a) / (ended - began)
+    return shares
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--per-gpu", type=int, nargs="+", default=[1, 2, 3, 4])
+    parser.add_argument("--seconds", type=float, default=20.0, help="wall time of each count's run")
+    parser.add_argument("--scale", type=float, default=0.1, help="a hold's sleep is its length times this")
+    parser.add_argument("--no-relax", action="store_true", help="keep the timed runner's import and warm-up "
+                        "exclusive (no reader let in between the two exclusive holds)")
+    args = parser.parse_args()
+    for n in args.per_gpu:
+        r = simulate(n, args.seconds, args.scale, relax=not args.no_relax)
+        held = ", ".join(f"{k} {100 * v:.0f}%" for k, v in r.items() if k != "per_hour")
+        print(f"per_gpu {n}: {r['per_hour']:.0f} an hour; the lock {held}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
