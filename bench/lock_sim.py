@@ -3,8 +3,8 @@ going through an evaluation's holds as qrjudge/judge.py's `evaluate_sharing` tak
 exclusive: hold and calibration; relaxed: the timed runner's import and warm-up; exclusive: the timed calls;
 shared: the kept calls' checks), each hold a sleep of its measured length. What the lock's discipline alone does to
 the rate: no GPU, no CPU contention, so the holds never lengthen. The defaults are run60's means on an H100
-(`per_gpu = 2`: shared 3.59 s, exclusive 1.27 of which 0.35 before the relaxed 0.50, the deferred checks 0.35,
-and 0.6 s outside the lock: the judge's start and verdict).
+(`per_gpu = 2`: shared 3.59 s; exclusive 1.27, the hold's and the clock's calibration 0.19 before the relaxed 0.50 and
+the timed calls 1.08 after it; the deferred checks 0.36; and, assumed, 0.6 s outside the lock).
 
     python bench/lock_sim.py [--per-gpu 1 2 3 4] [--seconds 20] [--scale 0.1] [--no-relax]
 
@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from qrjudge.gpulock import GpuLock  # noqa: E402
 
-HOLDS = {"outside": 0.6, "shared": 3.59, "calibrate": 0.35, "relaxed": 0.50, "timed": 0.92, "deferred": 0.35}
+HOLDS = {"outside": 0.6, "shared": 3.59, "calibrate": 0.19, "relaxed": 0.50, "timed": 1.08, "deferred": 0.36}
 
 
 def evaluation(lock: GpuLock, holds: dict[str, float], scale: float, relax: bool = True) -> None:
