@@ -8,8 +8,9 @@ the timed calls 1.08 after it; the deferred checks 0.36; and, assumed, 0.6 s out
 
     python bench/lock_sim.py [--per-gpu 1 2 3 4] [--seconds 20] [--scale 0.1] [--no-relax]
 
-Prints, for each count, evaluations an hour (at the holds' real lengths) and how the lock was held: exclusive,
-relaxed, shared by one, by two or more, free.
+Prints, for each count, evaluations an hour (at the holds' real lengths) and how the lock was held over the run
+(run_stages.py's `lock_states`, as it reads a real run's): exclusive, relaxed, shared by one, by two, by three or more,
+free.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from qrjudge.gpulock import GpuLock  # noqa: E402
+from run_stages import STATES, lock_states  # noqa: E402  (this script's directory is on sys.path)
 
 HOLDS = {"outside": 0.6, "shared": 3.59, "calibrate": 0.19, "relaxed": 0.50, "timed": 1.08, "deferred": 0.36}
 
@@ -63,21 +65,9 @@ def simulate(per_gpu: int, seconds: float, scale: float, holds: dict[str, float]
         for t in threads:
             t.join()
         ended = time.monotonic()
-    shares = held_shares([span for lock in locks for span in lock.held], began, ended)
-    return {"per_hour": sum(done) / ((ended - began) / scale) * 3600, **shares}
-
-
-def held_shares(spans: list[tuple[str, float, float]], began: float, ended: float) -> dict[str, float]:
-    """The share of [began, ended] the lock spent each way, from every holder's (how, from, to)."""
-    edges = sorted({began, ended, *(t for _, a, b in spans for t in (a, b) if began <= t <= ended)})
-    shares = dict.fromkeys(("exclusive", "relaxed", "shared by one", "shared by two or more", "free"), 0.0)
-    for a, b in zip(edges, edges[1:]):
-        mid = (a + b) / 2
-        how = [h for h, s, e in spans if s <= mid < e]
-        key = ("exclusive" if "exclusive" in how else "relaxed" if "relaxed" in how else
-               "free" if not how else "shared by one" if len(how) == 1 else "shared by two or more")
-        shares[key] += (b - a) / (ended - began)
-    return shares
+    spent = lock_states([span for lock in locks for span in lock.held], began, ended)
+    return {"per_hour": sum(done) / ((ended - began) / scale) * 3600,
+            **{state: seconds / (ended - began) for state, seconds in spent.items()}}
 
 
 def main() -> int:
@@ -90,7 +80,7 @@ def main() -> int:
     args = parser.parse_args()
     for n in args.per_gpu:
         r = simulate(n, args.seconds, args.scale, relax=not args.no_relax)
-        held = ", ".join(f"{k} {100 * v:.0f}%" for k, v in r.items() if k != "per_hour")
+        held = ", ".join(f"{state} {100 * r[state]:.0f}%" for state in STATES if state in r)
         print(f"per_gpu {n}: {r['per_hour']:.0f} an hour; the lock {held}")
     return 0
 

@@ -110,23 +110,24 @@ def timed_chains(results: list[tuple[Any, Any]]) -> str:
             f"of its tests to its chain an evaluation waited {statistics.fmean(waits or [0.0]):.2f} s on average")
 
 
-def occupancy(results: list[tuple[Any, Any]]) -> str:
-    """What the GPU's lock was doing from the first hold to the last, as shares of that span: held exclusively, relaxed,
-    shared by one evaluation, by two, by three or more, or by none. Shared holds overlap one another and nothing
-    overlaps an exclusive one, so a candidate costs about its chain (exclusive and relaxed) plus its shared hold
-    divided by how many share at once: the bound on a run's rate that `per_gpu` moves (run57: exclusive 35%,
-    relaxed 12%, shared by one 20%, by two 33%)."""
-    edges: list[tuple[float, int, str]] = []
-    for _, _, held in holds(results):
-        for how, began, ended in held:
-            edges += [(began, 1, how), (ended, -1, how)]
+STATES = ("exclusive", "relaxed", "shared by one", "shared by two", "shared by three or more", "free")
+
+
+def lock_states(held: list[tuple[str, float, float]], began: float | None = None,
+                ended: float | None = None) -> dict[str, float]:
+    """The seconds the GPU's lock spent each way over [began, ended] (by default the first hold to the last), from
+    every holder's holds (how, from, to): held exclusively, relaxed, shared by one, by two, by three or more, free."""
+    edges = sorted(((when, step, how) for how, a, b in held for when, step in ((a, 1), (b, -1))),
+                   key=lambda e: (e[0], e[1]))  # an end before a start at the same instant
     if not edges:
-        return ""
-    edges.sort(key=lambda e: (e[0], e[1]))  # an end before a start at the same instant
+        return {}
+    began = edges[0][0] if began is None else began
+    ended = edges[-1][0] if ended is None else ended
     active = {"exclusive": 0, "relaxed": 0, "shared": 0}
     spent: dict[str, float] = {}
-    last = edges[0][0]
-    for when, step, how in edges:
+    last = began
+    for when, step, how in [*edges, (ended, 0, "")]:
+        when = min(max(when, began), ended)
         if active["exclusive"]:
             state = "exclusive"
         elif active["relaxed"]:
@@ -137,12 +138,21 @@ def occupancy(results: list[tuple[Any, Any]]) -> str:
         last = when
         if how in active:
             active[how] += step
-    span = edges[-1][0] - edges[0][0]
+    return {state: s for state, s in spent.items() if s > 0}
+
+
+def occupancy(results: list[tuple[Any, Any]]) -> str:
+    """What the GPU's lock was doing from the first hold to the last, as shares of that span: held exclusively, relaxed,
+    shared by one evaluation, by two, by three or more, or by none. Shared holds overlap one another and nothing
+    overlaps an exclusive one, so a candidate costs about its chain (exclusive and relaxed) plus its shared hold
+    divided by how many share at once: the bound on a run's rate that `per_gpu` moves (run57: exclusive 35%,
+    relaxed 12%, shared by one 20%, by two 33%)."""
+    spent = lock_states([span for _, _, held in holds(results) for span in held])
+    span = sum(spent.values())
     if span <= 0:
         return ""
-    order = ("exclusive", "relaxed", "shared by one", "shared by two", "shared by three or more", "free")
     return (f"the GPU's lock over the {span:.0f} s from the first hold to the last: "
-            + ", ".join(f"{state} {100 * spent[state] / span:.0f}%" for state in order if spent.get(state, 0.0) > 0))
+            + ", ".join(f"{state} {100 * spent[state] / span:.0f}%" for state in STATES if state in spent))
 
 
 def rate_model(results: list[tuple[Any, Any]]) -> str:

@@ -587,18 +587,22 @@ def test_clock_slack_says_what_the_slack_made_of_each_shape(tmp_path: Path) -> N
 
 def test_lock_sim_counts_evaluations_and_the_locks_time() -> None:
     """One evaluation a GPU never waits: its rate is an hour over its holds' sum, and its lock is never shared by two;
-    with two, the shares still cover the run once and the timed regions never meet (`held_shares`)."""
+    with two, the shares still cover the run once; `lock_states` over a window counts the time outside every hold
+    as free."""
     sys.path.insert(0, str(ROOT / "bench"))
     try:
         import lock_sim
+        import run_stages
     finally:
         sys.path.remove(str(ROOT / "bench"))
     holds = {"outside": 0.5, "shared": 2.0, "calibrate": 0.5, "relaxed": 0.5, "timed": 0.5, "deferred": 0.5}
     alone = lock_sim.simulate(1, 1.2, 0.02, holds)
     assert 0.85 * 3600 / 4.5 <= alone["per_hour"] <= 3600 / 4.5, alone
-    assert alone["shared by two or more"] == 0 and abs(sum(alone.values()) - alone["per_hour"] - 1) < 1e-6, alone
+    assert "shared by two" not in alone and "shared by three or more" not in alone, alone
+    assert abs(sum(alone.values()) - alone["per_hour"] - 1) < 1e-6, alone
     two = lock_sim.simulate(2, 1.2, 0.02, holds)
     assert abs(sum(two.values()) - two["per_hour"] - 1) < 1e-6 and two["per_hour"] > 0, two
     spans = [("exclusive", 0.0, 1.0), ("shared", 0.5, 2.0), ("shared", 1.5, 3.0)]
-    assert lock_sim.held_shares(spans, 0.0, 4.0) == {"exclusive": 0.25, "relaxed": 0.0, "shared by one": 0.375,
-                                                     "shared by two or more": 0.125, "free": 0.25}
+    assert run_stages.lock_states(spans, 0.0, 4.0) == {"exclusive": 1.0, "shared by one": 1.5, "shared by two": 0.5,
+                                                       "free": 1.0}
+    assert run_stages.lock_states(spans) == {"exclusive": 1.0, "shared by one": 1.5, "shared by two": 0.5}
