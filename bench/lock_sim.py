@@ -1,5 +1,5 @@
 """The GPU's lock (qrjudge/gpulock.py) on its own, on a CPU: PER_GPU evaluations that only hold it, each a thread
-going through an evaluation's holds as qrjudge/judge.py's `evaluate_sharing` takes them (shared: import and tests;
+going through an evaluation's holds as qrjudge/sharing.py's `evaluate_sharing` takes them (shared: import and tests;
 exclusive: hold and calibration; relaxed: the timed runner's import and warm-up; exclusive: the timed calls;
 shared: the kept calls' checks), each hold a sleep of its measured length. What the lock's discipline alone does to
 the rate: no GPU, no CPU contention, so the holds never lengthen. The defaults are run60's means on an H100

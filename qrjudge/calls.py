@@ -1,6 +1,6 @@
 """One call of the candidate as the judge makes it (`Context.call`): a fresh input from a secret seed written into
 the shared buffers, the runner asked over its pipe, the judge's clock stopped at the runner's `done` line, the reply
-judged (`judge_reply`) and the input found unchanged; and `Context`, what every stage of qrjudge/judge.py needs.
+judged (`judge_reply`) and the input found unchanged; and `Context`, what every stage of the judge needs.
 """
 
 from __future__ import annotations

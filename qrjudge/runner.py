@@ -94,13 +94,10 @@ def _json_safe(value: Any, depth: int = 0) -> Any:
     return str(value)[:200]
 
 
-# torch.compile is allowed, and its compiler (torch._dynamo) is imported only for a candidate that uses it (where its
-# files name it, here before the snapshots: `go`'s "compiler", guard.uses_compiler; else by the candidate) and by the
-# runner that runs a profile (torch's profiler imports it on first use: judge.go), not for every one: 4-6.5 s a
-# process on the H200 machine with three starting at once, more than torch itself (2026-12-05, notebook run56),
-# paid by both runners of every evaluation while a GPU waits on the first. Its import replaces
-# torch.manual_seed (a wrapper that keeps the compiler out of it), which nothing here calls: the broad snapshot
-# leaves that entry out.
+# torch.compile's compiler (torch._dynamo, 4-6.5 s a process on a busy H200 host: notebook run56) is imported only for
+# a candidate that uses it: where its files name it, at the judge's word (`Session.import_compiler`), else by the
+# candidate; a profile needs none (`Session.profile`). Imported after the snapshots, it replaces torch.manual_seed,
+# which nothing here calls: the broad snapshot leaves that entry out.
 COMPILER_REPLACES = frozenset({"torch.manual_seed"})
 
 
@@ -135,11 +132,7 @@ class Session:
 
         from qrjudge import arena, checker, guard, integrity, timing
 
-        lap = Laps()  # where the set-up's time goes (the testing runner's is on a shared GPU's critical path)
-        if go.get("compiler"):  # before the snapshots, as the candidate's import of it would come after them
-            with contextlib.suppress(ImportError):
-                import torch._dynamo  # noqa: F401  (COMPILER_REPLACES)
-            lap("compiler")
+        lap = Laps()  # where the set-up's time goes
         self.torch = torch
         self.args = args
         self.compiles = compiles  # the compile cache's client (qrjudge/nvrtc_client.py), if its server runs
@@ -168,6 +161,12 @@ class Session:
                                         unwatched=COMPILER_REPLACES)
         lap("guard")
         self.setup_parts = lap.parts
+
+    def import_compiler(self) -> dict[str, Any]:  # for a candidate that names it (COMPILER_REPLACES)
+        began = time.monotonic()
+        with contextlib.suppress(ImportError):
+            import torch._dynamo  # noqa: F401
+        return {"compiler_s": round(time.monotonic() - began, 3)}
 
     def load(self, ahead: bool = True) -> dict[str, Any]:
         """Import the candidate (or take torch.geqrf for the baseline); from here on nothing here is trusted.
@@ -270,7 +269,7 @@ class Session:
         """One untimed call on the input the judge wrote into A, under torch's profiler: each kernel's name, its
         launches and its device time (the CPU self-test: each operator's CPU time). Shown to the model that
         improves the candidate, never scored: it comes from the candidate's own process."""
-        import torch.profiler as tp
+        from torch.autograd import profiler
 
         from qrjudge.specs import Spec
 
@@ -278,7 +277,8 @@ class Session:
         a, _, _ = self.arena.views(spec.batch, spec.n)
         cuda = self.device.type == "cuda"
         try:
-            with tp.profile(activities=[tp.ProfilerActivity.CUDA if cuda else tp.ProfilerActivity.CPU]) as prof:
+            # (not torch.profiler.profile, this one behind a schedule: its start imports torch.compile's compiler)
+            with profiler.profile(use_cpu=not cuda, use_device="cuda" if cuda else None, use_kineto=True) as prof:
                 with self.scope():
                     out = self.fn(a)
                 self.timer.settle()
@@ -290,7 +290,7 @@ class Session:
             us = float(avg.self_device_time_total if cuda else avg.self_cpu_time_total)
             if us > 0:
                 rows.append({"name": str(avg.key)[:120], "launches": int(avg.count), "us": round(us, 2)})
-        return {"kernels": sorted(rows, key=lambda r: -float(r["us"]))[:40]}
+        return {"kernels": sorted(rows, key=lambda r: -float(r["us"]))[:40], "compiler": "torch._dynamo" in sys.modules}
 
     def verify(self) -> dict[str, Any]:
         from qrjudge import guard
@@ -340,6 +340,7 @@ def serve(args: argparse.Namespace, channel: Channel, isolated: str, compiles: A
         "verify": lambda m: session.verify(),
         "hold": lambda m: {"hold_us": session.timer.measure(), "hold_error": session.timer.hold_error},
         "profile": session.profile, "compiles": lambda m: compiled(compiles),
+        "compiler": lambda m: session.import_compiler(),
         "call": lambda m: session.call(m, lambda: channel.send({"done": True, "nonce": m.get("nonce")}))}
     while True:
         message = channel.receive()

@@ -251,6 +251,7 @@ def profile(ctx: Context) -> dict[str, Any]:
     from qrjudge.specs import benchmarks_for
 
     shapes: list[dict[str, Any]] = []
+    compiler = False
     for spec in benchmarks_for(ctx.args.mode):
         where = f"profile {spec.label}"
         ctx.report.emit(stage="profile", label=spec.label)
@@ -269,7 +270,9 @@ def profile(ctx: Context) -> dict[str, Any]:
                 "us": round(float(k.get("us", 0)), 2), "share": round(float(k.get("us", 0)) / total, 4)}
                for k in kernels[:8]]
         shapes.append({"shape": spec.label, "total_us": round(total, 2), "kernels": top})
-    return {"shapes": shapes, "device": ctx.args.device}
+        compiler = compiler or reply.get("compiler") is True
+    # whether torch's compiler was in the runner then (a profile needs none: qrjudge/runner.py, `Session.profile`)
+    return {"shapes": shapes, "device": ctx.args.device, "compiler_imported": compiler}
 
 
 def gpu_fingerprint(torch: Any) -> dict[str, Any]:
