@@ -7,10 +7,9 @@ commit_s, the candidate's commit and branch; queued_s, the wait for a slot), the
 (`duration_s`: materialising the candidate, the sandbox, the judge's processes and their start-up, the
 evaluation, the result read back) and the judge's stages (`details.timings`:
 prestarted_s, the judge and runner importing torch before the go line, off the critical path; cuda_start_s (from
-the go line: the scan, a wait for the lock, and where the GPU is not shared the CUDA contexts); contexts_s the
-contexts; setup_*_s, the parts of the testing runner's set-up (cuBLAS, the buffers, the
-timer, guard and snapshots; set_up_s, both runners' set-up in its own shared hold, a prestarted judge's before
-its go line; compiler_s and timed_compiler_s, torch's compiler imported for a candidate that names it);
+the go line: the scan, a wait for the lock, the CUDA contexts), of which contexts_s the contexts;
+setup_*_s, the parts of the testing runner's set-up (torch's compiler where imported, cuBLAS, the buffers, the
+timer, guard and snapshots; the timed runner's compiler import, timed_setup_compiler_s, beside the tests);
 import_kernel_s, the candidate's import with its NVRTC compiles (timed_import_s: its import again in the timed runner,
 on a shared GPU); calibrate_s; tests_s; bench_s, of which
 bench_inputs_s the judge making inputs, bench_prime_s the prime calls, bench_runner_s the runner until its `done`
@@ -37,8 +36,8 @@ from evolver.records.refs import RUN_REF  # noqa: E402
 from evolver.records.store import Store  # noqa: E402
 
 ENGINE = ("propose_s", "commit_s", "queued_s")  # the proposal (LLM or tune), its commit, the wait for a slot
-STAGES = ("prestarted_s", "lock_wait_s", "cuda_start_s", "contexts_s", "set_up_s", "setup_cublas_s", "setup_arena_s",
-          "setup_timer_s", "setup_guard_s", "compiler_s", "timed_compiler_s", "import_kernel_s", "timed_import_s", "calibrate_s", "tests_s",
+STAGES = ("prestarted_s", "lock_wait_s", "cuda_start_s", "contexts_s", "setup_compiler_s", "setup_cublas_s", "setup_arena_s",
+          "setup_timer_s", "setup_guard_s", "timed_setup_compiler_s", "import_kernel_s", "timed_import_s", "calibrate_s", "tests_s",
           "warm_up_s", "bench_s", "bench_inputs_s", "bench_prime_s", "bench_runner_s", "bench_tail_s", "bench_warmup_s",
           "timed_kernel_s", "deferred_checks_s", "profile_s", "after_verdict_s", "wall_s", "shared_s", "relaxed_s",
           "exclusive_s")
@@ -86,17 +85,10 @@ def chain(held: list[tuple[str, float, float]]) -> tuple[float, float] | None:
     return (timed[0][0], timed[-1][1]) if timed else None
 
 
-def tests_hold(held: list[tuple[str, float, float]]) -> tuple[str, float, float] | None:
-    """The shared hold of a candidate's import and tests: the last before its first exclusive one (since 2026-12-05
-    the runners' set-up is a shared hold of its own before it, a prestarted judge's before its go line)."""
-    first = [h for h in held[:next((i for i, h in enumerate(held) if h[0] != "shared"), len(held))]]
-    return first[-1] if first else None
-
-
 def timed_chains(results: list[tuple[Any, Any]]) -> str:
     """How much of a shared run the timed chains took (an evaluation's first exclusive hold to its last, relaxed
     between: no other evaluation can be timed meanwhile, so these follow one another), and how long an evaluation
-    waited between the end of its tests (`tests_hold`) and its chain. A chain's share well under 100%
+    waited between the end of its tests (its first shared hold) and its chain. A chain's share well under 100%
     with long waits says the writers wait for something else: the readers' tests (run52, run53)."""
     chains, waits = [], []
     for _, _, held in holds(results):
@@ -104,9 +96,8 @@ def timed_chains(results: list[tuple[Any, Any]]) -> str:
         if span is None:
             continue
         chains.append(span)
-        tests = tests_hold(held)
-        if tests is not None:
-            waits.append(span[0] - tests[2])
+        if held[0][0] == "shared":
+            waits.append(span[0] - held[0][2])
     if len(chains) < 2:
         return ""
     covered, end = 0.0, -math.inf
@@ -184,15 +175,15 @@ def rate_model(results: list[tuple[Any, Any]]) -> str:
 
 
 def slow_sessions(results: list[tuple[Any, Any]], most: int = 5) -> list[str]:
-    """Where evaluations share a GPU: each one's tests' hold (`tests_hold`: its candidate's import and tests, which a
+    """Where evaluations share a GPU: each one's first shared hold (its candidate's import and tests, which a
     writer waiting at the gate waits out), the median and the slowest, with what each candidate changed (run53: a
     `tune` move that recompiles two to four NVRTC modules held it 14-18 s)."""
-    rows = [(tests[2] - tests[1], c, r.details.get("timings") or {}) for r, c, held in holds(results)
-            if not r.confirm and (tests := tests_hold(held)) is not None]
+    rows = [(held[0][2] - held[0][1], c, r.details.get("timings") or {}) for r, c, held in holds(results)
+            if not r.confirm and held[0][0] == "shared"]
     if len(rows) < 2:
         return []
     rows.sort(key=lambda e: -e[0])
-    lines = [f"test sessions (the tests' shared hold): {len(rows)}, median {statistics.median(e[0] for e in rows):.2f} s, "
+    lines = [f"test sessions (the first shared hold): {len(rows)}, median {statistics.median(e[0] for e in rows):.2f} s, "
              f"mean {statistics.fmean(e[0] for e in rows):.2f} s; the slowest:"]
     for length, c, t in rows[:most]:
         lines.append(f"  {c.id} {length:6.2f} s (import {t.get('import_kernel_s', '?')}, tests {t.get('tests_s', '?')}): "

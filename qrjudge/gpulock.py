@@ -1,8 +1,8 @@
 """One GPU shared by several evaluations: their untimed work side by side, each timed region alone.
 
 Where evaluations share a GPU (`[evaluation] per_gpu` > 1; the engine sets EVOLVE_GPU_LOCKS to a directory every
-evaluation's judge sees and no candidate does), each judge takes this GPU's lock: shared while its runners are set
-up (a prestarted judge's before its candidate exists) and again while its candidate is imported and tested; exclusive while its clock is calibrated, relaxed while the process to be timed imports the
+evaluation's judge sees and no candidate does), each judge takes this GPU's lock: shared while its candidate is
+imported and tested; exclusive while its clock is calibrated, relaxed while the process to be timed imports the
 candidate and warms it up (others' untimed work may run beside it, nobody else's timed region), exclusive again
 while the candidate is timed; shared again while it checks the timed calls it kept (qrjudge/sharing.py,
 `evaluate_sharing`). Candidate code is alive only while its judge holds the lock (the judge kills the process that

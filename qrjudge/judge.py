@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING
 from qrjudge import isolation
 from qrjudge.calls import Context
 from qrjudge.link import Runner
-from qrjudge.sharing import evaluate_sharing, holding, lifetime, set_up, with_lock
-from qrjudge.stages import compiler_imported, import_compiler, load, run_tests, scan, start, warm
+from qrjudge.sharing import evaluate_sharing, holding, lifetime, with_lock
+from qrjudge.stages import load, run_tests, scan, start, warm
 from qrjudge.timed import calibrate, measured, quiet
 from qrjudge.verdict import Report, Verdict
 
@@ -49,7 +49,6 @@ def evaluate(ctx: Context, t0: float) -> Verdict:
     calibrate(ctx)
     ctx.timings["calibrate_s"] = time.monotonic() - began
     ctx.timings["startup_s"] = time.monotonic() - t0
-    compiler_imported(ctx, ctx.runner, import_compiler(ctx, ctx.runner))
     compile_info = load(ctx)
     began = time.monotonic()
     labels, worst = run_tests(ctx)
@@ -121,23 +120,20 @@ def main(argv: list[str] | None = None) -> int:
         import torch
 
         load_judge()
-        cuda = args.device == "cuda"
-        gpu = not cuda or torch.cuda.is_available()
-        ctx = Context(args, runner, report, random.Random(seed), torch, torch.device("cuda:0" if cuda else "cpu"), None)
-        # Sharing the GPU, a prestarted judge makes its runners ready while it waits for its candidate.
-        sharing = (lock, timed) if lock is not None and timed is not None else None
-        isolated = set_up(ctx, *sharing) if sharing is not None and args.wait and gpu else None
         if args.wait:
             line = sys.stdin.readline()
             if not line:
                 return 1
             take_go(line, args)  # a prestarted judge serves any mode (a confirmation in `final`)
             t0 = time.monotonic()
-        ctx.compiler = scan(args)  # first: a candidate is rejected for its files on any machine
-        if not gpu:
+        compiler = scan(args)
+        cuda = args.device == "cuda"
+        if cuda and not torch.cuda.is_available():
             raise Verdict("crash", "no CUDA device is visible to the harness")
-        if sharing is not None:
-            verdict = evaluate_sharing(ctx, t0, *sharing, set_up(ctx, *sharing) if isolated is None else isolated)
+        ctx = Context(args, runner, report, random.Random(seed), torch, torch.device("cuda:0" if cuda else "cpu"),
+                      None, compiler=compiler)
+        if lock is not None and timed is not None:
+            verdict = evaluate_sharing(ctx, t0, lock, timed)
         else:
             verdict = evaluate_alone(ctx, t0, lock)
     except Verdict as v:

@@ -95,9 +95,9 @@ def _json_safe(value: Any, depth: int = 0) -> Any:
 
 
 # torch.compile's compiler (torch._dynamo, 4-6.5 s a process on a busy H200 host: notebook run56) is imported only for
-# a candidate that uses it: where its files name it, at the judge's word (`Session.import_compiler`), else by the
-# candidate; a profile needs none (`Session.profile`). Imported after the snapshots, it replaces torch.manual_seed,
-# which nothing here calls: the broad snapshot leaves that entry out.
+# a candidate that uses it: where its files name it, before the snapshots (`go`'s "compiler", guard.uses_compiler),
+# else by the candidate; a profile needs none (`Session.profile`). Its import replaces torch.manual_seed, which nothing
+# here calls: the broad snapshot leaves that entry out.
 COMPILER_REPLACES = frozenset({"torch.manual_seed"})
 
 
@@ -132,7 +132,11 @@ class Session:
 
         from qrjudge import arena, checker, guard, integrity, timing
 
-        lap = Laps()  # where the set-up's time goes
+        lap = Laps()  # where the set-up's time goes (the testing runner's is on a shared GPU's critical path)
+        if go.get("compiler"):  # before the snapshots, as the candidate's import of it would come after them
+            with contextlib.suppress(ImportError):
+                import torch._dynamo  # noqa: F401  (COMPILER_REPLACES)
+            lap("compiler")
         self.torch = torch
         self.args = args
         self.compiles = compiles  # the compile cache's client (qrjudge/nvrtc_client.py), if its server runs
@@ -161,12 +165,6 @@ class Session:
                                         unwatched=COMPILER_REPLACES)
         lap("guard")
         self.setup_parts = lap.parts
-
-    def import_compiler(self) -> dict[str, Any]:  # for a candidate that names it (COMPILER_REPLACES)
-        began = time.monotonic()
-        with contextlib.suppress(ImportError):
-            import torch._dynamo  # noqa: F401
-        return {"compiler_s": round(time.monotonic() - began, 3)}
 
     def load(self, ahead: bool = True) -> dict[str, Any]:
         """Import the candidate (or take torch.geqrf for the baseline); from here on nothing here is trusted.
@@ -340,7 +338,6 @@ def serve(args: argparse.Namespace, channel: Channel, isolated: str, compiles: A
         "verify": lambda m: session.verify(),
         "hold": lambda m: {"hold_us": session.timer.measure(), "hold_error": session.timer.hold_error},
         "profile": session.profile, "compiles": lambda m: compiled(compiles),
-        "compiler": lambda m: session.import_compiler(),
         "call": lambda m: session.call(m, lambda: channel.send({"done": True, "nonce": m.get("nonce")}))}
     while True:
         message = channel.receive()

@@ -1,10 +1,5 @@
 """The evaluation on a GPU shared with other evaluations (`[evaluation] per_gpu` > 1): the judge's holds of the GPU's
 lock (qrjudge/gpulock.py), in order, and the record of them that goes with the verdict.
-
-`set_up`: both runners' CUDA contexts and set-up (buffers, timer, guard, snapshots), no candidate code yet, under
-the shared lock. A prestarted judge does this before its go line, while it waits for its candidate, so an
-evaluation begins with its runners ready (about a second of each evaluation's shared hold on an H100, 2026-12-05:
-the contexts 0.1-0.5 s, the testing runner's set-up 0.75-1.4 s, notebook run60). Then `evaluate_sharing`.
 """
 
 from __future__ import annotations
@@ -18,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from qrjudge.calls import Context
 from qrjudge.kept import Deferred, defer_budget
 from qrjudge.link import Runner
-from qrjudge.stages import compiler_imported, go, hold, import_compiler, load, run_tests, start, started, warm
+from qrjudge.stages import go, hold, load, run_tests, start, started, warm
 from qrjudge.timed import calibrate, compiled, measured, quiet, warm_up
 from qrjudge.verdict import Verdict, heartbeat
 
@@ -28,38 +23,29 @@ if TYPE_CHECKING:
 LOCK_BEAT_S = 5.0  # a progress line this often while the judge waits for the GPU's lock
 
 
-def set_up(ctx: Context, lock: GpuLock, timed: Runner) -> str:
-    """Both runners made ready under the shared lock, no candidate code in either: their CUDA contexts and the
-    judge's, the shared buffers, each runner's timer, guard and snapshots (the timed one's without its hold, which
-    `hold` measures once the GPU is this evaluation's alone). Returns how the timed runner is isolated."""
-    began = time.monotonic()
-    with holding(ctx, lock.shared()):
-        warm(ctx, timed)
-        setting_up = go(ctx, timed, idle=False)
-        start(ctx)
-        isolated = started(ctx, timed, setting_up)
-    ctx.timings["set_up_s"] = time.monotonic() - began
-    return isolated
-
-
-def evaluate_sharing(ctx: Context, t0: float, lock: GpuLock, timed: Runner, isolated: str) -> Verdict:
-    """The evaluation, its runners set up (`set_up`): the candidate imported and tested by one runner under the
-    shared lock, which is let go only once nothing of that runner is left; then, under the exclusive lock, the
-    second runner calibrates the judge's clock while it is still ours; the lock relaxed (others' untimed work
-    beside it, no other evaluation's timed region), it imports the candidate and makes each benchmark size's first
-    call (`warm_up`); the lock exclusive again, it is timed, exactly as a lone evaluation's runner is; it too is gone
-    before the lock is. Then, under the shared lock again, the judge checks the timed calls it kept (`Deferred`). No
-    candidate code exists outside its judge's lock, so none exists while another evaluation is timed."""
+def evaluate_sharing(ctx: Context, t0: float, lock: GpuLock, timed: Runner) -> Verdict:
+    """The evaluation on a GPU shared with other evaluations: the candidate imported and tested by one runner under
+    the shared lock, which is let go only once nothing of that runner is left; then, under the exclusive lock, a
+    second runner (started with the first, so its imports are done, and its CUDA context made under the shared lock,
+    before it holds any candidate code) calibrates the judge's clock while it is still ours; the lock relaxed
+    (others' untimed work beside it, no other evaluation's timed region), it imports the candidate and makes each
+    benchmark size's first call (`warm_up`); the lock exclusive again, it is timed, exactly as a lone evaluation's
+    runner is; it too is gone before the lock is. Then, under the shared lock again, the judge checks the timed calls
+    it kept (`Deferred`). No candidate code exists outside its judge's lock, so none exists while another evaluation
+    is timed. (A prestarted judge setting its runners up before its go line, under a shared hold of its own, judged
+    612 candidates an hour against 833 on an H100, 2026-12-05, notebook run61: readers at random times hold the
+    writers back, and a relaxed writer's tighten waits for the set-ups it let in.)"""
     with holding(ctx, lock.shared()), lifetime(ctx, ctx.runner):
-        ctx.timings["cuda_start_s"] = time.monotonic() - t0  # from the go line: the scan and the lock
-        importing = import_compiler(ctx, timed)  # (the timed runner's beside the tests)
-        compiler_imported(ctx, ctx.runner, import_compiler(ctx, ctx.runner))
+        warm(ctx, timed)
+        ctx.timings["cuda_start_s"] = time.monotonic() - t0
+        start(ctx)
+        setting_up = go(ctx, timed, idle=False)  # its buffers, timer and snapshots while this one tests
         load(ctx)
         began = time.monotonic()
         labels, worst = run_tests(ctx)
         ctx.timings["tests_s"] = time.monotonic() - began
         compiled(ctx, quiet(ctx))
-        compiler_imported(ctx, timed, importing)
+        isolated = started(ctx, timed, setting_up)
     ctx.runner, ctx.deferred = timed, Deferred(defer_budget(ctx))
     try:
         with holding(ctx, lock.exclusive()) as held, lifetime(ctx, timed):

@@ -1,5 +1,5 @@
 """The judge's stages (qrjudge/judge.py keeps their order, alone and on a shared GPU: qrjudge/sharing.py): the
-runner started and set up, the static scan, the candidate's import, the correctness tests. Each raises one
+runners' CUDA contexts, their start and set-up, the static scan, the candidate's import, the correctness tests. Each raises one
 `Verdict`; the timed stage is qrjudge/timed.py's.
 """
 
@@ -23,19 +23,19 @@ def start(ctx: Context) -> str:
 def go(ctx: Context, runner: Runner, idle: bool) -> int | None:
     """The first half of `start`, for `runner`: the buffers (allocated on first use) sent. With `idle` false the
     GPU is not this evaluation's alone yet: the runner sets up everything but the hold, which `hold` measures.
-    On a GPU the buffers fit every mode's inputs: a prestarted judge's runners are set up before its go line
-    says the mode (qrjudge/sharing.py, `set_up`)."""
+    The runner imports torch's compiler before its snapshots where the candidate's files name it (a profile needs
+    none: qrjudge/runner.py, `Session.profile`)."""
     from qrjudge.arena import Arena
-    from qrjudge.specs import MODES, benchmarks_for, tests_for
+    from qrjudge.specs import benchmarks_for, tests_for
 
     if ctx.arena is None:
-        modes = MODES if ctx.args.device == "cuda" else (ctx.args.mode,)
-        specs = [s for mode in modes for s in (*tests_for(mode), *benchmarks_for(mode))]
-        staged = [s.batch * s.n * s.n for mode in modes for s in benchmarks_for(mode) if primeable(s)]
+        specs = [*tests_for(ctx.args.mode), *benchmarks_for(ctx.args.mode)]
+        staged = [s.batch * s.n * s.n for s in benchmarks_for(ctx.args.mode) if primeable(s)]
         ctx.arena, ctx.handles = Arena.allocate(max(s.batch * s.n * s.n for s in specs),
                                                 max(s.batch * s.n for s in specs), max(staged, default=1),
                                                 ctx.args.device)
-    return runner.post({"op": "go", "arenas": ctx.handles, "device": ctx.args.device, "idle": idle})
+    return runner.post({"op": "go", "arenas": ctx.handles, "device": ctx.args.device, "idle": idle,
+                        "compiler": ctx.compiler})
 
 
 def started(ctx: Context, runner: Runner, nonce: int | None) -> str:
@@ -141,7 +141,7 @@ def check_test(spec: Any, call: Call, h: Any, tau: Any, worst: dict[str, float])
 def warm(ctx: Context, *others: Runner) -> None:
     """The judge's and the runners' CUDA contexts (the working runner's and `others`), created at once (a
     prestarted runner touches no GPU before this: another evaluation may be timing on it); how long, `contexts_s`
-    (sharing, in `set_up`'s shared hold: a runner still importing torch then finishes here)."""
+    (sharing, in the shared hold: a runner still importing torch when the evaluation begins finishes here)."""
     began = time.monotonic()
     runners = (ctx.runner, *others)
     warming = [runner.post({"op": "warm", "device": ctx.args.device}) for runner in runners]
@@ -150,21 +150,3 @@ def warm(ctx: Context, *others: Runner) -> None:
     for runner, nonce in zip(runners, warming):
         judge_error(runner.reply(nonce, "starting CUDA"), "starting the runner")
     ctx.timings["contexts_s"] = time.monotonic() - began
-
-
-def import_compiler(ctx: Context, runner: Runner) -> int | None:
-    """Where the candidate's files name torch.compile's compiler (`scan`), `runner` imports it now, before the
-    candidate does (4-6.5 s a process on a busy host: the testing runner's beside nothing else of the candidate's,
-    the timed runner's while the other tests); returns the nonce its reply comes with (`compiler_imported`), or
-    None where there is nothing to import. After the runner's snapshots: the import changes nothing they watch
-    (tests/test_anticheat_cpu.py), as where the candidate's own import brings it in."""
-    return runner.post({"op": "compiler"}) if ctx.compiler else None
-
-
-def compiler_imported(ctx: Context, runner: Runner, nonce: int | None) -> None:
-    if nonce is None:
-        return
-    reply = runner.reply(nonce, "importing torch's compiler")
-    judge_error(reply, "importing torch's compiler")
-    key = "compiler_s" if runner is ctx.runner else "timed_compiler_s"
-    ctx.timings[key] = float(reply.get("compiler_s", 0.0))

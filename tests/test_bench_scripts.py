@@ -455,9 +455,8 @@ def test_run_stages_says_how_much_of_a_run_the_timed_chains_took(tmp_path: Path)
     sys.path.insert(0, str(ROOT / "bench"))
     import run_stages
 
-    first = {"wall": 1000.0, "held": [["shared", -9.0, -8.0], ["shared", 0.0, 2.0], ["exclusive", 3.0, 3.5],
-                                       ["relaxed", 3.5, 4.0], ["exclusive", 4.0, 5.0], ["shared", 5.0, 5.2]]}
-    # (chain 1003-1005; its runners' set-up, a prestarted judge's, before its tests: not what it waited from)
+    first = {"wall": 1000.0, "held": [["shared", 0.0, 2.0], ["exclusive", 3.0, 3.5], ["relaxed", 3.5, 4.0],
+                                       ["exclusive", 4.0, 5.0], ["shared", 5.0, 5.2]]}  # chain 1003-1005
     second = {"wall": 2000.0, "held": [["shared", -999.0, -996.0], ["exclusive", -995.0, -993.0]]}  # 1005-1007
     third = {"wall": 1000.0, "held": [["exclusive", 9.0, 11.0]]}  # 1009-1011: no tests of its own to wait from
     results = [(SimpleNamespace(details={"gpu_lock": g}), None) for g in (first, second, third)]
@@ -468,7 +467,7 @@ def test_run_stages_says_how_much_of_a_run_the_timed_chains_took(tmp_path: Path)
     candidates = [SimpleNamespace(id=f"0000{i}", subject=f"tune X={i}") for i in (1, 2, 3)]
     said = run_stages.slow_sessions([(SimpleNamespace(confirm=False, details={"gpu_lock": g, "timings": {
         "import_kernel_s": 0.1, "tests_s": 1.5}}), c) for g, c in zip((first, second, third), candidates)], most=1)
-    assert said == ["test sessions (the tests' shared hold): 2, median 2.50 s, mean 2.50 s; the slowest:",
+    assert said == ["test sessions (the first shared hold): 2, median 2.50 s, mean 2.50 s; the slowest:",
                     "  00002   3.00 s (import 0.1, tests 1.5): tune X=2"], said  # (the third has no shared hold)
 
 

@@ -51,9 +51,7 @@ def test_no_timed_call_runs_while_another_candidates_work_is_on_the_gpu(tmp_path
     assert all(r["status"] == "ok" for r in results), [r.get("error") for r in results]
     runs = [r["gpu_lock"] for r in results]
     assert all(isinstance(run["wall"], float) for run in runs)  # the spans' clock to the wall clock (run_stages --busy)
-    # the runners' set-up (CUDA contexts, buffers, snapshots: GPU work, never beside a timed call), the import
-    # and tests, the timed chain, the kept calls' checks
-    assert all([h[0] for h in run["held"]] == ["shared", "shared", "exclusive", "relaxed", "exclusive", "shared"]
+    assert all([h[0] for h in run["held"]] == ["shared", "exclusive", "relaxed", "exclusive", "shared"]
                for run in runs)
     for i, mine in enumerate(runs):
         for alive in mine["alive"]:  # candidate code only inside its judge's lock (held without a break)
@@ -63,7 +61,7 @@ def test_no_timed_call_runs_while_another_candidates_work_is_on_the_gpu(tmp_path
             if i != j:
                 busy = [h[1:] for h in theirs["held"]] + theirs["alive"]
                 assert not any(overlap(t, b) for t in timed for b in busy), (i, j, timed, busy)
-    shared = [h[1:] for run in runs for h in run["held"] if h[0] == "shared"]
+    shared = [[h[1:] for h in run["held"] if h[0] == "shared"][0] for run in runs]
     assert any(overlap(a, b) for a in shared for b in shared if a is not b)  # the untimed work did share
 
 

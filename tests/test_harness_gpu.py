@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -24,6 +25,18 @@ CHEATS = Path(__file__).parent / "cheats"
 SEEDS = ROOT / "seed_kernels"
 
 
+def taking_turns() -> dict[str, str]:
+    """The GPU's lock for judges that pytest-xdist's workers run side by side, as the engine gives every judge one:
+    where the caller set none (bench/ci_gpu.sh shares one, as `per_gpu = 2` does), each judge holds it for its whole
+    evaluation, as `per_gpu = 1` does. Without it two judges time their calls on one GPU at once: an honest kernel
+    was rejected for the other's work (flush_overlap, "the device stayed busy", H100, 2026-12-05, notebook run61)."""
+    if os.environ.get("EVOLVE_GPU_LOCKS"):
+        return {}
+    locks = Path(tempfile.gettempdir()) / f"evolve-gpu-tests-{os.getuid()}"
+    locks.mkdir(exist_ok=True)
+    return {"EVOLVE_GPU_LOCKS": str(locks), "EVOLVE_GPU_ALONE": "1"}
+
+
 def run_harness(kernel_dir: Path, *args: str, timeout: float = 300) -> dict:
     """The judge on a kernel directory; a cheat's (`cheat_dir`) is judged by the copy of the harness beside it,
     so that one that reaches the judge's files reaches that copy, never the checkout's. A crash that says it is
@@ -33,7 +46,8 @@ def run_harness(kernel_dir: Path, *args: str, timeout: float = 300) -> dict:
     here = kernel_dir.parent if (kernel_dir.parent / "qrjudge").is_dir() else ROOT
     for _ in range(2):
         proc = subprocess.run([sys.executable, "-m", "qrjudge.supervisor", "--kernel-dir", str(kernel_dir), *args],
-                              capture_output=True, text=True, timeout=timeout, cwd=here)
+                              capture_output=True, text=True, timeout=timeout, cwd=here,
+                              env={**os.environ, **taking_turns()})
         lines = proc.stdout.strip().splitlines()
         assert len(lines) == 1, f"expected exactly one stdout line, got {proc.stdout!r}"
         result = json.loads(lines[0])
@@ -145,10 +159,9 @@ def test_planted_cheat_is_caught(tmp_path: Path, name: str) -> None:
 
 
 def full_score(kernel_dir: Path, env: dict[str, str] | None = None) -> dict:
-    import os
-
     proc = subprocess.run([sys.executable, "-m", "qrjudge.supervisor", "--kernel-dir", str(kernel_dir), "--mode", "full"],
-                          capture_output=True, text=True, timeout=600, cwd=ROOT, env={**os.environ, **(env or {})})
+                          capture_output=True, text=True, timeout=600, cwd=ROOT,
+                          env={**os.environ, **taking_turns(), **(env or {})})
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 

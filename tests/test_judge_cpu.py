@@ -78,7 +78,7 @@ def test_the_honest_kernel_passes(tmp_path: Path, prime_bytes: str, pin: str) ->
         assert 0 <= timings[stage] < timings["wall_s"], (stage, timings)
     assert timings["contexts_s"] <= timings["cuda_start_s"], timings  # (the CUDA contexts, within the start)
     setup = [timings[f"setup_{part}_s"] for part in ("arena", "timer", "guard")]  # its parts (no cuBLAS on a CPU)
-    assert "compiler_s" not in timings  # (torch's compiler: only for a candidate that names it)
+    assert "setup_compiler_s" not in timings  # (torch's compiler: only for a candidate that names it)
     assert all(s >= 0 for s in setup) and sum(setup) <= timings["runner_setup_s"] + 0.002, timings
     # the benchmark's time: its inputs, the prime calls, the runner's until `done` (the timed calls within it) and
     # after it, the judge's own the rest
@@ -121,64 +121,25 @@ def test_planted_cheat_on_a_shared_gpu(tmp_path: Path, name: str) -> None:
     assert result["status"] == status, f"{name}: {result['status']}: {result.get('error')}"
     assert re.search(pattern, result.get("error") or ""), f"{name}: {result.get('error')!r} !~ {pattern!r}"
     if status == "ok":
-        # (the runners' set-up, then the import and tests: one shared hold each; `judge` does not prestart)
-        assert [h[0] for h in result["gpu_lock"]["held"]] == ["shared", "shared", "exclusive", "relaxed", "exclusive",
-                                                             "shared"]
+        assert [h[0] for h in result["gpu_lock"]["held"]] == ["shared", "exclusive", "relaxed", "exclusive", "shared"]
         assert result["timings"]["deferred_checks_s"] > 0  # the kept calls were checked after the timed region
 
 
-def test_a_prestarted_judge_sharing_the_gpu_has_its_runners_ready_before_its_go_line(tmp_path: Path) -> None:
-    """Sharing a GPU, a prestarted judge sets up both runners (CUDA contexts, buffers, timers, snapshots) under
-    the shared lock while it waits for its candidate (qrjudge/sharing.py, `set_up`): the go line finds them ready,
-    and the evaluation's first hold of the lock is the import and the tests."""
-    import os
-    import time
-
-    from qrjudge.gpulock import GpuLock
-
-    locks, kernel = tmp_path / "locks", tmp_path / "kernel"
-    locks.mkdir()
-    shutil.copytree(ROOT / "qrjudge", tmp_path / "qrjudge", ignore=shutil.ignore_patterns("__pycache__"))
-    proc = subprocess.Popen([sys.executable, "-m", "qrjudge.supervisor", "--kernel-dir", str(kernel), "--device", "cpu",
-                             "--mode", "tiny", "--stall", "30", "--prestart"], cwd=tmp_path, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "EVOLVE_GPU_LOCKS": str(locks), "CUDA_VISIBLE_DEVICES": "0"})
-    deadline = time.monotonic() + 120
-    while not (locks / "gpu-0.rw").exists() and time.monotonic() < deadline:  # the judge is at its set-up's hold
-        time.sleep(0.05)
-    with GpuLock(str(locks), "0").exclusive():  # ... and past it once this writer gets in
-        pass
-    kernel.mkdir()  # the candidate, written after the set-up (the engine writes it just before the go line)
-    shutil.copy(HONEST, kernel / "base.py")
-    shutil.copy(HONEST, kernel / "kernel.py")
-    went = time.monotonic()  # CLOCK_MONOTONIC, the judge's clock too
-    stdout, stderr = proc.communicate("go\n", timeout=180)
-    result = json.loads(stdout.strip().splitlines()[-1])
-    assert result["status"] == "ok", (result.get("error"), stderr[-2000:])
-    held = result["gpu_lock"]["held"]
-    assert [h[0] for h in held] == ["shared", "shared", "exclusive", "relaxed", "exclusive", "shared"], held
-    assert held[0][2] < went < held[1][1], (held, went)  # the set-up's hold before the go, the tests' after it
-    alive = result["gpu_lock"]["alive"]
-    assert alive and min(a[0] for a in alive) > went  # no candidate code before the go
-    timings = result["timings"]
-    assert timings["set_up_s"] > 0 and timings["runner_setup_s"] > 0 and timings["contexts_s"] >= 0, timings
-
-
 def test_a_candidate_that_names_torchs_compiler_has_its_runners_import_it_first(tmp_path: Path) -> None:
-    """Its runners import the compiler at the judge's word, before the candidate (the timed one beside the
-    tests where the GPU is shared), and the import changes nothing their snapshots watch: judged as any other."""
+    """Its runners import the compiler before their snapshots (the timed one's beside the tests where the GPU is
+    shared), not every runner (4-6.5 s a process): judged as any other."""
     kernel = tmp_path / "compiled.py"
     kernel.write_text("import torch\nfrom base import custom_kernel as honest\n\n\n"
                       "@torch.compile(backend='eager')\ndef twice(x):\n    return x + x\n\n\n"
                       "def custom_kernel(A):\n    return honest(A)\n")
     alone = judge(candidate(tmp_path, kernel))
-    assert alone["status"] == "ok" and alone["timings"]["compiler_s"] > 0, alone.get("error")
+    assert alone["status"] == "ok" and alone["timings"]["setup_compiler_s"] > 0, alone.get("error")
     locks, elsewhere = tmp_path / "locks", tmp_path / "shared"
     locks.mkdir()
     elsewhere.mkdir()
     shared = judge(candidate(elsewhere, kernel), env={"EVOLVE_GPU_LOCKS": str(locks)})
     assert shared["status"] == "ok", shared.get("error")
-    assert shared["timings"]["compiler_s"] > 0 and shared["timings"]["timed_compiler_s"] > 0, shared["timings"]
+    assert shared["timings"]["setup_compiler_s"] > 0 and shared["timings"]["timed_setup_compiler_s"] > 0, shared["timings"]
 
 
 def test_on_a_shared_gpu_a_wrong_timed_call_is_still_the_verdict_before_a_later_failure(tmp_path: Path) -> None:
@@ -254,13 +215,13 @@ def test_a_profile_names_the_kernels_and_a_failing_one_leaves_the_score(tmp_path
     assert all(s["kernels"] and s["kernels"][0]["share"] > 0 for s in profiled["profile"]["shapes"])
     # torch.profiler's start imports torch's compiler (4-6 s on a busy GPU host, in the confirmation's exclusive
     # hold or before it): the profile runs without it, alone and sharing the GPU
-    assert profiled["profile"]["compiler_imported"] is False and "compiler_s" not in profiled["timings"]
+    assert profiled["profile"]["compiler_imported"] is False and "setup_compiler_s" not in profiled["timings"]
     locks, elsewhere = tmp_path / "locks", tmp_path / "shared"
     locks.mkdir()
     elsewhere.mkdir()
     shared = judge(candidate(elsewhere, HONEST), "--profile", env={"EVOLVE_GPU_LOCKS": str(locks)})
     assert shared["status"] == "ok" and shared["profile"]["shapes"], shared.get("error")
-    assert shared["profile"]["compiler_imported"] is False and "timed_compiler_s" not in shared["timings"]
+    assert shared["profile"]["compiler_imported"] is False and "timed_setup_compiler_s" not in shared["timings"]
 
     shy = tmp_path / "shy.py"
     shy.write_text("import torch\nfrom base import custom_kernel as honest\n\n\ndef custom_kernel(A):\n"
