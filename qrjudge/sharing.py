@@ -1,5 +1,6 @@
 """The evaluation on a GPU shared with other evaluations (`[evaluation] per_gpu` > 1): the judge's holds of the GPU's
-lock (qrjudge/gpulock.py), in order, and the record of them that goes with the verdict.
+lock (qrjudge/gpulock.py), in order, and the record of them that goes with the verdict; the holds' helpers, which a
+lone evaluation that takes the lock (`per_gpu = 1`: qrjudge/judge.py, `evaluate_alone`) uses too.
 """
 
 from __future__ import annotations

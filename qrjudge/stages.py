@@ -1,6 +1,6 @@
-"""The judge's stages (qrjudge/judge.py keeps their order, alone and on a shared GPU: qrjudge/sharing.py): the
-runners' CUDA contexts, their start and set-up, the static scan, the candidate's import, the correctness tests. Each raises one
-`Verdict`; the timed stage is qrjudge/timed.py's.
+"""The judge's stages before the timed one (qrjudge/timed.py's): the runners' CUDA contexts, their start and set-up,
+the static scan, the candidate's import, the correctness tests. Each raises one `Verdict`; qrjudge/judge.py keeps
+their order alone, qrjudge/sharing.py on a GPU shared with other evaluations.
 """
 
 from __future__ import annotations

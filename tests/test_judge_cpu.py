@@ -24,20 +24,28 @@ CHEATS = Path(__file__).parent / "cheats"
 HONEST = Path(__file__).parent / "cpu_kernel" / "kernel.py"
 
 
-def judge(kernel_dir: Path, *args: str, env: dict[str, str] | None = None) -> dict:
+def judge(kernel_dir: Path, *args: str, env: dict[str, str] | None = None, attempts: int = 2) -> dict:
     """The judge run as an evaluation lays it out: its own copy of the harness beside the kernel directory (a
-    cheat that gets at the judge's files reaches that copy, never the checkout's)."""
+    cheat that gets at the judge's files reaches that copy, never the checkout's). A crash that asks to be judged
+    once more (the host too busy to check the judge's clock: the 2-core machine with another test's judges beside
+    this one's) is judged once more, as the engine does (evolver/evaluation/health.py, `judge_again`), or up to
+    `attempts` times in all."""
     import os
+
+    from evolver.evaluation.health import judge_again
 
     here = kernel_dir.parent
     if not (here / "qrjudge").exists():
         shutil.copytree(ROOT / "qrjudge", here / "qrjudge", ignore=shutil.ignore_patterns("__pycache__"))
-    proc = subprocess.run([sys.executable, "-m", "qrjudge.supervisor", "--kernel-dir", str(kernel_dir), "--device", "cpu",
-                           "--mode", "tiny", "--stall", "30", *args], capture_output=True, text=True, timeout=180,
-                          cwd=here, env={**os.environ, **(env or {})})
-    lines = proc.stdout.strip().splitlines()
-    assert len(lines) == 1, f"expected exactly one stdout line, got {proc.stdout!r} ({proc.stderr[-2000:]})"
-    result = json.loads(lines[0])
+    for _ in range(attempts):
+        proc = subprocess.run([sys.executable, "-m", "qrjudge.supervisor", "--kernel-dir", str(kernel_dir), "--device",
+                               "cpu", "--mode", "tiny", "--stall", "30", *args], capture_output=True, text=True,
+                              timeout=180, cwd=here, env={**os.environ, **(env or {})})
+        lines = proc.stdout.strip().splitlines()
+        assert len(lines) == 1, f"expected exactly one stdout line, got {proc.stdout!r} ({proc.stderr[-2000:]})"
+        result = json.loads(lines[0])
+        if judge_again({"status": result.get("status"), "details": result}) is None:
+            break
     result["stderr"] = proc.stderr
     return result
 
@@ -191,13 +199,14 @@ def test_a_forger_reaches_neither_the_judge_stdout_nor_its_environment(tmp_path:
 
 def test_a_runner_that_misreports_its_clock_is_caught_by_the_judges_clock(tmp_path: Path) -> None:
     """A runner subverted below the Python level (fault injection) reports 2% of every time: the judge's
-    own clock sees the difference."""
+    own clock sees the difference. (Judged up to five times: beside another test's judges on a 2-core machine its
+    calls wait for a CPU as long as the difference, which the judge declines to call tampering: `retry`.)"""
     slow = tmp_path / "slow.py"  # about 60 ms a call: well above the CPU self-test's slack of 20 ms
     slow.write_text("import torch\nfrom base import custom_kernel as honest\n\n\ndef custom_kernel(A):\n"
                     "    x = torch.ones(300, 300)\n    for _ in range(120):\n        x = (x @ x) * 1e-3\n"
                     "    return honest(A)\n")
     result = judge(candidate(tmp_path, slow), env={"EVOLVE_HARNESS_FAULT": "clock=0.02",
-                                                   "PYTHONPATH": str(Path(__file__).parent / "faults")})
+                                                   "PYTHONPATH": str(Path(__file__).parent / "faults")}, attempts=5)
     assert result["status"] == "rejected" and "judge's clock" in result["error"], result.get("error")
 
 
