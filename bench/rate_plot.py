@@ -6,7 +6,7 @@ climb), against the line of 1,000 an hour from the run's start.
 Each REPO is a run's repository (bench/pipeline_pass.sh's run_NAME.bundle: `git clone --mirror` it), its latest run
 drawn: x, seconds since the run's record was made; y, results written (confirmations are ticks on the x axis,
 since they are not candidates). Each line's legend says what run_stages.py says of the whole run: N in S s, N an
-hour. Reads git only; no dependency beyond evolve's own.
+hour, and how many modules its judges compiled. Reads git only; no dependency beyond evolve's own.
 """
 
 from __future__ import annotations
@@ -32,12 +32,16 @@ class Series:
     name: str
     results: list[float]  # seconds since the run was made, each first result's
     confirms: list[float]
+    # modules compiled for the run's evaluations (their judges' compile cache: `nvrtc_cache.compiled`): which moves
+    # a run judged, and how many of them recompiled, sets its rate as much as a change does (run62: 6 against 22)
+    compiles: int = 0
 
     def legend(self) -> str:
         if not self.results:
             return f"{self.name}: no results"
         span = self.results[-1]
-        return f"{self.name}: {len(self.results)} in {span:.0f} s, {len(self.results) * 3600 / span:.0f} an hour"
+        return (f"{self.name}: {len(self.results)} in {span:.0f} s, {len(self.results) * 3600 / span:.0f} an hour, "
+                f"{self.compiles} NVRTC compiles")
 
 
 def read(name: str, repo: Path) -> Series:
@@ -48,10 +52,13 @@ def read(name: str, repo: Path) -> Series:
     run = runs[-1]
     created = float((store.get_meta(RUN_REF.format(run=run)) or {}).get("created") or 0.0)
     snap = store.snapshot(run)
-    written = sorted((r.t, bool(r.confirm)) for c in snap.candidates.values() for r in c.results if r.t)
+    results = [r for c in snap.candidates.values() for r in c.results]
+    written = sorted((r.t, bool(r.confirm)) for r in results if r.t)
     first = created or (written[0][0] if written else 0.0)
+    caches = [r.details.get("nvrtc_cache") for r in results]
     return Series(name, [t - first for t, confirm in written if not confirm],
-                  [t - first for t, confirm in written if confirm])
+                  [t - first for t, confirm in written if confirm],
+                  sum(int(c.get("compiled", 0)) for c in caches if isinstance(c, dict)))
 
 
 def step(span: float, marks: int) -> float:
@@ -73,7 +80,8 @@ def svg(series: list[Series], title: str) -> str:
     def y(n: float) -> float:
         return TOP + h * (1 - n / n_max)
 
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" font-family="sans-serif" '
+    height = HEIGHT + 14 * max(0, len(series) - 2)  # a legend's row a run, below the goal's
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" font-family="sans-serif" '
            f'font-size="12"><rect width="100%" height="100%" fill="white"/>',
            f'<text x="{LEFT}" y="20" font-size="14">{escape(title)}</text>']
     dt, dn = step(t_max, 8), step(n_max, 6)
@@ -100,8 +108,7 @@ def svg(series: list[Series], title: str) -> str:
                    f'stroke-width="2"/>' for t in s.confirms)
         legend.append((s.legend(), colour, False))
     for i, (text, colour, dashed) in enumerate(legend):
-        ly = TOP + h + 52 + 14 * ((i + 1) // 2)  # the goal's line alone in the first row
-        lx = LEFT + (w / 2) * ((i + 1) % 2 if i else 0)
+        ly, lx = TOP + h + 52 + 14 * i, LEFT  # a row each: the goal's line, then the runs
         out.append(f'<line x1="{lx}" y1="{ly - 4}" x2="{lx + 22}" y2="{ly - 4}" stroke="{colour}" stroke-width="2"'
                    + (' stroke-dasharray="6 4"' if dashed else "") + f'/><text x="{lx + 28}" y="{ly}">'
                    f'{escape(text)}</text>')

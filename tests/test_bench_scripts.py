@@ -541,20 +541,22 @@ def test_a_pass_samples_how_busy_the_gpu_is_and_stops_its_sampler(tmp_path: Path
 
 def test_rate_plot_draws_each_run_as_it_was_written(tmp_path: Path) -> None:
     """bench/rate_plot.py: a step a result at its time since the run was made, confirmations as ticks, and a legend
-    with the whole run's rate (here results at 60, 120 and 180 s after the record: 3 in 180 s, 60 an hour)."""
+    with the whole run's rate (here results at 60, 120 and 180 s after the record: 3 in 180 s, 60 an hour) and the
+    modules its judges compiled."""
     from tests.conftest import CLOCK, Scripted, make_repo
 
     s = Scripted(make_repo(tmp_path / "repo"))
     s.store.set_meta(f"refs/evolve/runs/{s.run}", {**s.store.get_meta(f"refs/evolve/runs/{s.run}"),
                                                    "created": CLOCK - 600})
     for cid, parent in (("00001", None), ("00002", "00001"), ("00003", "00002")):
-        s.add(cid, "seed" if parent is None else "tune", parent, f"x = {cid}\n", {"status": "ok", "score": 1.0})
+        s.add(cid, "seed" if parent is None else "tune", parent, f"x = {cid}\n",
+              {"status": "ok", "score": 1.0, "details": {"nvrtc_cache": {"hits": 1, "compiled": int(cid)}}})
     s.store.append_note(s.commits["00001"], {"t": CLOCK - 600 + 90, "status": "ok", "score": 1.0, "confirm": "final"})
     out = tmp_path / "rate.svg"
     proc = subprocess.run([sys.executable, "bench/rate_plot.py", f"mine={tmp_path / 'repo'}", "-o", str(out)],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert "mine: 3 in 180 s, 60 an hour" in proc.stdout
+    assert "mine: 3 in 180 s, 60 an hour, 6 NVRTC compiles" in proc.stdout
     text = out.read_text()
     points = text.split('<polyline fill="none" stroke="#1f77b4"')[1].split('points="')[1].split('"')[0].split()
     assert len(points) == 1 + 2 * 3  # the origin, then a step (along, then up) a result
