@@ -275,7 +275,7 @@ class Session:
         a, _, _ = self.arena.views(spec.batch, spec.n)
         cuda = self.device.type == "cuda"
         try:
-            # (not torch.profiler.profile, this one behind a schedule: its start imports torch.compile's compiler)
+            # (torch.profiler.profile wraps this one in a schedule, and its start imports torch.compile's compiler)
             with profiler.profile(use_cpu=not cuda, use_device="cuda" if cuda else None, use_kineto=True) as prof:
                 with self.scope():
                     out = self.fn(a)

@@ -6,7 +6,7 @@ and the rest as an outline: each `@tune` line, each definition and kernel with i
 so that the model can still edit against them and ask for the lines it needs (`SHOW path:FIRST-LAST`, answered
 once, in a second turn: `shown`). Never a refusal: an outline too is cut to fit.
 
-The profile is the judge's (qrjudge/judge.py `--profile`, run on confirmations): per benchmark shape, the
+The profile is the judge's (qrjudge/timed.py `profile`, `--profile`, run on confirmations): per benchmark shape, the
 kernels that took the device time, their launches and share. A candidate without one shows its nearest
 ancestor's, named as such.
 """
