@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from evolver.evaluation.command import gpu_locks
 from evolver.evaluation.health import judge_again
 from tests.conftest import ROOT
 
@@ -27,12 +28,13 @@ SEEDS = ROOT / "seed_kernels"
 
 def taking_turns() -> dict[str, str]:
     """The GPU's lock for judges that pytest-xdist's workers run side by side, as the engine gives every judge one:
-    where the caller set none (bench/ci_gpu.sh shares one, as `per_gpu = 2` does), each judge holds it for its whole
-    evaluation, as `per_gpu = 1` does. Without it two judges time their calls on one GPU at once: an honest kernel
-    was rejected for the other's work (flush_overlap, "the device stayed busy", H100, 2026-12-05, notebook run61)."""
+    where the caller set none (bench/ci_gpu.sh shares one, as `per_gpu = 2` does), each judge holds evolve's own
+    (where a run on this machine takes its turns too) for its whole evaluation, as `per_gpu = 1` does. Without it two
+    judges time their calls on one GPU at once: an honest kernel was rejected for the other's work (flush_overlap,
+    "the device stayed busy", H100, 2026-12-05, notebook run61)."""
     if os.environ.get("EVOLVE_GPU_LOCKS"):
         return {}
-    locks = Path(tempfile.gettempdir()) / f"evolve-gpu-tests-{os.getuid()}"
+    locks = gpu_locks() or Path(tempfile.gettempdir()) / f"evolve-gpu-locks-{os.getuid()}"  # (no cache directory)
     locks.mkdir(exist_ok=True)
     return {"EVOLVE_GPU_LOCKS": str(locks), "EVOLVE_GPU_ALONE": "1"}
 
