@@ -34,8 +34,9 @@ def evaluate_sharing(ctx: Context, t0: float, lock: GpuLock, timed: Runner) -> V
     runner is; it too is gone before the lock is. Then, under the shared lock again, the judge checks the timed calls
     it kept (`Deferred`). No candidate code exists outside its judge's lock, so none exists while another evaluation
     is timed. (A prestarted judge setting its runners up before its go line, under a shared hold of its own, judged
-    612 candidates an hour against 833 on an H100, 2026-12-05, notebook run61: readers at random times hold the
-    writers back, and a relaxed writer's tighten waits for the set-ups it let in.)"""
+    612 candidates an hour on an H100 where this order judged 818 with a like draw of compiles, 2026-12-05, two calls,
+    notebook run61 and run62: readers at random times hold the writers back, and a relaxed writer's tighten waits for
+    the set-ups it let in.)"""
     with holding(ctx, lock.shared()), lifetime(ctx, ctx.runner):
         warm(ctx, timed)
         ctx.timings["cuda_start_s"] = time.monotonic() - t0

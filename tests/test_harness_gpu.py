@@ -12,14 +12,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import warnings
 from pathlib import Path
 
 import pytest
 
 from evolver.evaluation.command import gpu_locks
-from evolver.evaluation.health import judge_again
-from tests.conftest import ROOT
+from tests.conftest import ROOT, supervised
 
 pytestmark = pytest.mark.gpu
 CHEATS = Path(__file__).parent / "cheats"
@@ -43,21 +41,10 @@ def run_harness(kernel_dir: Path, *args: str, timeout: float = 300) -> dict:
     """The judge on a kernel directory; a cheat's (`cheat_dir`) is judged by the copy of the harness beside it,
     so that one that reaches the judge's files reaches that copy, never the checkout's. A crash that says it is
     worth judging once more (`retry`: the host too busy to check the judge's clock, as the GPU tests' parallel
-    workers made it once on an H200, honest_names at 40x352, run57) is judged once more, as the engine does
-    (evolver/evaluation/health.py, `judge_again`); a second such crash stands."""
+    workers made it once on an H200, honest_names at 40x352, run57) is judged once more (`supervised`); a second
+    such crash stands."""
     here = kernel_dir.parent if (kernel_dir.parent / "qrjudge").is_dir() else ROOT
-    for _ in range(2):
-        proc = subprocess.run([sys.executable, "-m", "qrjudge.supervisor", "--kernel-dir", str(kernel_dir), *args],
-                              capture_output=True, text=True, timeout=timeout, cwd=here,
-                              env={**os.environ, **taking_turns()})
-        lines = proc.stdout.strip().splitlines()
-        assert len(lines) == 1, f"expected exactly one stdout line, got {proc.stdout!r}"
-        result = json.loads(lines[0])
-        why = judge_again({"status": result.get("status"), "details": result})  # (the engine's result: details)
-        if why is None:
-            break
-        warnings.warn(f"{kernel_dir.name}: judged once more ({why}): {result.get('error')}", stacklevel=2)
-    return result
+    return supervised(["--kernel-dir", str(kernel_dir), *args], here, taking_turns(), timeout)[0]
 
 
 @pytest.mark.alone

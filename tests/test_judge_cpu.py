@@ -5,11 +5,8 @@ all on a GPU."""
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,7 +15,7 @@ from qrjudge.timing import SHORT_US
 
 pytest.importorskip("torch")
 
-from tests.conftest import ROOT  # noqa: E402
+from tests.conftest import ROOT, supervised  # noqa: E402
 
 CHEATS = Path(__file__).parent / "cheats"
 HONEST = Path(__file__).parent / "cpu_kernel" / "kernel.py"
@@ -26,28 +23,15 @@ HONEST = Path(__file__).parent / "cpu_kernel" / "kernel.py"
 
 def judge(kernel_dir: Path, *args: str, env: dict[str, str] | None = None, attempts: int = 2) -> dict:
     """The judge run as an evaluation lays it out: its own copy of the harness beside the kernel directory (a
-    cheat that gets at the judge's files reaches that copy, never the checkout's). A crash that asks to be judged
-    once more (the host too busy to check the judge's clock: the 2-core machine with another test's judges beside
-    this one's) is judged once more, as the engine does (evolver/evaluation/health.py, `judge_again`), or up to
-    `attempts` times in all."""
-    import os
-
-    from evolver.evaluation.health import judge_again
-
+    cheat that gets at the judge's files reaches that copy, never the checkout's); a crash that asks for it judged
+    again (`supervised`: the 2-core machine with another test's judges beside this one's can be too busy to check
+    the judge's clock), up to `attempts` times in all."""
     here = kernel_dir.parent
     if not (here / "qrjudge").exists():
         shutil.copytree(ROOT / "qrjudge", here / "qrjudge", ignore=shutil.ignore_patterns("__pycache__"))
-    for _ in range(attempts):
-        proc = subprocess.run([sys.executable, "-m", "qrjudge.supervisor", "--kernel-dir", str(kernel_dir), "--device",
-                               "cpu", "--mode", "tiny", "--stall", "30", *args], capture_output=True, text=True,
-                              timeout=180, cwd=here, env={**os.environ, **(env or {})})
-        lines = proc.stdout.strip().splitlines()
-        assert len(lines) == 1, f"expected exactly one stdout line, got {proc.stdout!r} ({proc.stderr[-2000:]})"
-        result = json.loads(lines[0])
-        if judge_again({"status": result.get("status"), "details": result}) is None:
-            break
-    result["stderr"] = proc.stderr
-    return result
+    result, stderr = supervised(["--kernel-dir", str(kernel_dir), "--device", "cpu", "--mode", "tiny", "--stall", "30",
+                                 *args], here, env or {}, 180, attempts)
+    return {**result, "stderr": stderr}
 
 
 def candidate(tmp_path: Path, kernel: Path) -> Path:
