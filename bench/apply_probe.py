@@ -1,7 +1,10 @@
-"""One trailing update of tsqr_wy (C = (I - V T V^T)^T C) timed three ways on the GPU: tf32x3_apply (one
+"""One trailing update of tsqr_wy (C = (I - V T V^T)^T C) timed four ways on the GPU: tf32x3_apply (one
 kernel, the tile in shared memory), cuBLAS's three FP32 GEMMs (kernel.py's _apply with APPLY_ROWS = 0 and no
-split TF32), and the split-TF32 pair tf32x3_vtc + tf32x3_update; milliseconds per call by CUDA events, median of
-20. Shapes: 640x512's first outer block (w = 64, 512 rows, 448 columns) and 60x1024's first panel (w = 32).
+split TF32), the split-TF32 pair tf32x3_vtc + tf32x3_update, and the staged pair x3s_vtc + x3s_update (STAGED_ROWS
+64 and 128); then each half alone (V^T C: cuBLAS, x3s_vtc; C += V Wn: cuBLAS, x3s_update64, x3s_update128);
+milliseconds per call by CUDA events, median of 20, and each one's largest error against float64 relative to the
+result's largest value. Shapes: 640x512's first outer block (w = 64, 512 rows, 448 columns), its fourth (w = 64,
+320 rows, 256 columns), an inner panel's update (w = 32, 512 rows, 32 columns) and 60x1024's first panel (w = 32).
 Occupancy, issue rate and spills: run it under `ncu --kernel-name tf32x3_apply` (docs/benchmarks-history.md, eleventh pass).
 
     python bench/apply_probe.py [BATCH M N W ...]     (on a GPU machine; groups of four numbers)
@@ -39,7 +42,7 @@ def timed(fn, reps=20):
 
 def main(argv):
     k = load()
-    numbers = [int(x) for x in argv] or [640, 512, 448, 64, 60, 1024, 992, 32]
+    numbers = [int(x) for x in argv] or [640, 512, 448, 64, 640, 320, 256, 64, 640, 512, 32, 32, 60, 1024, 992, 32]
     for batch, m, N, w in zip(*[iter(numbers)] * 4):
         V = torch.randn(batch, m, w, device="cuda")
         T = torch.randn(batch, w, w, device="cuda").triu()
@@ -57,11 +60,45 @@ def main(argv):
         def pair(V=V, T=T, C=C):
             k._tf32x3_update(V, torch.bmm(T.transpose(1, 2), k._tf32x3_vtc(V, C)).neg_(), C)
 
-        for name, fn in (("tf32x3_apply", fused), ("cuBLAS x3", cublas), ("split vtc+update", pair)):
+        def staged(V=V, T=T, C=C):
+            k._staged_update(V, torch.bmm(T.transpose(1, 2), k._staged_vtc(V, C)).neg_(), C)
+
+        Cd, Vd, Td = C0.double(), V.double(), T.double()
+        whole = Cd - Vd @ (Td.transpose(1, 2) @ (Vd.transpose(1, 2) @ Cd))
+        for name, fn, rows in (("tf32x3_apply", fused, 0), ("cuBLAS x3", cublas, 0), ("split vtc+update", pair, 0),
+                               ("staged64", staged, 64), ("staged128", staged, 128)):
+            if rows:
+                k.STAGED_ROWS = rows
+            C.copy_(C0)
+            fn()
+            error = ((C.double() - whole).abs().max() / whole.abs().max()).item()
             C.copy_(C0)
             ms = timed(fn)
-            line.append(f"{name} {ms:.3f} ms ({flops / ms / 1e9:.1f} TFLOP/s fp32-eq)")
+            line.append(f"{name} {ms:.3f} ms ({flops / ms / 1e9:.1f} TFLOP/s fp32-eq, error {error:.1e})")
         print("  ".join(line), flush=True)
+        halves(k, V, C0, C)
+
+
+def halves(k, V, C0, C):
+    """V^T C and C += V Wn alone, each way: ms, and the error against float64."""
+    batch, m, w = V.shape
+    N = C.shape[2]
+    Wn = torch.randn(batch, w, N, device="cuda")
+    vtc = V.double().transpose(1, 2) @ C0.double()
+    update = C0.double() + V.double() @ Wn.double()
+    line = ["   halves:"]
+    for name, fn, want in (("V^T C cuBLAS", lambda: torch.bmm(V.transpose(1, 2), C0), vtc),
+                           ("V^T C x3s", lambda: k._staged_vtc(V, C0), vtc),
+                           ("C+=V Wn cuBLAS", lambda: C.baddbmm_(V, Wn), update),
+                           ("C+=V Wn x3s64", lambda: k._staged_update(V, Wn, C) or C, update),
+                           ("C+=V Wn x3s128", lambda: k._staged_update(V, Wn, C) or C, update)):
+        k.STAGED_ROWS = 128 if name.endswith("128") else 64
+        C.copy_(C0)
+        got = fn()
+        error = ((got.double() - want).abs().max() / want.abs().max()).item()
+        ms = timed(fn)
+        line.append(f"{name} {ms:.3f} ms (error {error:.1e})")
+    print("  ".join(line), flush=True)
 
 
 if __name__ == "__main__":

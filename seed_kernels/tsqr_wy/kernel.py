@@ -18,8 +18,8 @@ The matrix is walked in panels of NB columns. A panel is factored by the first o
   build_t.
 The trailing columns get Q_panel^T = I - V T^T V^T (`_apply`): in one kernel in split TF32 (tf32x3_apply) for
 batches of APPLY_FROM to APPLY_BELOW and panels of at most APPLY_ROWS rows; otherwise as three batched GEMMs,
-V^T C and C -= V W in split TF32 for small batches (tf32x3.cu, VTC_BELOW and TF32X3_BELOW) and by cuBLAS in FP32
-for the rest; trail_update does it in one kernel below FUSED_BELOW. With OUTER_NB, panels are gathered into
+V^T C and C -= V W in split TF32: staged through shared memory from STAGED_FROM matrices (x3s_vtc, x3s_update),
+for small batches by tf32x3_vtc and tf32x3_update (VTC_BELOW and TF32X3_BELOW), and by cuBLAS in FP32 for the rest; trail_update does it in one kernel below FUSED_BELOW. With OUTER_NB, panels are gathered into
 blocks of that many columns whose merged reflectors update the columns beyond in one pass (`_Outer`), for batches
 of at least OUTER_FROM. Batches of at most GRAPH_BYTES run the panel loop as one CUDA graph, and under
 LOOKAHEAD_BELOW the graph factors the next panel on a second stream beside the trailing update (`_lookahead`).
@@ -106,6 +106,10 @@ APPLY_FROM = 16  # @tune APPLY_FROM: 4 16 64
 APPLY_BELOW = 256  # @tune APPLY_BELOW: 64 256 1024
 
 LOOKAHEAD_BELOW = 48  # @tune LOOKAHEAD_BELOW: 0 16 48 64 256
+
+STAGED_FROM = 256  # @tune STAGED_FROM: 0 1 16 64 256
+
+STAGED_ROWS = 64  # @tune STAGED_ROWS: 64 128
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
 _COMMON = Path(__file__).with_name("common.cu").read_text()  # defines and helpers of the modules below
@@ -193,15 +197,22 @@ def _panel_launch(name):
 
 
 _TF32X3 = {}
+_XS_LD = 68  # tf32x3.cu's XS_LD: a staged tile's row stride, in (hi, lo) pairs of 8 bytes
+# the staged kernels' threads and dynamic shared memory: x3s_update's BM rows of V and 64 columns of Wn, x3s_vtc's 32
+# rows of V (up to 64 columns) and of C (4096 / WR columns)
+_STAGED = {"x3s_update64": (128, (64 + 64) * _XS_LD * 8), "x3s_update128": (256, (128 + 64) * _XS_LD * 8),
+           "x3s_vtc32": (128, 32 * (_XS_LD + 128 + 4) * 8), "x3s_vtc64": (128, 32 * (_XS_LD + 64 + 4) * 8)}
 
 
 def _tf32x3(name):
     """tf32x3.cu's kernels, compiled on first use (batches under APPLY_BELOW matrices use them)."""
     if not _TF32X3:
         module = _module(_TF32X3_SOURCE)
-        for kernel in ("tf32x3_update", "tf32x3_vtc32", "tf32x3_vtc64", "tf32x3_apply"):
+        for kernel in ("tf32x3_update", "tf32x3_vtc32", "tf32x3_vtc64", "tf32x3_apply", *_STAGED):
             _TF32X3[kernel] = module.get_function(kernel)
         _TF32X3["tf32x3_apply"].max_dynamic_shared_size_bytes = SMEM_BUDGET
+        for kernel, (_, shared) in _STAGED.items():
+            _TF32X3[kernel].max_dynamic_shared_size_bytes = shared
     return _TF32X3[name]
 
 
@@ -262,7 +273,7 @@ def compile_info():
                    "COL_PANEL_BELOW": COL_PANEL_BELOW, "COL_ROWS": COL_ROWS, "COL_CLUSTER": COL_CLUSTER,
                    "VTC_BELOW": VTC_BELOW, "TF32X3_BELOW": TF32X3_BELOW, "TF32X3_ROWS": TF32X3_ROWS,
                    "APPLY_ROWS": APPLY_ROWS, "APPLY_FROM": APPLY_FROM, "APPLY_BELOW": APPLY_BELOW,
-                   "LOOKAHEAD_BELOW": LOOKAHEAD_BELOW}
+                   "LOOKAHEAD_BELOW": LOOKAHEAD_BELOW, "STAGED_FROM": STAGED_FROM, "STAGED_ROWS": STAGED_ROWS}
 
 
 def _attrs(f):
@@ -581,6 +592,9 @@ def _apply(Vm, Tm, C):
     if APPLY_FROM <= batch < APPLY_BELOW and m <= APPLY_ROWS and _apply_fits(m, w):
         _tf32x3_apply(Vm, Tm, C)
         return
+    if STAGED_FROM and batch >= STAGED_FROM and w <= 64 and w % 8 == 0:
+        _staged_update(Vm, torch.bmm(Tm.transpose(1, 2), _staged_vtc(Vm, C)).neg_(), C)
+        return
     fits = _tf32x3_fits(Vm, C)
     W = _tf32x3_vtc(Vm, C) if batch < VTC_BELOW and fits else torch.bmm(Vm.transpose(1, 2), C)
     W = torch.bmm(Tm.transpose(1, 2), W)  # T^T V^T C
@@ -623,6 +637,35 @@ def _tf32x3_update(Vm, Wn, C):
     N = C.shape[2]
     _tf32x3("tf32x3_update")((-(-N // 64), -(-m // 64), batch), (128,),
                              (*_strided(C), *_strided(Vm), *_strided(Wn), cp.int32(m), cp.int32(N), cp.int32(w)))
+
+
+def _staged_update(Vm, Wn, C):
+    """C += V Wn by x3s_update, a STAGED_ROWS x 64 tile of C a block, V's rows and Wn's columns split once each."""
+    batch, m, w = Vm.shape
+    N = C.shape[2]
+    name = f"x3s_update{STAGED_ROWS}"
+    threads, shared = _STAGED[name]
+    _tf32x3(name)((-(-N // 64), -(-m // STAGED_ROWS), batch), (threads,),
+                  (*_strided(C), *_strided(Vm), *_strided(Wn), cp.int32(m), cp.int32(N), cp.int32(w)),
+                  shared_mem=shared)
+
+
+def _staged_vtc(Vm, C):
+    """V^T C by x3s_vtc32 or 64 (32 or 64 of W's rows, 128 or 64 of its columns a block), its rows split into
+    chunks of multiples of 32 rows until the grid has about four blocks an SM, the chunks' sums added up by torch."""
+    batch, m, w = Vm.shape
+    N = C.shape[2]
+    name = "x3s_vtc32" if w <= 32 else "x3s_vtc64"
+    threads, shared = _STAGED[name]
+    tiles = -(-N // (128 if w <= 32 else 64))
+    chunks = max(1, min(-(-m // 32), -(-4 * _sms(C.device) // (batch * tiles))))
+    rows = -(-m // chunks // 32) * 32
+    chunks = -(-m // rows)
+    P = torch.empty(batch, chunks, w, N, device=C.device, dtype=torch.float32)
+    _tf32x3(name)((tiles, chunks, batch), (threads,),
+                  (*_strided(Vm), cp.int32(w), *_strided(C), cp.int32(m), cp.int32(N), _ptr(P), cp.int32(rows)),
+                  shared_mem=shared)
+    return P[:, 0] if chunks == 1 else P.sum(1)
 
 
 def _tf32x3_vtc(Vm, C):

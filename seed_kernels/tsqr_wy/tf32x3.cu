@@ -33,6 +33,8 @@ __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], const
                "{%8, %9}, {%0, %1, %2, %3};"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#elif defined(EMU_MMA)
+  EMU_MMA(d, a, b);  // a CPU's stand-in for the warp's MMA (tests/cuda_on_cpu/emu.h)
 #else
   __trap();
 #endif
@@ -393,4 +395,197 @@ extern "C" __global__ void __launch_bounds__(256, 2) tf32x3_apply(float* __restr
       const int r = r0 + 8 * q;
       if (r < m && lane < ncol) C[(size_t)r * ldc + lane] = Cs[r * AP_LD + lane];
     }
+}
+
+// Staged split TF32 (x3s_vtc32/64, x3s_update64/128), for the trailing updates cuBLAS's FP32 GEMMs carry: every
+// value of V, C and Wn a block uses is split once into (hi, lo), stored as a uint2 in shared memory, and the MMA
+// loop is loads and MMAs only (16 64-bit loads a step of 24 MMAs). tf32x3_vtc/update split every fragment in every
+// warp that uses it, from global memory, which made them lose to cuBLAS on 640x512 (above). Staged tiles are XS_LD
+// uint2 a row: lanes (g, t) at rows t and columns g, as every fragment here is read, hit 2 (4 t + g) and the next
+// bank, all 32 banks once a half-warp (68 = 4 mod 16). Rows past m and columns past N are zero; any N and m, w a
+// multiple of 8 at most 64; C, V and Wn read as single floats (no alignment asked).
+#define XS_LD 68
+
+__device__ __forceinline__ uint2 split2(float x) {
+  unsigned hi, lo;
+  split(x, hi, lo);
+  return make_uint2(hi, lo);
+}
+
+// a (16 x 8 A fragment, hi and lo) from a staged tile whose rows are A's rows: a0 at p, a1 eight rows down, a2 and
+// a3 four columns on; b (8 x 8) from a staged tile whose rows are B's rows: b0 at p, b1 four rows down
+__device__ __forceinline__ void frag_a_rows(const uint2* p, unsigned (&h)[4], unsigned (&l)[4]) {
+  const uint2 x0 = p[0], x1 = p[8 * XS_LD], x2 = p[4], x3 = p[8 * XS_LD + 4];
+  h[0] = x0.x, h[1] = x1.x, h[2] = x2.x, h[3] = x3.x;
+  l[0] = x0.y, l[1] = x1.y, l[2] = x2.y, l[3] = x3.y;
+}
+__device__ __forceinline__ void frag_b(const uint2* p, int ld, unsigned (&h)[2], unsigned (&l)[2]) {
+  const uint2 y0 = p[0], y1 = p[4 * ld];
+  h[0] = y0.x, h[1] = y1.x;
+  l[0] = y0.y, l[1] = y1.y;
+}
+
+// C (m x N) += V (m x w) Wn (w x N), per matrix (strides cstride, vstride, wstride). Block: BM / 16 warps on a
+// BM x 64 tile of C, a warp on 32 x 32 (2 x 4 MMA tiles); C's values are loaded into the accumulators first, in
+// flight while V's BM rows and Wn's 64 columns are split into shared memory. Grid: (ceil(N / 64), ceil(m / BM),
+// batch); dynamic shared memory (BM + 64) * XS_LD uint2.
+template <int BM>
+__device__ __forceinline__ void xs_update(float* __restrict__ C, int ldc, long long cstride,
+                                          const float* __restrict__ V, int ldv, long long vstride,
+                                          const float* __restrict__ W, int ldw, long long wstride, int m, int N,
+                                          int w) {
+  constexpr int THREADS = 2 * BM;
+  extern __shared__ uint2 xs_smem[];
+  uint2* Vs = xs_smem;             // BM x XS_LD: V's rows row0 .. row0 + BM - 1
+  uint2* Ws = Vs + BM * XS_LD;     // 64 x XS_LD: Wn's columns col0 .. col0 + 63
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int row0 = blockIdx.y * BM, col0 = blockIdx.x * 64, wr = (warp >> 1) * 32, wc = (warp & 1) * 32;
+  C += blockIdx.z * cstride;
+  V += blockIdx.z * vstride;
+  W += blockIdx.z * wstride;
+  float acc[2][4][4];
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int r = row0 + wr + 16 * i + g + 8 * (q >> 1), c = col0 + wc + 8 * j + 2 * t + (q & 1);
+        acc[i][j][q] = r < m && c < N ? C[(size_t)r * ldc + c] : 0.f;
+      }
+  const int k = threadIdx.x & 63;
+  for (int r = threadIdx.x >> 6; r < BM; r += THREADS / 64)
+    if (k < w) Vs[r * XS_LD + k] = split2(row0 + r < m ? V[(size_t)(row0 + r) * ldv + k] : 0.f);
+  for (int kr = threadIdx.x >> 6; kr < w; kr += THREADS / 64)
+    Ws[kr * XS_LD + k] = split2(col0 + k < N ? W[(size_t)kr * ldw + col0 + k] : 0.f);
+  __syncthreads();
+  for (int k0 = 0; k0 < w; k0 += 8) {
+    unsigned ah[2][4], al[2][4], bh[4][2], bl[4][2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i) frag_a_rows(Vs + (wr + 16 * i + g) * XS_LD + k0 + t, ah[i], al[i]);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) frag_b(Ws + (k0 + t) * XS_LD + wc + 8 * j + g, XS_LD, bh[j], bl[j]);
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) mma3(acc[i][j], ah[i], al[i], bh[j], bl[j]);
+  }
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int r = row0 + wr + 16 * i + g + 8 * (q >> 1), c = col0 + wc + 8 * j + 2 * t + (q & 1);
+        if (r < m && c < N) C[(size_t)r * ldc + c] = acc[i][j][q];
+      }
+}
+
+extern "C" __global__ void __launch_bounds__(128) x3s_update64(float* __restrict__ C, int ldc, long long cstride,
+                                                               const float* __restrict__ V, int ldv,
+                                                               long long vstride, const float* __restrict__ W,
+                                                               int ldw, long long wstride, int m, int N, int w) {
+  xs_update<64>(C, ldc, cstride, V, ldv, vstride, W, ldw, wstride, m, N, w);
+}
+
+extern "C" __global__ void __launch_bounds__(256) x3s_update128(float* __restrict__ C, int ldc, long long cstride,
+                                                                const float* __restrict__ V, int ldv,
+                                                                long long vstride, const float* __restrict__ W,
+                                                                int ldw, long long wstride, int m, int N, int w) {
+  xs_update<128>(C, ldc, cstride, V, ldv, vstride, W, ldw, wstride, m, N, w);
+}
+
+// P (WR x NC tile of w x N, chunk blockIdx.y of each matrix's chunks) = V(r0:r1, :)^T C(r0:r1, :) over the
+// chunk's `rows` rows from r0 = blockIdx.y * rows. Block: 4 warps, a warp on 32 x 32 of the tile (WR = 64: 2 x 2
+// warps on 64 x 64; WR = 32, for w <= 32: 1 x 4 warps on 32 x 128). The rows go through shared memory 32 at a
+// time, split once; the next 32 rows are loaded into registers while the MMAs of these run. Grid: (ceil(N / NC),
+// chunks, batch); dynamic shared memory 32 * (XS_LD + NC + 4) uint2; P: (batch, chunks, w, N), contiguous.
+template <int WR>
+__device__ __forceinline__ void xs_vtc(const float* __restrict__ V, int ldv, long long vstride, int w,
+                                       const float* __restrict__ C, int ldc, long long cstride, int m, int N,
+                                       float* __restrict__ P, int rows) {
+  constexpr int NC = 4096 / WR, CLD = NC + 4, NV = 32 * WR / 128, NCV = 32 * NC / 128;
+  extern __shared__ uint2 xs_smem[];
+  uint2* Vs = xs_smem;          // 32 x XS_LD: V's rows, W's rows (w) across
+  uint2* Cs = Vs + 32 * XS_LD;  // 32 x CLD: C's rows, columns col0 .. col0 + NC - 1
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int col0 = blockIdx.x * NC, r0 = blockIdx.y * rows, r1 = min(m, r0 + rows);
+  const int wi = (warp % (WR / 32)) * 32, wc = (warp / (WR / 32)) * 32;
+  V += blockIdx.z * vstride;
+  C += blockIdx.z * cstride;
+  float vr[NV], cr[NCV];
+  // a thread loads V's column vi of rows vrow, + 128 / WR, ... and C's column cc of rows crow, + 128 / NC, ...
+  const int vi = threadIdx.x % WR, vrow = threadIdx.x / WR, cc = threadIdx.x % NC, crow = threadIdx.x / NC;
+  const bool vin = vi < w, cin = col0 + cc < N;
+  const float* vp = V + (size_t)(r0 + vrow) * ldv + vi;  // at the rows of `rb` below
+  const float* cp = C + (size_t)(r0 + crow) * ldc + col0 + cc;
+  auto fetch = [&](int rb) {
+#pragma unroll
+    for (int q = 0; q < NV; ++q)
+      vr[q] = vin && rb + vrow + 128 / WR * q < r1 ? vp[128 / WR * q * ldv] : 0.f;
+#pragma unroll
+    for (int q = 0; q < NCV; ++q)
+      cr[q] = cin && rb + crow + 128 / NC * q < r1 ? cp[128 / NC * q * ldc] : 0.f;
+    vp += 32 * (size_t)ldv;
+    cp += 32 * (size_t)ldc;
+  };
+  float acc[2][4][4] = {};
+  fetch(r0);
+  for (int rb = r0; rb < r1; rb += 32) {
+    __syncthreads();  // every warp's MMAs of the previous rows are done with the tiles
+#pragma unroll
+    for (int q = 0; q < NV; ++q) {
+      const int idx = threadIdx.x + 128 * q;
+      Vs[(idx / WR) * XS_LD + idx % WR] = split2(vr[q]);
+    }
+#pragma unroll
+    for (int q = 0; q < NCV; ++q) {
+      const int idx = threadIdx.x + 128 * q;
+      Cs[(idx / NC) * CLD + idx % NC] = split2(cr[q]);
+    }
+    __syncthreads();
+    if (rb + 32 < r1) fetch(rb + 32);
+#pragma unroll 1
+    for (int k0 = 0; k0 < 32; k0 += 8) {
+      // A = V^T: a0 = V(k0 + t, i), a1 = V(k0 + t, i + 8), a2 and a3 four rows down; B = C: b0 = C(k0 + t, c)
+      unsigned ah[2][4], al[2][4], bh[4][2], bl[4][2];
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const uint2* p = Vs + (k0 + t) * XS_LD + wi + 16 * e + g;
+        const uint2 x0 = p[0], x1 = p[8], x2 = p[4 * XS_LD], x3 = p[4 * XS_LD + 8];
+        ah[e][0] = x0.x, ah[e][1] = x1.x, ah[e][2] = x2.x, ah[e][3] = x3.x;
+        al[e][0] = x0.y, al[e][1] = x1.y, al[e][2] = x2.y, al[e][3] = x3.y;
+      }
+#pragma unroll
+      for (int j = 0; j < 4; ++j) frag_b(Cs + (k0 + t) * CLD + wc + 8 * j + g, CLD, bh[j], bl[j]);
+#pragma unroll
+      for (int e = 0; e < 2; ++e)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) mma3(acc[e][j], ah[e], al[e], bh[j], bl[j]);
+    }
+  }
+  float* out = P + ((size_t)blockIdx.z * gridDim.y + blockIdx.y) * w * N;
+#pragma unroll
+  for (int e = 0; e < 2; ++e)
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int i = wi + 16 * e + g + 8 * (q >> 1), c = col0 + wc + 8 * j + 2 * t + (q & 1);
+        if (i < w && c < N) out[(size_t)i * N + c] = acc[e][j][q];
+      }
+}
+
+extern "C" __global__ void __launch_bounds__(128) x3s_vtc32(const float* __restrict__ V, int ldv, long long vstride,
+                                                            int w, const float* __restrict__ C, int ldc,
+                                                            long long cstride, int m, int N, float* __restrict__ P,
+                                                            int rows) {
+  xs_vtc<32>(V, ldv, vstride, w, C, ldc, cstride, m, N, P, rows);
+}
+
+extern "C" __global__ void __launch_bounds__(128) x3s_vtc64(const float* __restrict__ V, int ldv, long long vstride,
+                                                            int w, const float* __restrict__ C, int ldc,
+                                                            long long cstride, int m, int N, float* __restrict__ P,
+                                                            int rows) {
+  xs_vtc<64>(V, ldv, vstride, w, C, ldc, cstride, m, N, P, rows);
 }

@@ -4,12 +4,13 @@
 // and every shuffle for the warp). The order in which waiting fibers are resumed is shuffled by a seed, so a
 // read that no barrier orders after its write gives different bits under different seeds; shared memory starts
 // as NaN, so a read of what no thread wrote shows.
-// Covers what tsqr_wy's one-block and cluster kernels use: 1-D blocks, grids of (x, y), clusters along x, shared
-// memory a block's own (the test rewrites each __shared__ declaration into a reference to
-// emu::block_shared<T>(id) and `extern __shared__ float name[];` into emu::dynamic_shared<float>()), stores into
-// another block's shared memory (store_remote), __shfl_sync, __shfl_xor_sync, warp-uniform control flow around
-// them, polls of shared memory (__nanosleep yields the fiber). Not the GPU's arithmetic: no FMA contraction unless
-// the compiler chooses it, so results agree with the GPU's to rounding, not bit for bit.
+// Covers what tsqr_wy's one-block, cluster and split-TF32 kernels use: 1-D blocks, grids of (x, y, z), clusters
+// along x, shared memory a block's own (the test rewrites each __shared__ declaration into a reference to
+// emu::block_shared<T>(id) and `extern __shared__ T name[];` into emu::dynamic_shared<T>()), stores into another
+// block's shared memory (store_remote), __shfl_sync, __shfl_xor_sync, warp-uniform control flow around them, polls
+// of shared memory (__nanosleep yields the fiber), mma.sync's TF32 MMA (mma_tf32, through the kernel's EMU_MMA
+// hook). Not the GPU's arithmetic: no FMA contraction unless the compiler chooses it, and an MMA's sums in another
+// order, so results agree with the GPU's to rounding, not bit for bit.
 #pragma once
 #include <ucontext.h>
 
@@ -28,6 +29,24 @@
 struct dim3 {
   unsigned x = 1, y = 1, z = 1;
 };
+struct float2 {
+  float x, y;
+};
+struct uint2 {
+  unsigned x, y;
+};
+inline float2 make_float2(float x, float y) { return {x, y}; }
+inline uint2 make_uint2(unsigned x, unsigned y) { return {x, y}; }
+inline unsigned __float_as_uint(float x) {
+  unsigned u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+}
+inline float __uint_as_float(unsigned u) {
+  float x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+}
 
 namespace emu {
 struct Fiber {
@@ -54,6 +73,10 @@ inline unsigned long long progress = 0;  // arrivals and exits: a pass without a
 inline unsigned warps = 0, cluster_size = 1;
 inline std::vector<unsigned> generation, arrived;
 inline std::vector<float> exchange;  // a slot per thread of the cluster for the shuffles
+struct Fragments {
+  unsigned a[4], b[2];
+};
+inline std::vector<Fragments> fragments;  // a slot per thread for mma_tf32
 inline std::map<std::tuple<unsigned, int, std::type_index>, Region> shared;  // (block, id, type)
 inline std::vector<std::vector<char>> dynamic;                                 // per block
 
@@ -93,6 +116,26 @@ inline float shuffle(float v, unsigned source_lane) {
   const float r = exchange[t - (t % 32) + (source_lane & 31)];
   wait(group);  // nobody overwrites a slot before every lane has read
   return r;
+}
+
+// mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 for the calling lane: every lane of the warp posts its
+// fragments (lane 4 g + t: A's a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4); B's b0 (t, g), b1 (t + 4,
+// g)) and adds to its d (c0 (g, 2 t), c1 (g, 2 t + 1), c2 (g + 8, 2 t), c3 (g + 8, 2 t + 1)) its rows of A times its
+// columns of B. The tensor cores read an operand's top 19 bits (TF32); they are kept here, the rest cut.
+inline void mma_tf32(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+  const unsigned me = slot(), group = block_group(running->block) + 1 + thread_index.x / 32, base = me - me % 32;
+  fragments[me] = {{a[0], a[1], a[2], a[3]}, {b[0], b[1]}};
+  wait(group);
+  const unsigned lane = thread_index.x & 31, g = lane >> 2, t = lane & 3;
+  auto tf32 = [](unsigned u) { return __uint_as_float(u & 0xFFFFE000u); };
+  for (unsigned k = 0; k < 8; ++k) {
+    const Fragments& row = fragments[base + 4 * g + (k & 3)];
+    const float a0 = tf32(row.a[k < 4 ? 0 : 2]), a8 = tf32(row.a[k < 4 ? 1 : 3]);
+    const float b0 = tf32(fragments[base + 8 * t + (k & 3)].b[k < 4 ? 0 : 1]);
+    const float b1 = tf32(fragments[base + 8 * t + 4 + (k & 3)].b[k < 4 ? 0 : 1]);
+    d[0] += a0 * b0, d[1] += a0 * b1, d[2] += a8 * b0, d[3] += a8 * b1;
+  }
+  wait(group);  // nobody posts the next fragments before every lane has read these
 }
 
 template <class T>
@@ -153,9 +196,12 @@ inline void launch(dim3 grid, unsigned block, unsigned cluster, unsigned seed, s
   const unsigned threads = cluster * block;
   fibers.resize(threads);
   exchange.assign(threads, 0.f);
+  fragments.assign(threads, Fragments{});
+  for (unsigned z = 0; z < grid.z; ++z)
   for (unsigned y = 0; y < grid.y; ++y) {
     for (first_block = 0; first_block < grid.x; first_block += cluster) {
       block_index.y = y;
+      block_index.z = z;
       generation.assign(1 + cluster * (1 + warps), 0);
       arrived.assign(generation.size(), 0);
       shared.clear();
@@ -207,6 +253,7 @@ inline void launch(dim3 grid, unsigned block, unsigned cluster, unsigned seed, s
 #define __restrict__ __restrict
 #define __launch_bounds__(...)
 #define __cluster_dims__(...)
+#define EMU_MMA emu::mma_tf32
 
 inline void __syncthreads() { emu::wait(emu::block_group(emu::running->block)); }
 inline void __syncwarp(unsigned = 0xffffffffu) {
