@@ -63,10 +63,15 @@ def main(argv):
         def staged(V=V, T=T, C=C):
             k._staged_update(V, torch.bmm(T.transpose(1, 2), k._staged_vtc(V, C)).neg_(), C)
 
+        def staged_update(V=V, T=T, C=C):  # cuBLAS's V^T C, x3s_update's C += V Wn (STAGED_VTC = 0)
+            k._staged_update(V, torch.bmm(T.transpose(1, 2), torch.bmm(V.transpose(1, 2), C)).neg_(), C)
+
         Cd, Vd, Td = C0.double(), V.double(), T.double()
         whole = Cd - Vd @ (Td.transpose(1, 2) @ (Vd.transpose(1, 2) @ Cd))
         for name, fn, rows in (("tf32x3_apply", fused, 0), ("cuBLAS x3", cublas, 0), ("split vtc+update", pair, 0),
-                               ("staged64", staged, 64), ("staged128", staged, 128)):
+                               ("staged64", staged, 64), ("staged128", staged, 128),
+                               ("cuBLAS vtc + x3s_update64", staged_update, 64),
+                               ("cuBLAS vtc + x3s_update128", staged_update, 128)):
             if rows:
                 k.STAGED_ROWS = rows
             C.copy_(C0)

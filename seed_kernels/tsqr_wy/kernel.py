@@ -110,6 +110,8 @@ LOOKAHEAD_BELOW = 48  # @tune LOOKAHEAD_BELOW: 0 16 48 64 256
 STAGED_FROM = 256  # @tune STAGED_FROM: 0 1 16 64 256
 
 STAGED_ROWS = 64  # @tune STAGED_ROWS: 64 128
+
+STAGED_VTC = 1  # @tune STAGED_VTC: 0 1
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
 _COMMON = Path(__file__).with_name("common.cu").read_text()  # defines and helpers of the modules below
@@ -273,7 +275,8 @@ def compile_info():
                    "COL_PANEL_BELOW": COL_PANEL_BELOW, "COL_ROWS": COL_ROWS, "COL_CLUSTER": COL_CLUSTER,
                    "VTC_BELOW": VTC_BELOW, "TF32X3_BELOW": TF32X3_BELOW, "TF32X3_ROWS": TF32X3_ROWS,
                    "APPLY_ROWS": APPLY_ROWS, "APPLY_FROM": APPLY_FROM, "APPLY_BELOW": APPLY_BELOW,
-                   "LOOKAHEAD_BELOW": LOOKAHEAD_BELOW, "STAGED_FROM": STAGED_FROM, "STAGED_ROWS": STAGED_ROWS}
+                   "LOOKAHEAD_BELOW": LOOKAHEAD_BELOW, "STAGED_FROM": STAGED_FROM, "STAGED_ROWS": STAGED_ROWS,
+                   "STAGED_VTC": STAGED_VTC}
 
 
 def _attrs(f):
@@ -593,7 +596,8 @@ def _apply(Vm, Tm, C):
         _tf32x3_apply(Vm, Tm, C)
         return
     if STAGED_FROM and batch >= STAGED_FROM and w <= 64 and w % 8 == 0:
-        _staged_update(Vm, torch.bmm(Tm.transpose(1, 2), _staged_vtc(Vm, C)).neg_(), C)
+        W = _staged_vtc(Vm, C) if STAGED_VTC else torch.bmm(Vm.transpose(1, 2), C)
+        _staged_update(Vm, torch.bmm(Tm.transpose(1, 2), W).neg_(), C)
         return
     fits = _tf32x3_fits(Vm, C)
     W = _tf32x3_vtc(Vm, C) if batch < VTC_BELOW and fits else torch.bmm(Vm.transpose(1, 2), C)

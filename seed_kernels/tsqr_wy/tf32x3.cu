@@ -453,11 +453,26 @@ __device__ __forceinline__ void xs_update(float* __restrict__ C, int ldc, long l
         const int r = row0 + wr + 16 * i + g + 8 * (q >> 1), c = col0 + wc + 8 * j + 2 * t + (q & 1);
         acc[i][j][q] = r < m && c < N ? C[(size_t)r * ldc + c] : 0.f;
       }
-  const int k = threadIdx.x & 63;
-  for (int r = threadIdx.x >> 6; r < BM; r += THREADS / 64)
-    if (k < w) Vs[r * XS_LD + k] = split2(row0 + r < m ? V[(size_t)(row0 + r) * ldv + k] : 0.f);
-  for (int kr = threadIdx.x >> 6; kr < w; kr += THREADS / 64)
-    Ws[kr * XS_LD + k] = split2(col0 + k < N ? W[(size_t)kr * ldw + col0 + k] : 0.f);
+  // every value a thread stages is loaded before any is stored (loops of fixed counts), so the loads are in flight
+  // together: a loop bounded by w or m issued them one round trip at a time (2.0 ms on 640x512's first update, where
+  // cuBLAS takes 0.8; H100, 2026-12-05)
+  constexpr int STEP = THREADS / 64, NVS = BM / STEP, NWS = 64 / STEP;
+  const int k = threadIdx.x & 63, r0 = threadIdx.x >> 6;
+  float vs[NVS], ws[NWS];
+#pragma unroll
+  for (int q = 0; q < NVS; ++q) {
+    const int r = row0 + r0 + STEP * q;
+    vs[q] = k < w && r < m ? V[(size_t)r * ldv + k] : 0.f;
+  }
+#pragma unroll
+  for (int q = 0; q < NWS; ++q) {
+    const int kr = r0 + STEP * q;
+    ws[q] = kr < w && col0 + k < N ? W[(size_t)kr * ldw + col0 + k] : 0.f;
+  }
+#pragma unroll
+  for (int q = 0; q < NVS; ++q) Vs[(r0 + STEP * q) * XS_LD + k] = split2(vs[q]);
+#pragma unroll
+  for (int q = 0; q < NWS; ++q) Ws[(r0 + STEP * q) * XS_LD + k] = split2(ws[q]);
   __syncthreads();
   for (int k0 = 0; k0 < w; k0 += 8) {
     unsigned ah[2][4], al[2][4], bh[4][2], bl[4][2];
