@@ -109,9 +109,9 @@ LOOKAHEAD_BELOW = 48  # @tune LOOKAHEAD_BELOW: 0 16 48 64 256
 
 STAGED_FROM = 0  # @tune STAGED_FROM: 0 256
 
-STAGED_ROWS = 64  # @tune STAGED_ROWS: 64 128
+STAGED_ROWS = 64  # x3s_update64 or 128 (with STAGED_FROM)
 
-STAGED_VTC = 1  # @tune STAGED_VTC: 0 1
+STAGED_VTC = 1  # V^T C by x3s_vtc (1) or cuBLAS (0) (with STAGED_FROM)
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
 _COMMON = Path(__file__).with_name("common.cu").read_text()  # defines and helpers of the modules below
