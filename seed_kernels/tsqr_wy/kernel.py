@@ -18,10 +18,11 @@ The matrix is walked in panels of NB columns. A panel is factored by the first o
   build_t.
 The trailing columns get Q_panel^T = I - V T^T V^T (`_apply`): in one kernel in split TF32 (tf32x3_apply) for
 batches of APPLY_FROM to APPLY_BELOW and panels of at most APPLY_ROWS rows; otherwise as three batched GEMMs,
-V^T C and C -= V W in split TF32: staged through shared memory from STAGED_FROM matrices (x3s_vtc, x3s_update),
-for small batches by tf32x3_vtc and tf32x3_update (VTC_BELOW and TF32X3_BELOW), and by cuBLAS in FP32 for the rest; trail_update does it in one kernel below FUSED_BELOW. With OUTER_NB, panels are gathered into
-blocks of that many columns whose merged reflectors update the columns beyond in one pass (`_Outer`), for batches
-of at least OUTER_FROM. Batches of at most GRAPH_BYTES run the panel loop as one CUDA graph, and under
+V^T C and C -= V W in split TF32 for small batches (tf32x3.cu, VTC_BELOW and TF32X3_BELOW) and by cuBLAS in FP32
+for the rest (x3s_vtc and x3s_update, split TF32 staged through shared memory, from STAGED_FROM matrices: off);
+trail_update does it in one kernel below FUSED_BELOW. With OUTER_NB, panels are gathered into blocks of that many
+columns whose merged reflectors update the columns beyond in one pass (`_Outer`), for batches of at least
+OUTER_FROM. Batches of at most GRAPH_BYTES run the panel loop as one CUDA graph, and under
 LOOKAHEAD_BELOW the graph factors the next panel on a second stream beside the trailing update (`_lookahead`).
 Small batches get blocks of NWARPS_WIDE warps. Kernels are compiled with NVRTC through CuPy, each module on first
 use (the modules the defaults use are made at import, for a harness that compiles them side by side), and launched
@@ -107,7 +108,7 @@ APPLY_BELOW = 256  # @tune APPLY_BELOW: 64 256 1024
 
 LOOKAHEAD_BELOW = 48  # @tune LOOKAHEAD_BELOW: 0 16 48 64 256
 
-STAGED_FROM = 0  # @tune STAGED_FROM: 0 256
+STAGED_FROM = 0  # batches from which x3s_vtc and x3s_update carry _apply (0: none; slower: NOTES.md)
 
 STAGED_ROWS = 64  # x3s_update64 or 128 (with STAGED_FROM)
 
@@ -126,14 +127,22 @@ _MODULES = {}
 
 
 def _module(source, warps=None):
-    """The module of `source`, made once: qr.cu, reg_panel.cu or cols.cu for blocks of `warps` warps, or
+    """The module of `source`, made once: qr.cu or reg_panel.cu for blocks of `warps` warps, or cols.cu or
     tf32x3.cu (no warps). CuPy compiles a module on its first get_function."""
     if (source, warps) not in _MODULES:
-        options = ("--std=c++17",) if warps is None else (
-            "--std=c++17", f"-DNB={NB}", f"-DNWARPS={warps}", f"-DGRAM_ROWS={GRAM_ROWS}",
-            f"-DMB_CLUSTER={MB_CLUSTER or 8}")
+        values = {"NB": NB, "NWARPS": warps, "GRAM_ROWS": GRAM_ROWS, "MB_CLUSTER": MB_CLUSTER or 8}
+        options = ("--std=c++17", *(f"-D{name}={values[name]}" for name in _DEFINES.get(source, ())))
         _MODULES[source, warps] = cp.RawModule(code=source, options=options)
     return _MODULES[source, warps]
+
+
+# The defines each module reads (common.cu's defaults stand for the others, which it does not use): a tune move
+# recompiles only the modules that read what it changed, and a candidate's import waits for those alone. cols.cu
+# read none but MB_CLUSTER, reg_panel.cu not GRAM_ROWS, yet each was compiled with all four, so a GRAM_ROWS or
+# NWARPS move recompiled cols.cu (the slowest, 2.6 s with nvcc for sm_90 on a 2-core CPU) and reg_panel.cu (2.6 s)
+# beside qr.cu (1.2 s): the same binaries (nvcc's cubins compared, 2026-12-05), compiled again.
+_DEFINES = {_SOURCE: ("NB", "NWARPS", "GRAM_ROWS", "MB_CLUSTER"), _REG_SOURCE: ("NB", "NWARPS", "MB_CLUSTER"),
+            _COL_SOURCE: ("MB_CLUSTER",)}
 
 
 def _build(warps):
@@ -160,7 +169,7 @@ def _kernels(warps):
 # The modules the defaults use, made at import (not compiled: CuPy compiles on first use), so that a harness that
 # compiles the modules made at import side by side (evolve's judge: qrjudge/ahead.py) has them all at once instead
 # of one by one as the calls reach them
-_AT_IMPORT = [(_SOURCE, NWARPS), (_COL_SOURCE, NWARPS), (_TF32X3_SOURCE, None)]
+_AT_IMPORT = [(_SOURCE, NWARPS), (_COL_SOURCE, None), (_TF32X3_SOURCE, None)]
 if NB == 32:  # reg_panel takes panels only with a lane per column
     _AT_IMPORT.append((_REG_SOURCE, RP_WARPS))
 for _source, _warps in _AT_IMPORT:
@@ -180,7 +189,7 @@ def _in_register_kernel(name):
     other modules leave them out and only a call that takes them pays for them."""
     if name not in _REGISTERS:
         cols = name.startswith(("col", "lane_"))
-        module = _module(_COL_SOURCE, NWARPS) if cols else _module(_REG_SOURCE, RP_WARPS)
+        module = _module(_COL_SOURCE) if cols else _module(_REG_SOURCE, RP_WARPS)
         for kernel in ((*_WHOLE, *_COLK, "col_panel4", "col_panel8", "col_panel16", "col_panel32", "col_cluster4",
                         "col_cluster8", "col_cluster16") if cols else
                        ("reg_panel1", "reg_panel2", "reg_panel4", "reg_cluster1", "reg_cluster2")):
@@ -590,7 +599,9 @@ def _apply(Vm, Tm, C):
     W = V^T C (for batches under VTC_BELOW by tf32x3_vtc, split over chunks of rows), W = T^T W, and C -= V W (for
     batches under TF32X3_BELOW and C of at least TF32X3_ROWS rows by tf32x3_update); the rest by cuBLAS in FP32.
     There the split-TF32 kernels took 2x4096 from 32.7 to 26.2 ms and 8x2048 from 13.6 to 12.9 (V^T C 10.5 -> 4.0
-    ms on 2x4096), and lost to cuBLAS on 640x512 (8.3 against 7.7)."""
+    ms on 2x4096), and lost to cuBLAS on 640x512 (8.3 against 7.7). The staged pair (x3s_vtc, x3s_update: each value
+    split once into shared memory) lost too, on an H100 (2026-12-05): 640x512 8.7-9.4 ms against cuBLAS's 8.0 in
+    every configuration (STAGED_ROWS, STAGED_VTC), so STAGED_FROM is 0."""
     batch, m, w = Vm.shape
     if APPLY_FROM <= batch < APPLY_BELOW and m <= APPLY_ROWS and _apply_fits(m, w):
         _tf32x3_apply(Vm, Tm, C)

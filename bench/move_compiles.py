@@ -1,0 +1,94 @@
+"""Which NVRTC modules each `tune` move of the QR seed compiles anew, and how long each takes: kernel.py run on a
+stand-in CuPy that records every RawModule (its source file and options) made at import and by reg_panel's first
+use (every benchmark shape above 192 takes it), against the seed's defaults; with nvcc on the PATH, each module
+compiled once for sm_90 (`-cubin`) and timed, so a move's import waits for its slowest module (the judge compiles
+them side by side: qrjudge/ahead.py). CPU only; the moves are those of bench/compiling_moves.txt and every other
+@tune choice that changes a module.
+
+    python bench/move_compiles.py [--no-time] [KERNEL_DIR]     (default seed_kernels/tsqr_wy; a minute with nvcc)
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import types
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FILES = ("qr.cu", "cols.cu", "reg_panel.cu", "tf32x3.cu")
+
+
+def modules(kernel_dir: Path, overrides: dict[str, str]) -> set[tuple[str, tuple[str, ...]]]:
+    """(file, options) of each module kernel.py makes with `overrides`: at import, and reg_panel's."""
+    made: set[tuple[str, tuple[str, ...]]] = set()
+    texts = {name: (kernel_dir / name).read_text() for name in FILES}
+
+    def raw_module(code: str, options: tuple[str, ...]) -> types.SimpleNamespace:
+        name = next(n for n, text in texts.items() if code.endswith(text))
+        made.add((name, tuple(options)))
+        return types.SimpleNamespace(get_function=lambda kernel: types.SimpleNamespace())
+
+    cupy = types.ModuleType("cupy")
+    cupy.RawModule = raw_module
+    cupy.int32 = cupy.int64 = cupy.uint64 = int
+    sys.modules["cupy"] = cupy
+    text = (kernel_dir / "kernel.py").read_text()
+    for name, value in overrides.items():
+        text, count = re.subn(rf"^{name} = [^\s#]+(?=\s*(#.*)?$)", f"{name} = {value}", text, flags=re.MULTILINE)
+        assert count == 1, name
+    module = types.ModuleType("kernel")
+    module.__file__ = str(kernel_dir / "kernel.py")
+    exec(compile(text, module.__file__, "exec"), module.__dict__)
+    if module.NB == 32:
+        module._in_register_kernel("reg_panel1")
+    return made
+
+
+def nvcc_seconds(kernel_dir: Path, name: str, options: tuple[str, ...]) -> float:
+    source = (kernel_dir / "common.cu").read_text() * (name != "tf32x3.cu") + (kernel_dir / name).read_text()
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "module.cu"
+        path.write_text(source)
+        start = time.perf_counter()
+        subprocess.run(["nvcc", "-arch=sm_90", "-cubin", *options, str(path), "-o", str(path.with_suffix(".cubin"))],
+                       check=True, capture_output=True)
+        return time.perf_counter() - start
+
+
+def main(argv: list[str]) -> int:
+    timing = shutil.which("nvcc") is not None and "--no-time" not in argv
+    argv = [a for a in argv if a != "--no-time"]
+    kernel_dir = Path(argv[0]) if argv else ROOT / "seed_kernels" / "tsqr_wy"
+    text = (kernel_dir / "kernel.py").read_text()
+    choices = {m[0]: m[1].split() for m in re.findall(r"^(\w+) = \S+\s+# @tune \w+: (.*)$", text, re.MULTILINE)}
+    defaults = {m[0]: m[1] for m in re.findall(r"^(\w+) = (\S+)", text, re.MULTILINE)}
+    base = modules(kernel_dir, {})
+    seconds: dict[tuple[str, tuple[str, ...]], float] = {}
+    total = 0
+    print(f"{kernel_dir}: {len(base)} modules with the defaults")
+    for name, values in choices.items():
+        for value in values:
+            if value == defaults[name]:
+                continue
+            new = sorted(modules(kernel_dir, {name: value}) - base)
+            if not new:
+                continue
+            total += 1
+            if timing:
+                for key in new:
+                    seconds.setdefault(key, nvcc_seconds(kernel_dir, *key))
+            parts = [f"{file}" + (f" {seconds[(file, options)]:.1f} s" if timing else "") for file, options in new]
+            slowest = max((seconds[key] for key in new), default=0.0) if timing else 0.0
+            print(f"  {name}={value}: {len(new)} module(s): {', '.join(parts)}"
+                  + (f"; the import waits {slowest:.1f} s" if timing else ""))
+    print(f"{total} moves compile")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
