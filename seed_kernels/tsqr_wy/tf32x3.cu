@@ -397,7 +397,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) tf32x3_apply(float* __restr
     }
 }
 
-// Staged split TF32 (x3s_vtc32/64, x3s_update64/128), for the trailing updates cuBLAS's FP32 GEMMs carry: every
+// Staged split TF32 (x3s_vtc32/64, x3s_update64/128, x3s_strip), for the trailing updates cuBLAS's FP32 GEMMs carry: every
 // value of V, C and Wn a block uses is split once into (hi, lo), stored as a uint2 in shared memory, and the MMA
 // loop is loads and MMAs only (16 64-bit loads a step of 24 MMAs). tf32x3_vtc/update split every fragment in every
 // warp that uses it, from global memory, which made them lose to cuBLAS on 640x512 (above). Staged tiles are XS_LD
@@ -508,6 +508,90 @@ extern "C" __global__ void __launch_bounds__(256) x3s_update128(float* __restric
                                                                 long long vstride, const float* __restrict__ W,
                                                                 int ldw, long long wstride, int m, int N, int w) {
   xs_update<128>(C, ldc, cstride, V, ldv, vstride, W, ldw, wstride, m, N, w);
+}
+
+// x3s_update's product over a strip: C (m x N) += V (m x w) Wn (w x N), a block on 64 columns of C and, from row
+// tile blockIdx.y, every gridDim.y-th tile of 64 rows. Wn's 64 columns are split into shared memory once a block
+// (x3s_update splits them again for every tile of rows); the next tile's V and C are loaded into registers while this
+// tile's MMAs run (x3s_update's block loads, then computes, then stores, once). 4 warps, a warp on 32 x 32 of a tile.
+// Grid: (ceil(N / 64), row groups, batch); dynamic shared memory 128 * XS_LD uint2.
+extern "C" __global__ void __launch_bounds__(128) x3s_strip(float* __restrict__ C, int ldc, long long cstride,
+                                                            const float* __restrict__ V, int ldv, long long vstride,
+                                                            const float* __restrict__ W, int ldw, long long wstride,
+                                                            int m, int N, int w) {
+  extern __shared__ uint2 xs_smem[];
+  uint2* Vs = xs_smem;          // 64 x XS_LD: the tile's rows of V
+  uint2* Ws = Vs + 64 * XS_LD;  // 64 x XS_LD: Wn's columns col0 .. col0 + 63
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int col0 = blockIdx.x * 64, wr = (warp >> 1) * 32, wc = (warp & 1) * 32;
+  const int k = threadIdx.x & 63, r0 = threadIdx.x >> 6;  // a thread stages column k of rows r0, r0 + 2, ...
+  C += blockIdx.z * cstride;
+  V += blockIdx.z * vstride;
+  W += blockIdx.z * wstride;
+  {
+    float ws[32];
+#pragma unroll
+    for (int q = 0; q < 32; ++q) {
+      const int kr = r0 + 2 * q;
+      ws[q] = kr < w && col0 + k < N ? W[(size_t)kr * ldw + col0 + k] : 0.f;
+    }
+#pragma unroll
+    for (int q = 0; q < 32; ++q) Ws[(r0 + 2 * q) * XS_LD + k] = split2(ws[q]);
+  }
+  float vr[32], cr[2][4][4];
+  auto fetch = [&](int row0) {
+#pragma unroll
+    for (int q = 0; q < 32; ++q) {
+      const int r = row0 + r0 + 2 * q;
+      vr[q] = k < w && r < m ? V[(size_t)r * ldv + k] : 0.f;
+    }
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const int r = row0 + wr + 16 * i + g + 8 * (q >> 1), c = col0 + wc + 8 * j + 2 * t + (q & 1);
+          cr[i][j][q] = r < m && c < N ? C[(size_t)r * ldc + c] : 0.f;
+        }
+  };
+  const int step = gridDim.y * 64;
+  int row0 = blockIdx.y * 64;
+  if (row0 < m) fetch(row0);
+  for (; row0 < m; row0 += step) {
+    __syncthreads();  // every warp's MMAs of the previous tile are done with Vs
+#pragma unroll
+    for (int q = 0; q < 32; ++q) Vs[(r0 + 2 * q) * XS_LD + k] = split2(vr[q]);
+    float acc[2][4][4];
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) acc[i][j][q] = cr[i][j][q];
+    __syncthreads();
+    if (row0 + step < m) fetch(row0 + step);
+    for (int k0 = 0; k0 < w; k0 += 8) {
+      unsigned ah[2][4], al[2][4], bh[4][2], bl[4][2];
+#pragma unroll
+      for (int i = 0; i < 2; ++i) frag_a_rows(Vs + (wr + 16 * i + g) * XS_LD + k0 + t, ah[i], al[i]);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) frag_b(Ws + (k0 + t) * XS_LD + wc + 8 * j + g, XS_LD, bh[j], bl[j]);
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) mma3(acc[i][j], ah[i], al[i], bh[j], bl[j]);
+    }
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const int r = row0 + wr + 16 * i + g + 8 * (q >> 1), c = col0 + wc + 8 * j + 2 * t + (q & 1);
+          if (r < m && c < N) C[(size_t)r * ldc + c] = acc[i][j][q];
+        }
+  }
 }
 
 // P (WR x NC tile of w x N, chunk blockIdx.y of each matrix's chunks) = V(r0:r1, :)^T C(r0:r1, :) over the

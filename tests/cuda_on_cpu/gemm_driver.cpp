@@ -1,6 +1,7 @@
 // Runs one of tf32x3.cu's staged GEMMs through emu.h on operands read from a file, launched as kernel.py's
 // _staged_update and _staged_vtc launch them. KERNEL_FILE is tf32x3.cu; KERNEL names the kernel.
 //   -DEMU_UPDATE (x3s_update64, 128):  driver IN OUT BATCH M N W THREADS SHARED SEED BM
+//   -DEMU_UPDATE -DEMU_STRIP (x3s_strip): driver IN OUT BATCH M N W THREADS SHARED SEED GROUPS (of 64-row tiles)
 //        IN: V (BATCH x M x W), Wn (BATCH x W x N), C (BATCH x M x N); OUT: C += V Wn
 //   -DEMU_VTC (x3s_vtc32, 64):        driver IN OUT BATCH M N W THREADS SHARED SEED ROWS
 //        IN: V (BATCH x M x W), C (BATCH x M x N); OUT: P (BATCH x chunks x W x N), chunk c = V^T C over its ROWS rows
@@ -29,7 +30,11 @@ int main(int argc, char** argv) {
   if (std::fread(C.data(), sizeof(float), C.size(), in) != C.size()) return 2;
   std::fclose(in);
 #ifdef EMU_UPDATE
+#ifdef EMU_STRIP
+  const dim3 grid{(unsigned)((N + 63) / 64), (unsigned)last, (unsigned)batch};
+#else
   const dim3 grid{(unsigned)((N + 63) / 64), (unsigned)((m + last - 1) / last), (unsigned)batch};
+#endif
   emu::launch(grid, threads, 1, seed, shared_bytes, [&] {
     KERNEL(C.data(), N, (long long)m * N, V.data(), w, (long long)m * w, W.data(), N, (long long)w * N, m, N, w);
   });
