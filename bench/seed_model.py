@@ -511,13 +511,15 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             for chunk in range(chunks):
                 r = slice(chunk * rows, min(m, (chunk + 1) * rows))
                 P[:, chunk] = tf32x3_matmul(V[:, r, :w].transpose(1, 2), C[:, r, :N])
-        elif name in ("x3s_update64", "x3s_update128", "x3s_strip"):  # tests/test_cuda_on_cpu.py runs their code
-            C, ldc, cstride, V, ldv, vstride, W, ldw, wstride, m, N, w = args
-            rows = 64 if name == "x3s_strip" else int(name.removeprefix("x3s_update"))
-            groups = grid[1] if name == "x3s_strip" else -(-m // rows)  # x3s_strip: any number of row groups
-            assert block == (128 if name == "x3s_strip" else 2 * rows,), block
+        elif name in ("x3s_update64", "x3s_update128", "x3s_strip", "x3f_strip"):  # tests/test_cuda_on_cpu.py runs
+            C, ldc, cstride, V, ldv, vstride, W, ldw, wstride, m, N, w = args  # their code
+            strip = name.endswith("strip")
+            rows = 64 if strip else int(name.removeprefix("x3s_update"))
+            groups = grid[1] if strip else -(-m // rows)  # a strip: any number of row groups
+            assert block == (128 if strip else 2 * rows,), block
             assert grid == (-(-N // 64), groups, C.shape[0]) and 1 <= groups <= -(-m // rows), (grid, C.shape)
-            assert shared_mem == (rows + 64) * 68 * 8 and w <= 64 and w % 8 == 0, (shared_mem, w)
+            shared = 64 * 1024 if name == "x3f_strip" else (rows + 64) * 68 * 8
+            assert shared_mem == shared and w <= 64 and w % 8 == 0, (shared_mem, w)
             assert (ldc, cstride, ldv, vstride, ldw, wstride) == (C.stride(1), C.stride(0), V.stride(1),
                                                                    V.stride(0), W.stride(1), W.stride(0))
             C[:, :m, :N] += tf32x3_matmul(V[:, :m, :w], W[:, :w, :N])
@@ -651,6 +653,8 @@ def main() -> int:
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "STAGED_FROM": 1,
                        "STAGED_ROWS": 128},  # and x3s_vtc64 (64 wide), x3s_update128
                       {**base, "MB_BELOW": 0, "STAGED_FROM": 1, "STAGED_STRIP": 1},  # and x3s_strip
+                      {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "STAGED_FROM": 1,
+                       "STAGED_STRIP": 2},  # and x3f_strip
                       *({**base, "MB_BELOW": 0, "OUTER_FROM": 0, **outer} for outer in
                       ({"OUTER_NB": 64}, {"NB": 16, "OUTER_NB": 64}, {"OUTER_NB": 96}))):
         NB = int(overrides.get("NB", 32))  # what the stand-ins read, as qr.cu is compiled with -DNB

@@ -278,6 +278,8 @@ def staged(tmp_path: Path, kernel: str, operands: list[torch.Tensor], shape: tup
     ("x3s_update128", 1, 150, 30, 40, 128),  # a tile of 128 rows, 8 warps
     ("x3s_strip", 1, 200, 70, 24, 1),     # one block a strip: four tiles of rows, the last cut short
     ("x3s_strip", 2, 150, 40, 64, 2),     # two groups: tiles 0 and 2, and 1
+    ("x3f_strip", 1, 200, 70, 24, 1),     # fragment-major: the same two
+    ("x3f_strip", 2, 150, 40, 64, 2),
 ])
 def test_the_staged_update_adds_v_times_wn_in_split_tf32(tmp_path: Path, kernel: str, batch: int, m: int, N: int,
                                                          w: int, last: int) -> None:

@@ -114,7 +114,7 @@ STAGED_ROWS = 64  # x3s_update64 or 128 (with STAGED_FROM)
 
 STAGED_VTC = 1  # V^T C by x3s_vtc (1) or cuBLAS (0) (with STAGED_FROM)
 
-STAGED_STRIP = 0  # C += V Wn by x3s_strip (1) or x3s_update (0) (with STAGED_FROM)
+STAGED_STRIP = 0  # C += V Wn by x3s_update (0), x3s_strip (1) or x3f_strip (2) (with STAGED_FROM)
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
 _COMMON = Path(__file__).with_name("common.cu").read_text()  # defines and helpers of the modules below
@@ -215,7 +215,7 @@ _XS_LD = 68  # tf32x3.cu's XS_LD: a staged tile's row stride, in (hi, lo) pairs 
 # rows of V (up to 64 columns) and of C (4096 / WR columns)
 _STAGED = {"x3s_update64": (128, (64 + 64) * _XS_LD * 8), "x3s_update128": (256, (128 + 64) * _XS_LD * 8),
            "x3s_vtc32": (128, 32 * (_XS_LD + 128 + 4) * 8), "x3s_vtc64": (128, 32 * (_XS_LD + 64 + 4) * 8),
-           "x3s_strip": (128, (64 + 64) * _XS_LD * 8)}
+           "x3s_strip": (128, (64 + 64) * _XS_LD * 8), "x3f_strip": (128, 64 * 1024)}
 
 
 def _tf32x3(name):
@@ -659,11 +659,11 @@ def _tf32x3_update(Vm, Wn, C):
 
 def _staged_update(Vm, Wn, C):
     """C += V Wn by x3s_update, a STAGED_ROWS x 64 tile of C a block, V's rows and Wn's columns split once each; or
-    with STAGED_STRIP by x3s_strip, 64 columns of C a block over every few tiles of 64 rows (row groups enough for
-    about four blocks an SM)."""
+    with STAGED_STRIP by x3s_strip (1) or x3f_strip (2, fragment-major), 64 columns of C a block over every few tiles
+    of 64 rows (row groups enough for about four blocks an SM)."""
     batch, m, w = Vm.shape
     N = C.shape[2]
-    name = "x3s_strip" if STAGED_STRIP else f"x3s_update{STAGED_ROWS}"
+    name = ("x3s_strip", "x3f_strip")[STAGED_STRIP - 1] if STAGED_STRIP else f"x3s_update{STAGED_ROWS}"
     threads, shared = _STAGED[name]
     tiles = -(-m // (64 if STAGED_STRIP else STAGED_ROWS))
     if STAGED_STRIP:

@@ -397,7 +397,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) tf32x3_apply(float* __restr
     }
 }
 
-// Staged split TF32 (x3s_vtc32/64, x3s_update64/128, x3s_strip), for the trailing updates cuBLAS's FP32 GEMMs carry: every
+// Staged split TF32 (x3s_vtc32/64, x3s_update64/128, x3s_strip, x3f_strip), for the trailing updates cuBLAS's FP32 GEMMs carry: every
 // value of V, C and Wn a block uses is split once into (hi, lo), stored as a uint2 in shared memory, and the MMA
 // loop is loads and MMAs only (16 64-bit loads a step of 24 MMAs). tf32x3_vtc/update split every fragment in every
 // warp that uses it, from global memory, which made them lose to cuBLAS on 640x512 (above). Staged tiles are XS_LD
@@ -577,6 +577,132 @@ extern "C" __global__ void __launch_bounds__(128) x3s_strip(float* __restrict__ 
       for (int i = 0; i < 2; ++i) frag_a_rows(Vs + (wr + 16 * i + g) * XS_LD + k0 + t, ah[i], al[i]);
 #pragma unroll
       for (int j = 0; j < 4; ++j) frag_b(Ws + (k0 + t) * XS_LD + wc + 8 * j + g, XS_LD, bh[j], bl[j]);
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) mma3(acc[i][j], ah[i], al[i], bh[j], bl[j]);
+    }
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const int r = row0 + wr + 16 * i + g + 8 * (q >> 1), c = col0 + wc + 8 * j + 2 * t + (q & 1);
+          if (r < m && c < N) C[(size_t)r * ldc + c] = acc[i][j][q];
+        }
+  }
+}
+
+// Fragment-major staging (x3f_strip, x3f_vtc): nvcc's code for x3s_update's MMA loop is 314 instructions a trip of 48
+// MMAs, 226 of them moves (MOV, IMAD.MOV) that gather the hi halves, then the lo halves, of four uint2 loads into the
+// consecutive registers an MMA's operand takes (bench/sass_stats.py, cuobjdump). Here each lane's fragment is stored
+// whole: an A fragment's a0..a3 as one uint4 of hi halves and one of lo halves (A_hi[(tile * 8 + step) * 32 + lane]),
+// a B fragment's b0, b1 as one uint2 each, so a step of 24 MMAs loads 12 times and moves nothing. A value's place:
+// A (row r of the 16-row tile, column k of the 8-wide step) lane 4 (r % 8) + k % 4, slot (r >= 8) + 2 (k >= 4);
+// B (row k, column c of the 8-wide tile) lane 4 c + k % 4, slot (k >= 4). The staging thread of each value is chosen
+// so that a warp's 32 stores hit 32 banks: lane bits 0-2 are k % 8, bits 3-4 r % 2 and r >= 8 (A) or c % 4 (B).
+
+// A (rows r0 + 16 .. of V, 8 steps) and B (Wn's 64 columns) of x3f_strip, as 32-bit words of the planes
+__device__ __forceinline__ void frag_store_a(unsigned* hi, unsigned* lo, int tile, int step, int r, int k, float x) {
+  const int at = ((tile * 8 + step) * 32 + 4 * (r & 7) + (k & 3)) * 4 + (r >> 3) + 2 * (k >> 2);
+  unsigned h, l;
+  split(x, h, l);
+  hi[at] = h, lo[at] = l;
+}
+__device__ __forceinline__ void frag_store_b(unsigned* hi, unsigned* lo, int tile, int step, int k, int c, float x) {
+  const int at = ((tile * 8 + step) * 32 + 4 * c + (k & 3)) * 2 + (k >> 2);
+  unsigned h, l;
+  split(x, h, l);
+  hi[at] = h, lo[at] = l;
+}
+
+// x3s_strip's product (C (m x N) += V (m x w) Wn (w x N), a block on 64 columns of C and, from row tile blockIdx.y,
+// every gridDim.y-th tile of 64 rows, Wn split once a block, the next tile loaded during this tile's MMAs) with
+// fragment-major staging. Grid: (ceil(N / 64), row groups, batch); dynamic shared memory 64 KiB: A's planes (4 tiles
+// of 16 rows x 8 steps x 32 lanes, uint4 each) and B's (8 tiles of 8 columns x 8 steps x 32 lanes, uint2 each).
+extern "C" __global__ void __launch_bounds__(128) x3f_strip(float* __restrict__ C, int ldc, long long cstride,
+                                                            const float* __restrict__ V, int ldv, long long vstride,
+                                                            const float* __restrict__ W, int ldw, long long wstride,
+                                                            int m, int N, int w) {
+  extern __shared__ uint4 xf_smem[];
+  uint4 *Ah = xf_smem, *Al = Ah + 1024;
+  uint2 *Bh = reinterpret_cast<uint2*>(Al + 1024), *Bl = Bh + 2048;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int col0 = blockIdx.x * 64, wr = (warp >> 1) * 32, wc = (warp & 1) * 32;
+  const int kl = lane & 7, lo3 = (lane >> 3) & 1, hi4 = lane >> 4;  // the staging lane's k % 8 and its two other bits
+  C += blockIdx.z * cstride;
+  V += blockIdx.z * vstride;
+  W += blockIdx.z * wstride;
+  {  // Wn: combination warp + 4 q: step q' = combo & 7, c / 4 % 2 = combo >> 3 & 1, tile combo >> 4
+    float ws[32];
+#pragma unroll
+    for (int q = 0; q < 32; ++q) {
+      const int combo = warp + 4 * q, kr = 8 * (combo & 7) + kl, c = 8 * (combo >> 4) + 4 * ((combo >> 3) & 1) + lo3 + 2 * hi4;
+      ws[q] = kr < w && col0 + c < N ? W[(size_t)kr * ldw + col0 + c] : 0.f;
+    }
+#pragma unroll
+    for (int q = 0; q < 32; ++q) {
+      const int combo = warp + 4 * q, c = 4 * ((combo >> 3) & 1) + lo3 + 2 * hi4;
+      frag_store_b(reinterpret_cast<unsigned*>(Bh), reinterpret_cast<unsigned*>(Bl), combo >> 4, combo & 7, kl, c,
+                   ws[q]);
+    }
+  }
+  // V's tile: combination warp + 4 q: step combo & 7, (r % 8) / 2 = combo >> 3 & 3, tile combo >> 5; r % 2 and r >= 8
+  // from the lane
+  // (with warp < 4: combo >> 5 = q >> 3, combo >> 3 & 3 = q >> 1 & 3, combo & 7 = warp + 4 (q & 1))
+  auto vrow = [&](int q) { return 16 * (q >> 3) + 2 * ((q >> 1) & 3) + 8 * hi4 + lo3; };
+  float vr[32], cr[2][4][4];
+  auto fetch = [&](int row0) {  // int offsets from one pointer a tile: the tile of V and of C is far below 2^31
+    const float* vp = V + (size_t)(row0 + 8 * hi4 + lo3) * ldv + 8 * warp + kl;
+#pragma unroll
+    for (int q = 0; q < 32; ++q) {
+      const int r = row0 + vrow(q), k = 8 * (warp + 4 * (q & 1)) + kl;
+      vr[q] = k < w && r < m ? vp[(16 * (q >> 3) + 2 * ((q >> 1) & 3)) * ldv + 32 * (q & 1)] : 0.f;
+    }
+    const float* cp = C + (size_t)(row0 + wr + g) * ldc + col0 + wc + 2 * t;
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const int r = row0 + wr + 16 * i + g + 8 * (q >> 1), c = col0 + wc + 8 * j + 2 * t + (q & 1);
+          cr[i][j][q] = r < m && c < N ? cp[(16 * i + 8 * (q >> 1)) * ldc + 8 * j + (q & 1)] : 0.f;
+        }
+  };
+  const int stride = gridDim.y * 64;
+  int row0 = blockIdx.y * 64;
+  if (row0 < m) fetch(row0);
+  for (; row0 < m; row0 += stride) {
+    __syncthreads();  // every warp's MMAs of the previous tile are done with A's planes
+#pragma unroll
+    for (int q = 0; q < 32; ++q) {
+      frag_store_a(reinterpret_cast<unsigned*>(Ah), reinterpret_cast<unsigned*>(Al), q >> 3, warp + 4 * (q & 1),
+                   vrow(q) & 15, kl, vr[q]);
+    }
+    float acc[2][4][4];
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) acc[i][j][q] = cr[i][j][q];
+    __syncthreads();
+    if (row0 + stride < m) fetch(row0 + stride);
+    for (int step = 0; step < w / 8; ++step) {
+      unsigned ah[2][4], al[2][4], bh[4][2], bl[4][2];
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        const uint4 x = Ah[((wr / 16 + i) * 8 + step) * 32 + lane], y = Al[((wr / 16 + i) * 8 + step) * 32 + lane];
+        ah[i][0] = x.x, ah[i][1] = x.y, ah[i][2] = x.z, ah[i][3] = x.w;
+        al[i][0] = y.x, al[i][1] = y.y, al[i][2] = y.z, al[i][3] = y.w;
+      }
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const uint2 x = Bh[((wc / 8 + j) * 8 + step) * 32 + lane], y = Bl[((wc / 8 + j) * 8 + step) * 32 + lane];
+        bh[j][0] = x.x, bh[j][1] = x.y, bl[j][0] = y.x, bl[j][1] = y.y;
+      }
 #pragma unroll
       for (int i = 0; i < 2; ++i)
 #pragma unroll

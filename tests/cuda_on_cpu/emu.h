@@ -35,6 +35,9 @@ struct float2 {
 struct uint2 {
   unsigned x, y;
 };
+struct uint4 {
+  unsigned x, y, z, w;
+};
 inline float2 make_float2(float x, float y) { return {x, y}; }
 inline uint2 make_uint2(unsigned x, unsigned y) { return {x, y}; }
 inline unsigned __float_as_uint(float x) {
