@@ -523,11 +523,12 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             assert (ldc, cstride, ldv, vstride, ldw, wstride) == (C.stride(1), C.stride(0), V.stride(1),
                                                                    V.stride(0), W.stride(1), W.stride(0))
             C[:, :m, :N] += tf32x3_matmul(V[:, :m, :w], W[:, :w, :N])
-        elif name in ("x3s_vtc32", "x3s_vtc64"):
+        elif name in ("x3s_vtc32", "x3s_vtc64", "x3f_vtc"):
             V, ldv, vstride, w, C, ldc, cstride, m, N, P, rows = args
-            chunks, columns = P.shape[1], 4096 // int(name[-2:])  # W's rows (32 or 64) and columns a block
-            assert block == (128,) and grid == (-(-N // columns), chunks, V.shape[0]) and w <= int(name[-2:]), grid
-            assert shared_mem == 32 * (68 + columns + 4) * 8, shared_mem
+            most = 64 if name == "x3f_vtc" else int(name[-2:])  # W's rows (32 or 64) and columns a block
+            chunks, columns = P.shape[1], 4096 // most
+            assert block == (128,) and grid == (-(-N // columns), chunks, V.shape[0]) and w <= most, grid
+            assert shared_mem == (32 * 1024 if name == "x3f_vtc" else 32 * (68 + columns + 4) * 8), shared_mem
             assert (ldv, vstride, ldc, cstride) == (V.stride(1), V.stride(0), C.stride(1), C.stride(0))
             assert P.is_contiguous() and P.shape[2:] == (w, N) and chunks == -(-m // rows) and rows % 32 == 0
             if chunks > 1:
@@ -654,7 +655,7 @@ def main() -> int:
                        "STAGED_ROWS": 128},  # and x3s_vtc64 (64 wide), x3s_update128
                       {**base, "MB_BELOW": 0, "STAGED_FROM": 1, "STAGED_STRIP": 1},  # and x3s_strip
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "STAGED_FROM": 1,
-                       "STAGED_STRIP": 2},  # and x3f_strip
+                       "STAGED_STRIP": 2, "STAGED_VTC": 2},  # and x3f_strip, x3f_vtc
                       *({**base, "MB_BELOW": 0, "OUTER_FROM": 0, **outer} for outer in
                       ({"OUTER_NB": 64}, {"NB": 16, "OUTER_NB": 64}, {"OUTER_NB": 96}))):
         NB = int(overrides.get("NB", 32))  # what the stand-ins read, as qr.cu is compiled with -DNB

@@ -294,6 +294,8 @@ def test_the_staged_update_adds_v_times_wn_in_split_tf32(tmp_path: Path, kernel:
     ("x3s_vtc64", 1, 100, 70, 64, 64),  # two chunks, the second cut short; two column tiles
     ("x3s_vtc64", 2, 40, 20, 48, 64),   # one chunk; w between the tile's 32 and 64 rows
     ("x3s_vtc32", 1, 70, 130, 24, 96),  # 128 columns a block: two tiles, the second one column wide
+    ("x3f_vtc", 1, 100, 70, 64, 64),    # fragment-major: two chunks, two column tiles
+    ("x3f_vtc", 2, 70, 20, 24, 96),     # w short of a 16-row tile, one chunk of three stages, the last cut short
 ])
 def test_the_staged_vtc_sums_v_transposed_times_c_by_chunks(tmp_path: Path, kernel: str, batch: int, m: int,
                                                             N: int, w: int, rows: int) -> None:
@@ -308,14 +310,19 @@ def test_the_staged_vtc_sums_v_transposed_times_c_by_chunks(tmp_path: Path, kern
 
 
 def test_the_staged_kernels_give_the_same_bits_under_any_schedule_and_need_their_barrier(tmp_path: Path) -> None:
-    """x3s_vtc64 under two schedules gives the same bits; without the barrier between a chunk's staging and its
-    MMAs some warp reads a tile not yet written (NaN, as shared memory starts here) or the previous chunk's."""
+    """x3s_vtc64, x3f_vtc and x3f_strip under two schedules give the same bits; without the barrier between a
+    chunk's staging and its MMAs some warp of x3s_vtc64 reads a tile not yet written (NaN, as shared memory starts
+    here) or the previous chunk's."""
     V, C = torch.randn(1, 100, 64), torch.randn(1, 100, 70)
-    runs = [staged(tmp_path, "x3s_vtc64", [V, C], (1, 100, 70, 64), 64, seed) for seed in (1, 2)]
+    for kernel in ("x3s_vtc64", "x3f_vtc"):
+        runs = [staged(tmp_path, kernel, [V, C], (1, 100, 70, 64), 64, seed) for seed in (1, 2)]
+        assert torch.equal(runs[0], runs[1]), kernel
+    Wn = torch.randn(1, 64, 70)
+    runs = [staged(tmp_path, "x3f_strip", [V, Wn, C], (1, 100, 70, 64), 1, seed) for seed in (1, 2)]
     assert torch.equal(runs[0], runs[1])
     source = (SEED / "tf32x3.cu").read_text()
     barrier = "    __syncthreads();\n    if (rb + 32 < r1) fetch(rb + 32);\n"
-    assert source.count(barrier) == 1
+    assert source.count(barrier) == 2  # x3f_vtc's and x3s_vtc64's
     broken_dir = tmp_path / "broken"
     broken_dir.mkdir()
     broken = [staged(broken_dir, "x3s_vtc64", [V, C], (1, 100, 70, 64), 64, seed,

@@ -112,7 +112,7 @@ STAGED_FROM = 0  # batches from which x3s_vtc and x3s_update carry _apply (0: no
 
 STAGED_ROWS = 64  # x3s_update64 or 128 (with STAGED_FROM)
 
-STAGED_VTC = 1  # V^T C by x3s_vtc (1) or cuBLAS (0) (with STAGED_FROM)
+STAGED_VTC = 1  # V^T C by x3s_vtc (1), x3f_vtc (2, fragment-major) or cuBLAS (0) (with STAGED_FROM)
 
 STAGED_STRIP = 0  # C += V Wn by x3s_update (0), x3s_strip (1) or x3f_strip (2) (with STAGED_FROM)
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
@@ -215,7 +215,8 @@ _XS_LD = 68  # tf32x3.cu's XS_LD: a staged tile's row stride, in (hi, lo) pairs 
 # rows of V (up to 64 columns) and of C (4096 / WR columns)
 _STAGED = {"x3s_update64": (128, (64 + 64) * _XS_LD * 8), "x3s_update128": (256, (128 + 64) * _XS_LD * 8),
            "x3s_vtc32": (128, 32 * (_XS_LD + 128 + 4) * 8), "x3s_vtc64": (128, 32 * (_XS_LD + 64 + 4) * 8),
-           "x3s_strip": (128, (64 + 64) * _XS_LD * 8), "x3f_strip": (128, 64 * 1024)}
+           "x3s_strip": (128, (64 + 64) * _XS_LD * 8), "x3f_strip": (128, 64 * 1024),
+           "x3f_vtc": (128, 32 * 1024)}
 
 
 def _tf32x3(name):
@@ -674,13 +675,14 @@ def _staged_update(Vm, Wn, C):
 
 
 def _staged_vtc(Vm, C):
-    """V^T C by x3s_vtc32 or 64 (32 or 64 of W's rows, 128 or 64 of its columns a block), its rows split into
-    chunks of multiples of 32 rows until the grid has about four blocks an SM, the chunks' sums added up by torch."""
+    """V^T C by x3s_vtc32 or 64 (32 or 64 of W's rows, 128 or 64 of its columns a block) or, with STAGED_VTC = 2,
+    x3f_vtc (64 x 64), its rows split into chunks of multiples of 32 rows until the grid has about four blocks an SM,
+    the chunks' sums added up by torch."""
     batch, m, w = Vm.shape
     N = C.shape[2]
-    name = "x3s_vtc32" if w <= 32 else "x3s_vtc64"
+    name = "x3f_vtc" if STAGED_VTC == 2 else "x3s_vtc32" if w <= 32 else "x3s_vtc64"
     threads, shared = _STAGED[name]
-    tiles = -(-N // (128 if w <= 32 else 64))
+    tiles = -(-N // (128 if name == "x3s_vtc32" else 64))
     chunks = max(1, min(-(-m // 32), -(-4 * _sms(C.device) // (batch * tiles))))
     rows = -(-m // chunks // 32) * 32
     chunks = -(-m // rows)

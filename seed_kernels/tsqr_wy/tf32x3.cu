@@ -397,7 +397,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) tf32x3_apply(float* __restr
     }
 }
 
-// Staged split TF32 (x3s_vtc32/64, x3s_update64/128, x3s_strip, x3f_strip), for the trailing updates cuBLAS's FP32 GEMMs carry: every
+// Staged split TF32 (x3s_vtc32/64, x3s_update64/128, x3s_strip; fragment-major: x3f_strip, x3f_vtc), for the trailing updates cuBLAS's FP32 GEMMs carry: every
 // value of V, C and Wn a block uses is split once into (hi, lo), stored as a uint2 in shared memory, and the MMA
 // loop is loads and MMAs only (16 64-bit loads a step of 24 MMAs). tf32x3_vtc/update split every fragment in every
 // warp that uses it, from global memory, which made them lose to cuBLAS on 640x512 (above). Staged tiles are XS_LD
@@ -718,6 +718,87 @@ extern "C" __global__ void __launch_bounds__(128) x3f_strip(float* __restrict__ 
           if (r < m && c < N) C[(size_t)r * ldc + c] = acc[i][j][q];
         }
   }
+}
+
+// x3s_vtc64's product (P, a 64 x 64 tile of w x N for the chunk of `rows` rows from blockIdx.y * rows, = V^T C over
+// them; the next 32 rows loaded during these rows' MMAs) with fragment-major staging, 4 steps of 8 rows a stage:
+// A = V^T (A's row i is V's column i), B = C. Grid: (ceil(N / 64), chunks, batch); dynamic shared memory 32 KiB: A's
+// planes (4 tiles of 16 x 4 steps x 32 lanes, uint4 each), B's (8 tiles of 8 columns x 4 steps x 32 lanes, uint2).
+extern "C" __global__ void __launch_bounds__(128) x3f_vtc(const float* __restrict__ V, int ldv, long long vstride,
+                                                          int w, const float* __restrict__ C, int ldc,
+                                                          long long cstride, int m, int N, float* __restrict__ P,
+                                                          int rows) {
+  extern __shared__ uint4 xf_smem[];
+  uint4 *Ah = xf_smem, *Al = Ah + 512;
+  uint2 *Bh = reinterpret_cast<uint2*>(Al + 512), *Bl = Bh + 1024;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int col0 = blockIdx.x * 64, r0 = blockIdx.y * rows, r1 = min(m, r0 + rows);
+  const int wi = (warp & 1) * 32, wc = (warp >> 1) * 32;
+  const int kl = lane & 7, lo3 = (lane >> 3) & 1, hi4 = lane >> 4;  // staging: row k = 8 warp + kl of the 32
+  V += blockIdx.z * vstride;
+  C += blockIdx.z * cstride;
+  // a staged value's column, for q = 0 .. 15: V's i = 16 (q >> 2) + 8 hi4 + 2 (q & 3) + lo3 (A's tile q >> 2), C's
+  // c = 8 (q >> 1) + 4 (q & 1) + lo3 + 2 hi4 (B's tile q >> 1)
+  auto vcol = [&](int q) { return 16 * (q >> 2) + 8 * hi4 + 2 * (q & 3) + lo3; };
+  auto ccol = [&](int q) { return 8 * (q >> 1) + 4 * (q & 1) + lo3 + 2 * hi4; };
+  float vr[16], cr[16];
+  auto fetch = [&](int rb) {
+    const int r = rb + 8 * warp + kl;
+    const float* vp = V + (size_t)r * ldv;
+    const float* cp = C + (size_t)r * ldc + col0;
+#pragma unroll
+    for (int q = 0; q < 16; ++q) {
+      vr[q] = r < r1 && vcol(q) < w ? vp[vcol(q)] : 0.f;
+      cr[q] = r < r1 && col0 + ccol(q) < N ? cp[ccol(q)] : 0.f;
+    }
+  };
+  float acc[2][4][4] = {};
+  fetch(r0);
+  for (int rb = r0; rb < r1; rb += 32) {
+    __syncthreads();  // every warp's MMAs of the previous rows are done with the planes
+#pragma unroll
+    for (int q = 0; q < 16; ++q) {
+      const int i = vcol(q) & 15, c = ccol(q) & 7;
+      const int a = (((q >> 2) * 4 + warp) * 32 + 4 * (i & 7) + (kl & 3)) * 4 + (i >> 3) + 2 * (kl >> 2);
+      const int b = (((q >> 1) * 4 + warp) * 32 + 4 * c + (kl & 3)) * 2 + (kl >> 2);
+      unsigned h, l;
+      split(vr[q], h, l);
+      reinterpret_cast<unsigned*>(Ah)[a] = h, reinterpret_cast<unsigned*>(Al)[a] = l;
+      split(cr[q], h, l);
+      reinterpret_cast<unsigned*>(Bh)[b] = h, reinterpret_cast<unsigned*>(Bl)[b] = l;
+    }
+    __syncthreads();
+    if (rb + 32 < r1) fetch(rb + 32);
+#pragma unroll
+    for (int step = 0; step < 4; ++step) {
+      unsigned ah[2][4], al[2][4], bh[4][2], bl[4][2];
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const uint4 x = Ah[((wi / 16 + e) * 4 + step) * 32 + lane], y = Al[((wi / 16 + e) * 4 + step) * 32 + lane];
+        ah[e][0] = x.x, ah[e][1] = x.y, ah[e][2] = x.z, ah[e][3] = x.w;
+        al[e][0] = y.x, al[e][1] = y.y, al[e][2] = y.z, al[e][3] = y.w;
+      }
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const uint2 x = Bh[((wc / 8 + j) * 4 + step) * 32 + lane], y = Bl[((wc / 8 + j) * 4 + step) * 32 + lane];
+        bh[j][0] = x.x, bh[j][1] = x.y, bl[j][0] = y.x, bl[j][1] = y.y;
+      }
+#pragma unroll
+      for (int e = 0; e < 2; ++e)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) mma3(acc[e][j], ah[e], al[e], bh[j], bl[j]);
+    }
+  }
+  float* out = P + ((size_t)blockIdx.z * gridDim.y + blockIdx.y) * w * N;
+#pragma unroll
+  for (int e = 0; e < 2; ++e)
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int i = wi + 16 * e + g + 8 * (q >> 1), c = col0 + wc + 8 * j + 2 * t + (q & 1);
+        if (i < w && c < N) out[(size_t)i * N + c] = acc[e][j][q];
+      }
 }
 
 // P (WR x NC tile of w x N, chunk blockIdx.y of each matrix's chunks) = V(r0:r1, :)^T C(r0:r1, :) over the

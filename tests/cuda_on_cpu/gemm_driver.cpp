@@ -3,11 +3,13 @@
 //   -DEMU_UPDATE (x3s_update64, 128):  driver IN OUT BATCH M N W THREADS SHARED SEED BM
 //   -DEMU_UPDATE -DEMU_STRIP (x3s_strip): driver IN OUT BATCH M N W THREADS SHARED SEED GROUPS (of 64-row tiles)
 //        IN: V (BATCH x M x W), Wn (BATCH x W x N), C (BATCH x M x N); OUT: C += V Wn
-//   -DEMU_VTC (x3s_vtc32, 64):        driver IN OUT BATCH M N W THREADS SHARED SEED ROWS
+//   -DEMU_VTC (x3s_vtc32, 64, x3f_vtc): driver IN OUT BATCH M N W THREADS SHARED SEED ROWS
 //        IN: V (BATCH x M x W), C (BATCH x M x N); OUT: P (BATCH x chunks x W x N), chunk c = V^T C over its ROWS rows
 // All row-major float32, every matrix dense (row strides W, N; matrix strides their sizes).
 #include "emu.h"
 #include KERNEL_FILE
+#define QUOTED(x) #x
+#define NAME(x) QUOTED(x)
 
 int main(int argc, char** argv) {
   if (argc != 11) {
@@ -40,7 +42,7 @@ int main(int argc, char** argv) {
   });
   const std::vector<float>& result = C;
 #else
-  const int columns = w <= 32 ? 128 : 64, chunks = (m + last - 1) / last;
+  const int columns = std::strcmp(NAME(KERNEL), "x3s_vtc32") == 0 ? 128 : 64, chunks = (m + last - 1) / last;
   std::vector<float> P((size_t)batch * chunks * w * N);
   const dim3 grid{(unsigned)((N + columns - 1) / columns), (unsigned)chunks, (unsigned)batch};
   emu::launch(grid, threads, 1, seed, shared_bytes, [&] {
