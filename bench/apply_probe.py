@@ -1,12 +1,12 @@
 """One trailing update of tsqr_wy (C = (I - V T V^T)^T C) timed several ways on the GPU: tf32x3_apply (one
 kernel, the tile in shared memory), cuBLAS's three FP32 GEMMs (kernel.py's _apply with APPLY_ROWS = 0 and no
-split TF32), the split-TF32 pair tf32x3_vtc + tf32x3_update, the staged pairs x3s_vtc + x3s_update64 or x3s_strip
-and x3f_vtc + x3f_strip, each update also after cuBLAS's V^T C; then each half alone (V^T C: cuBLAS, x3s_vtc,
-x3f_vtc; C += V Wn: cuBLAS, x3s_update64 and 128, x3s_strip, x3f_strip). Milliseconds per call by CUDA events,
-median of 20, and each one's largest error against float64 relative to the result's largest value. Shapes:
-640x512's first outer block (w = 64, 512 rows, 448 columns), its fourth (w = 64, 320 rows, 256 columns), an inner
-panel's update (w = 32, 512 rows, 32 columns) and 60x1024's first panel (w = 32). Occupancy, issue rate and spills:
-run it under `ncu --kernel-name tf32x3_apply` (docs/benchmarks-history.md, eleventh pass).
+split TF32), the split-TF32 pair tf32x3_vtc + tf32x3_update, the staged pairs x3s_vtc + x3s_strip and x3f_vtc +
+x3f_strip (fragment-major), each strip also after cuBLAS's V^T C; then each half alone (V^T C: cuBLAS, x3s_vtc,
+x3f_vtc; C += V Wn: cuBLAS, x3s_strip, x3f_strip). Milliseconds per call by CUDA events, median of 20, and each
+one's largest error against float64 relative to the result's largest value. Shapes: 640x512's first outer block
+(w = 64, 512 rows, 448 columns), its fourth (w = 64, 320 rows, 256 columns), an inner panel's update (w = 32, 512
+rows, 32 columns) and 60x1024's first panel (w = 32). Occupancy, issue rate and spills: run it under `ncu
+--kernel-name tf32x3_apply` (docs/benchmarks-history.md, eleventh pass).
 
     python bench/apply_probe.py [BATCH M N W ...]     (on a GPU machine; groups of four numbers)
 """
@@ -64,18 +64,17 @@ def main(argv):
         def staged(V=V, T=T, C=C):
             k._staged_update(V, torch.bmm(T.transpose(1, 2), k._staged_vtc(V, C)).neg_(), C)
 
-        def staged_update(V=V, T=T, C=C):  # cuBLAS's V^T C, x3s_update's C += V Wn (STAGED_VTC = 0)
+        def staged_update(V=V, T=T, C=C):  # cuBLAS's V^T C, a staged C += V Wn (STAGED_VTC = 0)
             k._staged_update(V, torch.bmm(T.transpose(1, 2), torch.bmm(V.transpose(1, 2), C)).neg_(), C)
 
         Cd, Vd, Td = C0.double(), V.double(), T.double()
         whole = Cd - Vd @ (Td.transpose(1, 2) @ (Vd.transpose(1, 2) @ Cd))
-        for name, fn, strip, vtc in (("tf32x3_apply", fused, 0, 1), ("cuBLAS x3", cublas, 0, 1),
-                                     ("split vtc+update", pair, 0, 1), ("staged64", staged, 0, 1),
-                                     ("staged strip", staged, 1, 1), ("x3f_vtc + x3f_strip", staged, 2, 2),
-                                     ("cuBLAS vtc + x3s_update64", staged_update, 0, 1),
-                                     ("cuBLAS vtc + x3s_strip", staged_update, 1, 1),
-                                     ("cuBLAS vtc + x3f_strip", staged_update, 2, 1)):
-            k.STAGED_ROWS, k.STAGED_STRIP, k.STAGED_VTC = 64, strip, vtc
+        for name, fn, update, vtc in (("tf32x3_apply", fused, 1, 1), ("cuBLAS x3", cublas, 1, 1),
+                                      ("split vtc+update", pair, 1, 1), ("x3s_vtc + x3s_strip", staged, 1, 1),
+                                      ("x3f_vtc + x3f_strip", staged, 2, 2),
+                                      ("cuBLAS vtc + x3s_strip", staged_update, 1, 1),
+                                      ("cuBLAS vtc + x3f_strip", staged_update, 2, 1)):
+            k.STAGED_UPDATE, k.STAGED_VTC = update, vtc
             C.copy_(C0)
             fn()
             error = ((C.double() - whole).abs().max() / whole.abs().max()).item()
@@ -98,13 +97,9 @@ def halves(k, V, C0, C):
                            ("V^T C x3s", lambda: k._staged_vtc(V, C0), vtc),
                            ("V^T C x3f", lambda: k._staged_vtc(V, C0), vtc),
                            ("C+=V Wn cuBLAS", lambda: C.baddbmm_(V, Wn), update),
-                           ("C+=V Wn x3s64", lambda: k._staged_update(V, Wn, C) or C, update),
-                           ("C+=V Wn x3s128", lambda: k._staged_update(V, Wn, C) or C, update),
                            ("C+=V Wn x3s_strip", lambda: k._staged_update(V, Wn, C) or C, update),
                            ("C+=V Wn x3f_strip", lambda: k._staged_update(V, Wn, C) or C, update)):
-        k.STAGED_ROWS = 128 if name.endswith("128") else 64
-        k.STAGED_STRIP = 2 if name.endswith("x3f_strip") else int(name.endswith("strip"))
-        k.STAGED_VTC = 2 if name == "V^T C x3f" else 1
+        k.STAGED_VTC, k.STAGED_UPDATE = (2 if "x3f" in name else 1), (2 if "x3f" in name else 1)
         C.copy_(C0)
         got = fn()
         error = ((got.double() - want).abs().max() / want.abs().max()).item()

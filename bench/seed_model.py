@@ -511,14 +511,11 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             for chunk in range(chunks):
                 r = slice(chunk * rows, min(m, (chunk + 1) * rows))
                 P[:, chunk] = tf32x3_matmul(V[:, r, :w].transpose(1, 2), C[:, r, :N])
-        elif name in ("x3s_update64", "x3s_update128", "x3s_strip", "x3f_strip"):  # tests/test_cuda_on_cpu.py runs
-            C, ldc, cstride, V, ldv, vstride, W, ldw, wstride, m, N, w = args  # their code
-            strip = name.endswith("strip")
-            rows = 64 if strip else int(name.removeprefix("x3s_update"))
-            groups = grid[1] if strip else -(-m // rows)  # a strip: any number of row groups
-            assert block == (128 if strip else 2 * rows,), block
-            assert grid == (-(-N // 64), groups, C.shape[0]) and 1 <= groups <= -(-m // rows), (grid, C.shape)
-            shared = 64 * 1024 if name == "x3f_strip" else (rows + 64) * 68 * 8
+        elif name in ("x3s_strip", "x3f_strip"):  # tests/test_cuda_on_cpu.py runs their code
+            C, ldc, cstride, V, ldv, vstride, W, ldw, wstride, m, N, w = args
+            assert block == (128,) and grid[0] == -(-N // 64) and grid[2] == C.shape[0], (grid, C.shape)
+            assert 1 <= grid[1] <= -(-m // 64), grid  # row groups: any number up to the tiles of 64 rows
+            shared = 64 * 1024 if name == "x3f_strip" else 128 * 68 * 8
             assert shared_mem == shared and w <= 64 and w % 8 == 0, (shared_mem, w)
             assert (ldc, cstride, ldv, vstride, ldw, wstride) == (C.stride(1), C.stride(0), V.stride(1),
                                                                    V.stride(0), W.stride(1), W.stride(0))
@@ -650,19 +647,17 @@ def main() -> int:
                       {**base, "MB_BELOW": 0, "APPLY_FROM": 0},  # every update by tf32x3_apply
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "APPLY_FROM": 0},  # 64 wide too
                       {**base, "MB_BELOW": 0, "APPLY_FROM": 0, "APPLY_ROWS": 100},  # and cuBLAS above 100 rows
-                      {**base, "MB_BELOW": 0, "STAGED_FROM": 1},  # every update by x3s_vtc32 and x3s_update64
+                      {**base, "MB_BELOW": 0, "STAGED_FROM": 1},  # every update by x3s_vtc32 and x3s_strip
+                      {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "STAGED_FROM": 1},  # x3s_vtc64 too
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "STAGED_FROM": 1,
-                       "STAGED_ROWS": 128},  # and x3s_vtc64 (64 wide), x3s_update128
-                      {**base, "MB_BELOW": 0, "STAGED_FROM": 1, "STAGED_STRIP": 1},  # and x3s_strip
-                      {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "STAGED_FROM": 1,
-                       "STAGED_STRIP": 2, "STAGED_VTC": 2},  # and x3f_strip, x3f_vtc
+                       "STAGED_UPDATE": 2, "STAGED_VTC": 2},  # x3f_strip, x3f_vtc
                       *({**base, "MB_BELOW": 0, "OUTER_FROM": 0, **outer} for outer in
                       ({"OUTER_NB": 64}, {"NB": 16, "OUTER_NB": 64}, {"OUTER_NB": 96}))):
         NB = int(overrides.get("NB", 32))  # what the stand-ins read, as qr.cu is compiled with -DNB
         module = load(overrides)
         # several outer blocks; 2 and 4 rows a thread; V^T C over several chunks of rows
         taller = any(overrides.get(key) for key in ("OUTER_NB", "RP_WARPS", "VTC_BELOW", "APPLY_ROWS", "COL_PANEL_BELOW",
-                                                  "COL_CLUSTER", "STAGED_FROM", "STAGED_STRIP"))
+                                                  "COL_CLUSTER", "STAGED_FROM"))
         sizes = ((2, 70), (3, 45), (1, 33)) + (((2, 150),) if taller else ()) + (((1, 300),) if "RP_WARPS" in
                                                                                    overrides else ())
         sizes += ((3, 32), (2, 17), (1, 1)) if overrides.get("COL_N") else ()

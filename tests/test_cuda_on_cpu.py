@@ -244,8 +244,8 @@ def test_the_emulator_catches_a_store_into_a_block_that_may_not_have_started(tmp
 
 def staged(tmp_path: Path, kernel: str, operands: list[torch.Tensor], shape: tuple[int, int, int, int], last: int,
            seed: int = 1, source: str | None = None) -> torch.Tensor:
-    """tf32x3.cu's staged GEMM `kernel` (x3s_update64/128: C += V Wn; x3s_strip: the same over `last` groups of row
-    tiles; x3s_vtc32/64: V^T C in chunks of `last` rows) on the CPU, with the threads and shared memory kernel.py's
+    """tf32x3.cu's staged GEMM `kernel` (x3s_strip, x3f_strip: C += V Wn over `last` groups of row tiles; x3s_vtc32,
+    x3s_vtc64, x3f_vtc: V^T C in chunks of `last` rows) on the CPU, with the threads and shared memory kernel.py's
     _STAGED gives it; shape (batch, m, N, w)."""
     import importlib.util
 
@@ -259,8 +259,7 @@ def staged(tmp_path: Path, kernel: str, operands: list[torch.Tensor], shape: tup
     binary = tmp_path / kernel
     if not binary.exists():
         (tmp_path / "tf32x3.cu").write_text(emulated(source or (SEED / "tf32x3.cu").read_text()))
-        form = ["-DEMU_UPDATE"] if "update" in kernel else ["-DEMU_UPDATE", "-DEMU_STRIP"] if "strip" in kernel \
-            else ["-DEMU_VTC"]
+        form = ["-DEMU_UPDATE"] if "strip" in kernel else ["-DEMU_VTC"]
         subprocess.run(["g++", "-std=c++17", "-O2", "-Wno-unknown-pragmas", *form, f"-DKERNEL={kernel}",
                         f'-DKERNEL_FILE="{tmp_path / "tf32x3.cu"}"', f"-I{EMU}", str(EMU / "gemm_driver.cpp"), "-o",
                         str(binary)], check=True, timeout=300)
@@ -273,12 +272,11 @@ def staged(tmp_path: Path, kernel: str, operands: list[torch.Tensor], shape: tup
 
 
 @pytest.mark.parametrize(("kernel", "batch", "m", "N", "w", "last"), [
-    ("x3s_update64", 2, 70, 90, 16, 64),   # rows and columns past one tile, both cut short
-    ("x3s_update64", 1, 40, 64, 64, 64),   # the widest V
-    ("x3s_update128", 1, 150, 30, 40, 128),  # a tile of 128 rows, 8 warps
+    ("x3s_strip", 2, 70, 90, 16, 2),      # rows and columns past one tile, both cut short
     ("x3s_strip", 1, 200, 70, 24, 1),     # one block a strip: four tiles of rows, the last cut short
-    ("x3s_strip", 2, 150, 40, 64, 2),     # two groups: tiles 0 and 2, and 1
-    ("x3f_strip", 1, 200, 70, 24, 1),     # fragment-major: the same two
+    ("x3s_strip", 2, 150, 40, 64, 2),     # two groups: tiles 0 and 2, and 1; the widest V
+    ("x3f_strip", 2, 70, 90, 16, 2),      # fragment-major: the same three
+    ("x3f_strip", 1, 200, 70, 24, 1),
     ("x3f_strip", 2, 150, 40, 64, 2),
 ])
 def test_the_staged_update_adds_v_times_wn_in_split_tf32(tmp_path: Path, kernel: str, batch: int, m: int, N: int,

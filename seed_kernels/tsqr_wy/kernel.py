@@ -110,11 +110,9 @@ LOOKAHEAD_BELOW = 48  # @tune LOOKAHEAD_BELOW: 0 16 48 64 256
 
 STAGED_FROM = 0  # batches from which x3s_vtc and x3s_update carry _apply (0: none; slower: NOTES.md)
 
-STAGED_ROWS = 64  # x3s_update64 or 128 (with STAGED_FROM)
-
 STAGED_VTC = 1  # V^T C by x3s_vtc (1), x3f_vtc (2, fragment-major) or cuBLAS (0) (with STAGED_FROM)
 
-STAGED_STRIP = 0  # C += V Wn by x3s_update (0), x3s_strip (1) or x3f_strip (2) (with STAGED_FROM)
+STAGED_UPDATE = 1  # C += V Wn by x3s_strip (1) or x3f_strip (2, fragment-major) (with STAGED_FROM)
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
 _COMMON = Path(__file__).with_name("common.cu").read_text()  # defines and helpers of the modules below
@@ -211,11 +209,10 @@ def _panel_launch(name):
 
 _TF32X3 = {}
 _XS_LD = 68  # tf32x3.cu's XS_LD: a staged tile's row stride, in (hi, lo) pairs of 8 bytes
-# the staged kernels' threads and dynamic shared memory: x3s_update's BM rows of V and 64 columns of Wn, x3s_vtc's 32
-# rows of V (up to 64 columns) and of C (4096 / WR columns)
-_STAGED = {"x3s_update64": (128, (64 + 64) * _XS_LD * 8), "x3s_update128": (256, (128 + 64) * _XS_LD * 8),
+# the staged kernels' threads and dynamic shared memory: a strip's V tile and Wn's 64 columns (staged by rows or by
+# fragment), x3s_vtc's 32 rows of V (up to 64 columns) and of C (4096 / WR columns), x3f_vtc's planes
+_STAGED = {"x3s_strip": (128, (64 + 64) * _XS_LD * 8), "x3f_strip": (128, 64 * 1024),
            "x3s_vtc32": (128, 32 * (_XS_LD + 128 + 4) * 8), "x3s_vtc64": (128, 32 * (_XS_LD + 64 + 4) * 8),
-           "x3s_strip": (128, (64 + 64) * _XS_LD * 8), "x3f_strip": (128, 64 * 1024),
            "x3f_vtc": (128, 32 * 1024)}
 
 
@@ -288,8 +285,8 @@ def compile_info():
                    "COL_PANEL_BELOW": COL_PANEL_BELOW, "COL_ROWS": COL_ROWS, "COL_CLUSTER": COL_CLUSTER,
                    "VTC_BELOW": VTC_BELOW, "TF32X3_BELOW": TF32X3_BELOW, "TF32X3_ROWS": TF32X3_ROWS,
                    "APPLY_ROWS": APPLY_ROWS, "APPLY_FROM": APPLY_FROM, "APPLY_BELOW": APPLY_BELOW,
-                   "LOOKAHEAD_BELOW": LOOKAHEAD_BELOW, "STAGED_FROM": STAGED_FROM, "STAGED_ROWS": STAGED_ROWS,
-                   "STAGED_VTC": STAGED_VTC, "STAGED_STRIP": STAGED_STRIP}
+                   "LOOKAHEAD_BELOW": LOOKAHEAD_BELOW, "STAGED_FROM": STAGED_FROM,
+                   "STAGED_VTC": STAGED_VTC, "STAGED_UPDATE": STAGED_UPDATE}
 
 
 def _attrs(f):
@@ -605,7 +602,8 @@ def _apply(Vm, Tm, C):
     There the split-TF32 kernels took 2x4096 from 32.7 to 26.2 ms and 8x2048 from 13.6 to 12.9 (V^T C 10.5 -> 4.0
     ms on 2x4096), and lost to cuBLAS on 640x512 (8.3 against 7.7). The staged pair (x3s_vtc, x3s_update: each value
     split once into shared memory) lost too, on an H100 (2026-12-05): 640x512 8.7-9.4 ms against cuBLAS's 8.0 in
-    every configuration (STAGED_ROWS, STAGED_VTC), so STAGED_FROM is 0."""
+    every configuration, so STAGED_FROM is 0 (NOTES.md: x3s_update, removed since; x3s_strip and the fragment-major
+    x3f_strip and x3f_vtc, not yet run on a GPU)."""
     batch, m, w = Vm.shape
     if APPLY_FROM <= batch < APPLY_BELOW and m <= APPLY_ROWS and _apply_fits(m, w):
         _tf32x3_apply(Vm, Tm, C)
@@ -659,17 +657,14 @@ def _tf32x3_update(Vm, Wn, C):
 
 
 def _staged_update(Vm, Wn, C):
-    """C += V Wn by x3s_update, a STAGED_ROWS x 64 tile of C a block, V's rows and Wn's columns split once each; or
-    with STAGED_STRIP by x3s_strip (1) or x3f_strip (2, fragment-major), 64 columns of C a block over every few tiles
-    of 64 rows (row groups enough for about four blocks an SM)."""
+    """C += V Wn by x3s_strip (STAGED_UPDATE 1) or x3f_strip (2), 64 columns of C a block over every few tiles of 64
+    rows (row groups enough for about four blocks an SM)."""
     batch, m, w = Vm.shape
     N = C.shape[2]
-    name = ("x3s_strip", "x3f_strip")[STAGED_STRIP - 1] if STAGED_STRIP else f"x3s_update{STAGED_ROWS}"
+    name = ("x3s_strip", "x3f_strip")[STAGED_UPDATE - 1]
     threads, shared = _STAGED[name]
-    tiles = -(-m // (64 if STAGED_STRIP else STAGED_ROWS))
-    if STAGED_STRIP:
-        tiles = min(tiles, max(1, -(-4 * _sms(C.device) // (batch * -(-N // 64)))))
-    _tf32x3(name)((-(-N // 64), tiles, batch), (threads,),
+    groups = min(-(-m // 64), max(1, -(-4 * _sms(C.device) // (batch * -(-N // 64)))))
+    _tf32x3(name)((-(-N // 64), groups, batch), (threads,),
                   (*_strided(C), *_strided(Vm), *_strided(Wn), cp.int32(m), cp.int32(N), cp.int32(w)),
                   shared_mem=shared)
 

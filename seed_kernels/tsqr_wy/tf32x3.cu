@@ -397,13 +397,13 @@ extern "C" __global__ void __launch_bounds__(256, 2) tf32x3_apply(float* __restr
     }
 }
 
-// Staged split TF32 (x3s_vtc32/64, x3s_update64/128, x3s_strip; fragment-major: x3f_strip, x3f_vtc), for the trailing updates cuBLAS's FP32 GEMMs carry: every
-// value of V, C and Wn a block uses is split once into (hi, lo), stored as a uint2 in shared memory, and the MMA
-// loop is loads and MMAs only (16 64-bit loads a step of 24 MMAs). tf32x3_vtc/update split every fragment in every
-// warp that uses it, from global memory, which made them lose to cuBLAS on 640x512 (above). Staged tiles are XS_LD
-// uint2 a row: lanes (g, t) at rows t and columns g, as every fragment here is read, hit 2 (4 t + g) and the next
-// bank, all 32 banks once a half-warp (68 = 4 mod 16). Rows past m and columns past N are zero; any N and m, w a
-// multiple of 8 at most 64; C, V and Wn read as single floats (no alignment asked).
+// Staged split TF32 (x3s_vtc32/64, x3s_strip; fragment-major: x3f_strip, x3f_vtc), for the trailing updates cuBLAS's
+// FP32 GEMMs carry: every value of V, C and Wn a block uses is split once into (hi, lo) and stored in shared memory,
+// and the MMA loop is loads and MMAs only. tf32x3_vtc/update split every fragment in every warp that uses it, from
+// global memory, which made them lose to cuBLAS on 640x512 (above). Tiles staged by rows are XS_LD uint2 a row: lanes
+// (g, t) at rows t and columns g, as every fragment here is read, hit 2 (4 t + g) and the next bank, all 32 banks
+// once a half-warp (68 = 4 mod 16). Rows past m and columns past N are zero; any N and m, w a multiple of 8 at most
+// 64; C, V and Wn read as single floats (no alignment asked).
 #define XS_LD 68
 
 __device__ __forceinline__ uint2 split2(float x) {
@@ -425,173 +425,31 @@ __device__ __forceinline__ void frag_b(const uint2* p, int ld, unsigned (&h)[2],
   l[0] = y0.y, l[1] = y1.y;
 }
 
-// C (m x N) += V (m x w) Wn (w x N), per matrix (strides cstride, vstride, wstride). Block: BM / 16 warps on a
-// BM x 64 tile of C, a warp on 32 x 32 (2 x 4 MMA tiles); C's values are loaded into the accumulators first, in
-// flight while V's BM rows and Wn's 64 columns are split into shared memory. Grid: (ceil(N / 64), ceil(m / BM),
-// batch); dynamic shared memory (BM + 64) * XS_LD uint2.
-template <int BM>
-__device__ __forceinline__ void xs_update(float* __restrict__ C, int ldc, long long cstride,
-                                          const float* __restrict__ V, int ldv, long long vstride,
-                                          const float* __restrict__ W, int ldw, long long wstride, int m, int N,
-                                          int w) {
-  constexpr int THREADS = 2 * BM;
-  extern __shared__ uint2 xs_smem[];
-  uint2* Vs = xs_smem;             // BM x XS_LD: V's rows row0 .. row0 + BM - 1
-  uint2* Ws = Vs + BM * XS_LD;     // 64 x XS_LD: Wn's columns col0 .. col0 + 63
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-  const int row0 = blockIdx.y * BM, col0 = blockIdx.x * 64, wr = (warp >> 1) * 32, wc = (warp & 1) * 32;
-  C += blockIdx.z * cstride;
-  V += blockIdx.z * vstride;
-  W += blockIdx.z * wstride;
-  float acc[2][4][4];
+// f(i, j, q, r, c) for each accumulator value q of a warp's 2 x 4 MMA tiles (i, j) of the 32 x 32 block at (r0, c0):
+// row r and column c of the value, r0 + 16 i + g (+ 8) and c0 + 8 j + 2 t (+ 1)
+template <class F>
+__device__ __forceinline__ void warp_tile(int r0, int c0, int g, int t, F f) {
 #pragma unroll
   for (int i = 0; i < 2; ++i)
 #pragma unroll
     for (int j = 0; j < 4; ++j)
 #pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const int r = row0 + wr + 16 * i + g + 8 * (q >> 1), c = col0 + wc + 8 * j + 2 * t + (q & 1);
-        acc[i][j][q] = r < m && c < N ? C[(size_t)r * ldc + c] : 0.f;
-      }
-  // every value a thread stages is loaded before any is stored (loops of fixed counts), so the loads are in flight
-  // together: a loop bounded by w or m issued them one round trip at a time (2.0 ms on 640x512's first update, where
-  // cuBLAS takes 0.8; H100, 2026-12-05)
-  constexpr int STEP = THREADS / 64, NVS = BM / STEP, NWS = 64 / STEP;
-  const int k = threadIdx.x & 63, r0 = threadIdx.x >> 6;
-  float vs[NVS], ws[NWS];
+      for (int q = 0; q < 4; ++q) f(i, j, q, r0 + 16 * i + g + 8 * (q >> 1), c0 + 8 * j + 2 * t + (q & 1));
+}
+
+// acc += the step of 8 from k0 of a warp's 32 x 32: A's 32 rows from row wr of Vs (rows of V), B's 32 columns from
+// column wc of Ws (rows of Wn), both staged XS_LD a row
+__device__ __forceinline__ void mma_rows_step(float (&acc)[2][4][4], const uint2* Vs, const uint2* Ws, int wr, int wc,
+                                              int k0, int g, int t) {
+  unsigned ah[2][4], al[2][4], bh[4][2], bl[4][2];
 #pragma unroll
-  for (int q = 0; q < NVS; ++q) {
-    const int r = row0 + r0 + STEP * q;
-    vs[q] = k < w && r < m ? V[(size_t)r * ldv + k] : 0.f;
-  }
+  for (int i = 0; i < 2; ++i) frag_a_rows(Vs + (wr + 16 * i + g) * XS_LD + k0 + t, ah[i], al[i]);
 #pragma unroll
-  for (int q = 0; q < NWS; ++q) {
-    const int kr = r0 + STEP * q;
-    ws[q] = kr < w && col0 + k < N ? W[(size_t)kr * ldw + col0 + k] : 0.f;
-  }
-#pragma unroll
-  for (int q = 0; q < NVS; ++q) Vs[(r0 + STEP * q) * XS_LD + k] = split2(vs[q]);
-#pragma unroll
-  for (int q = 0; q < NWS; ++q) Ws[(r0 + STEP * q) * XS_LD + k] = split2(ws[q]);
-  __syncthreads();
-  for (int k0 = 0; k0 < w; k0 += 8) {
-    unsigned ah[2][4], al[2][4], bh[4][2], bl[4][2];
-#pragma unroll
-    for (int i = 0; i < 2; ++i) frag_a_rows(Vs + (wr + 16 * i + g) * XS_LD + k0 + t, ah[i], al[i]);
-#pragma unroll
-    for (int j = 0; j < 4; ++j) frag_b(Ws + (k0 + t) * XS_LD + wc + 8 * j + g, XS_LD, bh[j], bl[j]);
-#pragma unroll
-    for (int i = 0; i < 2; ++i)
-#pragma unroll
-      for (int j = 0; j < 4; ++j) mma3(acc[i][j], ah[i], al[i], bh[j], bl[j]);
-  }
+  for (int j = 0; j < 4; ++j) frag_b(Ws + (k0 + t) * XS_LD + wc + 8 * j + g, XS_LD, bh[j], bl[j]);
 #pragma unroll
   for (int i = 0; i < 2; ++i)
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const int r = row0 + wr + 16 * i + g + 8 * (q >> 1), c = col0 + wc + 8 * j + 2 * t + (q & 1);
-        if (r < m && c < N) C[(size_t)r * ldc + c] = acc[i][j][q];
-      }
-}
-
-extern "C" __global__ void __launch_bounds__(128) x3s_update64(float* __restrict__ C, int ldc, long long cstride,
-                                                               const float* __restrict__ V, int ldv,
-                                                               long long vstride, const float* __restrict__ W,
-                                                               int ldw, long long wstride, int m, int N, int w) {
-  xs_update<64>(C, ldc, cstride, V, ldv, vstride, W, ldw, wstride, m, N, w);
-}
-
-extern "C" __global__ void __launch_bounds__(256) x3s_update128(float* __restrict__ C, int ldc, long long cstride,
-                                                                const float* __restrict__ V, int ldv,
-                                                                long long vstride, const float* __restrict__ W,
-                                                                int ldw, long long wstride, int m, int N, int w) {
-  xs_update<128>(C, ldc, cstride, V, ldv, vstride, W, ldw, wstride, m, N, w);
-}
-
-// x3s_update's product over a strip: C (m x N) += V (m x w) Wn (w x N), a block on 64 columns of C and, from row
-// tile blockIdx.y, every gridDim.y-th tile of 64 rows. Wn's 64 columns are split into shared memory once a block
-// (x3s_update splits them again for every tile of rows); the next tile's V and C are loaded into registers while this
-// tile's MMAs run (x3s_update's block loads, then computes, then stores, once). 4 warps, a warp on 32 x 32 of a tile.
-// Grid: (ceil(N / 64), row groups, batch); dynamic shared memory 128 * XS_LD uint2.
-extern "C" __global__ void __launch_bounds__(128) x3s_strip(float* __restrict__ C, int ldc, long long cstride,
-                                                            const float* __restrict__ V, int ldv, long long vstride,
-                                                            const float* __restrict__ W, int ldw, long long wstride,
-                                                            int m, int N, int w) {
-  extern __shared__ uint2 xs_smem[];
-  uint2* Vs = xs_smem;          // 64 x XS_LD: the tile's rows of V
-  uint2* Ws = Vs + 64 * XS_LD;  // 64 x XS_LD: Wn's columns col0 .. col0 + 63
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-  const int col0 = blockIdx.x * 64, wr = (warp >> 1) * 32, wc = (warp & 1) * 32;
-  const int k = threadIdx.x & 63, r0 = threadIdx.x >> 6;  // a thread stages column k of rows r0, r0 + 2, ...
-  C += blockIdx.z * cstride;
-  V += blockIdx.z * vstride;
-  W += blockIdx.z * wstride;
-  {
-    float ws[32];
-#pragma unroll
-    for (int q = 0; q < 32; ++q) {
-      const int kr = r0 + 2 * q;
-      ws[q] = kr < w && col0 + k < N ? W[(size_t)kr * ldw + col0 + k] : 0.f;
-    }
-#pragma unroll
-    for (int q = 0; q < 32; ++q) Ws[(r0 + 2 * q) * XS_LD + k] = split2(ws[q]);
-  }
-  float vr[32], cr[2][4][4];
-  auto fetch = [&](int row0) {
-#pragma unroll
-    for (int q = 0; q < 32; ++q) {
-      const int r = row0 + r0 + 2 * q;
-      vr[q] = k < w && r < m ? V[(size_t)r * ldv + k] : 0.f;
-    }
-#pragma unroll
-    for (int i = 0; i < 2; ++i)
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const int r = row0 + wr + 16 * i + g + 8 * (q >> 1), c = col0 + wc + 8 * j + 2 * t + (q & 1);
-          cr[i][j][q] = r < m && c < N ? C[(size_t)r * ldc + c] : 0.f;
-        }
-  };
-  const int step = gridDim.y * 64;
-  int row0 = blockIdx.y * 64;
-  if (row0 < m) fetch(row0);
-  for (; row0 < m; row0 += step) {
-    __syncthreads();  // every warp's MMAs of the previous tile are done with Vs
-#pragma unroll
-    for (int q = 0; q < 32; ++q) Vs[(r0 + 2 * q) * XS_LD + k] = split2(vr[q]);
-    float acc[2][4][4];
-#pragma unroll
-    for (int i = 0; i < 2; ++i)
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) acc[i][j][q] = cr[i][j][q];
-    __syncthreads();
-    if (row0 + step < m) fetch(row0 + step);
-    for (int k0 = 0; k0 < w; k0 += 8) {
-      unsigned ah[2][4], al[2][4], bh[4][2], bl[4][2];
-#pragma unroll
-      for (int i = 0; i < 2; ++i) frag_a_rows(Vs + (wr + 16 * i + g) * XS_LD + k0 + t, ah[i], al[i]);
-#pragma unroll
-      for (int j = 0; j < 4; ++j) frag_b(Ws + (k0 + t) * XS_LD + wc + 8 * j + g, XS_LD, bh[j], bl[j]);
-#pragma unroll
-      for (int i = 0; i < 2; ++i)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) mma3(acc[i][j], ah[i], al[i], bh[j], bl[j]);
-    }
-#pragma unroll
-    for (int i = 0; i < 2; ++i)
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const int r = row0 + wr + 16 * i + g + 8 * (q >> 1), c = col0 + wc + 8 * j + 2 * t + (q & 1);
-          if (r < m && c < N) C[(size_t)r * ldc + c] = acc[i][j][q];
-        }
-  }
+    for (int j = 0; j < 4; ++j) mma3(acc[i][j], ah[i], al[i], bh[j], bl[j]);
 }
 
 // Fragment-major staging (x3f_strip, x3f_vtc): nvcc's code for x3s_update's MMA loop is 314 instructions a trip of 48
@@ -617,107 +475,132 @@ __device__ __forceinline__ void frag_store_b(unsigned* hi, unsigned* lo, int til
   hi[at] = h, lo[at] = l;
 }
 
-// x3s_strip's product (C (m x N) += V (m x w) Wn (w x N), a block on 64 columns of C and, from row tile blockIdx.y,
-// every gridDim.y-th tile of 64 rows, Wn split once a block, the next tile loaded during this tile's MMAs) with
-// fragment-major staging. Grid: (ceil(N / 64), row groups, batch); dynamic shared memory 64 KiB: A's planes (4 tiles
-// of 16 rows x 8 steps x 32 lanes, uint4 each) and B's (8 tiles of 8 columns x 8 steps x 32 lanes, uint2 each).
-extern "C" __global__ void __launch_bounds__(128) x3f_strip(float* __restrict__ C, int ldc, long long cstride,
-                                                            const float* __restrict__ V, int ldv, long long vstride,
-                                                            const float* __restrict__ W, int ldw, long long wstride,
-                                                            int m, int N, int w) {
-  extern __shared__ uint4 xf_smem[];
-  uint4 *Ah = xf_smem, *Al = Ah + 1024;
+// acc += the step `step` of a warp's 32 x 32 from fragment-major planes: A's tiles ta, ta + 1, B's tb .. tb + 3, of
+// `steps` steps each
+__device__ __forceinline__ void mma_frag_step(float (&acc)[2][4][4], const uint4* Ah, const uint4* Al, const uint2* Bh,
+                                              const uint2* Bl, int ta, int tb, int steps, int step, int lane) {
+  unsigned ah[2][4], al[2][4], bh[4][2], bl[4][2];
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const uint4 x = Ah[((ta + i) * steps + step) * 32 + lane], y = Al[((ta + i) * steps + step) * 32 + lane];
+    ah[i][0] = x.x, ah[i][1] = x.y, ah[i][2] = x.z, ah[i][3] = x.w;
+    al[i][0] = y.x, al[i][1] = y.y, al[i][2] = y.z, al[i][3] = y.w;
+  }
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const uint2 x = Bh[((tb + j) * steps + step) * 32 + lane], y = Bl[((tb + j) * steps + step) * 32 + lane];
+    bh[j][0] = x.x, bh[j][1] = x.y, bl[j][0] = y.x, bl[j][1] = y.y;
+  }
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) mma3(acc[i][j], ah[i], al[i], bh[j], bl[j]);
+}
+
+// C (m x N) += V (m x w) Wn (w x N), per matrix (strides cstride, vstride, wstride): a block on 64 columns of C and,
+// from row tile blockIdx.y, every gridDim.y-th tile of 64 rows. Wn's 64 columns are split into shared memory once a
+// block; the next tile's V and C are loaded into registers while this tile's MMAs run. 4 warps, a warp on 32 x 32 of
+// a tile. Every value a thread stages is loaded before any is stored (loops of fixed counts), so the loads are in
+// flight together: x3s_update, a block a tile, whose staging loops were bounded by w and m, issued them one round
+// trip at a time (2.0 ms on 640x512's first update, where cuBLAS takes 0.8; 0.97 with fixed counts; H100,
+// 2026-12-05; removed since). Staged by rows (x3s_strip: V's 64 rows and Wn's 64 rows, XS_LD uint2 a row; dynamic
+// shared memory 128 * XS_LD uint2) or by fragment (x3f_strip: A's planes, 4 tiles of 16 rows x 8 steps x 32 lanes,
+// uint4 each, and B's, 8 tiles of 8 columns x 8 steps x 32 lanes, uint2 each; 64 KiB). A thread stages, of V, 32
+// values of column k (rows r0, r0 + 2, ..., by rows; by fragment, column 8 (warp + 4 (q & 1)) + k % 8 of row
+// vrow(q)) and as many of Wn. Grid: (ceil(N / 64), row groups, batch).
+template <bool FRAG>
+__device__ __forceinline__ void strip(float* __restrict__ C, int ldc, long long cstride, const float* __restrict__ V,
+                                      int ldv, long long vstride, const float* __restrict__ W, int ldw,
+                                      long long wstride, int m, int N, int w) {
+  extern __shared__ uint4 strip_smem[];
+  uint2* Vs = reinterpret_cast<uint2*>(strip_smem);  // by rows: V's tile, then Wn's columns
+  uint2* Ws = Vs + 64 * XS_LD;
+  uint4 *Ah = strip_smem, *Al = Ah + 1024;  // by fragment: A's planes, then B's
   uint2 *Bh = reinterpret_cast<uint2*>(Al + 1024), *Bl = Bh + 2048;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
   const int col0 = blockIdx.x * 64, wr = (warp >> 1) * 32, wc = (warp & 1) * 32;
-  const int kl = lane & 7, lo3 = (lane >> 3) & 1, hi4 = lane >> 4;  // the staging lane's k % 8 and its two other bits
+  const int k = threadIdx.x & 63, r0 = threadIdx.x >> 6;                   // by rows
+  const int kl = lane & 7, lo3 = (lane >> 3) & 1, hi4 = lane >> 4;        // by fragment
   C += blockIdx.z * cstride;
   V += blockIdx.z * vstride;
   W += blockIdx.z * wstride;
-  {  // Wn: combination warp + 4 q: step q' = combo & 7, c / 4 % 2 = combo >> 3 & 1, tile combo >> 4
+  {  // Wn, by fragment: combination warp + 4 q, step combo & 7, c / 4 % 2 = combo >> 3 & 1, tile combo >> 4
     float ws[32];
 #pragma unroll
     for (int q = 0; q < 32; ++q) {
-      const int combo = warp + 4 * q, kr = 8 * (combo & 7) + kl, c = 8 * (combo >> 4) + 4 * ((combo >> 3) & 1) + lo3 + 2 * hi4;
+      const int combo = warp + 4 * q;
+      const int kr = FRAG ? 8 * (combo & 7) + kl : r0 + 2 * q;
+      const int c = FRAG ? 8 * (combo >> 4) + 4 * ((combo >> 3) & 1) + lo3 + 2 * hi4 : k;
       ws[q] = kr < w && col0 + c < N ? W[(size_t)kr * ldw + col0 + c] : 0.f;
     }
 #pragma unroll
     for (int q = 0; q < 32; ++q) {
-      const int combo = warp + 4 * q, c = 4 * ((combo >> 3) & 1) + lo3 + 2 * hi4;
-      frag_store_b(reinterpret_cast<unsigned*>(Bh), reinterpret_cast<unsigned*>(Bl), combo >> 4, combo & 7, kl, c,
-                   ws[q]);
+      const int combo = warp + 4 * q;
+      if constexpr (FRAG)
+        frag_store_b(reinterpret_cast<unsigned*>(Bh), reinterpret_cast<unsigned*>(Bl), combo >> 4, combo & 7, kl,
+                     4 * ((combo >> 3) & 1) + lo3 + 2 * hi4, ws[q]);
+      else
+        Ws[(r0 + 2 * q) * XS_LD + k] = split2(ws[q]);
     }
   }
-  // V's tile: combination warp + 4 q: step combo & 7, (r % 8) / 2 = combo >> 3 & 3, tile combo >> 5; r % 2 and r >= 8
-  // from the lane
-  // (with warp < 4: combo >> 5 = q >> 3, combo >> 3 & 3 = q >> 1 & 3, combo & 7 = warp + 4 (q & 1))
-  auto vrow = [&](int q) { return 16 * (q >> 3) + 2 * ((q >> 1) & 3) + 8 * hi4 + lo3; };
+  // by fragment, V's row: combination warp + 4 q, with warp < 4: tile q >> 3, (r % 8) / 2 = q >> 1 & 3, step
+  // warp + 4 (q & 1); r % 2 and r >= 8 from the lane
+  auto vrow = [&](int q) { return FRAG ? 16 * (q >> 3) + 2 * ((q >> 1) & 3) + 8 * hi4 + lo3 : r0 + 2 * q; };
+  const int vk = FRAG ? 8 * warp + kl : k;  // V's column (by fragment, + 32 for odd q)
   float vr[32], cr[2][4][4];
   auto fetch = [&](int row0) {  // int offsets from one pointer a tile: the tile of V and of C is far below 2^31
-    const float* vp = V + (size_t)(row0 + 8 * hi4 + lo3) * ldv + 8 * warp + kl;
+    const float* vp = V + (size_t)row0 * ldv + vk;
 #pragma unroll
     for (int q = 0; q < 32; ++q) {
-      const int r = row0 + vrow(q), k = 8 * (warp + 4 * (q & 1)) + kl;
-      vr[q] = k < w && r < m ? vp[(16 * (q >> 3) + 2 * ((q >> 1) & 3)) * ldv + 32 * (q & 1)] : 0.f;
+      const int odd = FRAG ? 32 * (q & 1) : 0;
+      vr[q] = vk + odd < w && row0 + vrow(q) < m ? vp[vrow(q) * ldv + odd] : 0.f;
     }
-    const float* cp = C + (size_t)(row0 + wr + g) * ldc + col0 + wc + 2 * t;
-#pragma unroll
-    for (int i = 0; i < 2; ++i)
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const int r = row0 + wr + 16 * i + g + 8 * (q >> 1), c = col0 + wc + 8 * j + 2 * t + (q & 1);
-          cr[i][j][q] = r < m && c < N ? cp[(16 * i + 8 * (q >> 1)) * ldc + 8 * j + (q & 1)] : 0.f;
-        }
+    const float* cp = C + (size_t)(row0 + wr) * ldc + col0 + wc;
+    warp_tile(0, 0, g, t, [&](int i, int j, int q, int r, int c) {
+      cr[i][j][q] = row0 + wr + r < m && col0 + wc + c < N ? cp[r * ldc + c] : 0.f;
+    });
   };
   const int stride = gridDim.y * 64;
   int row0 = blockIdx.y * 64;
   if (row0 < m) fetch(row0);
   for (; row0 < m; row0 += stride) {
-    __syncthreads();  // every warp's MMAs of the previous tile are done with A's planes
+    __syncthreads();  // every warp's MMAs of the previous tile are done with V's tile
 #pragma unroll
     for (int q = 0; q < 32; ++q) {
-      frag_store_a(reinterpret_cast<unsigned*>(Ah), reinterpret_cast<unsigned*>(Al), q >> 3, warp + 4 * (q & 1),
-                   vrow(q) & 15, kl, vr[q]);
+      if constexpr (FRAG)
+        frag_store_a(reinterpret_cast<unsigned*>(Ah), reinterpret_cast<unsigned*>(Al), q >> 3, warp + 4 * (q & 1),
+                     vrow(q) & 15, kl, vr[q]);
+      else
+        Vs[vrow(q) * XS_LD + k] = split2(vr[q]);
     }
     float acc[2][4][4];
-#pragma unroll
-    for (int i = 0; i < 2; ++i)
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) acc[i][j][q] = cr[i][j][q];
+    warp_tile(0, 0, g, t, [&](int i, int j, int q, int, int) { acc[i][j][q] = cr[i][j][q]; });
     __syncthreads();
     if (row0 + stride < m) fetch(row0 + stride);
-    for (int step = 0; step < w / 8; ++step) {
-      unsigned ah[2][4], al[2][4], bh[4][2], bl[4][2];
-#pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        const uint4 x = Ah[((wr / 16 + i) * 8 + step) * 32 + lane], y = Al[((wr / 16 + i) * 8 + step) * 32 + lane];
-        ah[i][0] = x.x, ah[i][1] = x.y, ah[i][2] = x.z, ah[i][3] = x.w;
-        al[i][0] = y.x, al[i][1] = y.y, al[i][2] = y.z, al[i][3] = y.w;
-      }
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const uint2 x = Bh[((wc / 8 + j) * 8 + step) * 32 + lane], y = Bl[((wc / 8 + j) * 8 + step) * 32 + lane];
-        bh[j][0] = x.x, bh[j][1] = x.y, bl[j][0] = y.x, bl[j][1] = y.y;
-      }
-#pragma unroll
-      for (int i = 0; i < 2; ++i)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) mma3(acc[i][j], ah[i], al[i], bh[j], bl[j]);
+    for (int k0 = 0; k0 < w; k0 += 8) {
+      if constexpr (FRAG)
+        mma_frag_step(acc, Ah, Al, Bh, Bl, wr / 16, wc / 8, 8, k0 / 8, lane);
+      else
+        mma_rows_step(acc, Vs, Ws, wr, wc, k0, g, t);
     }
-#pragma unroll
-    for (int i = 0; i < 2; ++i)
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const int r = row0 + wr + 16 * i + g + 8 * (q >> 1), c = col0 + wc + 8 * j + 2 * t + (q & 1);
-          if (r < m && c < N) C[(size_t)r * ldc + c] = acc[i][j][q];
-        }
+    warp_tile(row0 + wr, col0 + wc, g, t, [&](int i, int j, int q, int r, int c) {
+      if (r < m && c < N) C[(size_t)r * ldc + c] = acc[i][j][q];
+    });
   }
+}
+
+extern "C" __global__ void __launch_bounds__(128) x3s_strip(float* __restrict__ C, int ldc, long long cstride,
+                                                            const float* __restrict__ V, int ldv, long long vstride,
+                                                            const float* __restrict__ W, int ldw, long long wstride,
+                                                            int m, int N, int w) {
+  strip<false>(C, ldc, cstride, V, ldv, vstride, W, ldw, wstride, m, N, w);
+}
+
+extern "C" __global__ void __launch_bounds__(128) x3f_strip(float* __restrict__ C, int ldc, long long cstride,
+                                                            const float* __restrict__ V, int ldv, long long vstride,
+                                                            const float* __restrict__ W, int ldw, long long wstride,
+                                                            int m, int N, int w) {
+  strip<true>(C, ldc, cstride, V, ldv, vstride, W, ldw, wstride, m, N, w);
 }
 
 // x3s_vtc64's product (P, a 64 x 64 tile of w x N for the chunk of `rows` rows from blockIdx.y * rows, = V^T C over
@@ -770,35 +653,12 @@ extern "C" __global__ void __launch_bounds__(128) x3f_vtc(const float* __restric
     __syncthreads();
     if (rb + 32 < r1) fetch(rb + 32);
 #pragma unroll
-    for (int step = 0; step < 4; ++step) {
-      unsigned ah[2][4], al[2][4], bh[4][2], bl[4][2];
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const uint4 x = Ah[((wi / 16 + e) * 4 + step) * 32 + lane], y = Al[((wi / 16 + e) * 4 + step) * 32 + lane];
-        ah[e][0] = x.x, ah[e][1] = x.y, ah[e][2] = x.z, ah[e][3] = x.w;
-        al[e][0] = y.x, al[e][1] = y.y, al[e][2] = y.z, al[e][3] = y.w;
-      }
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const uint2 x = Bh[((wc / 8 + j) * 4 + step) * 32 + lane], y = Bl[((wc / 8 + j) * 4 + step) * 32 + lane];
-        bh[j][0] = x.x, bh[j][1] = x.y, bl[j][0] = y.x, bl[j][1] = y.y;
-      }
-#pragma unroll
-      for (int e = 0; e < 2; ++e)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) mma3(acc[e][j], ah[e], al[e], bh[j], bl[j]);
-    }
+    for (int step = 0; step < 4; ++step) mma_frag_step(acc, Ah, Al, Bh, Bl, wi / 16, wc / 8, 4, step, lane);
   }
   float* out = P + ((size_t)blockIdx.z * gridDim.y + blockIdx.y) * w * N;
-#pragma unroll
-  for (int e = 0; e < 2; ++e)
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const int i = wi + 16 * e + g + 8 * (q >> 1), c = col0 + wc + 8 * j + 2 * t + (q & 1);
-        if (i < w && c < N) out[(size_t)i * N + c] = acc[e][j][q];
-      }
+  warp_tile(wi, col0 + wc, g, t, [&](int e, int j, int q, int i, int c) {
+    if (i < w && c < N) out[(size_t)i * N + c] = acc[e][j][q];
+  });
 }
 
 // P (WR x NC tile of w x N, chunk blockIdx.y of each matrix's chunks) = V(r0:r1, :)^T C(r0:r1, :) over the
@@ -871,15 +731,9 @@ __device__ __forceinline__ void xs_vtc(const float* __restrict__ V, int ldv, lon
     }
   }
   float* out = P + ((size_t)blockIdx.z * gridDim.y + blockIdx.y) * w * N;
-#pragma unroll
-  for (int e = 0; e < 2; ++e)
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const int i = wi + 16 * e + g + 8 * (q >> 1), c = col0 + wc + 8 * j + 2 * t + (q & 1);
-        if (i < w && c < N) out[(size_t)i * N + c] = acc[e][j][q];
-      }
+  warp_tile(wi, col0 + wc, g, t, [&](int e, int j, int q, int i, int c) {
+    if (i < w && c < N) out[(size_t)i * N + c] = acc[e][j][q];
+  });
 }
 
 extern "C" __global__ void __launch_bounds__(128) x3s_vtc32(const float* __restrict__ V, int ldv, long long vstride,

@@ -1,7 +1,6 @@
 // Runs one of tf32x3.cu's staged GEMMs through emu.h on operands read from a file, launched as kernel.py's
 // _staged_update and _staged_vtc launch them. KERNEL_FILE is tf32x3.cu; KERNEL names the kernel.
-//   -DEMU_UPDATE (x3s_update64, 128):  driver IN OUT BATCH M N W THREADS SHARED SEED BM
-//   -DEMU_UPDATE -DEMU_STRIP (x3s_strip): driver IN OUT BATCH M N W THREADS SHARED SEED GROUPS (of 64-row tiles)
+//   -DEMU_UPDATE (x3s_strip, x3f_strip):  driver IN OUT BATCH M N W THREADS SHARED SEED GROUPS (of 64-row tiles)
 //        IN: V (BATCH x M x W), Wn (BATCH x W x N), C (BATCH x M x N); OUT: C += V Wn
 //   -DEMU_VTC (x3s_vtc32, 64, x3f_vtc): driver IN OUT BATCH M N W THREADS SHARED SEED ROWS
 //        IN: V (BATCH x M x W), C (BATCH x M x N); OUT: P (BATCH x chunks x W x N), chunk c = V^T C over its ROWS rows
@@ -13,7 +12,7 @@
 
 int main(int argc, char** argv) {
   if (argc != 11) {
-    std::fprintf(stderr, "usage: %s IN OUT BATCH M N W THREADS SHARED SEED BM|ROWS\n", argv[0]);
+    std::fprintf(stderr, "usage: %s IN OUT BATCH M N W THREADS SHARED SEED GROUPS|ROWS\n", argv[0]);
     return 2;
   }
   const int batch = std::atoi(argv[3]), m = std::atoi(argv[4]), N = std::atoi(argv[5]), w = std::atoi(argv[6]);
@@ -32,11 +31,7 @@ int main(int argc, char** argv) {
   if (std::fread(C.data(), sizeof(float), C.size(), in) != C.size()) return 2;
   std::fclose(in);
 #ifdef EMU_UPDATE
-#ifdef EMU_STRIP
   const dim3 grid{(unsigned)((N + 63) / 64), (unsigned)last, (unsigned)batch};
-#else
-  const dim3 grid{(unsigned)((N + 63) / 64), (unsigned)((m + last - 1) / last), (unsigned)batch};
-#endif
   emu::launch(grid, threads, 1, seed, shared_bytes, [&] {
     KERNEL(C.data(), N, (long long)m * N, V.data(), w, (long long)m * w, W.data(), N, (long long)w * N, m, N, w);
   });
