@@ -1,7 +1,7 @@
 #!/bin/bash
 # For the next session (issues #33, #35), most needed first; about 12 minutes, 20 on an H200 (step 3):
 # 1 bench/apply_probe.py: x3s_strip, x3f_strip and x3f_vtc beside cuBLAS; then the seed in full with each
-#   (STAGED_FROM=256) against STAGED_FROM=0, one run
+#   (STAGED_FROM=256: 640x512; 1: every batch, 60x1024, 8x2048 and 2x4096 too) against STAGED_FROM=0, one run
 # 2 the compiling moves (bench/compiling_moves.txt) judged cold, the seed before _DEFINES (2564cc5's seed_kernels,
 #   .devrun/before_defines.tar) and this one, the cache emptied before each tree's seed: import and tests a move
 # 3 on an H200 only: the README's command, the tree before the issue (0c70fdb) for 100 s, this tree three times
@@ -18,7 +18,7 @@ s=$(date +%s); timeout 300 python3 bench/apply_probe.py > $R/apply_probe.out 2>&
 echo "apply_probe rc $? $(( $(date +%s) - s )) s" >> $R/status; head -2 $R/apply_probe.out >> $R/status
 OUT=$R/ab bash -c 'source bench/lib.sh
   for v in STAGED_FROM=0 STAGED_FROM=256,STAGED_VTC=0,STAGED_UPDATE=1 STAGED_FROM=256,STAGED_VTC=0,STAGED_UPDATE=2 \
-      STAGED_FROM=256,STAGED_VTC=2,STAGED_UPDATE=2 STAGED_FROM=0; do
+      STAGED_FROM=256,STAGED_VTC=2,STAGED_UPDATE=2 STAGED_FROM=1,STAGED_VTC=2,STAGED_UPDATE=2 STAGED_FROM=0; do
     qr $v --kernel-dir $(python3 bench/variant.py seed_kernels/tsqr_wy ${v//,/ }) --mode full --seed 7
   done' > $R/ab.out 2>&1
 grep -h "score" $R/ab/pass.log | cut -c1-120 >> $R/status; touch $R/done1
