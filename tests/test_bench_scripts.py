@@ -95,9 +95,10 @@ def test_tf32x3_apply_lane_by_lane_matches_float64(m: int, N: int, w: int) -> No
 
 
 def test_sass_stats_reads_each_kernels_registers_mmas_and_loops() -> None:
-    """bench/sass_stats.py on tf32x3.cu (nvcc and cuobjdump where they are): its four kernels, tf32x3_apply
-    within the 128 registers its launch bounds allow two blocks an SM, without spills, with loops whose bodies
-    issue MMAs (W = V^T C and C += V Wn)."""
+    """bench/sass_stats.py on tf32x3.cu and staged.cu (nvcc and cuobjdump where they are): their nine kernels,
+    tf32x3_apply within the 128 registers its launch bounds allow two blocks an SM, without spills, with loops whose
+    bodies issue MMAs (W = V^T C and C += V Wn); x3f_strip's MMA step only loads and MMAs (its fragments staged whole),
+    where x3s_strip's gathers each operand's halves into registers with moves."""
     import shutil
 
     sys.path.insert(0, str(ROOT / "bench"))
@@ -109,7 +110,8 @@ def test_sass_stats_reads_each_kernels_registers_mmas_and_loops() -> None:
         pytest.skip("no cuobjdump or nvdisasm")
     if not shutil.which("nvcc"):
         pytest.skip("no nvcc")
-    kernels = sass_stats.compile_kernels([ROOT / "seed_kernels" / "tsqr_wy" / "tf32x3.cu"], [])
+    seed = ROOT / "seed_kernels" / "tsqr_wy"
+    kernels = sass_stats.compile_kernels([seed / "tf32x3.cu", seed / "staged.cu"], [])  # as kernel.py's _STAGED_SOURCE
     assert set(kernels) == {"tf32x3_apply", "tf32x3_update", "tf32x3_vtc32", "tf32x3_vtc64", "x3s_vtc32",
                             "x3s_vtc64", "x3s_strip", "x3f_strip", "x3f_vtc"}
     apply = kernels["tf32x3_apply"]
@@ -117,6 +119,9 @@ def test_sass_stats_reads_each_kernels_registers_mmas_and_loops() -> None:
     mma_loops = [loop for loop in apply.loops() if loop[3]]
     assert len(mma_loops) >= 2 and all(count > mmas for _, _, count, mmas in mma_loops), mma_loops
     assert sum(op.startswith("HMMA") for _, op, _ in apply.code) % 3 == 0  # three MMAs per split product
+    per_mma = {name: min(count / mmas for _, _, count, mmas in kernels[name].loops() if mmas)
+               for name in ("x3f_strip", "x3s_strip")}
+    assert per_mma["x3f_strip"] < 2.5 < 5 < per_mma["x3s_strip"], per_mma  # 1.7 and 6.4 with nvcc 13.0
 
 
 def test_split_tf32_updates_keep_the_gates_where_fp32_has_them() -> None:

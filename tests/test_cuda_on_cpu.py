@@ -244,9 +244,9 @@ def test_the_emulator_catches_a_store_into_a_block_that_may_not_have_started(tmp
 
 def staged(tmp_path: Path, kernel: str, operands: list[torch.Tensor], shape: tuple[int, int, int, int], last: int,
            seed: int = 1, source: str | None = None) -> torch.Tensor:
-    """tf32x3.cu's staged GEMM `kernel` (x3s_strip, x3f_strip: C += V Wn over `last` groups of row tiles; x3s_vtc32,
+    """staged.cu's GEMM `kernel` (x3s_strip, x3f_strip: C += V Wn over `last` groups of row tiles; x3s_vtc32,
     x3s_vtc64, x3f_vtc: V^T C in chunks of `last` rows) on the CPU, with the threads and shared memory kernel.py's
-    _STAGED gives it; shape (batch, m, N, w)."""
+    _STAGED gives it; shape (batch, m, N, w); `source` in staged.cu's place."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("kernel_staged", SEED / "kernel.py")
@@ -257,8 +257,9 @@ def staged(tmp_path: Path, kernel: str, operands: list[torch.Tensor], shape: tup
     threads, shared = launches["_STAGED"][kernel]  # type: ignore[index]
     assert spec is not None
     binary = tmp_path / kernel
-    if not binary.exists():
-        (tmp_path / "tf32x3.cu").write_text(emulated(source or (SEED / "tf32x3.cu").read_text()))
+    if not binary.exists():  # staged.cu after tf32x3.cu, as kernel.py's _STAGED_SOURCE
+        text = (SEED / "tf32x3.cu").read_text() + (source or (SEED / "staged.cu").read_text())
+        (tmp_path / "tf32x3.cu").write_text(emulated(text))
         form = ["-DEMU_UPDATE"] if "strip" in kernel else ["-DEMU_VTC"]
         subprocess.run(["g++", "-std=c++17", "-O2", "-Wno-unknown-pragmas", *form, f"-DKERNEL={kernel}",
                         f'-DKERNEL_FILE="{tmp_path / "tf32x3.cu"}"', f"-I{EMU}", str(EMU / "gemm_driver.cpp"), "-o",
@@ -318,7 +319,7 @@ def test_the_staged_kernels_give_the_same_bits_under_any_schedule_and_need_their
     Wn = torch.randn(1, 64, 70)
     runs = [staged(tmp_path, "x3f_strip", [V, Wn, C], (1, 100, 70, 64), 1, seed) for seed in (1, 2)]
     assert torch.equal(runs[0], runs[1])
-    source = (SEED / "tf32x3.cu").read_text()
+    source = (SEED / "staged.cu").read_text()
     barrier = "    __syncthreads();\n    if (rb + 32 < r1) fetch(rb + 32);\n"
     assert source.count(barrier) == 2  # x3f_vtc's and x3s_vtc64's
     broken_dir = tmp_path / "broken"

@@ -19,7 +19,7 @@ The matrix is walked in panels of NB columns. A panel is factored by the first o
 The trailing columns get Q_panel^T = I - V T^T V^T (`_apply`): in one kernel in split TF32 (tf32x3_apply) for
 batches of APPLY_FROM to APPLY_BELOW and panels of at most APPLY_ROWS rows; otherwise as three batched GEMMs,
 V^T C and C -= V W in split TF32 for small batches (tf32x3.cu, VTC_BELOW and TF32X3_BELOW) and by cuBLAS in FP32
-for the rest (x3s_vtc and x3s_update, split TF32 staged through shared memory, from STAGED_FROM matrices: off);
+for the rest (staged.cu's kernels, split TF32 staged through shared memory, from STAGED_FROM matrices: off);
 trail_update does it in one kernel below FUSED_BELOW. With OUTER_NB, panels are gathered into blocks of that many
 columns whose merged reflectors update the columns beyond in one pass (`_Outer`), for batches of at least
 OUTER_FROM. Batches of at most GRAPH_BYTES run the panel loop as one CUDA graph, and under
@@ -108,7 +108,7 @@ APPLY_BELOW = 256  # @tune APPLY_BELOW: 64 256 1024
 
 LOOKAHEAD_BELOW = 48  # @tune LOOKAHEAD_BELOW: 0 16 48 64 256
 
-STAGED_FROM = 0  # batches from which x3s_vtc and x3s_update carry _apply (0: none; slower: NOTES.md)
+STAGED_FROM = 0  # batches from which staged.cu's kernels carry _apply (0: none; slower so far: NOTES.md)
 
 STAGED_VTC = 1  # V^T C by x3s_vtc (1), x3f_vtc (2, fragment-major) or cuBLAS (0) (with STAGED_FROM)
 
@@ -120,6 +120,7 @@ _SOURCE = _COMMON + Path(__file__).with_name("qr.cu").read_text()
 _REG_SOURCE = _COMMON + Path(__file__).with_name("reg_panel.cu").read_text()
 _COL_SOURCE = _COMMON + Path(__file__).with_name("cols.cu").read_text()
 _TF32X3_SOURCE = Path(__file__).with_name("tf32x3.cu").read_text()
+_STAGED_SOURCE = _TF32X3_SOURCE + Path(__file__).with_name("staged.cu").read_text()  # made only where STAGED_FROM is
 _NAMES = ("panel_qr", "small_qr", "build_t", "gram", "mb_panel", "mb_cluster", "trail_update")
 
 
@@ -208,7 +209,7 @@ def _panel_launch(name):
 
 
 _TF32X3 = {}
-_XS_LD = 68  # tf32x3.cu's XS_LD: a staged tile's row stride, in (hi, lo) pairs of 8 bytes
+_XS_LD = 68  # staged.cu's XS_LD: a staged tile's row stride, in (hi, lo) pairs of 8 bytes
 # the staged kernels' threads and dynamic shared memory: a strip's V tile and Wn's 64 columns (staged by rows or by
 # fragment), x3s_vtc's 32 rows of V (up to 64 columns) and of C (4096 / WR columns), x3f_vtc's planes
 _STAGED = {"x3s_strip": (128, (64 + 64) * _XS_LD * 8), "x3f_strip": (128, 64 * 1024),
@@ -218,12 +219,20 @@ _STAGED = {"x3s_strip": (128, (64 + 64) * _XS_LD * 8), "x3f_strip": (128, 64 * 1
 
 def _tf32x3(name):
     """tf32x3.cu's kernels, compiled on first use (batches under APPLY_BELOW matrices use them)."""
-    if not _TF32X3:
+    if "tf32x3_apply" not in _TF32X3:
         module = _module(_TF32X3_SOURCE)
-        for kernel in ("tf32x3_update", "tf32x3_vtc32", "tf32x3_vtc64", "tf32x3_apply", *_STAGED):
+        for kernel in ("tf32x3_update", "tf32x3_vtc32", "tf32x3_vtc64", "tf32x3_apply"):
             _TF32X3[kernel] = module.get_function(kernel)
         _TF32X3["tf32x3_apply"].max_dynamic_shared_size_bytes = SMEM_BUDGET
+    return _TF32X3[name]
+
+
+def _staged(name):
+    """staged.cu's kernel `name`, its module compiled on first use (tf32x3.cu's text before it)."""
+    if name not in _TF32X3:
+        module = _module(_STAGED_SOURCE)
         for kernel, (_, shared) in _STAGED.items():
+            _TF32X3[kernel] = module.get_function(kernel)
             _TF32X3[kernel].max_dynamic_shared_size_bytes = shared
     return _TF32X3[name]
 
@@ -664,7 +673,7 @@ def _staged_update(Vm, Wn, C):
     name = ("x3s_strip", "x3f_strip")[STAGED_UPDATE - 1]
     threads, shared = _STAGED[name]
     groups = min(-(-m // 64), max(1, -(-4 * _sms(C.device) // (batch * -(-N // 64)))))
-    _tf32x3(name)((-(-N // 64), groups, batch), (threads,),
+    _staged(name)((-(-N // 64), groups, batch), (threads,),
                   (*_strided(C), *_strided(Vm), *_strided(Wn), cp.int32(m), cp.int32(N), cp.int32(w)),
                   shared_mem=shared)
 
@@ -682,7 +691,7 @@ def _staged_vtc(Vm, C):
     rows = -(-m // chunks // 32) * 32
     chunks = -(-m // rows)
     P = torch.empty(batch, chunks, w, N, device=C.device, dtype=torch.float32)
-    _tf32x3(name)((tiles, chunks, batch), (threads,),
+    _staged(name)((tiles, chunks, batch), (threads,),
                   (*_strided(Vm), cp.int32(w), *_strided(C), cp.int32(m), cp.int32(N), _ptr(P), cp.int32(rows)),
                   shared_mem=shared)
     return P[:, 0] if chunks == 1 else P.sum(1)
