@@ -57,9 +57,10 @@ __device__ __forceinline__ void mma_rows_step(float (&acc)[2][4][4], const uint2
     for (int j = 0; j < 4; ++j) mma3(acc[i][j], ah[i], al[i], bh[j], bl[j]);
 }
 
-// Fragment-major staging (x3f_strip, x3f_vtc): nvcc's code for x3s_update's MMA loop is 314 instructions a trip of 48
-// MMAs, 226 of them moves (MOV, IMAD.MOV) that gather the hi halves, then the lo halves, of four uint2 loads into the
-// consecutive registers an MMA's operand takes (bench/sass_stats.py, cuobjdump). Here each lane's fragment is stored
+// Fragment-major staging (x3f_strip, x3f_vtc): nvcc's code for a step staged by rows (x3s_update's MMA loop, as
+// x3s_strip's) is about 310 instructions a trip of 48 MMAs, 226 of them moves (MOV, IMAD.MOV) that gather the hi
+// halves, then the lo halves, of uint2 loads into the consecutive registers an MMA's operand takes
+// (bench/sass_stats.py, cuobjdump). Here each lane's fragment is stored
 // whole: an A fragment's a0..a3 as one uint4 of hi halves and one of lo halves (A_hi[(tile * 8 + step) * 32 + lane]),
 // a B fragment's b0, b1 as one uint2 each, so a step of 24 MMAs loads 12 times and moves nothing. A value's place:
 // A (row r of the 16-row tile, column k of the 8-wide step) lane 4 (r % 8) + k % 4, slot (r >= 8) + 2 (k >= 4);
