@@ -1,6 +1,6 @@
-"""Which NVRTC modules each `tune` move of the QR seed compiles anew, and how long each takes: kernel.py run on a
-stand-in CuPy that records every RawModule (its source file and options) made at import and by reg_panel's first
-use (every benchmark shape above 192 takes it), against the seed's defaults; with nvcc on the PATH, each module
+"""Which NVRTC modules each `tune` move of the QR seed compiles anew, and how long each takes: kernel.py run on
+bench/seed_model.py's stand-in CuPy, every RawModule (its source file and options) made at import and by reg_panel's
+first use (every benchmark shape above 192 takes it), against the seed's defaults; with nvcc on the PATH, each module
 compiled once for sm_90 (`-cubin`) and timed, so a move's import waits for its slowest module (the judge compiles
 them side by side: qrjudge/ahead.py). CPU only; the moves are those of bench/compiling_moves.txt and every other
 @tune choice that changes a module.
@@ -16,37 +16,24 @@ import subprocess
 import sys
 import tempfile
 import time
-import types
 from pathlib import Path
+
+import seed_model  # (bench/ is the script's directory, first on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ("qr.cu", "cols.cu", "reg_panel.cu", "tf32x3.cu", "staged.cu")
 
 
 def modules(kernel_dir: Path, overrides: dict[str, str]) -> set[tuple[str, tuple[str, ...]]]:
-    """(file, options) of each module kernel.py makes with `overrides`: at import, and reg_panel's."""
-    made: set[tuple[str, tuple[str, ...]]] = set()
+    """(file, options) of each module kernel.py makes with `overrides` (on seed_model's stand-in CuPy): at import,
+    and reg_panel's."""
     texts = {name: (kernel_dir / name).read_text() for name in FILES}
-
-    def raw_module(code: str, options: tuple[str, ...]) -> types.SimpleNamespace:
-        name = next(n for n, text in texts.items() if code.endswith(text))
-        made.add((name, tuple(options)))
-        return types.SimpleNamespace(get_function=lambda kernel: types.SimpleNamespace())
-
-    cupy = types.ModuleType("cupy")
-    cupy.RawModule = raw_module
-    cupy.int32 = cupy.int64 = cupy.uint64 = int
-    sys.modules["cupy"] = cupy
-    text = (kernel_dir / "kernel.py").read_text()
-    for name, value in overrides.items():
-        text, count = re.subn(rf"^{name} = [^\s#]+(?=\s*(#.*)?$)", f"{name} = {value}", text, flags=re.MULTILINE)
-        assert count == 1, name
-    module = types.ModuleType("kernel")
-    module.__file__ = str(kernel_dir / "kernel.py")
-    exec(compile(text, module.__file__, "exec"), module.__dict__)
+    seed_model.KERNEL = kernel_dir / "kernel.py"
+    module = seed_model.load(overrides)
     if module.NB == 32:
         module._in_register_kernel("reg_panel1")
-    return made
+    return {(next(n for n, text in texts.items() if m.code.endswith(text)), tuple(m.options))
+            for m in module._MODULES.values()}
 
 
 def nvcc_seconds(kernel_dir: Path, name: str, options: tuple[str, ...]) -> float:

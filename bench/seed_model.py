@@ -453,6 +453,17 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             V[b, :n - k] = torch.from_numpy(unit_lower(out, ncols)[:, :V.shape[2]])
             T[b] = torch.from_numpy(Tm[:T.shape[1], :T.shape[2]])
 
+    def vtc_by_chunks(args, multiple, split):  # kernel.py's _vtc_by_chunks: each chunk's V^T C into P
+        V, ldv, vstride, w, C, ldc, cstride, m, N, P, rows = args
+        chunks = P.shape[1]
+        assert (ldv, vstride, ldc, cstride) == (V.stride(1), V.stride(0), C.stride(1), C.stride(0))
+        assert P.is_contiguous() and P.shape[2:] == (w, N) and chunks == -(-m // rows) and rows % multiple == 0
+        if chunks > 1:
+            CALLS[split] = CALLS.get(split, 0) + 1
+        for chunk in range(chunks):
+            r = slice(chunk * rows, min(m, (chunk + 1) * rows))
+            P[:, chunk] = tf32x3_matmul(V[:, r, :w].transpose(1, 2), C[:, r, :N])
+
     def run(grid, block, args, shared_mem=0):
         CALLS[name] = CALLS.get(name, 0) + 1
         if name == "panel_qr":
@@ -504,13 +515,7 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             V, ldv, vstride, w, C, ldc, cstride, m, N, P, rows = args
             chunks, columns = P.shape[1], 32 if name == "tf32x3_vtc64" else 64  # W's columns a block
             assert block == (128,) and grid == (-(-N // columns), chunks, V.shape[0]) and w <= int(name[-2:]), grid
-            assert (ldv, vstride, ldc, cstride) == (V.stride(1), V.stride(0), C.stride(1), C.stride(0))
-            assert P.is_contiguous() and P.shape[2:] == (w, N) and chunks == -(-m // rows) and rows % 8 == 0
-            if chunks > 1:
-                CALLS["tf32x3 split"] = CALLS.get("tf32x3 split", 0) + 1
-            for chunk in range(chunks):
-                r = slice(chunk * rows, min(m, (chunk + 1) * rows))
-                P[:, chunk] = tf32x3_matmul(V[:, r, :w].transpose(1, 2), C[:, r, :N])
+            vtc_by_chunks(args, 8, "tf32x3 split")
         elif name in ("x3s_strip", "x3f_strip"):  # tests/test_cuda_on_cpu.py runs their code
             C, ldc, cstride, V, ldv, vstride, W, ldw, wstride, m, N, w = args
             assert block == (128,) and grid[0] == -(-N // 64) and grid[2] == C.shape[0], (grid, C.shape)
@@ -526,13 +531,7 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             chunks, columns = P.shape[1], 4096 // most
             assert block == (128,) and grid == (-(-N // columns), chunks, V.shape[0]) and w <= most, grid
             assert shared_mem == (32 * 1024 if name == "x3f_vtc" else 32 * (68 + columns + 4) * 8), shared_mem
-            assert (ldv, vstride, ldc, cstride) == (V.stride(1), V.stride(0), C.stride(1), C.stride(0))
-            assert P.is_contiguous() and P.shape[2:] == (w, N) and chunks == -(-m // rows) and rows % 32 == 0
-            if chunks > 1:
-                CALLS["x3s split"] = CALLS.get("x3s split", 0) + 1
-            for chunk in range(chunks):
-                r = slice(chunk * rows, min(m, (chunk + 1) * rows))
-                P[:, chunk] = tf32x3_matmul(V[:, r, :w].transpose(1, 2), C[:, r, :N])
+            vtc_by_chunks(args, 32, "x3s split")
         elif name in ("col_qr", "lane_qr"):
             A, H, tau, n = args
             threads = 32 * n if name == "col_qr" else 32
@@ -580,7 +579,7 @@ def load(overrides: dict[str, object]) -> types.ModuleType:
     cupy = types.ModuleType("cupy")
     def raw_module(code: str, options: tuple[str, ...]) -> types.SimpleNamespace:
         MODULES.append(options)
-        return types.SimpleNamespace(get_function=lambda name: stand_in(name, options))
+        return types.SimpleNamespace(code=code, options=options, get_function=lambda name: stand_in(name, options))
     cupy.RawModule = raw_module
     cupy.int32, cupy.int64, cupy.uint64 = int, int, (lambda x: x)
     cupy.cuda = types.SimpleNamespace(Device=lambda index: contextlib.nullcontext(), ExternalStream=None)

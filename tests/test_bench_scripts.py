@@ -121,7 +121,7 @@ def test_sass_stats_reads_each_kernels_registers_mmas_and_loops() -> None:
     assert sum(op.startswith("HMMA") for _, op, _ in apply.code) % 3 == 0  # three MMAs per split product
     per_mma = {name: min(count / mmas for _, _, count, mmas in kernels[name].loops() if mmas)
                for name in ("x3f_strip", "x3s_strip")}
-    assert per_mma["x3f_strip"] < 2.5 < 5 < per_mma["x3s_strip"], per_mma  # 1.7 and 6.4 with nvcc 13.0
+    assert per_mma["x3f_strip"] < 2.5 < 5 < per_mma["x3s_strip"], per_mma  # 1.7 and 6.0 with nvcc 13.0
 
 
 def test_split_tf32_updates_keep_the_gates_where_fp32_has_them() -> None:

@@ -5,11 +5,9 @@ Marked `gpu`: skipped without CUDA. Run on the GPU machine (bench/gpu_pass.sh ru
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -148,10 +146,9 @@ def test_planted_cheat_is_caught(tmp_path: Path, name: str) -> None:
 
 
 def full_score(kernel_dir: Path, env: dict[str, str] | None = None) -> dict:
-    proc = subprocess.run([sys.executable, "-m", "qrjudge.supervisor", "--kernel-dir", str(kernel_dir), "--mode", "full"],
-                          capture_output=True, text=True, timeout=600, cwd=ROOT,
-                          env={**os.environ, **taking_turns(), **(env or {})})
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    """The judge's `full` verdict on a kernel directory, judged once."""
+    return supervised(["--kernel-dir", str(kernel_dir), "--mode", "full"], ROOT, {**taking_turns(), **(env or {})}, 600,
+                      attempts=1)[0]
 
 
 @pytest.mark.parametrize("factor", ["0.9", "0.97"])

@@ -680,36 +680,34 @@ def _staged_update(Vm, Wn, C):
 
 def _staged_vtc(Vm, C):
     """V^T C by x3s_vtc32 or 64 (32 or 64 of W's rows, 128 or 64 of its columns a block) or, with STAGED_VTC = 2,
-    x3f_vtc (64 x 64), its rows split into chunks of multiples of 32 rows until the grid has about four blocks an SM,
-    the chunks' sums added up by torch."""
-    batch, m, w = Vm.shape
-    N = C.shape[2]
+    x3f_vtc (64 x 64), over chunks of multiples of 32 rows (`_vtc_by_chunks`)."""
+    w = Vm.shape[2]
     name = "x3f_vtc" if STAGED_VTC == 2 else "x3s_vtc32" if w <= 32 else "x3s_vtc64"
-    threads, shared = _STAGED[name]
-    tiles = -(-N // (128 if name == "x3s_vtc32" else 64))
-    chunks = max(1, min(-(-m // 32), -(-4 * _sms(C.device) // (batch * tiles))))
-    rows = -(-m // chunks // 32) * 32
-    chunks = -(-m // rows)
-    P = torch.empty(batch, chunks, w, N, device=C.device, dtype=torch.float32)
-    _staged(name)((tiles, chunks, batch), (threads,),
-                  (*_strided(Vm), cp.int32(w), *_strided(C), cp.int32(m), cp.int32(N), _ptr(P), cp.int32(rows)),
-                  shared_mem=shared)
-    return P[:, 0] if chunks == 1 else P.sum(1)
+    return _vtc_by_chunks(_staged(name), Vm, C, 128 if name == "x3s_vtc32" else 64, 32, 32, _STAGED[name][1])
 
 
 def _tf32x3_vtc(Vm, C):
-    """V^T C by tf32x3_vtc32 or 64 (W's columns 64 or 32 a block), its rows split into chunks (multiples of 8
-    rows) until the grid has about four blocks an SM, the chunks' sums then added up by torch."""
+    """V^T C by tf32x3_vtc32 or 64 (W's columns 64 or 32 a block), over chunks of multiples of 8 rows
+    (`_vtc_by_chunks`)."""
+    w = Vm.shape[2]
+    vtc = _tf32x3("tf32x3_vtc32" if w <= 32 else "tf32x3_vtc64")
+    return _vtc_by_chunks(vtc, Vm, C, 64 if w <= 32 else 32, 64, 8)
+
+
+def _vtc_by_chunks(kernel, Vm, C, columns, least, multiple, shared=0):
+    """V^T C by `kernel` (128 threads; a block makes `columns` of W's columns over one chunk of rows), the rows split
+    into chunks of at least `least` rows, a multiple of `multiple`, until the grid has about four blocks an SM, the
+    chunks' sums then added up by torch."""
     batch, m, w = Vm.shape
     N = C.shape[2]
-    tiles = -(-N // (64 if w <= 32 else 32))
-    chunks = max(1, min(-(-m // 64), -(-4 * _sms(C.device) // (batch * tiles))))
-    rows = -(-m // chunks // 8) * 8
+    tiles = -(-N // columns)
+    chunks = max(1, min(-(-m // least), -(-4 * _sms(C.device) // (batch * tiles))))
+    rows = -(-m // chunks // multiple) * multiple
     chunks = -(-m // rows)
     P = torch.empty(batch, chunks, w, N, device=C.device, dtype=torch.float32)
-    vtc = _tf32x3("tf32x3_vtc32" if w <= 32 else "tf32x3_vtc64")
-    vtc((tiles, chunks, batch), (128,), (*_strided(Vm), cp.int32(w), *_strided(C), cp.int32(m), cp.int32(N), _ptr(P),
-                                         cp.int32(rows)))
+    kernel((tiles, chunks, batch), (128,),
+           (*_strided(Vm), cp.int32(w), *_strided(C), cp.int32(m), cp.int32(N), _ptr(P), cp.int32(rows)),
+           shared_mem=shared)
     return P[:, 0] if chunks == 1 else P.sum(1)
 
 

@@ -17,10 +17,11 @@ __device__ __forceinline__ uint2 split2(float x) {
   return make_uint2(hi, lo);
 }
 
-// a (16 x 8 A fragment, hi and lo) from a staged tile whose rows are A's rows: a0 at p, a1 eight rows down, a2 and
+// a (16 x 8 A fragment, hi and lo) from a tile staged by rows, A's next row `row` and its next column `col` apart
+// (A's rows as the tile's rows: XS_LD and 1; A = V^T from V's rows: 1 and XS_LD): a0 at p, a1 eight rows down, a2 and
 // a3 four columns on; b (8 x 8) from a staged tile whose rows are B's rows: b0 at p, b1 four rows down
-__device__ __forceinline__ void frag_a_rows(const uint2* p, unsigned (&h)[4], unsigned (&l)[4]) {
-  const uint2 x0 = p[0], x1 = p[8 * XS_LD], x2 = p[4], x3 = p[8 * XS_LD + 4];
+__device__ __forceinline__ void frag_a(const uint2* p, int row, int col, unsigned (&h)[4], unsigned (&l)[4]) {
+  const uint2 x0 = p[0], x1 = p[8 * row], x2 = p[4 * col], x3 = p[8 * row + 4 * col];
   h[0] = x0.x, h[1] = x1.x, h[2] = x2.x, h[3] = x3.x;
   l[0] = x0.y, l[1] = x1.y, l[2] = x2.y, l[3] = x3.y;
 }
@@ -42,25 +43,25 @@ __device__ __forceinline__ void warp_tile(int r0, int c0, int g, int t, F f) {
       for (int q = 0; q < 4; ++q) f(i, j, q, r0 + 16 * i + g + 8 * (q >> 1), c0 + 8 * j + 2 * t + (q & 1));
 }
 
-// acc += the step of 8 from k0 of a warp's 32 x 32: A's 32 rows from row wr of Vs (rows of V), B's 32 columns from
-// column wc of Ws (rows of Wn), both staged XS_LD a row
-__device__ __forceinline__ void mma_rows_step(float (&acc)[2][4][4], const uint2* Vs, const uint2* Ws, int wr, int wc,
-                                              int k0, int g, int t) {
+// acc += one step of 8 of a warp's 32 x 32 from tiles staged by rows: A's two 16-row tiles from a (rows `row`,
+// columns `col` apart: frag_a), B's four 8-column tiles from b (rows ldb apart)
+__device__ __forceinline__ void mma_staged_step(float (&acc)[2][4][4], const uint2* a, int row, int col, const uint2* b,
+                                                int ldb) {
   unsigned ah[2][4], al[2][4], bh[4][2], bl[4][2];
 #pragma unroll
-  for (int i = 0; i < 2; ++i) frag_a_rows(Vs + (wr + 16 * i + g) * XS_LD + k0 + t, ah[i], al[i]);
+  for (int i = 0; i < 2; ++i) frag_a(a + 16 * i * row, row, col, ah[i], al[i]);
 #pragma unroll
-  for (int j = 0; j < 4; ++j) frag_b(Ws + (k0 + t) * XS_LD + wc + 8 * j + g, XS_LD, bh[j], bl[j]);
+  for (int j = 0; j < 4; ++j) frag_b(b + 8 * j, ldb, bh[j], bl[j]);
 #pragma unroll
   for (int i = 0; i < 2; ++i)
 #pragma unroll
     for (int j = 0; j < 4; ++j) mma3(acc[i][j], ah[i], al[i], bh[j], bl[j]);
 }
 
-// Fragment-major staging (x3f_strip, x3f_vtc): nvcc's code for a step staged by rows (x3s_update's MMA loop, as
-// x3s_strip's) is about 310 instructions a trip of 48 MMAs, 226 of them moves (MOV, IMAD.MOV) that gather the hi
-// halves, then the lo halves, of uint2 loads into the consecutive registers an MMA's operand takes
-// (bench/sass_stats.py, cuobjdump). Here each lane's fragment is stored
+// Fragment-major staging (x3f_strip, x3f_vtc): nvcc's code for a step staged by rows is 288-314 instructions a trip
+// of 48 MMAs (x3s_strip's, x3s_update's), 226 of x3s_update's 314 moves (MOV, IMAD.MOV) that gather the hi halves,
+// then the lo halves, of uint2 loads into the consecutive registers an MMA's operand takes (bench/sass_stats.py,
+// cuobjdump). Here each lane's fragment is stored
 // whole: an A fragment's a0..a3 as one uint4 of hi halves and one of lo halves (A_hi[(tile * 8 + step) * 32 + lane]),
 // a B fragment's b0, b1 as one uint2 each, so a step of 24 MMAs loads 12 times and moves nothing. A value's place:
 // A (row r of the 16-row tile, column k of the 8-wide step) lane 4 (r % 8) + k % 4, slot (r >= 8) + 2 (k >= 4);
@@ -187,7 +188,7 @@ __device__ __forceinline__ void strip(float* __restrict__ C, int ldc, long long 
       if constexpr (FRAG)
         mma_frag_step(acc, Ah, Al, Bh, Bl, wr / 16, wc / 8, 8, k0 / 8, lane);
       else
-        mma_rows_step(acc, Vs, Ws, wr, wc, k0, g, t);
+        mma_staged_step(acc, Vs + (wr + g) * XS_LD + k0 + t, XS_LD, 1, Ws + (k0 + t) * XS_LD + wc + g, XS_LD);
     }
     warp_tile(row0 + wr, col0 + wc, g, t, [&](int i, int j, int q, int r, int c) {
       if (r < m && c < N) C[(size_t)r * ldc + c] = acc[i][j][q];
@@ -320,20 +321,7 @@ __device__ __forceinline__ void xs_vtc(const float* __restrict__ V, int ldv, lon
 #pragma unroll 1
     for (int k0 = 0; k0 < 32; k0 += 8) {
       // A = V^T: a0 = V(k0 + t, i), a1 = V(k0 + t, i + 8), a2 and a3 four rows down; B = C: b0 = C(k0 + t, c)
-      unsigned ah[2][4], al[2][4], bh[4][2], bl[4][2];
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const uint2* p = Vs + (k0 + t) * XS_LD + wi + 16 * e + g;
-        const uint2 x0 = p[0], x1 = p[8], x2 = p[4 * XS_LD], x3 = p[4 * XS_LD + 8];
-        ah[e][0] = x0.x, ah[e][1] = x1.x, ah[e][2] = x2.x, ah[e][3] = x3.x;
-        al[e][0] = x0.y, al[e][1] = x1.y, al[e][2] = x2.y, al[e][3] = x3.y;
-      }
-#pragma unroll
-      for (int j = 0; j < 4; ++j) frag_b(Cs + (k0 + t) * CLD + wc + 8 * j + g, CLD, bh[j], bl[j]);
-#pragma unroll
-      for (int e = 0; e < 2; ++e)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) mma3(acc[e][j], ah[e], al[e], bh[j], bl[j]);
+      mma_staged_step(acc, Vs + (k0 + t) * XS_LD + wi + g, 1, XS_LD, Cs + (k0 + t) * CLD + wc + g, CLD);
     }
   }
   float* out = P + ((size_t)blockIdx.z * gridDim.y + blockIdx.y) * w * N;
