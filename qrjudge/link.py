@@ -30,7 +30,8 @@ class Runner:
                 str(self._theirs_out), "--writable", str(here)]
         argv += ["--baseline"] if args.baseline else ["--kernel-dir", str(args.kernel_dir.resolve())]
         scratch = here / "runner"
-        compiles = [] if args.baseline else compile_server()  # the runner's ends of the compile cache's pipes
+        # the runner's ends of the compile cache's pipes; its compiles read neither this directory nor the candidate's
+        compiles = [] if args.baseline else compile_server((str(here), str(args.kernel_dir)))
         argv += ["--nvrtc-out", str(compiles[0]), "--nvrtc-in", str(compiles[1])] if compiles else []
         self.proc = subprocess.Popen(argv, cwd=scratch, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, pass_fds=(self._theirs_in, self._theirs_out, *compiles),
@@ -126,9 +127,10 @@ class Runner:
             thread.join(timeout=1)
 
 
-def compile_server() -> list[int]:
+def compile_server(hidden: tuple[str, ...] = ()) -> list[int]:
     """The compile cache's server (qrjudge/nvrtc_cache.py), started beside the runner when EVOLVE_NVRTC_CACHE
-    names a directory; the runner's ends of its pipes (request, reply), or none."""
+    names a directory; the runner's ends of its pipes (request, reply), or none. `hidden`: the directories its
+    compiles must not read (`nvrtc_cache.sealed`): the runner's and the candidate's."""
     cache = os.environ.get("EVOLVE_NVRTC_CACHE", "")
     if not cache or not os.path.isdir(cache) or os.environ.get("EVOLVE_RUNNER_CONFINE") == "off":
         return []  # (an unconfined runner could write the cache itself)
@@ -137,7 +139,7 @@ def compile_server() -> list[int]:
     to_server, requests = os.pipe()[::-1]
     replies, from_server = os.pipe()[::-1]
     argv = [sys.executable, "-m", "qrjudge.nvrtc_cache", "--req-in", str(requests), "--rep-out", str(replies),
-            "--cache", cache]
+            "--cache", cache, *(f"--hide={path}" for path in hidden)]
     with open(os.path.join(cache, LOG), "ab") as log:  # why a server stopped, for the next evaluation to say
         subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
                          pass_fds=(requests, replies))

@@ -13,9 +13,10 @@ the SHA-256 of the whole request, NVRTC's and CuPy's versions, computed by the s
 NVRTC made of its key. NVRTC itself runs in a child confined once more, writable only in a directory of its own
 (`Worker`; up to WORKERS at once, for a runner that asks from several threads): the request's file name and
 options are the candidate's, and what they make NVRTC write (a source file at any path, a precompiled header)
-cannot land on an entry. A candidate can ask for any compile (as it
-could run one itself), never write an entry, and nothing it asks changes what another candidate's source
-compiles to. A server also compiles, beside a request the cache lacks, what the evaluation of the nearest
+cannot land on an entry; nor can it read the candidate's directory or the runner's (`sealed`), so a header
+included from there is compiled by the runner itself, never served from an entry made of another version of it. A
+candidate can ask for any compile (as it could run one itself), never write an entry, and nothing it asks changes
+what another candidate's source compiles to. A server also compiles, beside a request the cache lacks, what the evaluation of the nearest
 earlier such request asked for, with the same options changed (qrjudge/foresight.py): a `tune` move's other
 modules are then compiled before the candidate asks for them.
 
@@ -82,6 +83,18 @@ def prune(cache: Path, keep: int = KEEP_BYTES) -> None:
         total -= size
 
 
+def sealed(hidden: tuple[str, ...], cache: Path) -> tuple[str, ...]:
+    """What the compile workers hide: the directories the judge names (the runner's, which the candidate writes,
+    and the candidate's own), but none that holds the cache. The key covers the request, not the files NVRTC reads
+    besides it: an `#include` by any route (a path, the program's file name, a directory in the options, the working
+    directory, a macro) reads the file as it is then, and a header changed under the same request would be served
+    the binary of the one before. Hidden, such a compile fails in the worker and the runner compiles it itself,
+    seeing what it always saw; what a worker can read is the installation, the same for every request."""
+    inside = os.path.realpath(cache)
+    return tuple(p for p in map(os.path.realpath, hidden)
+                 if os.path.isdir(p) and not (inside + "/").startswith(p.rstrip("/") + "/"))
+
+
 # --- the server: the one writer -------------------------------------------------------------------------
 
 def cached(request: dict[str, Any], cache: Path, versions: str) -> tuple[Path, dict[str, Any] | None]:
@@ -133,7 +146,8 @@ class Worker:
     chunks: list[bytes] = field(default_factory=list)
 
     @classmethod
-    def start(cls, job: Job, scratch: Path) -> Worker:
+    def start(cls, job: Job, scratch: Path, hidden: tuple[str, ...] = ()) -> Worker:
+        """`hidden`: what NVRTC must not read (`sealed`), an empty directory in its place."""
         own = tempfile.mkdtemp(dir=scratch)
         out_r, out_w = os.pipe()
         child = os.fork()
@@ -141,7 +155,8 @@ class Worker:
             code = 1
             try:
                 os.close(out_r)
-                isolation.confine([own], hidden=isolation.judges_only())
+                isolation.confine([own], hidden=isolation.judges_only() + hidden)
+                os.chdir(own)  # (a relative #include is looked for here, never in the server's directory)
                 os.environ["TMPDIR"] = own
                 tempfile.tempdir = None
                 with os.fdopen(out_w, "w") as out:
@@ -188,7 +203,7 @@ def nvrtc(request: dict[str, Any]) -> dict[str, Any]:
     return {"binary": base64.b64encode(bytes(binary)).decode(), "mapping": mapping}
 
 
-def serve(fd_in: int, fd_out: int, cache: Path) -> int:
+def serve(fd_in: int, fd_out: int, cache: Path, hidden: tuple[str, ...] = ()) -> int:
     try:  # first, as the runner does: from here on it sees what the runner sees, and writes only the cache
         isolation.confine([str(cache)], hidden=isolation.judges_only())
     except (isolation.ConfineError, OSError) as exc:
@@ -206,7 +221,7 @@ def serve(fd_in: int, fd_out: int, cache: Path) -> int:
     prune(cache)
     foresight.prune(cache)
     requests = wire.LineReader(fd_in)
-    compiles = Compiles(cache, versions)
+    compiles = Compiles(cache, versions, sealed(hidden, cache))
     while True:
         compiles.start()
         running = compiles.running
@@ -266,8 +281,8 @@ class Compiles:
     """A server's compiles: waiting for a worker (the runner's requests first, then the foreseen ones:
     qrjudge/foresight.py) and running, at most WORKERS at once, one of them always free for the runner's."""
 
-    def __init__(self, cache: Path, versions: str) -> None:
-        self.cache, self.versions = cache, versions
+    def __init__(self, cache: Path, versions: str, hidden: tuple[str, ...] = ()) -> None:
+        self.cache, self.versions, self.hidden = cache, versions, hidden
         self.waiting: list[Job] = []
         self.running: dict[int, Worker] = {}  # by their pipes
         self.recipe: list[dict[str, Any]] = []  # what the runner asked for, in order (foresight.write)
@@ -327,7 +342,7 @@ class Compiles:
             guessing = sum(not w.job.askers for w in self.running.values())
             if not self.waiting[0].askers and guessing >= WORKERS - 1:
                 return
-            worker = Worker.start(self.waiting.pop(0), self.cache / TMP)
+            worker = Worker.start(self.waiting.pop(0), self.cache / TMP, self.hidden)
             self.running[worker.fd] = worker
 
     def note(self, request: dict[str, Any]) -> None:
@@ -344,9 +359,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--req-in", type=int, required=True)
     p.add_argument("--rep-out", type=int, required=True)
     p.add_argument("--cache", type=Path, required=True)
+    p.add_argument("--hide", action="append", default=[], help="a directory the compiles must not read (`sealed`)")
     args = p.parse_args(argv)
     try:
-        return serve(args.req_in, args.rep_out, args.cache)
+        return serve(args.req_in, args.rep_out, args.cache, tuple(args.hide))
     except BaseException as exc:  # into the servers' log (its stderr): the runner quotes its last line
         print(f"qrjudge.nvrtc_cache {os.getpid()}: stopped: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
         raise

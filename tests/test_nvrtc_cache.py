@@ -22,7 +22,8 @@ STUB = ROOT / "tests" / "stub_cupy"
 CLIENT = r"""
 import json, os
 from qrjudge import link, nvrtc_client
-fds = link.compile_server()  # none: the runner compiles as it always did
+hidden = tuple(filter(None, [os.environ.get("HIDE")]))  # as the judge names its own directory and the candidate's
+fds = link.compile_server(hidden)  # none: the runner compiles as it always did
 os.environ["HOME"] += ".runner"  # the runner's home is not the judge's (link.runner_env)
 client = nvrtc_client.install(*fds) if fds else None
 if os.environ.get("CONFINE"):  # as the runner is: everything read-only but its scratch
@@ -99,15 +100,19 @@ if os.environ.get("HUSH"):  # NB=32: three modules; NB=16: the first, whose two 
     if os.environ.get("QUIET_NOW"):  # as the runner does before the timed calls
         client.quiet()
     time.sleep(1.6)
+if os.environ.get("HEADER"):  # a header the candidate writes (or a person edits) between two like requests
+    for text in ("one", "two"):
+        open(os.environ["HEADER"], "w").write(text)
+        out[text] = nvrtc(f"INCLUDE {os.environ['HEADER']}", (), 90, "k.cu", None, None, False, None, None)[0].decode()
 out["stats"] = client.stats() if client else None
 print(json.dumps(out))
 """
 
 
-def run_client(cache: Path, **env: str) -> dict:
+def run_client(cache: Path, cwd: Path = ROOT, **env: str) -> dict:
     home = cache.parent / "home"  # a fresh home, as an evaluation's sandbox gives: CuPy makes a directory in it
     home.mkdir(exist_ok=True)
-    proc = subprocess.run([sys.executable, "-c", CLIENT], capture_output=True, text=True, timeout=120, cwd=ROOT,
+    proc = subprocess.run([sys.executable, "-c", CLIENT], capture_output=True, text=True, timeout=120, cwd=cwd,
                           env={**os.environ, "PYTHONPATH": f"{STUB}:{ROOT}", "EVOLVE_NVRTC_CACHE": str(cache),
                                "HOME": str(home), "CUPY_CACHE_DIR": "", **env})
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -170,6 +175,24 @@ def test_a_request_cannot_write_an_entry_through_the_compilers_file_name(cache: 
     said = run_client(cache, POISON=str(entry), CONFINE=str(tmp_path / "scratch"), TMPDIR=str(tmp_path / "scratch"))
     assert said["entry_after"] == first["a"]  # the server's worker could not write it, nor the runner
     assert said["stats"]["why"] and said.get("refused_here")
+
+
+def test_a_header_in_the_candidates_directory_is_read_as_it_is_at_each_compile(cache: Path, tmp_path: Path) -> None:
+    """The key is the request, not the files NVRTC reads beside it: a compile that reads a hidden directory (the
+    runner's, the candidate's) fails in the server's worker and is compiled in the runner, so an edited header is
+    never served the binary of the one before; one that reads only the installation is served."""
+    kernel = tmp_path / "kernel"
+    kernel.mkdir()
+    said = run_client(cache, HEADER=str(kernel / "common.cuh"), HIDE=str(kernel))
+    assert "= one " in said["one"] and "= two " in said["two"], said
+    assert said["one"].startswith(f"pid {said['me']}:") and said["two"].startswith(f"pid {said['me']}:")
+    assert "cannot open source file" in said["stats"]["why"]
+    said = run_client(cache, cwd=kernel, HEADER="common.cuh", HIDE=str(kernel))  # relative, from the judge's directory
+    assert "= one " in said["one"] and "= two " in said["two"], said
+    installed = tmp_path / "installed.cuh"  # a header outside every hidden directory: served, then a hit
+    said = run_client(cache, HEADER=str(installed), HIDE=str(kernel))
+    assert not said["one"].startswith(f"pid {said['me']}:") and "= one " in said["one"]
+    assert nvrtc_cache.sealed((str(cache.parent), str(kernel), str(tmp_path / "none")), cache) == (str(kernel),)
 
 
 def test_without_the_cache_or_with_an_unconfined_runner_the_runner_compiles_itself(cache: Path) -> None:

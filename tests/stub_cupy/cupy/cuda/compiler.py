@@ -1,5 +1,6 @@
 """CuPy's NVRTC call, stood in for: the "binary" says which process compiled what; FAIL fails as NVRTC would; DIE
-ends the compile worker (as a crash of NVRTC would end it); SLOW takes a second; and like CuPy, unless the source stays in memory, the
+ends the compile worker (as a crash of NVRTC would end it); SLOW takes a second; `INCLUDE path` reads that file
+into the binary (as NVRTC reads a header: a missing one is a compile error); and like CuPy, unless the source stays in memory, the
 source is first written to FILENAME in a temporary directory (an absolute FILENAME: that path, as os.path.join has it)."""
 import os
 import tempfile
@@ -29,6 +30,11 @@ def _compile_using_nvrtc_no_warning(source, options=(), arch=None, filename="ker
     began = time.time()
     if "SLOW" in source:  # a compile that takes a second (the server runs several at once), and says when it ran
         time.sleep(1.0)
+    if source.startswith("INCLUDE "):
+        try:
+            source += " = " + open(source.split()[1]).read()
+        except OSError:
+            raise CompileException(f"{filename}(1): catastrophic error: cannot open source file") from None
     if "FAIL" in source:
         raise CompileException(f"{filename}(1): error: identifier FAIL is undefined")
     binary = f"pid {os.getpid()}: {source} {' '.join(options)} sm_{arch}"
