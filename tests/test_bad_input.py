@@ -149,6 +149,9 @@ def test_outside_a_repository(tmp_path: Path) -> None:
 def test_status_before_any_run(repo: Path) -> None:
     proc = evolve(repo / "examples" / "sort", "status")
     assert proc.returncode == 1 and "`evolve start` begins one" in proc.stderr
+    assert "no run of the problem in" in proc.stderr, proc.stderr  # not the name a first run would be given
+    named = evolve(repo / "examples" / "sort", "show", "1", "--run", "r7")
+    assert named.returncode == 1 and "no run 'r7' of the problem" in named.stderr, named.stderr
 
 
 # --- hostile replies, remotes and evaluators (docs/SECURITY.md) ---------------------------------------------

@@ -53,7 +53,8 @@ def run_of(args: argparse.Namespace, config: Config, store: Store) -> str:
     if run not in runs and not getattr(args, "run", None) and not config.run and runs:
         run = runs[-1]
     if run not in runs:
-        raise UserError(f"no run {run!r} of the problem in {config.path} (its runs: {', '.join(runs) or 'none yet'}"
+        named = f" {run!r}" if getattr(args, "run", None) or config.run else ""  # (not a name `start` would give)
+        raise UserError(f"no run{named} of the problem in {config.path} (its runs: {', '.join(runs) or 'none yet'}"
                         "); `evolve start` begins one")
     return run
 
