@@ -102,3 +102,72 @@ def test_real_small_model_replies_are_all_rejected_with_a_reason() -> None:
 def test_parse_blocks_keeps_order() -> None:
     blocks = parse_blocks(reply("a.py", "1", "2") + reply("b.py", "3", "4"))
     assert [(b.path, b.search, b.replace) for b in blocks] == [("a.py", "1", "2"), ("b.py", "3", "4")]
+
+
+def test_the_formats_example_echoed_is_named_as_such() -> None:
+    """A small model's real habit (Qwen2.5-Coder-0.5B on the sort example, 2026-12-05): the system message's example
+    block echoed under a `SEARCH/REPLACE:` heading, which is the format's name, not a file outside the kernel."""
+    from evolver.search.prompts import system_message
+
+    shown = system_message(None)["content"]
+    example = shown[shown.index("<<<<<<< SEARCH"):shown.index(">>>>>>> REPLACE") + len(">>>>>>> REPLACE")]
+    with pytest.raises(EditError, match="repeats the format's example"):
+        apply(f"Faster this way.\nSEARCH/REPLACE:\n```\n{example}\n```\n")
+    one = {"sort.py": SOURCE["sort.py"]}  # the heading is no path: a one-file kernel's block is its file's
+    assert apply(reply("SEARCH/REPLACE:", "A = 1", "A = 2"), files=one)["sort.py"].startswith("A = 2\n")
+    with pytest.raises(EditError, match="not headed by a file path"):
+        apply(reply("path/of/file.ext", "A = 1", "A = 2"))
+
+
+def test_a_whole_file_after_a_sentence_that_names_it() -> None:
+    """"... update the `examples/sort/kernel/sort.py` file with:" and the whole file in a fence (a real reply): the
+    file it names, if the block could be all of it; a snippet, or a sentence naming two files, is no rewrite."""
+    whole = "A = 5\ndef f(x):\n    return x * A\n\ndef g(x):\n    return x + A\n"
+    said = "Then we can update the `pkg/kernel/sort.py` file with the new implementation:\n\n```python\n{}```\n"
+    assert apply("Rationale.\n\n" + said.format(whole))["sort.py"] == whole
+    with pytest.raises(EditError, match="no edit"):
+        apply(said.format("A = 5\n"))  # a snippet: not half the file
+    with pytest.raises(EditError, match="no edit"):
+        apply(said.replace("`pkg/kernel/sort.py`", "`sort.py` and `util.py`").format(whole))
+
+
+def test_search_and_replace_as_two_labelled_fences() -> None:
+    """Another real form: "Search:" over one fence and "REPLACE:" over the next (or ```search / ```replace), the
+    SEARCH still matched strictly; written at another depth than the file's lines, REPLACE moves with them."""
+    said = "Faster.\n\nSearch:\n```python\nreturn x + A\n```\n\nREPLACE:\n```python\nreturn x * A\n```\n"
+    with pytest.raises(EditError, match="matches 2 places"):
+        apply(said, files={"sort.py": SOURCE["sort.py"]})
+    one = "sort.py\n```search\ndef g(x):\n    return x + A\n```\n```replace\ndef g(x):\n    return x - A\n```\n"
+    assert apply(one)["sort.py"].endswith("def g(x):\n    return x - A\n")
+    for alone in ("```search\nB = 2\n```\n", "Search:\n```\nB = 2\n```\nThen:\n```replace\nB = 3\n```\n"):
+        with pytest.raises(EditError, match="no edit"):
+            apply(alone)  # a SEARCH with no REPLACE right after it is no edit
+    nested = {"k.py": "def f(x):\n    if x:\n        return 1\n    return 0\n"}
+    deeper = apply("k.py\nSearch:\n```\nif x:\n    return 1\n```\nReplace:\n```\nif x > 0:\n    return 2\n```\n", files=nested)
+    assert deeper["k.py"] == "def f(x):\n    if x > 0:\n        return 2\n    return 0\n"
+
+
+def test_the_prompts_path_with_a_slash_before_it() -> None:
+    out = apply(reply("/pkg/kernel/util.py", "B = 2", "B = 3"))
+    assert out["util.py"] == "B = 3\n"
+    with pytest.raises(EditError, match="outside the kernel directory"):
+        apply(reply("/etc/util.py", "B = 2", "B = 3"))
+
+
+def test_real_small_model_replies_on_the_sort_example() -> None:
+    """Qwen2.5-Coder-0.5B's 45 distinct replies in a real run on examples/sort (tests/data/qwen2.5-coder-0.5b_sort.json):
+    none applied then. Now its whole file after a sentence naming it and its labelled fence pair apply and compile,
+    its echoes of the format's example are named as such, and none is sent back as an edit outside the kernel."""
+    data = json.loads((DATA / "qwen2.5-coder-0.5b_sort.json").read_text())
+    applied, errors = [], []
+    for item in data["replies"]:
+        try:
+            applied.append(apply_reply(item["content"], data["source"], data["kernel_dir"], truncated=item["truncated"],
+                                       allow_rewrite=True))
+        except EditError as exc:
+            errors.append(str(exc))
+    assert {r.mode for r in applied} >= {"rewrite", "fuzzy"}, [r.mode for r in applied]
+    for result in applied:
+        compile(result.files["sort.py"], "sort.py", "exec")  # the reply's Python, at the file's depth
+    assert sum("repeats the format's example" in e for e in errors) >= 5
+    assert not [e for e in errors if "outside the kernel directory" in e]

@@ -70,6 +70,7 @@ def test_every_kind_of_reply_ends_in_the_right_status(tmp_path: Path) -> None:
     assert "def sort_list" in bodies[0]["messages"][1]["content"]
     # a retry after a bad edit carries the diagnostic back to the model
     assert "could not be applied" in bodies[2]["messages"][-1]["content"]
+    assert "\nexamples/sort/kernel/sort.py\n<<<<<<< SEARCH\n" in bodies[2]["messages"][-1]["content"]  # the form again
     # what the model said is kept in git, attempt by attempt, with why it was not applied
     store = Store(repo)
     noop = store.note_lines(c["00004"].commit, REPLIES_REF)

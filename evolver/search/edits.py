@@ -9,8 +9,9 @@ A reply carries SEARCH/REPLACE blocks, each headed by the path of the file it ed
     the new lines
     >>>>>>> REPLACE
 
-or, where the configuration allows, whole files in fenced blocks headed by their path. Each SEARCH must
-match exactly once; a second, whitespace-tolerant try is allowed and recorded. A miss, an edit outside
+or, where the configuration allows, whole files in fenced blocks headed by their path (or put after a
+sentence that names the file, if the block could be all of it). Each SEARCH must match exactly once; a second,
+whitespace-tolerant try is allowed and recorded. A block that repeats the prompt's example, a miss, an edit outside
 the kernel directory, a reply cut off by the token limit (for whole files) or a child identical to its
 parent is an `EditError` whose message is written for the LLM: it quotes the closest lines of the file.
 Pure functions over {path: text}; called by the operators.
@@ -29,6 +30,12 @@ _MID = re.compile(r"^\s*={5,9}\s*$")
 _CLOSE = re.compile(r"^\s*>{5,9}\s*REPLACE\s*$")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})(.*)$")
 _PATHLIKE = re.compile(r"^(?=.*[./])[\w./\-]+$")  # no spaces, and a dot or a slash somewhere
+# The format as the prompt shows it (evolver/search/prompts.py): a reply that repeats it has copied the example
+EXAMPLE_PATH = "path/of/file.ext"
+EXAMPLE_SEARCH = "lines copied exactly from the current file, whitespace included"
+EXAMPLE_REPLACE = "the lines that replace them"
+_NOT_PATHS = {EXAMPLE_PATH.lower(), "search/replace"}  # headers that name the format, not a file
+_BACKTICKED = re.compile(r"`([^`\s]+)`")
 
 
 class EditError(Exception):
@@ -55,6 +62,8 @@ def _clean_path(line: str) -> str | None:
         if text.startswith(prefix):
             text = text[len(prefix):].strip().strip("*`'\"").strip()
     text = text.rstrip(":").strip()
+    if text.endswith(".") or text.lower() in _NOT_PATHS:  # a sentence's last word ("Faster."), the format's name
+        return None
     return text if _PATHLIKE.match(text) else None
 
 
@@ -89,11 +98,53 @@ def parse_blocks(reply: str) -> list[Block]:
     return blocks
 
 
-def parse_rewrites(reply: str, known: set[str]) -> dict[str, str]:
-    """Whole files in fenced blocks, each headed (line before, or info string) by a known path.
+def parse_fence_pairs(reply: str) -> list[Block]:
+    """SEARCH and REPLACE as two fenced blocks, each labelled by its info string (```search) or by the line before
+    it ("SEARCH:", "**Replace:**"), the second right after the first: how models often write the format. The
+    SEARCH must still match the file exactly (`apply_block`); a SEARCH fence with no REPLACE after it is none."""
+    lines = reply.splitlines()
+    fences = _fences(lines)
+    blocks = []
+    for (label, i, end, above), (next_label, j, next_end, next_above) in zip(fences, fences[1:]):
+        between = [k for k in range(end + 1, j) if lines[k].strip() and k != next_above]
+        if label == "search" and next_label == "replace" and not between:
+            header = next((lines[k] for k in range(i - 1, -1, -1) if lines[k].strip() and k != above), "")
+            blocks.append(Block(_clean_path(header), "\n".join(lines[i + 1:end]), "\n".join(lines[j + 1:next_end])))
+    return blocks
+
+
+def _fences(lines: list[str]) -> list[tuple[str | None, int, int, int | None]]:
+    """Each complete fenced block: its label, its opening and closing lines, and the line that labels it, if any."""
+    found = []
+    i = 0
+    while i < len(lines):
+        fence = _FENCE.match(lines[i])
+        end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == fence.group(1)), None) if fence else None
+        if fence is None or end is None:
+            i += 1
+            continue
+        above = next((k for k in range(i - 1, -1, -1) if lines[k].strip()), None)
+        label = _label(fence.group(2))
+        if label is None and above is not None:
+            label = _label(lines[above])
+        found.append((label, i, end, above if label and not _label(fence.group(2)) else None))
+        i = end + 1
+    return found
+
+
+def _label(text: str) -> str | None:
+    word = re.sub(r"[^a-z]", "", text.lower())
+    return word if word in ("search", "replace") else None
+
+
+def parse_rewrites(reply: str, parent: dict[str, str]) -> dict[str, str]:
+    """Whole files in fenced blocks, each headed (line before, or info string) by a known path, or put after a
+    sentence that names exactly one known file in backticks ("... update `kernel/sort.py` with:") when the block
+    is at least half that file's length (a sentence may as well introduce a snippet of it).
 
     Unterminated fences are left out: they mean the reply was cut off.
     """
+    known = set(parent)
     lines = reply.splitlines()
     out: dict[str, str] = {}
     i = 0
@@ -112,13 +163,22 @@ def parse_rewrites(reply: str, known: set[str]) -> dict[str, str]:
             back -= 1
         if back >= 0 and _clean_path(lines[back]):
             candidates.append(_clean_path(lines[back]) or "")
-        for name in candidates:
-            path = _match_known(name, known)
-            if path:
-                out[path] = "\n".join(lines[i + 1:end]) + "\n"
-                break
+        body = "\n".join(lines[i + 1:end]) + "\n"
+        path = next(filter(None, (_match_known(name, known) for name in candidates)), None)
+        path = path or _named_in_prose(lines[back] if back >= 0 else "", body, parent)
+        if path:
+            out[path] = body
         i = end + 1
     return out
+
+
+def _named_in_prose(sentence: str, body: str, parent: dict[str, str]) -> str | None:
+    """The one known file a sentence names in backticks, if `body` could be all of it."""
+    named = {p for p in (_match_known(w.strip("./"), set(parent)) for w in _BACKTICKED.findall(sentence)) if p}
+    if len(named) != 1:
+        return None
+    path = named.pop()
+    return path if 2 * body.count("\n") >= parent[path].count("\n") else None
 
 
 def _match_known(name: str, known: set[str]) -> str | None:
@@ -157,6 +217,8 @@ def resolve_path(written: str | None, files: dict[str, str], kernel_dir: str) ->
         raise EditError("a SEARCH/REPLACE block is not headed by a file path; write the path (one of "
                         f"{', '.join(names)}) on the line before `<<<<<<< SEARCH`")
     norm = posixpath.normpath(written)
+    if norm.startswith("/") and norm.lstrip("/").startswith(kernel_dir + "/"):  # the prompt's path, a slash before
+        norm = norm.lstrip("/")
     if norm.startswith("../") or norm == ".." or norm.startswith("/"):
         raise EditError(f"{written}: edits outside the kernel directory are not allowed")
     if norm.startswith(kernel_dir + "/"):
@@ -207,6 +269,19 @@ def _fuzzy_span(text: str, search: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _reindented(replace: str, search: str, matched: str) -> str:
+    """REPLACE shifted as far as the file's lines are from SEARCH's (a SEARCH matched only without its indentation
+    was written at another depth, and so was its REPLACE: in Python the depth is the code)."""
+    first = next((line for line in search.splitlines() if line.strip()), "")
+    have, want = first[:len(first) - len(first.lstrip())], matched[:len(matched) - len(matched.lstrip())]
+    if want.startswith(have):
+        return "\n".join(want[len(have):] + line if line.strip() else line for line in replace.split("\n"))
+    cut = have[len(want):] if have.startswith(want) else None
+    if cut is None or not all(line.startswith(cut) for line in replace.split("\n") if line.strip()):
+        return replace  # no one shift between them: as written
+    return "\n".join(line[len(cut):] if line.strip() else line for line in replace.split("\n"))
+
+
 def apply_block(text: str, block: Block, path: str) -> tuple[str, bool]:
     """Apply one block to `text`; returns (new text, needed the whitespace-tolerant match)."""
     if not block.search.strip():
@@ -221,7 +296,8 @@ def apply_block(text: str, block: Block, path: str) -> tuple[str, bool]:
     if len(spans) == 1:
         lines = text.splitlines(keepends=True)
         start, end = spans[0]
-        replacement = block.replace + ("\n" if block.replace and not block.replace.endswith("\n") else "")
+        replace = _reindented(block.replace, block.search, lines[start])
+        replacement = replace + ("\n" if replace and not replace.endswith("\n") else "")
         return "".join(lines[:start]) + replacement + "".join(lines[end:]), True
     if len(spans) > 1:
         raise EditError(f"{path}: SEARCH matches {len(spans)} places (ignoring indentation); include more "
@@ -235,11 +311,14 @@ def apply_block(text: str, block: Block, path: str) -> tuple[str, bool]:
 def apply_reply(reply: str, parent: dict[str, str], kernel_dir: str, *, truncated: bool,
                 allow_rewrite: bool) -> EditResult:
     """The child's files from a reply, or `EditError` with a diagnostic for the LLM."""
-    blocks = parse_blocks(reply)
+    blocks = parse_blocks(reply) or parse_fence_pairs(reply)
     files = dict(parent)
     if blocks:
         fuzzy = False
         for block in blocks:
+            if block.search.strip() == EXAMPLE_SEARCH or block.replace.strip() == EXAMPLE_REPLACE:
+                raise EditError("a block repeats the format's example text instead of an edit: copy the lines to "
+                                "change from the file into SEARCH, and their new version into REPLACE")
             path = resolve_path(block.path, files, kernel_dir)
             if path not in files:
                 if block.search.strip():
@@ -251,7 +330,7 @@ def apply_reply(reply: str, parent: dict[str, str], kernel_dir: str, *, truncate
             fuzzy |= used_fuzzy
         mode = "fuzzy" if fuzzy else "exact"
     else:
-        rewrites = parse_rewrites(reply, set(parent)) if allow_rewrite else {}
+        rewrites = parse_rewrites(reply, parent) if allow_rewrite else {}
         if not rewrites:
             expected = "SEARCH/REPLACE blocks" + (" or a whole file in a fenced block headed by its path"
                                                    if allow_rewrite else "")

@@ -13,17 +13,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from evolver.records.candidates import Candidate, Result
+from evolver.search.edits import EXAMPLE_PATH, EXAMPLE_REPLACE, EXAMPLE_SEARCH
 from evolver.search.focus import heat, source_view
 from evolver.search.llm import estimate_tokens
 
 SYSTEM = """You improve the speed of {what} while keeping it correct. Reply with a one-paragraph
 rationale, then your edits as SEARCH/REPLACE blocks, each headed by the file's path:
 
-path/of/file.ext
+{example_path}
 <<<<<<< SEARCH
-lines copied exactly from the current file, whitespace included
+{example_search}
 =======
-the lines that replace them
+{example_replace}
 >>>>>>> REPLACE
 
 Each SEARCH must match exactly one place in the file. Use several small blocks rather than one large one.
@@ -91,7 +92,8 @@ def system_message(guidance: str | None) -> dict[str, str]:
     heading = next((line.lstrip("#").strip() for line in (guidance or "").splitlines() if line.startswith("#")), "")
     problem = heading.split(":", 1)[-1].strip() if heading else ""
     what = f"the code for this problem: {problem}," if problem else "the code in the kernel directory"
-    return {"role": "system", "content": SYSTEM.format(what=what)}
+    return {"role": "system", "content": SYSTEM.format(what=what, example_path=EXAMPLE_PATH,
+                                                       example_search=EXAMPLE_SEARCH, example_replace=EXAMPLE_REPLACE)}
 
 
 def build_messages(*, kernel_dir: str, files: dict[str, str], parent: Candidate, chain: list[Candidate],
@@ -197,7 +199,11 @@ def _shed_to_fit(assemble: Callable[[str, list[str]], list[str]], optional: list
     return [system, {"role": "user", "content": user}]
 
 
-def retry_message(error: str) -> dict[str, str]:
+def retry_message(error: str, path: str) -> dict[str, str]:
+    """The reason an edit was not applied, and the form once more with a real path in it (`path`: a file of the
+    kernel as the prompt names it): a model that answered in another form mostly repeats it when told only why."""
     return {"role": "user", "content": f"Your edits could not be applied: {error}\n\nSend corrected "
-            "SEARCH/REPLACE blocks against the current file (unchanged by your previous reply)."}
+            "SEARCH/REPLACE blocks against the current file (unchanged by your previous reply), each in this form, "
+            f"the markers on lines of their own:\n\n{path}\n<<<<<<< SEARCH\n{EXAMPLE_SEARCH}\n"
+            f"=======\n{EXAMPLE_REPLACE}\n>>>>>>> REPLACE"}
 
