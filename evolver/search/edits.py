@@ -124,10 +124,9 @@ def _fences(lines: list[str]) -> list[tuple[str | None, int, int, int | None]]:
             i += 1
             continue
         above = next((k for k in range(i - 1, -1, -1) if lines[k].strip()), None)
-        label = _label(fence.group(2))
-        if label is None and above is not None:
-            label = _label(lines[above])
-        found.append((label, i, end, above if label and not _label(fence.group(2)) else None))
+        own = _label(fence.group(2))  # ```search
+        label = own or (_label(lines[above]) if above is not None else None)  # "Search:" over the fence
+        found.append((label, i, end, above if label and not own else None))
         i = end + 1
     return found
 
