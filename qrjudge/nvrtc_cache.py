@@ -89,7 +89,9 @@ def sealed(hidden: tuple[str, ...], cache: Path) -> tuple[str, ...]:
     besides it: an `#include` by any route (a path, the program's file name, a directory in the options, the working
     directory, a macro) reads the file as it is then, and a header changed under the same request would be served
     the binary of the one before. Hidden, such a compile fails in the worker and the runner compiles it itself,
-    seeing what it always saw; what a worker can read is the installation, the same for every request."""
+    seeing what it always saw. Whatever else a worker reads is taken to be the same for every request: the
+    installation's headers (CUDA's, CuPy's), and any file of a person's own outside the kernel directory, whose
+    edits a cached entry would not see: a kernel's headers belong in its directory."""
     inside = os.path.realpath(cache)
     return tuple(p for p in map(os.path.realpath, hidden)
                  if os.path.isdir(p) and not (inside + "/").startswith(p.rstrip("/") + "/"))
