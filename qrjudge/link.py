@@ -31,7 +31,7 @@ class Runner:
         argv += ["--baseline"] if args.baseline else ["--kernel-dir", str(args.kernel_dir.resolve())]
         scratch = here / "runner"
         # the runner's ends of the compile cache's pipes; its compiles read neither this directory nor the candidate's
-        compiles = [] if args.baseline else compile_server((str(here), str(args.kernel_dir)))
+        compiles = [] if args.baseline else compile_server((str(here), str(args.kernel_dir.resolve())))
         argv += ["--nvrtc-out", str(compiles[0]), "--nvrtc-in", str(compiles[1])] if compiles else []
         self.proc = subprocess.Popen(argv, cwd=scratch, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, pass_fds=(self._theirs_in, self._theirs_out, *compiles),
