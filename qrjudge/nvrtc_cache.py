@@ -16,9 +16,9 @@ options are the candidate's, and what they make NVRTC write (a source file at an
 cannot land on an entry; nor can it read the candidate's directory or the runner's (`sealed`), so a header
 included from there is compiled by the runner itself, never served from an entry made of another version of it. A
 candidate can ask for any compile (as it could run one itself), never write an entry, and nothing it asks changes
-what another candidate's source compiles to. A server also compiles, beside a request the cache lacks, what the evaluation of the nearest
-earlier such request asked for, with the same options changed (qrjudge/foresight.py): a `tune` move's other
-modules are then compiled before the candidate asks for them.
+what another candidate's source compiles to. A server also compiles, beside a request the cache lacks, what the
+evaluation of the nearest earlier such request asked for, with the same options changed (qrjudge/foresight.py): a
+`tune` move's other modules are then compiled before the candidate asks for them.
 
 The runner's side (qrjudge/nvrtc_client.py, `install`) replaces CuPy's NVRTC call
 (`cupy.cuda.compiler._compile_using_nvrtc_no_warning`, below CuPy's own per-process cache) before any candidate

@@ -143,7 +143,8 @@ def test_search_and_replace_as_two_labelled_fences() -> None:
         with pytest.raises(EditError, match="no edit"):
             apply(alone)  # a SEARCH with no REPLACE right after it is no edit
     nested = {"k.py": "def f(x):\n    if x:\n        return 1\n    return 0\n"}
-    deeper = apply("k.py\nSearch:\n```\nif x:\n    return 1\n```\nReplace:\n```\nif x > 0:\n    return 2\n```\n", files=nested)
+    shifted = "k.py\nSearch:\n```\nif x:\n    return 1\n```\nReplace:\n```\nif x > 0:\n    return 2\n```\n"
+    deeper = apply(shifted, files=nested)
     assert deeper["k.py"] == "def f(x):\n    if x > 0:\n        return 2\n    return 0\n"
 
 
@@ -155,8 +156,8 @@ def test_the_prompts_path_with_a_slash_before_it() -> None:
 
 
 def test_real_small_model_replies_on_the_sort_example() -> None:
-    """Qwen2.5-Coder-0.5B's 45 distinct replies in a real run on examples/sort (tests/data/qwen2.5-coder-0.5b_sort.json):
-    none applied then. Now its whole file after a sentence naming it and its labelled fence pair apply and compile,
+    """Qwen2.5-Coder-0.5B's 45 distinct replies in a real run on examples/sort
+    (tests/data/qwen2.5-coder-0.5b_sort.json): none applied then. Now its whole file after a sentence naming it and its labelled fence pair apply and compile,
     its echoes of the format's example are named as such, and none is sent back as an edit outside the kernel."""
     data = json.loads((DATA / "qwen2.5-coder-0.5b_sort.json").read_text())
     applied, errors = [], []
