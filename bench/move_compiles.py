@@ -24,21 +24,21 @@ ROOT = Path(__file__).resolve().parents[1]
 FILES = ("qr.cu", "cols.cu", "reg_panel.cu", "tf32x3.cu", "staged.cu")
 
 
-def modules(kernel_dir: Path, overrides: dict[str, str]) -> set[tuple[str, tuple[str, ...]]]:
-    """(file, options) of each module kernel.py makes with `overrides` (on seed_model's stand-in CuPy): at import,
-    and reg_panel's."""
-    texts = {name: (kernel_dir / name).read_text() for name in FILES}
+Module = tuple[str, tuple[str, ...]]  # a module: its file and its options
+
+
+def modules(kernel_dir: Path, overrides: dict[str, str], texts: dict[str, str]) -> dict[Module, str]:
+    """Each module kernel.py makes with `overrides` (on seed_model's stand-in CuPy), at import and reg_panel's: its
+    file (the one of `texts` its source ends with) and options, and the source it is compiled from."""
     seed_model.KERNEL = kernel_dir / "kernel.py"
     module = seed_model.load(overrides)
     if module.NB == 32:
         module._in_register_kernel("reg_panel1")
-    return {(next(n for n, text in texts.items() if m.code.endswith(text)), tuple(m.options))
+    return {(next(n for n, text in texts.items() if m.code.endswith(text)), tuple(m.options)): m.code
             for m in module._MODULES.values()}
 
 
-def nvcc_seconds(kernel_dir: Path, name: str, options: tuple[str, ...]) -> float:
-    before = {"tf32x3.cu": "", "staged.cu": "tf32x3.cu"}.get(name, "common.cu")  # what kernel.py puts before it
-    source = (before and (kernel_dir / before).read_text()) + (kernel_dir / name).read_text()
+def nvcc_seconds(source: str, options: tuple[str, ...]) -> float:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "module.cu"
         path.write_text(source)
@@ -55,21 +55,23 @@ def main(argv: list[str]) -> int:
     text = (kernel_dir / "kernel.py").read_text()
     choices = {m[0]: m[1].split() for m in re.findall(r"^(\w+) = \S+\s+# @tune \w+: (.*)$", text, re.MULTILINE)}
     defaults = {m[0]: m[1] for m in re.findall(r"^(\w+) = (\S+)", text, re.MULTILINE)}
-    base = modules(kernel_dir, {})
-    seconds: dict[tuple[str, tuple[str, ...]], float] = {}
+    texts = {name: (kernel_dir / name).read_text() for name in FILES}
+    base = modules(kernel_dir, {}, texts)
+    seconds: dict[Module, float] = {}
     total = 0
     print(f"{kernel_dir}: {len(base)} modules with the defaults")
     for name, values in choices.items():
         for value in values:
             if value == defaults[name]:
                 continue
-            new = sorted(modules(kernel_dir, {name: value}) - base)
+            made = modules(kernel_dir, {name: value}, texts)
+            new = sorted(made.keys() - base.keys())
             if not new:
                 continue
             total += 1
             if timing:
                 for key in new:
-                    seconds.setdefault(key, nvcc_seconds(kernel_dir, *key))
+                    seconds.setdefault(key, nvcc_seconds(made[key], key[1]))
             parts = [f"{file}" + (f" {seconds[(file, options)]:.1f} s" if timing else "") for file, options in new]
             slowest = max((seconds[key] for key in new), default=0.0) if timing else 0.0
             print(f"  {name}={value}: {len(new)} module(s): {', '.join(parts)}"

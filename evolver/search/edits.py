@@ -164,16 +164,16 @@ def parse_rewrites(reply: str, parent: dict[str, str]) -> dict[str, str]:
             candidates.append(_clean_path(lines[back]) or "")
         body = "\n".join(lines[i + 1:end]) + "\n"
         path = next(filter(None, (_match_known(name, known) for name in candidates)), None)
-        path = path or _named_in_prose(lines[back] if back >= 0 else "", body, parent)
+        path = path or _named_in_prose(lines[back] if back >= 0 else "", body, parent, known)
         if path:
             out[path] = body
         i = end + 1
     return out
 
 
-def _named_in_prose(sentence: str, body: str, parent: dict[str, str]) -> str | None:
+def _named_in_prose(sentence: str, body: str, parent: dict[str, str], known: set[str]) -> str | None:
     """The one known file a sentence names in backticks, if `body` could be all of it."""
-    named = {p for p in (_match_known(w.strip("./"), set(parent)) for w in _BACKTICKED.findall(sentence)) if p}
+    named = {p for p in (_match_known(w.strip("./"), known) for w in _BACKTICKED.findall(sentence)) if p}
     if len(named) != 1:
         return None
     path = named.pop()
@@ -271,14 +271,18 @@ def _fuzzy_span(text: str, search: str) -> list[tuple[int, int]]:
 def _reindented(replace: str, search: str, matched: str) -> str:
     """REPLACE shifted as far as the file's lines are from SEARCH's (a SEARCH matched only without its indentation
     was written at another depth, and so was its REPLACE: in Python the depth is the code)."""
-    first = next((line for line in search.splitlines() if line.strip()), "")
-    have, want = first[:len(first) - len(first.lstrip())], matched[:len(matched) - len(matched.lstrip())]
+    have, want = _indent(next((line for line in search.splitlines() if line.strip()), "")), _indent(matched)
+    lines = replace.split("\n")
     if want.startswith(have):
-        return "\n".join(want[len(have):] + line if line.strip() else line for line in replace.split("\n"))
-    cut = have[len(want):] if have.startswith(want) else None
-    if cut is None or not all(line.startswith(cut) for line in replace.split("\n") if line.strip()):
+        return "\n".join(want[len(have):] + line if line.strip() else line for line in lines)
+    cut = len(have) - len(want)
+    if not have.startswith(want) or any(line.strip() and not line.startswith(have[len(want):]) for line in lines):
         return replace  # no one shift between them: as written
-    return "\n".join(line[len(cut):] if line.strip() else line for line in replace.split("\n"))
+    return "\n".join(line[cut:] if line.strip() else line for line in lines)
+
+
+def _indent(line: str) -> str:
+    return line[:len(line) - len(line.lstrip())]
 
 
 def apply_block(text: str, block: Block, path: str) -> tuple[str, bool]:

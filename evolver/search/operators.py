@@ -158,7 +158,8 @@ async def _edit_loop(client: LLMClient, llm: LLMConfig, proposal: Proposal, mess
             kept["error"] = str(exc)[:2000]
             proposal.status, proposal.error = "patch_failed", str(exc)
             proposal.rationale = f"attempt {attempt}: {exc}"[:1500]
-            messages = messages + [{"role": "assistant", "content": reply.text}, retry_message(str(exc), f"{kernel_dir}/{min(files)}")]
+            retry = retry_message(str(exc), f"{kernel_dir}/{min(files)}")  # (the form again, with a real path)
+            messages = messages + [{"role": "assistant", "content": reply.text}, retry]
             continue
         proposal.status, proposal.error = None, ""
         proposal.files = result.files

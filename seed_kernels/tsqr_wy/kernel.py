@@ -219,7 +219,7 @@ _STAGED = {"x3s_strip": (128, (64 + 64) * _XS_LD * 8), "x3f_strip": (128, 64 * 1
 
 def _tf32x3(name):
     """tf32x3.cu's kernels, compiled on first use (batches under APPLY_BELOW matrices use them)."""
-    if "tf32x3_apply" not in _TF32X3:
+    if not _TF32X3:
         module = _module(_TF32X3_SOURCE)
         for kernel in ("tf32x3_update", "tf32x3_vtc32", "tf32x3_vtc64", "tf32x3_apply"):
             _TF32X3[kernel] = module.get_function(kernel)
@@ -227,14 +227,17 @@ def _tf32x3(name):
     return _TF32X3[name]
 
 
+_STAGED_KERNELS = {}
+
+
 def _staged(name):
     """staged.cu's kernel `name`, its module compiled on first use (tf32x3.cu's text before it)."""
-    if name not in _TF32X3:
+    if not _STAGED_KERNELS:
         module = _module(_STAGED_SOURCE)
         for kernel, (_, shared) in _STAGED.items():
-            _TF32X3[kernel] = module.get_function(kernel)
-            _TF32X3[kernel].max_dynamic_shared_size_bytes = shared
-    return _TF32X3[name]
+            _STAGED_KERNELS[kernel] = module.get_function(kernel)
+            _STAGED_KERNELS[kernel].max_dynamic_shared_size_bytes = shared
+    return _STAGED_KERNELS[name]
 
 
 def _reg_rows(batch, m):
@@ -281,7 +284,7 @@ def compile_info():
             info[f"{name}/{warps}w"] = _attrs(f)
     for name, f in _REGISTERS.items():
         info[name if name.startswith("col_") else f"{name}/{RP_WARPS}w"] = _attrs(f)
-    for name, f in _TF32X3.items():
+    for name, f in (*_TF32X3.items(), *_STAGED_KERNELS.items()):
         info[name] = _attrs(f)
     return info | {"NB": NB, "NWARPS": NWARPS, "NWARPS_WIDE": NWARPS_WIDE, "WIDE_BELOW": WIDE_BELOW,
                    "SMALL_N": SMALL_N, "MIN_WIDTH": MIN_WIDTH, "TINY_N": TINY_N, "TINY_WARPS": TINY_WARPS,
@@ -611,8 +614,8 @@ def _apply(Vm, Tm, C):
     There the split-TF32 kernels took 2x4096 from 32.7 to 26.2 ms and 8x2048 from 13.6 to 12.9 (V^T C 10.5 -> 4.0
     ms on 2x4096), and lost to cuBLAS on 640x512 (8.3 against 7.7). The staged pair (x3s_vtc, x3s_update: each value
     split once into shared memory) lost too, on an H100 (2026-12-05): 640x512 8.7-9.4 ms against cuBLAS's 8.0 in
-    every configuration, so STAGED_FROM is 0 (NOTES.md: x3s_update, removed since; x3s_strip and the fragment-major
-    x3f_strip and x3f_vtc, not yet run on a GPU)."""
+    every configuration, so STAGED_FROM is 0; x3s_update was removed since, and x3s_strip and the fragment-major
+    x3f_strip and x3f_vtc lost in the seed too (on another H100: 2852-2931 us against 2822-2832; NOTES.md)."""
     batch, m, w = Vm.shape
     if APPLY_FROM <= batch < APPLY_BELOW and m <= APPLY_ROWS and _apply_fits(m, w):
         _tf32x3_apply(Vm, Tm, C)
