@@ -44,7 +44,7 @@ temperature = 0.7
 max_tokens = 8192
 timeout_s = 120
 # max_concurrent = 4              # requests in flight (default: 2 per evaluation slot, at least 4)
-context_tokens = 128000            # prompt + reply must fit here (the QR seed's prompt: about 36k)
+context_tokens = 128000            # prompt + reply must fit here (the QR seed's prompt: about 47k)
 
 [evolution]
 operators = { mutate = 0.6, fix = 0.1, tune = 0.3 }   # without an LLM, tune runs alone; cross: crossovers
