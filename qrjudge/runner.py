@@ -34,7 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from qrjudge import isolation, wire
+from qrjudge import disarm, isolation, wire
 
 
 class Channel:
@@ -160,6 +160,7 @@ class Session:
         self.scope: Any = contextlib.nullcontext
         if not args.baseline:
             guard.install()
+        self.disarmed = "the baseline: none disarmed" if args.baseline else disarm.arm()  # (their libraries loaded)
         self.critical = integrity.Snapshot(critical(self.timer, cuda))  # checked around every call
         self.broad = integrity.Snapshot(integrity.namespaces(torch, torch.Tensor, torch._C.TensorBase, builtins),
                                         unwatched=COMPILER_REPLACES)
@@ -184,6 +185,7 @@ class Session:
         try:
             with self.scope(), self.ahead.during(ahead) if self.ahead else contextlib.nullcontext():
                 module = load_candidate(self.args.kernel_dir)
+                disarm.check()
         except BaseException as exc:
             error = classify(exc)
             error["status"] = "rejected" if error["status"] == "rejected" else "compile_error"
@@ -224,6 +226,7 @@ class Session:
             with scope():
                 out = fn(a)
             timer.stop()
+            disarm.check()
             problem = self.sanity(a, out)
             if not problem:
                 h.copy_(out[0])
@@ -293,7 +296,7 @@ class Session:
     def verify(self) -> dict[str, Any]:
         from qrjudge import guard
 
-        return {"tamper": self.critical.changed() or self.broad.changed() or
+        return {"tamper": self.critical.changed() or self.broad.changed() or disarm.tripped() or
                 ("" if self.args.baseline else guard.intact()),
                 "nvrtc_cache": self.compiles.stats() if self.compiles else None}  # (shown, never believed)
 
@@ -329,9 +332,9 @@ def serve(args: argparse.Namespace, channel: Channel, isolated: str, compiles: A
     began = time.monotonic()
     cpu = isolation.pin_to_fastest_cpu() if os.environ.get("EVOLVE_RUNNER_PIN") == "fastest" else None
     session = Session(args, go, compiles, ahead)
-    channel.send({"ready": True, "isolation": isolated, "cpu": cpu, "hold_us": session.timer.hold_us,
-                  "hold_error": session.timer.hold_error, "setup_s": round(time.monotonic() - began, 3),
-                  "setup_parts": session.setup_parts,
+    channel.send({"ready": True, "isolation": f"{isolated}; {session.disarmed}", "cpu": cpu,
+                  "hold_us": session.timer.hold_us, "hold_error": session.timer.hold_error,
+                  "setup_s": round(time.monotonic() - began, 3), "setup_parts": session.setup_parts,
                   "nonce": go.get("nonce")})
     handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
         "load": lambda m: session.load(bool(m.get("ahead", True))), "prime": session.prime,

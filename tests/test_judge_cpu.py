@@ -95,6 +95,8 @@ def test_the_honest_kernel_passes(tmp_path: Path, prime_bytes: str, pin: str) ->
 def test_planted_cheat_on_the_cpu(tmp_path: Path, name: str) -> None:
     expected = cpu_expectation(CHEATS / f"{name}.py")
     assert expected is not None
+    if "cpp_extension" in (CHEATS / f"{name}.py").read_text() and not (shutil.which("c++") and shutil.which("ninja")):
+        pytest.skip("builds a torch extension: needs a C++ compiler and ninja")
     status, pattern = expected
     result = judge(candidate(tmp_path, CHEATS / f"{name}.py"))
     assert result["status"] == status, f"{name}: {result['status']}: {result.get('error')}"

@@ -1,0 +1,185 @@
+"""Solver routines disarmed in the runner's own memory: native code cannot run a library factorisation.
+
+torch's dispatcher guard (qrjudge/guard.py) refuses every route to a factorisation that passes through torch, CuPy
+or NumPy, but native code in the candidate's process (a torch extension built at import, a prebuilt shared object)
+calls a routine by its address: the LAPACK that torch's CPU library carries (MKL, linked in: `sgeqrf_`), the one
+NumPy's OpenBLAS carries, cuBLAS's batched factorisations (`cublasSgeqrfBatched`; cuBLAS cannot be masked, its
+GEMMs are needed) and cuSPARSE's solves, torch's own C shims for its operators (`aoti_torch_cpu_geqrf`). No name
+the scan can read needs to appear: C's preprocessor pastes `sge` and `qrf_` into one. So before the candidate is
+imported, the runner rewrites the first instructions of every such routine of every library loaded in it (`arm`):
+a call then sets a flag and returns an error without touching its operands, and the runner turns the flag into a
+rejection after the import and after every call (`check`). Code that writes library code back, or loads a private
+copy of a library, is not stopped (docs/QR_CONTRACT.md, "Threat model").
+
+Which routines: the exported functions of each loaded shared object (its ELF dynamic symbols) that are solvers by
+their name's structure: MKL's LAPACK (`mkl_lapack_*`), LAPACKE, the LAPACK API (a precision letter, a matrix type,
+an operation: `sgeqrf_`, `SPOTRF_64`, `dlarfg_`) but not the BLAS (`sgemm_`), cuBLAS's and cuSPARSE's solvers,
+and the C shims of the dispatcher's factorisation family (qrjudge/guard.py's FAMILY_TOKENS).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import platform
+import re
+import struct
+from pathlib import Path
+
+from qrjudge.guard import CUBLAS_SOLVERS, CUSPARSE_SOLVERS, FAMILY_TOKENS
+
+# movabs rax, FLAG; mov byte [rax], 1; mov eax, 15 (cuBLAS's NOT_SUPPORTED; LAPACK's routines return nothing); ret
+STUB = b"\x48\xb8%s\xc6\x00\x01\xb8\x0f\x00\x00\x00\xc3"
+STUB_BYTES = len(STUB % bytes(8))
+UD2 = b"\x0f\x0b"  # an illegal instruction
+# The LAPACK API's names, decorated as libraries export them (`sgeqrf_`, `SGEQRF_64`, `scipy_sgeqrf_64_`): a precision,
+# a matrix type, an operation
+LAPACK = re.compile(rb"(?:scipy_)?([sdcz](?:ge|gb|gt|po|pp|pb|pt|sy|sp|sb|he|hp|hb|tr|tp|tb|or|op|un|up|la|st|bd|hs|gg)"
+                    rb"[a-z0-9]{1,5})(?:_64_|_64|64_|_)?", re.I)
+BLAS = {b"gemm", b"gemv", b"ger", b"geru", b"gerc", b"gemmt", b"gemm3m", b"gbmv", b"symm", b"symv", b"syr",
+        b"syr2", b"syrk", b"syr2k", b"sbmv", b"spmv", b"spr", b"spr2", b"hemm", b"hemv", b"her", b"her2", b"herk",
+        b"her2k", b"hbmv", b"hpmv", b"hpr", b"hpr2", b"trmm", b"trmv", b"tbmv", b"tpmv"}  # (trsm and trsv solve)
+FUNC, DYNSYM = 2, 11  # an ELF symbol type, a section type
+SYMBOL = [("name", "<u4"), ("info", "u1"), ("other", "u1"), ("shndx", "<u2"), ("value", "<u8"), ("size", "<u8")]
+
+
+class _State:
+    flags: ctypes.Array[ctypes.c_char] | None = None
+    names: list[str] = []
+    note = "not armed"
+
+
+STATE = _State()
+
+
+def is_solver(name: bytes, blas: bool) -> bool:
+    """Whether an exported function is a solver routine, by its name's structure (module docstring); the LAPACK
+    API's shape only in a library that is a BLAS (`blas`: it exports sgemm), where no other name takes it."""
+    if name.startswith((b"mkl_lapack_", b"LAPACKE_")):  # MKL's own routines, or the C API: a LAPACK name inside
+        return LAPACK.match(re.sub(rb"^(mkl_lapack_(ps_[a-z0-9]+_|ao_|_)?|LAPACKE_)", b"", name)) is not None
+    if name.startswith((b"cublas", b"cusparse")):
+        solver = CUBLAS_SOLVERS if name.startswith(b"cublas") else CUSPARSE_SOLVERS
+        return bool(solver.search(name.decode("ascii", "replace")))
+    if name.startswith(b"aoti_torch_"):
+        return bool(set(name.decode("ascii", "replace").split("_")[3:]) & FAMILY_TOKENS)
+    shape = LAPACK.fullmatch(name) if blas and len(name) <= 20 else None
+    return shape is not None and shape[1].lower()[1:] not in BLAS
+
+
+def solvers(path: Path) -> list[tuple[str, int]]:
+    """(name, size) of the solver functions a shared object exports, from its ELF dynamic symbol table."""
+    functions, blas = _functions(path)
+    return [(name.decode("ascii", "replace"), size) for name, size in functions if is_solver(name, blas)]
+
+
+def _functions(path: Path) -> tuple[list[tuple[bytes, int]], bool]:
+    """(name, size) of every plain function a 64-bit little-endian ELF file defines in its dynamic symbol table
+    but C++'s (an IFUNC's symbol is its resolver, not the routine: left out), and whether it is a BLAS. (NumPy is
+    imported here, not with the module: the runner imports this before it confines itself, with one thread.)"""
+    import numpy
+
+    with path.open("rb") as f:
+        head = f.read(64)
+        if head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
+            return [], False
+        shoff, = struct.unpack_from("<Q", head, 40)
+        shentsize, shnum = struct.unpack_from("<HH", head, 58)
+        f.seek(shoff)
+        table = f.read(shentsize * shnum)
+        sections = [struct.unpack_from("<IIQQQQIIQQ", table, i * shentsize) for i in range(shnum)]
+        found, blas = [], False
+        for _, kind, _, _, offset, size, link, _, _, entsize in sections:
+            if kind != DYNSYM or entsize != 24:  # an Elf64_Sym (SYMBOL)
+                continue
+            f.seek(offset)
+            entries = numpy.frombuffer(f.read(size), dtype=SYMBOL)
+            f.seek(sections[link][4])
+            strings = f.read(sections[link][5])
+            text = numpy.frombuffer(strings, dtype=numpy.uint8)
+            # defined plain functions whose name does not start with "_" (C++'s mangled names)
+            keep = entries[(entries["shndx"] != 0) & (entries["info"] & 0xF == FUNC) & (text[entries["name"]] != 95)]
+            ends = numpy.flatnonzero(text == 0)
+            stops = ends[numpy.searchsorted(ends, keep["name"])]
+            found += [(strings[start:stop], size)
+                      for start, stop, size in zip(keep["name"].tolist(), stops.tolist(), keep["size"].tolist())]
+            blas = blas or re.search(rb"\0(scipy_)?sgemm(_64)?_?\0", strings) is not None
+        return found, blas
+
+
+def loaded() -> list[Path]:
+    """The shared objects mapped executable in this process."""
+    paths = []
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        parts = line.split(maxsplit=5)
+        if len(parts) == 6 and "x" in parts[1] and ".so" in parts[5] and parts[5].startswith("/"):
+            paths.append(Path(parts[5]))
+    return list(dict.fromkeys(paths))
+
+
+def arm() -> str:
+    """Disarm every solver routine of every shared object loaded now (once per process); what was done, in words.
+    A routine too short for the stub gets an illegal instruction: a call kills the process (a crash, not a pass)."""
+    if STATE.flags is not None or platform.machine() != "x86_64":
+        STATE.note = STATE.note if STATE.flags is not None else f"not armed: no stub for {platform.machine()}"
+        return STATE.note
+    targets = _addresses()
+    STATE.flags = ctypes.create_string_buffer(len(targets))
+    STATE.names = [name for name, _ in targets.values()]
+    base = ctypes.addressof(STATE.flags)
+    try:
+        fd = os.open("/proc/self/mem", os.O_RDWR)
+        try:
+            for i, (address, (_, size)) in enumerate(targets.items()):
+                os.pwrite(fd, STUB % struct.pack("<Q", base + i) if size >= STUB_BYTES else UD2, address)
+        finally:
+            os.close(fd)
+    except OSError as exc:  # a kernel that refuses writes through /proc/self/mem
+        STATE.note = f"not armed: {exc}"
+        return STATE.note
+    short = sum(size < STUB_BYTES for _, size in targets.values())
+    STATE.note = f"{len(targets)} solver routines disarmed" + (f" ({short} by an illegal instruction)" if short else "")
+    return STATE.note
+
+
+def _addresses() -> dict[int, tuple[str, int]]:
+    """Where each solver routine of the loaded shared objects starts: (its name and library, its size in bytes)."""
+    targets: dict[int, tuple[str, int]] = {}
+    for path in loaded():
+        for address, name, size in _routines(path):
+            targets.setdefault(address, (f"{name} ({path.name})", size))
+    return targets
+
+
+def _routines(path: Path) -> list[tuple[int, str, int]]:
+    """(address, name, size) of a loaded shared object's solver routines; none where it cannot be read (a file
+    replaced since it was loaded) or found again by its path."""
+    try:
+        found = [(name, size) for name, size in solvers(path) if size >= len(UD2)]
+        if not found:
+            return []
+        library = ctypes.CDLL(str(path), mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+    except (OSError, ValueError, IndexError, struct.error):
+        return []
+    routines = []
+    for name, size in found:
+        with contextlib.suppress(AttributeError):  # only a versioned symbol by that name
+            address = ctypes.cast(library[name], ctypes.c_void_p).value
+            if address:
+                routines.append((address, name, size))
+    return routines
+
+
+def tripped() -> str:
+    """'' while no disarmed routine was called, else which were."""
+    called = [name for name, flag in zip(STATE.names, STATE.flags.raw) if flag] if STATE.flags is not None else []
+    return (f"native code called {', '.join(called[:5])}: a library solver routine, forbidden inside a candidate "
+            "(disarmed in the runner)") if called else ""
+
+
+def check() -> None:
+    """Raises the guard's error once a disarmed routine was called (the runner asks after the import and every call)."""
+    from qrjudge.guard import GuardError
+
+    if tripped():
+        raise GuardError(tripped())

@@ -1,0 +1,76 @@
+"""The runner's solver routines disarmed in its own memory (qrjudge/disarm.py): which exported functions count as
+solvers, and that a disarmed one, called by native code, does nothing but say so while the rest of torch works.
+The judge end to end with a cheat that calls LAPACK from an extension: tests/cheats/extension_lapack.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from qrjudge.disarm import is_solver, solvers
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("name", ["sgeqrf_", "SGEQRF_64", "scipy_sgeqrf_64_", "dorgqr_", "spotrf_", "strsm_",
+                                  "dlarfg_", "mkl_lapack_sgeqrf", "mkl_lapack_ps_avx2_sgeqrf", "LAPACKE_sgeqrf",
+                                  "cublasSgeqrfBatched", "cublasStrsm_v2_64", "cusparseSpSV_solve", "aoti_torch_cpu_geqrf",
+                                  "aoti_torch_cuda_linalg_qr"])
+def test_solver_routines_by_their_names_structure(name: str) -> None:
+    assert is_solver(name.encode(), blas=True)
+
+
+@pytest.mark.parametrize("name", ["sgemm_", "SGEMM_64", "scipy_sgemm_64_", "strmm_", "dgemv_", "ssyrk_", "saxpy_",
+                                  "mkl_lapack_thread_team_ctxt_destroy", "mkl_blas_sgemm", "cublasSgemm_v2",
+                                  "cublasSgemmStridedBatched", "cusparseSpMM", "aoti_torch_cpu_convolution", "cblas_sgemm"])
+def test_blas_and_the_rest_are_not(name: str) -> None:
+    assert not is_solver(name.encode(), blas=True)
+
+
+def test_the_lapack_shape_counts_only_in_a_blas_library() -> None:
+    """libc's strcoll or strtof32 have LAPACK's shape (a letter, `tr`, a few more): only a library that exports
+    sgemm is read that way."""
+    assert not is_solver(b"strcoll", blas=False) and not is_solver(b"dladdr", blas=False)
+    assert is_solver(b"mkl_lapack_sgeqrf", blas=False) and is_solver(b"cublasSgetrfBatched", blas=False)
+
+
+def test_torchs_cpu_library_exports_its_lapack_and_is_read_so() -> None:
+    torch = pytest.importorskip("torch")
+    found = dict(solvers(Path(torch.__file__).parent / "lib" / "libtorch_cpu.so"))
+    assert {"sgeqrf_", "mkl_lapack_sgeqrf", "aoti_torch_cpu_geqrf"} <= set(found)
+    assert not {"sgemm_", "cblas_sgemm", "aoti_torch_cpu_mm"} & set(found)
+
+
+CALL = r"""
+import ctypes, json, os, numpy, torch
+from qrjudge import disarm
+note = disarm.arm()
+lapack = ctypes.CDLL(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"))
+n, lwork, info = ctypes.c_int(4), ctypes.c_int(256), ctypes.c_int(0)
+a = torch.arange(16, dtype=torch.float32).reshape(4, 4) + torch.eye(4) * 10
+before, tau, work = a.clone(), torch.zeros(4), torch.zeros(256)
+untouched_before = disarm.tripped() == ""
+lapack.sgeqrf_(ctypes.byref(n), ctypes.byref(n), ctypes.c_void_p(a.data_ptr()), ctypes.byref(n),
+               ctypes.c_void_p(tau.data_ptr()), ctypes.c_void_p(work.data_ptr()), ctypes.byref(lwork), ctypes.byref(info))
+x = torch.randn(64, 64)
+print(json.dumps({"note": note, "untouched_before": untouched_before, "unchanged": bool(torch.equal(a, before)),
+                  "tau": tau.tolist(), "tripped": disarm.tripped(),
+                  "mm": bool(torch.allclose(x @ torch.eye(64), x)), "numpy": float(numpy.ones(3) @ numpy.ones(3))}))
+"""
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the stub is x86-64 code")
+def test_a_disarmed_routine_does_nothing_and_says_so_while_torch_works() -> None:
+    pytest.importorskip("torch")
+    out = subprocess.run([sys.executable, "-c", CALL], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert "solver routines disarmed" in seen["note"] and seen["untouched_before"]
+    assert seen["unchanged"] and seen["tau"] == [0.0] * 4  # no factorisation happened
+    assert "sgeqrf_ (libtorch_cpu.so)" in seen["tripped"]
+    assert seen["mm"] and seen["numpy"] == 3.0  # GEMMs, torch's and NumPy's, are untouched
