@@ -8,8 +8,9 @@ GEMMs are needed) and cuSPARSE's solves, torch's own C shims for its operators (
 the scan can read needs to appear: C's preprocessor pastes `sge` and `qrf_` into one. So before the candidate is
 imported, the runner rewrites the first instructions of every such routine of every library loaded in it (`arm`):
 a call then sets a flag and returns an error without touching its operands, and the runner turns the flag into a
-rejection after the import and after every call (`check`). Code that writes library code back, or loads a private
-copy of a library, is not stopped (docs/QR_CONTRACT.md, "Threat model").
+rejection after the import and after every call (`check`); a library with solver routines loaded since (a private
+copy, opened by a path of its own) is one after the import and the benchmark (`late`). Code that writes library code
+back is not stopped (docs/QR_CONTRACT.md, "Threat model").
 
 Which routines: the exported functions of each loaded shared object (its ELF dynamic symbols) that are solvers by
 their name's structure: MKL's LAPACK (`mkl_lapack_*`), LAPACKE, the LAPACK API (a precision letter, a matrix type,
@@ -47,6 +48,8 @@ SYMBOL = [("name", "<u4"), ("info", "u1"), ("other", "u1"), ("shndx", "<u2"), ("
 class _State:
     flags: ctypes.Array[ctypes.c_char] | None = None
     names: list[str] = []
+    seen: set[Path] = set()  # the shared objects loaded when the routines were disarmed, and every one checked since
+    late: list[str] = []  # shared objects with solver routines loaded since
     note = "not armed"
 
 
@@ -123,7 +126,8 @@ def arm() -> str:
     if STATE.flags is not None or platform.machine() != "x86_64":
         STATE.note = STATE.note if STATE.flags is not None else f"not armed: no stub for {platform.machine()}"
         return STATE.note
-    targets = _addresses()
+    STATE.seen = set(loaded())
+    targets = _addresses(STATE.seen)
     STATE.flags = ctypes.create_string_buffer(len(targets))
     STATE.names = [name for name, _ in targets.values()]
     base = ctypes.addressof(STATE.flags)
@@ -142,10 +146,10 @@ def arm() -> str:
     return STATE.note
 
 
-def _addresses() -> dict[int, tuple[str, int]]:
-    """Where each solver routine of the loaded shared objects starts: (its name and library, its size in bytes)."""
+def _addresses(paths: set[Path]) -> dict[int, tuple[str, int]]:
+    """Where each solver routine of these loaded shared objects starts: (its name and library, its size in bytes)."""
     targets: dict[int, tuple[str, int]] = {}
-    for path in loaded():
+    for path in sorted(paths):
         for address, name, size in _routines(path):
             targets.setdefault(address, (f"{name} ({path.name})", size))
     return targets
@@ -172,14 +176,31 @@ def _routines(path: Path) -> list[tuple[int, str, int]]:
 
 def tripped() -> str:
     """'' while no disarmed routine was called, else which were."""
-    called = [name for name, flag in zip(STATE.names, STATE.flags.raw) if flag] if STATE.flags is not None else []
+    if STATE.flags is None or not STATE.flags.raw.strip(b"\0"):
+        return ""
+    called = [name for name, flag in zip(STATE.names, STATE.flags.raw) if flag]
     return (f"native code called {', '.join(called[:5])}: a library solver routine, forbidden inside a candidate "
-            "(disarmed in the runner)") if called else ""
+            "(disarmed in the runner)")
 
 
-def check() -> None:
-    """Raises the guard's error once a disarmed routine was called (the runner asks after the import and every call)."""
+def late() -> str:
+    """'' unless a shared object that exports solver routines was loaded since they were disarmed (a private copy of
+    a library, opened by a path of its own, would bring routines of its own). Reads /proc/self/maps: the runner asks
+    after the import and after the benchmark, not in every call."""
+    if STATE.flags is None:
+        return ""
+    new = set(loaded()) - STATE.seen
+    STATE.seen |= new
+    STATE.late += [path.name for path in sorted(new) if _routines(path)]
+    return (f"a library with solver routines was loaded after they were disarmed ({', '.join(STATE.late[:3])}), "
+            "forbidden inside a candidate") if STATE.late else ""
+
+
+def check(libraries: bool = False) -> None:
+    """Raises the guard's error once a disarmed routine was called or, with `libraries`, a library with solver
+    routines was loaded since (the runner asks after the import and after every call)."""
     from qrjudge.guard import GuardError
 
-    if tripped():
-        raise GuardError(tripped())
+    problem = tripped() or (late() if libraries else "")
+    if problem:
+        raise GuardError(problem)

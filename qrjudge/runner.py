@@ -185,7 +185,7 @@ class Session:
         try:
             with self.scope(), self.ahead.during(ahead) if self.ahead else contextlib.nullcontext():
                 module = load_candidate(self.args.kernel_dir)
-                disarm.check()
+                disarm.check(libraries=True)
         except BaseException as exc:
             error = classify(exc)
             error["status"] = "rejected" if error["status"] == "rejected" else "compile_error"
@@ -296,7 +296,7 @@ class Session:
     def verify(self) -> dict[str, Any]:
         from qrjudge import guard
 
-        return {"tamper": self.critical.changed() or self.broad.changed() or disarm.tripped() or
+        return {"tamper": self.critical.changed() or self.broad.changed() or disarm.tripped() or disarm.late() or
                 ("" if self.args.baseline else guard.intact()),
                 "nvrtc_cache": self.compiles.stats() if self.compiles else None}  # (shown, never believed)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -74,3 +75,28 @@ def test_a_disarmed_routine_does_nothing_and_says_so_while_torch_works() -> None
     assert seen["unchanged"] and seen["tau"] == [0.0] * 4  # no factorisation happened
     assert "sgeqrf_ (libtorch_cpu.so)" in seen["tripped"]
     assert seen["mm"] and seen["numpy"] == 3.0  # GEMMs, torch's and NumPy's, are untouched
+
+
+LATE = r"""
+import ctypes, json, sys, torch
+from qrjudge import disarm
+disarm.arm()
+before = disarm.late()
+ctypes.CDLL(sys.argv[1])  # a library of solver routines opened by a path of its own, after the disarming
+print(json.dumps({"before": before, "after": disarm.late()}))
+"""
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the stub is x86-64 code")
+def test_a_library_of_solver_routines_loaded_after_the_disarming_is_named(tmp_path: Path) -> None:
+    """A private copy of a library (cuBLAS copied into the scratch and opened by its path) would bring routines that
+    were never disarmed: the runner asks after the import and after the benchmark."""
+    pytest.importorskip("torch")
+    compiler = shutil.which("cc") or pytest.skip("needs a C compiler")
+    (tmp_path / "private.c").write_text("int mkl_lapack_sgeqrf(void) { return 1; }\nint helper(void) { return 2; }\n")
+    subprocess.run([compiler, "-shared", "-fPIC", "-o", tmp_path / "libprivate.so", tmp_path / "private.c"], check=True)
+    out = subprocess.run([sys.executable, "-c", LATE, str(tmp_path / "libprivate.so")], capture_output=True, text=True,
+                         timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["before"] == "" and "libprivate.so" in seen["after"] and "after they were disarmed" in seen["after"]
