@@ -296,7 +296,7 @@ class Session:
     def verify(self) -> dict[str, Any]:
         from qrjudge import guard
 
-        return {"tamper": self.critical.changed() or self.broad.changed() or disarm.tripped() or disarm.late() or
+        return {"tamper": self.critical.changed() or self.broad.changed() or disarm.verify() or
                 ("" if self.args.baseline else guard.intact()),
                 "nvrtc_cache": self.compiles.stats() if self.compiles else None}  # (shown, never believed)
 
@@ -332,10 +332,9 @@ def serve(args: argparse.Namespace, channel: Channel, isolated: str, compiles: A
     began = time.monotonic()
     cpu = isolation.pin_to_fastest_cpu() if os.environ.get("EVOLVE_RUNNER_PIN") == "fastest" else None
     session = Session(args, go, compiles, ahead)
-    channel.send({"ready": True, "isolation": f"{isolated}; {session.disarmed}", "cpu": cpu,
+    channel.send({"ready": True, "isolation": f"{isolated}; {session.disarmed}", "cpu": cpu, "nonce": go.get("nonce"),
                   "hold_us": session.timer.hold_us, "hold_error": session.timer.hold_error,
-                  "setup_s": round(time.monotonic() - began, 3), "setup_parts": session.setup_parts,
-                  "nonce": go.get("nonce")})
+                  "setup_s": round(time.monotonic() - began, 3), "setup_parts": session.setup_parts})
     handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
         "load": lambda m: session.load(bool(m.get("ahead", True))), "prime": session.prime,
         "verify": lambda m: session.verify(),
@@ -385,6 +384,7 @@ def main(argv: list[str] | None = None) -> int:
             from qrjudge import nvrtc_client
 
             compiles = nvrtc_client.install(args.nvrtc_out, args.nvrtc_in)
+    disarm.prepare()  # the solver routines of the libraries loaded so far read while the judge has no need of us
     try:
         return serve(args, channel, where, compiles, ahead)
     except BaseException as exc:  # the judge learns why, whatever it was

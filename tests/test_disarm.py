@@ -100,3 +100,25 @@ def test_a_library_of_solver_routines_loaded_after_the_disarming_is_named(tmp_pa
     assert out.returncode == 0, out.stderr[-2000:]
     seen = json.loads(out.stdout.strip().splitlines()[-1])
     assert seen["before"] == "" and "libprivate.so" in seen["after"] and "after they were disarmed" in seen["after"]
+
+
+REWRITE = r"""
+import ctypes, json, os, torch
+from qrjudge import disarm
+disarm.arm()
+clean = disarm.verify()
+library = ctypes.CDLL(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"))
+address = ctypes.cast(library.sgeqrf_, ctypes.c_void_p).value
+fd = os.open("/proc/self/mem", os.O_RDWR)
+os.pwrite(fd, b"\x90" * 19, address)  # other code than the stub's, as a candidate restoring the routine would write
+print(json.dumps({"clean": clean, "after": disarm.verify()}))
+"""
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the stub is x86-64 code")
+def test_a_routine_written_back_is_named_after_the_benchmark() -> None:
+    pytest.importorskip("torch")
+    out = subprocess.run([sys.executable, "-c", REWRITE], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["clean"] == "" and "written back (sgeqrf_" in seen["after"]
