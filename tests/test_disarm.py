@@ -18,6 +18,14 @@ from qrjudge.disarm import is_solver, solvers
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def run(script: str, *args: str) -> dict:
+    """A script in a fresh process (the disarming is for good in a process), its last line read as JSON."""
+    pytest.importorskip("torch")
+    out = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 @pytest.mark.parametrize("name", ["sgeqrf_", "SGEQRF_64", "scipy_sgeqrf_64_", "dorgqr_", "spotrf_", "strsm_",
                                   "dlarfg_", "mkl_lapack_sgeqrf", "mkl_lapack_ps_avx2_sgeqrf", "LAPACKE_sgeqrf",
                                   "cublasSgeqrfBatched", "cublasStrsm_v2_64", "cusparseSpSV_solve", "aoti_torch_cpu_geqrf",
@@ -67,10 +75,7 @@ print(json.dumps({"note": note, "untouched_before": untouched_before, "unchanged
 
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="the stub is x86-64 code")
 def test_a_disarmed_routine_does_nothing_and_says_so_while_torch_works() -> None:
-    pytest.importorskip("torch")
-    out = subprocess.run([sys.executable, "-c", CALL], capture_output=True, text=True, timeout=120, cwd=ROOT)
-    assert out.returncode == 0, out.stderr[-2000:]
-    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    seen = run(CALL)
     assert "solver routines disarmed" in seen["note"] and seen["untouched_before"]
     assert seen["unchanged"] and seen["tau"] == [0.0] * 4  # no factorisation happened
     assert "sgeqrf_ (libtorch_cpu.so)" in seen["tripped"]
@@ -91,14 +96,10 @@ print(json.dumps({"before": before, "after": disarm.late()}))
 def test_a_library_of_solver_routines_loaded_after_the_disarming_is_named(tmp_path: Path) -> None:
     """A private copy of a library (cuBLAS copied into the scratch and opened by its path) would bring routines that
     were never disarmed: the runner asks after the import and after the benchmark."""
-    pytest.importorskip("torch")
     compiler = shutil.which("cc") or pytest.skip("needs a C compiler")
     (tmp_path / "private.c").write_text("int mkl_lapack_sgeqrf(void) { return 1; }\nint helper(void) { return 2; }\n")
     subprocess.run([compiler, "-shared", "-fPIC", "-o", tmp_path / "libprivate.so", tmp_path / "private.c"], check=True)
-    out = subprocess.run([sys.executable, "-c", LATE, str(tmp_path / "libprivate.so")], capture_output=True, text=True,
-                         timeout=120, cwd=ROOT)
-    assert out.returncode == 0, out.stderr[-2000:]
-    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    seen = run(LATE, str(tmp_path / "libprivate.so"))
     assert seen["before"] == "" and "libprivate.so" in seen["after"] and "after they were disarmed" in seen["after"]
 
 
@@ -117,8 +118,5 @@ print(json.dumps({"clean": clean, "after": disarm.verify()}))
 
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="the stub is x86-64 code")
 def test_a_routine_written_back_is_named_after_the_benchmark() -> None:
-    pytest.importorskip("torch")
-    out = subprocess.run([sys.executable, "-c", REWRITE], capture_output=True, text=True, timeout=120, cwd=ROOT)
-    assert out.returncode == 0, out.stderr[-2000:]
-    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    seen = run(REWRITE)
     assert seen["clean"] == "" and "written back (sgeqrf_" in seen["after"]
