@@ -37,21 +37,6 @@ from typing import Any
 from qrjudge import disarm, isolation, wire
 
 
-class Channel:
-    """JSON lines over two file descriptors (qrjudge/wire.py)."""
-
-    def __init__(self, fd_in: int, fd_out: int) -> None:
-        self.reader = wire.LineReader(fd_in)
-        self.fd_out = fd_out
-
-    def receive(self) -> dict[str, Any] | None:
-        line = self.reader.readline()
-        return json.loads(line) if line else None
-
-    def send(self, message: dict[str, Any]) -> None:
-        wire.send(self.fd_out, message)
-
-
 def classify(exc: BaseException) -> dict[str, str]:
     """{status, message} for an exception raised by candidate code."""
     from qrjudge.guard import GuardError
@@ -317,7 +302,7 @@ def _reference(a: Any) -> tuple[Any, Any]:
     return torch.zeros_like(a), a.new_zeros(a.shape[:2])
 
 
-def serve(args: argparse.Namespace, channel: Channel, isolated: str, compiles: Any = None, ahead: Any = None) -> int:
+def serve(args: argparse.Namespace, channel: wire.Channel, isolated: str, compiles: Any = None, ahead: Any = None) -> int:
     go = channel.receive()
     if go and go.get("op") == "warm":  # CUDA's start-up, at the same time as the judge's
         if go.get("device") != "cpu":
@@ -359,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--nvrtc-out", type=int, help="the compile cache's request pipe (qrjudge/nvrtc_cache.py)")
     p.add_argument("--nvrtc-in", type=int, help="its reply pipe")
     args = p.parse_args(argv)
-    channel = Channel(args.ctl_in, args.ctl_out)
+    channel = wire.Channel(args.ctl_in, args.ctl_out)
     try:  # first, while this process has one thread: nothing the candidate runs later can undo it
         where = isolation.confine([args.writable], mask_solvers=not args.baseline, hidden=isolation.judges_only())
     except (isolation.ConfineError, OSError) as exc:

@@ -66,3 +66,18 @@ def forward(stream: IO[bytes], tail: list[bytes], keep: int) -> None:
         sys.stderr.flush()
         tail.append(line)
         del tail[:-keep]
+
+
+class Channel:
+    """JSON lines over two file descriptors: the runner's side of the pipes."""
+
+    def __init__(self, fd_in: int, fd_out: int) -> None:
+        self.reader = LineReader(fd_in)
+        self.fd_out = fd_out
+
+    def receive(self) -> dict[str, Any] | None:
+        line = self.reader.readline()
+        return json.loads(line) if line else None
+
+    def send(self, message: dict[str, Any]) -> None:
+        send(self.fd_out, message)
