@@ -113,9 +113,13 @@ def _functions(path: Path) -> tuple[list[tuple[bytes, int]], bool]:
 
 
 def loaded() -> list[Path]:
-    """The shared objects mapped executable in this process."""
+    """The shared objects mapped executable in this process (none where /proc cannot be read)."""
+    try:
+        maps = Path("/proc/self/maps").read_text()
+    except OSError:
+        return []
     paths = []
-    for line in Path("/proc/self/maps").read_text().splitlines():
+    for line in maps.splitlines():
         parts = line.split(maxsplit=5)
         if len(parts) == 6 and "x" in parts[1] and ".so" in parts[5] and parts[5].startswith("/"):
             paths.append(Path(parts[5]))
@@ -136,6 +140,9 @@ def arm() -> str:
         return STATE.note
     STATE.seen = set(loaded())
     targets = _addresses(STATE.seen)
+    if not targets:
+        STATE.note = "not armed: no solver routine found (/proc/self/maps unread, or no library of them loaded)"
+        return STATE.note
     STATE.flags = ctypes.create_string_buffer(len(targets))
     STATE.names = [name for name, _ in targets.values()]
     base = ctypes.addressof(STATE.flags)
