@@ -145,7 +145,7 @@ class Session:
         self.scope: Any = contextlib.nullcontext
         if not args.baseline:
             guard.install()
-        self.disarmed = "the baseline: none disarmed" if args.baseline else disarm.arm()  # (their libraries loaded)
+        self.disarmed = "the baseline: none disarmed" if args.baseline else disarm.arm()  # torch, CuPy, NumPy loaded
         self.critical = integrity.Snapshot(critical(self.timer, cuda))  # checked around every call
         self.broad = integrity.Snapshot(integrity.namespaces(torch, torch.Tensor, torch._C.TensorBase, builtins),
                                         unwatched=COMPILER_REPLACES)
@@ -302,7 +302,8 @@ def _reference(a: Any) -> tuple[Any, Any]:
     return torch.zeros_like(a), a.new_zeros(a.shape[:2])
 
 
-def serve(args: argparse.Namespace, channel: wire.Channel, isolated: str, compiles: Any = None, ahead: Any = None) -> int:
+def serve(args: argparse.Namespace, channel: wire.Channel, isolated: str, compiles: Any = None,
+          ahead: Any = None) -> int:
     go = channel.receive()
     if go and go.get("op") == "warm":  # CUDA's start-up, at the same time as the judge's
         if go.get("device") != "cpu":

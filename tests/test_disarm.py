@@ -28,15 +28,16 @@ def run(script: str, *args: str) -> dict:
 
 @pytest.mark.parametrize("name", ["sgeqrf_", "SGEQRF_64", "scipy_sgeqrf_64_", "dorgqr_", "spotrf_", "strsm_",
                                   "dlarfg_", "mkl_lapack_sgeqrf", "mkl_lapack_ps_avx2_sgeqrf", "LAPACKE_sgeqrf",
-                                  "cublasSgeqrfBatched", "cublasStrsm_v2_64", "cusparseSpSV_solve", "aoti_torch_cpu_geqrf",
-                                  "aoti_torch_cuda_linalg_qr"])
+                                  "cublasSgeqrfBatched", "cublasStrsm_v2_64", "cusparseSpSV_solve",
+                                  "aoti_torch_cpu_geqrf", "aoti_torch_cuda_linalg_qr"])
 def test_solver_routines_by_their_names_structure(name: str) -> None:
     assert is_solver(name.encode(), blas=True)
 
 
 @pytest.mark.parametrize("name", ["sgemm_", "SGEMM_64", "scipy_sgemm_64_", "strmm_", "dgemv_", "ssyrk_", "saxpy_",
                                   "mkl_lapack_thread_team_ctxt_destroy", "mkl_blas_sgemm", "cublasSgemm_v2",
-                                  "cublasSgemmStridedBatched", "cusparseSpMM", "aoti_torch_cpu_convolution", "cblas_sgemm"])
+                                  "cublasSgemmStridedBatched", "cusparseSpMM", "aoti_torch_cpu_convolution",
+                                  "cblas_sgemm"])
 def test_blas_and_the_rest_are_not(name: str) -> None:
     assert not is_solver(name.encode(), blas=True)
 
@@ -64,8 +65,9 @@ n, lwork, info = ctypes.c_int(4), ctypes.c_int(256), ctypes.c_int(0)
 a = torch.arange(16, dtype=torch.float32).reshape(4, 4) + torch.eye(4) * 10
 before, tau, work = a.clone(), torch.zeros(4), torch.zeros(256)
 untouched_before = disarm.tripped() == ""
-lapack.sgeqrf_(ctypes.byref(n), ctypes.byref(n), ctypes.c_void_p(a.data_ptr()), ctypes.byref(n),
-               ctypes.c_void_p(tau.data_ptr()), ctypes.c_void_p(work.data_ptr()), ctypes.byref(lwork), ctypes.byref(info))
+pointers = [ctypes.c_void_p(t.data_ptr()) for t in (a, tau, work)]
+lapack.sgeqrf_(ctypes.byref(n), ctypes.byref(n), pointers[0], ctypes.byref(n), pointers[1], pointers[2],
+               ctypes.byref(lwork), ctypes.byref(info))
 x = torch.randn(64, 64)
 print(json.dumps({"note": note, "untouched_before": untouched_before, "unchanged": bool(torch.equal(a, before)),
                   "tau": tau.tolist(), "tripped": disarm.tripped(),
