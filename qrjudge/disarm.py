@@ -47,10 +47,9 @@ SYMBOL = [("name", "<u4"), ("info", "u1"), ("other", "u1"), ("shndx", "<u2"), ("
 
 class _State:
     flags: ctypes.Array[ctypes.c_char] | None = None
-    names: list[str] = []
+    disarmed: list[tuple[str, int, bytes]] = []  # (name, address, the code written there); flag i is routine i's
     seen: set[Path] = set()  # the shared objects loaded when the routines were disarmed, and every one checked since
     late: list[str] = []  # shared objects with solver routines loaded since
-    written: dict[int, bytes] = {}  # what each routine's first bytes were made
     read: dict[Path, list[tuple[int, str, int]]] = {}  # each shared object's routines, read ahead (`prepare`)
     note = "not armed"
 
@@ -135,26 +134,31 @@ def prepare() -> None:
 def arm() -> str:
     """Disarm every solver routine of every shared object loaded now (once per process); what was done, in words.
     A routine too short for the stub gets an illegal instruction: a call kills the process (a crash, not a pass)."""
-    if STATE.flags is not None or platform.machine() != "x86_64":
-        STATE.note = STATE.note if STATE.flags is not None else f"not armed: no stub for {platform.machine()}"
+    if STATE.flags is not None:
+        return STATE.note
+    if platform.machine() != "x86_64":
+        STATE.note = f"not armed: no stub for {platform.machine()}"
         return STATE.note
     STATE.seen = set(loaded())
     targets = _addresses(STATE.seen)
     if not targets:
         STATE.note = "not armed: no solver routine found (/proc/self/maps unread, or no library of them loaded)"
         return STATE.note
-    STATE.flags = ctypes.create_string_buffer(len(targets))
-    STATE.names = [name for name, _ in targets.values()]
+    STATE.flags = ctypes.create_string_buffer(len(targets))  # alive for good: the stubs write into it
     base = ctypes.addressof(STATE.flags)
+    STATE.disarmed = [(name, address, STUB % struct.pack("<Q", base + i) if size >= STUB_BYTES else UD2)
+                      for i, (address, (name, size)) in enumerate(targets.items())]
+    written = 0
     try:
         fd = os.open("/proc/self/mem", os.O_RDWR)
         try:
-            for i, (address, (_, size)) in enumerate(targets.items()):
-                STATE.written[address] = STUB % struct.pack("<Q", base + i) if size >= STUB_BYTES else UD2
-                os.pwrite(fd, STATE.written[address], address)
+            for _, address, code in STATE.disarmed:
+                os.pwrite(fd, code, address)
+                written += 1
         finally:
             os.close(fd)
     except OSError as exc:  # a kernel that refuses writes through /proc/self/mem
+        STATE.disarmed = STATE.disarmed[:written]
         STATE.note = f"not armed: {exc}"
         return STATE.note
     short = sum(size < STUB_BYTES for _, size in targets.values())
@@ -194,7 +198,7 @@ def tripped() -> str:
     """'' while no disarmed routine was called, else which were."""
     if STATE.flags is None or not STATE.flags.raw.strip(b"\0"):
         return ""
-    called = [name for name, flag in zip(STATE.names, STATE.flags.raw) if flag]
+    called = [name for (name, _, _), flag in zip(STATE.disarmed, STATE.flags.raw) if flag]
     return (f"native code called {', '.join(called[:5])}: a library solver routine, forbidden inside a candidate "
             "(disarmed in the runner)")
 
@@ -215,8 +219,7 @@ def late() -> str:
 def verify() -> str:
     """'' unless a disarmed routine was called, a library with solver routines loaded since, or a routine's code
     written back (what the runner asks after the benchmark: a few milliseconds, too many for every call)."""
-    rewritten = [name for name, (address, code) in zip(STATE.names, STATE.written.items())
-                 if ctypes.string_at(address, len(code)) != code]
+    rewritten = [name for name, address, code in STATE.disarmed if ctypes.string_at(address, len(code)) != code]
     back = f"the code of a disarmed solver routine was written back ({', '.join(rewritten[:3])})" if rewritten else ""
     return tripped() or late() or back
 
