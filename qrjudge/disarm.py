@@ -28,12 +28,13 @@ import re
 import struct
 from pathlib import Path
 
+from qrjudge import seal
 from qrjudge.guard import CUBLAS_SOLVERS, CUSPARSE_SOLVERS, FAMILY_TOKENS
 
 # movabs rax, FLAG; mov byte [rax], 1; mov eax, 15 (cuBLAS's NOT_SUPPORTED; LAPACK's routines return nothing); ret
 STUB = b"\x48\xb8%s\xc6\x00\x01\xb8\x0f\x00\x00\x00\xc3"
 STUB_BYTES = len(STUB % bytes(8))
-UD2 = b"\x0f\x0b"  # an illegal instruction
+UD2, INT3 = b"\x0f\x0b", b"\xcc"  # an illegal instruction, a breakpoint
 # The LAPACK API's names, decorated as libraries export them (`sgeqrf_`, `SGEQRF_64`, `scipy_sgeqrf_64_`): a precision,
 # a matrix type, an operation
 LAPACK = re.compile(rb"(?:scipy_)?([sdcz](?:ge|gb|gt|po|pp|pb|pt|sy|sp|sb|he|hp|hb|tr|tp|tb|or|op|un|up|la|st|bd|hs|gg)"
@@ -72,27 +73,41 @@ def is_solver(name: bytes, blas: bool) -> bool:
 
 
 def solvers(path: Path) -> list[tuple[str, int]]:
-    """(name, size) of the solver functions a shared object exports, from its ELF dynamic symbol table."""
-    functions, blas = _functions(path)
-    return [(name.decode("ascii", "replace"), size) for name, size in functions if is_solver(name, blas)]
+    """(name, length) of the solver functions a shared object exports, from its ELF dynamic symbol table: a
+    function's length runs to its end or to the next function's start, whichever comes first."""
+    functions, starts, blas = _functions(path)
+    rooms = _room(starts, [value for _, value, _ in functions])
+    return [(name.decode("ascii", "replace"), min(size, room))
+            for (name, _, size), room in zip(functions, rooms) if is_solver(name, blas)]
 
 
-def _functions(path: Path) -> tuple[list[tuple[bytes, int]], bool]:
-    """(name, size) of every plain function a 64-bit little-endian ELF file defines in its dynamic symbol table
-    but C++'s (an IFUNC's symbol is its resolver, not the routine: left out), and whether it is a BLAS. (NumPy is
-    imported here, not with the module: the runner imports this before it confines itself, with one thread.)"""
+def _room(starts: list[int], values: list[int]) -> list[int]:
+    """For each value, the distance to the first of `starts` above it (2**62 where none is)."""
+    import numpy
+
+    ordered = numpy.unique(numpy.array(starts + [2**62], dtype=numpy.int64))
+    at = numpy.array(values, dtype=numpy.int64)
+    rooms: list[int] = (ordered[numpy.searchsorted(ordered, at, side="right")] - at).tolist()
+    return rooms
+
+
+def _functions(path: Path) -> tuple[list[tuple[bytes, int, int]], list[int], bool]:
+    """(name, value, size) of every plain function a 64-bit little-endian ELF file defines in its dynamic symbol
+    table but C++'s (an IFUNC's symbol is its resolver, not the routine: left out), where every defined function
+    starts (C++'s too), and whether it is a BLAS. (NumPy is imported here, not with the module: the runner imports
+    this before it confines itself, with one thread.)"""
     import numpy
 
     with path.open("rb") as f:
         head = f.read(64)
         if head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
-            return [], False
+            return [], [], False
         shoff, = struct.unpack_from("<Q", head, 40)
         shentsize, shnum = struct.unpack_from("<HH", head, 58)
         f.seek(shoff)
         table = f.read(shentsize * shnum)
         sections = [struct.unpack_from("<IIQQQQIIQQ", table, i * shentsize) for i in range(shnum)]
-        found, blas = [], False
+        found, starts, blas = [], [], False
         for _, kind, _, _, offset, size, link, _, _, entsize in sections:
             if kind != DYNSYM or entsize != 24:  # an Elf64_Sym (SYMBOL)
                 continue
@@ -101,14 +116,15 @@ def _functions(path: Path) -> tuple[list[tuple[bytes, int]], bool]:
             f.seek(sections[link][4])
             strings = f.read(sections[link][5])
             text = numpy.frombuffer(strings, dtype=numpy.uint8)
-            # defined plain functions whose name does not start with "_" (C++'s mangled names)
-            keep = entries[(entries["shndx"] != 0) & (entries["info"] & 0xF == FUNC) & (text[entries["name"]] != 95)]
+            defined = entries[(entries["shndx"] != 0) & (entries["info"] & 0xF == FUNC)]
+            starts += defined["value"].tolist()
+            keep = defined[text[defined["name"]] != 95]  # not C++'s mangled names, which start with "_"
             ends = numpy.flatnonzero(text == 0)
             stops = ends[numpy.searchsorted(ends, keep["name"])]
-            found += [(strings[start:stop], size)
-                      for start, stop, size in zip(keep["name"].tolist(), stops.tolist(), keep["size"].tolist())]
+            found += [(strings[start:stop], value, size) for start, stop, value, size
+                      in zip(keep["name"].tolist(), stops.tolist(), keep["value"].tolist(), keep["size"].tolist())]
             blas = blas or re.search(rb"\0(scipy_)?sgemm(_64)?_?\0", strings) is not None
-        return found, blas
+        return found, starts, blas
 
 
 def loaded() -> list[Path]:
@@ -146,8 +162,8 @@ def arm() -> str:
         return STATE.note
     STATE.flags = ctypes.create_string_buffer(len(targets))  # alive for good: the stubs write into it
     base = ctypes.addressof(STATE.flags)
-    STATE.disarmed = [(name, address, STUB % struct.pack("<Q", base + i) if size >= STUB_BYTES else UD2)
-                      for i, (address, (name, size)) in enumerate(targets.items())]
+    STATE.disarmed = [(name, address, _code(base + i, length))
+                      for i, (address, (name, length)) in enumerate(targets.items())]
     written = 0
     try:
         fd = os.open("/proc/self/mem", os.O_RDWR)
@@ -162,12 +178,22 @@ def arm() -> str:
         STATE.note = f"not armed: {exc}"
         return STATE.note
     short = sum(size < STUB_BYTES for _, size in targets.values())
-    STATE.note = f"{len(targets)} solver routines disarmed" + (f" ({short} by an illegal instruction)" if short else "")
+    sealed = seal.seal([(address, len(code)) for _, address, code in STATE.disarmed])
+    STATE.note = (f"{len(targets)} solver routines disarmed" + (f" ({short} by an illegal instruction)" if short else "")
+                  + f", {sealed}")
     return STATE.note
 
 
+def _code(flag: int, length: int) -> bytes:
+    """What replaces a routine of `length` bytes: the stub (or, where it does not fit, an illegal instruction), the
+    rest filled with breakpoints, so that native code that runs the first instructions elsewhere and jumps into the
+    routine's body stops there."""
+    code = STUB % struct.pack("<Q", flag) if length >= STUB_BYTES else UD2
+    return code + INT3 * (length - len(code))
+
+
 def _addresses(paths: set[Path]) -> dict[int, tuple[str, int]]:
-    """Where each solver routine of these loaded shared objects starts: (its name and library, its size in bytes)."""
+    """Where each solver routine of these loaded shared objects starts: (its name and library, its length in bytes)."""
     targets: dict[int, tuple[str, int]] = {}
     for path in sorted(paths):
         for address, name, size in STATE.read[path] if path in STATE.read else _routines(path):
