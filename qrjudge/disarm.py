@@ -20,6 +20,7 @@ and the C shims of the dispatcher's factorisation family (qrjudge/guard.py's FAM
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import ctypes
 import os
@@ -42,6 +43,7 @@ LAPACK = re.compile(rb"(?:scipy_)?([sdcz](?:ge|gb|gt|po|pp|pb|pt|sy|sp|sb|he|hp|
 BLAS = {b"gemm", b"gemv", b"ger", b"geru", b"gerc", b"gemmt", b"gemm3m", b"gbmv", b"symm", b"symv", b"syr",
         b"syr2", b"syrk", b"syr2k", b"sbmv", b"spmv", b"spr", b"spr2", b"hemm", b"hemv", b"her", b"her2", b"herk",
         b"her2k", b"hbmv", b"hpmv", b"hpr", b"hpr2", b"trmm", b"trmv", b"tbmv", b"tpmv"}  # (trsm and trsv solve)
+ORIGINALS = 8  # routines of each library whose code a copy of it is known by
 FUNC, DYNSYM = 2, 11  # an ELF symbol type, a section type
 SYMBOL = [("name", "<u4"), ("info", "u1"), ("other", "u1"), ("shndx", "<u2"), ("value", "<u8"), ("size", "<u8")]
 
@@ -49,7 +51,8 @@ SYMBOL = [("name", "<u4"), ("info", "u1"), ("other", "u1"), ("shndx", "<u2"), ("
 class _State:
     flags: ctypes.Array[ctypes.c_char] | None = None
     disarmed: list[tuple[str, int, bytes]] = []  # (name, address, the code written there); flag i is routine i's
-    seen: set[Path] = set()  # the shared objects loaded when the routines were disarmed, and every one checked since
+    seen: dict[Path, list[tuple[int, int]]] = {}  # each file's executable mappings once disarmed, and any checked since
+    originals: list[tuple[str, int, bytes]] = []  # (library, file offset, first bytes) of some disarmed routines
     late: list[str] = []  # shared objects with solver routines loaded since
     read: dict[Path, list[tuple[int, str, int]]] = {}  # each shared object's routines, read ahead (`prepare`)
     note = "not armed"
@@ -127,18 +130,25 @@ def _functions(path: Path) -> tuple[list[tuple[bytes, int, int]], list[int], boo
         return found, starts, blas
 
 
-def loaded() -> list[Path]:
-    """The shared objects mapped executable in this process (none where /proc cannot be read)."""
+def mappings() -> list[tuple[int, int, int, Path]]:
+    """(start, end, file offset, path) of each executable mapping of a file in this process (none where /proc cannot
+    be read)."""
     try:
         maps = Path("/proc/self/maps").read_text()
     except OSError:
         return []
-    paths = []
+    found = []
     for line in maps.splitlines():
         parts = line.split(maxsplit=5)
-        if len(parts) == 6 and "x" in parts[1] and ".so" in parts[5] and parts[5].startswith("/"):
-            paths.append(Path(parts[5]))
-    return list(dict.fromkeys(paths))
+        if len(parts) == 6 and "x" in parts[1] and parts[5].startswith("/"):
+            start, end = (int(x, 16) for x in parts[0].split("-"))
+            found.append((start, end, int(parts[2], 16), Path(parts[5])))
+    return found
+
+
+def loaded() -> list[Path]:
+    """The files mapped executable in this process: shared objects, mostly."""
+    return list(dict.fromkeys(path for _, _, _, path in mappings()))
 
 
 def prepare() -> None:
@@ -155,11 +165,12 @@ def arm() -> str:
     if platform.machine() != "x86_64":
         STATE.note = f"not armed: no stub for {platform.machine()}"
         return STATE.note
-    STATE.seen = set(loaded())
-    targets = _addresses(STATE.seen)
+    now = mappings()
+    targets = _addresses({path for _, _, _, path in now})
     if not targets:
         STATE.note = "not armed: no solver routine found (/proc/self/maps unread, or no library of them loaded)"
         return STATE.note
+    STATE.originals = _originals(targets, now)
     STATE.flags = ctypes.create_string_buffer(len(targets))  # alive for good: the stubs write into it
     base = ctypes.addressof(STATE.flags)
     STATE.disarmed = [(name, address, _code(base + i, length))
@@ -179,8 +190,9 @@ def arm() -> str:
         return STATE.note
     short = sum(size < STUB_BYTES for _, size in targets.values())
     sealed = seal.seal([(address, len(code)) for _, address, code in STATE.disarmed])
-    STATE.note = (f"{len(targets)} solver routines disarmed" + (f" ({short} by an illegal instruction)" if short else "")
-                  + f", {sealed}")
+    _unseen()  # every mapping now (the sealed pages split their libraries' mappings) is seen
+    by_ud2 = f" ({short} by an illegal instruction)" if short else ""
+    STATE.note = f"{len(targets)} solver routines disarmed{by_ud2}, {sealed}"
     return STATE.note
 
 
@@ -230,16 +242,58 @@ def tripped() -> str:
 
 
 def late() -> str:
-    """'' unless a shared object that exports solver routines was loaded since they were disarmed (a private copy of
-    a library, opened by a path of its own, would bring routines of its own). Reads /proc/self/maps: the runner asks
-    after the import and after the benchmark, not in every call."""
+    """'' unless a file with solver routines was mapped executable since they were disarmed: a library that exports
+    some (a private copy, opened by a path of its own, would bring routines of its own) or that holds a disarmed
+    routine's code where its library does (a copy with the routines renamed; a library's file mapped again). Reads
+    /proc/self/maps: the runner asks after the import and after the benchmark, not in every call."""
     if STATE.flags is None:
         return ""
-    new = set(loaded()) - STATE.seen
-    STATE.seen |= new
-    STATE.late += [path.name for path in sorted(new) if _routines(path)]
+    new = _unseen()
+    for path in sorted(new):
+        copied = _copied(path)
+        if _routines(path) or copied:
+            STATE.late.append(path.name + (f" (a copy of {copied}'s code)" if copied else ""))
     return (f"a library with solver routines was loaded after they were disarmed ({', '.join(STATE.late[:3])}), "
             "forbidden inside a candidate") if STATE.late else ""
+
+
+def _unseen() -> set[Path]:
+    """The files mapped executable where they were not when last looked at (a file's mapping split in two is not
+    new), each now seen."""
+    new = set()
+    for start, end, _, path in mappings():
+        if not any(a <= start and end <= b for a, b in STATE.seen.get(path, [])):
+            STATE.seen.setdefault(path, []).append((start, end))
+            new.add(path)
+    return new
+
+
+def _originals(targets: dict[int, tuple[str, int]],
+               now: list[tuple[int, int, int, Path]]) -> list[tuple[str, int, bytes]]:
+    """(library, file offset, first bytes) of the ORIGINALS longest disarmed routines of each library: read before
+    they are written, what a copy of the library's file holds at that offset."""
+    now = sorted(now)
+    starts = [start for start, _, _, _ in now]
+    longest: dict[Path, list[tuple[int, int, int]]] = {}
+    for address, (_, length) in targets.items():
+        start, end, offset, path = now[max(bisect.bisect_right(starts, address) - 1, 0)]
+        if start <= address < end and length >= 8:
+            longest.setdefault(path, []).append((length, address, address - start + offset))
+    return [(path.name, offset, ctypes.string_at(address, min(length, 32)))
+            for path, found in longest.items() for length, address, offset in sorted(found)[-ORIGINALS:]]
+
+
+def _copied(path: Path) -> str:
+    """The library whose disarmed code this file holds where that library does ('' for none)."""
+    try:
+        with path.open("rb") as f:
+            for library, offset, code in STATE.originals:
+                f.seek(offset)
+                if f.read(len(code)) == code:
+                    return library
+    except OSError:
+        pass
+    return ""
 
 
 def verify() -> str:

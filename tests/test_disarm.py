@@ -105,6 +105,37 @@ def test_a_library_of_solver_routines_loaded_after_the_disarming_is_named(tmp_pa
     assert seen["before"] == "" and "libprivate.so" in seen["after"] and "after they were disarmed" in seen["after"]
 
 
+COPIES = r"""
+import ctypes, json, mmap, os, sys, torch
+from qrjudge import disarm
+ctypes.CDLL(sys.argv[1])  # loaded before the disarming, as torch's libraries are
+disarm.arm()
+before = disarm.late()
+ctypes.CDLL(sys.argv[2])  # a copy with its solver renamed, by a path of its own
+renamed = disarm.late()
+again = mmap.mmap(os.open(sys.argv[1], os.O_RDONLY), 0, prot=mmap.PROT_READ | mmap.PROT_EXEC, flags=mmap.MAP_PRIVATE)
+print(json.dumps({"before": before, "renamed": renamed, "again": disarm.late()}))
+"""
+
+SOURCE = "int mkl_lapack_sgeqrf(int *a, int n) { int s = 0; for (int i = 0; i < n; i++) s += a[i] * i; return s; }\n"
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the stub is x86-64 code")
+def test_a_copy_of_a_disarmed_librarys_code_is_named_however_its_routines_are_called(tmp_path: Path) -> None:
+    """A copy of cuBLAS whose solvers are renamed exports none by name, and a library's file mapped again is no new
+    path: both hold a disarmed routine's code where the library does."""
+    compiler = shutil.which("cc") or pytest.skip("needs a C compiler")
+    (tmp_path / "private.c").write_text(SOURCE)
+    library = tmp_path / "libprivate.so"
+    subprocess.run([compiler, "-shared", "-fPIC", "-o", library, tmp_path / "private.c"], check=True)
+    renamed = tmp_path / "librenamed.so"
+    renamed.write_bytes(library.read_bytes().replace(b"mkl_lapack_sgeqrf", b"xkl_lapack_sgeqrf"))
+    seen = run(COPIES, str(library), str(renamed))
+    assert seen["before"] == ""
+    assert "librenamed.so (a copy of libprivate.so's code)" in seen["renamed"]
+    assert "libprivate.so (a copy of libprivate.so's code)" in seen["again"]
+
+
 REWRITE = r"""
 import ctypes, json, os, torch
 from qrjudge import disarm, seal
