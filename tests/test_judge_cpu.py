@@ -196,6 +196,19 @@ def test_a_runner_that_misreports_its_clock_is_caught_by_the_judges_clock(tmp_pa
     assert result["status"] == "rejected" and "judge's clock" in result["error"], result.get("error")
 
 
+def test_the_open_door_a_timer_restarted_by_native_code_passes_within_the_judges_slack(tmp_path: Path) -> None:
+    """The judge's known open door (docs/QR_CONTRACT.md, "Times"), kept in sight: native code restarts the runner's
+    timer behind its work (tests/cheats/frames_clock.py), the runner reports next to nothing, and within the judge's
+    slack its clock cannot tell. When the door is closed, this test turns into the rejection it should be."""
+    if not (shutil.which("c++") and shutil.which("ninja")):
+        pytest.skip("builds a torch extension: needs a C++ compiler and ninja")
+    (tmp_path / "honest").mkdir()
+    honest = judge(candidate(tmp_path / "honest", HONEST))
+    cheat = judge(candidate(tmp_path, CHEATS / "frames_clock.py"))
+    assert honest["status"] == "ok" and cheat["status"] == "ok", cheat.get("error")
+    assert cheat["score"] < honest["score"] / 10, (cheat["score"], honest["score"])  # `tiny`: every shape lied about
+
+
 def test_the_verdict_names_the_anti_cheat_version(tmp_path: Path) -> None:
     result = judge(candidate(tmp_path, CHEATS / "geqrf_direct.py"))
     assert result["status"] == "rejected" and result["judge"] >= 2
