@@ -1,4 +1,6 @@
-# The judge's known open door (docs/QR_CONTRACT.md, "Times"): no `expect` line, tests/test_judge_cpu.py says what it gets.
+# expect: ok |
+# The judge's known open door (docs/QR_CONTRACT.md, "Times"), expected to pass until it is closed; on the CPU,
+# tests/test_judge_cpu.py says what it gets.
 # A torch extension built at import walks the interpreter's frames through Python's C API (no name the scan reads)
 # to the runner's `call`, and restarts its timer once the honest work is queued: on a GPU the start event is recorded
 # again behind that work, on the CPU the start time is read again. The runner reports next to nothing; only the
