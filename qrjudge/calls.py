@@ -57,6 +57,7 @@ class Context:
     arena: Any
     timings: dict[str, float] = field(default_factory=dict)
     overhead_us: dict[str, float] = field(default_factory=dict)  # calibrated judge-clock overhead per shape
+    wall_overhead_us: dict[str, float] = field(default_factory=dict)  # the runner's wall clock over its events, same
     runner_cpu: int | None = None  # where the runner pinned its launching thread (EVOLVE_RUNNER_PIN=fastest)
     compiler: bool = False  # the candidate names torch.compile's compiler: its runners import it first (`go`)
     nvrtc_cache: Any = None  # what the runner says the compile cache served it (shown, never believed)

@@ -50,15 +50,17 @@ def calibrate(ctx: Context) -> None:
     one measurement."""
     from qrjudge.specs import benchmarks_for, by_size
 
-    overhead = {}
+    overhead, wall_overhead = {}, {}
     for size, spec in by_size(benchmarks_for(ctx.args.mode)).items():
-        gaps = []
+        gaps, walls = [], []
         for _ in range(CALIBRATION_CALLS[0 if primeable(spec) else 1]):
             call = ctx.call(spec, "calibrating", primeable(spec), reference=True, timed=True, flush=True)
             gaps.append(call.wall_us - call.reply["event_us"])
-        overhead[size] = min(gaps)
+            walls.append(call.reply["wall_us"] - call.reply["event_us"])
+        overhead[size], wall_overhead[size] = min(gaps), statistics.median(walls)
     for spec in benchmarks_for(ctx.args.mode):
         ctx.overhead_us[spec.label] = overhead[spec.batch, spec.n]
+        ctx.wall_overhead_us[spec.label] = wall_overhead[spec.batch, spec.n]
 
 
 def warm_up(ctx: Context) -> None:
@@ -118,7 +120,7 @@ def time_shape(ctx: Context, spec: Any, plan: Plan) -> dict[str, Any]:
     stash.settle()
     median = statistics.median(events)
     unexplained = clocks_agree(where, events, walls, min(gaps) - ctx.overhead_us.get(spec.label, 0.0),
-                               WALL_SLACK[ctx.args.device], host_during)
+                               WALL_SLACK[ctx.args.device], host_during, ctx.wall_overhead_us.get(spec.label, 0.0))
     mean = statistics.fmean(events)
     return {"shape": spec.label, "batch": spec.batch, "n": spec.n, "case": spec.case, "cond": spec.cond,
             "mean_us": round(mean, 3), "std_us": round(statistics.pstdev(events), 3),
@@ -131,11 +133,13 @@ def time_shape(ctx: Context, spec: Any, plan: Plan) -> dict[str, Any]:
 
 
 def clocks_agree(where: str, events: list[float], walls: list[float], unexplained: float,
-                 slack: tuple[float, float], host: dict[str, Any]) -> float:
+                 slack: tuple[float, float], host: dict[str, Any], wall_overhead: float = 0.0) -> float:
     """The judge's clock against the times the runner reported for a shape's timed calls; returns the time per
     call that the judge cannot explain (its fastest call less the fastest calibration call: a runner that
     misreports shifts every call, while the noise, wake-ups and clock changes, only ever adds, so minima
-    separate the two best). Too much of it, or a device busy long after the timed region, is a rejection,
+    separate the two best). Too much of it, or a device busy long after the timed region (the runner's wall clock
+    over its events beyond what it was for the reference function in calibration, `wall_overhead`: on a slow host
+    an honest 20x32 call's was 0.9-1.3 ms), is a rejection,
     unless the runner and the judge waited for a CPU (hostwatch: other processes had it) as long a call as the
     excess: an honest runner on a busy host looks the same, so the evaluation ends as a crash that says so and
     accuses no one (six evaluations at once on the H200's 16 cores rejected an honest kernel, docs/benchmarks.md)."""
@@ -144,10 +148,11 @@ def clocks_agree(where: str, events: list[float], walls: list[float], unexplaine
         excess, seen = unexplained, (f"the judge's clock saw {unexplained:.0f} us per call more than the candidate's "
                                      f"process reported ({median:.0f} us)")
         why = "its clock or its timing was tampered with"
-    elif statistics.median(walls) > 2 * median + 1000:
-        excess = statistics.median(walls) - median
+    elif statistics.median(walls) > 2 * median + 1000 + wall_overhead:
+        excess = statistics.median(walls) - median - wall_overhead
         seen = (f"the device stayed busy long after the timed region ended ({statistics.median(walls):.0f} us wall "
-                f"vs {median:.0f} us on the current stream)")
+                f"vs {median:.0f} us on the current stream; the reference's wall {wall_overhead:.0f} us over its events "
+                "in calibration)")
         why = "work escaped the timed stream"
     else:
         return unexplained

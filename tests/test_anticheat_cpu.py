@@ -582,3 +582,20 @@ def test_the_judge_tells_the_runners_to_import_the_compiler_only_for_a_candidate
         (kernel / "kernel.py").write_text(text)
         assert uses_compiler(kernel) is uses, name
     assert not uses_compiler(ROOT / "seed_kernels" / "tsqr_wy")
+
+
+def test_a_slow_hosts_wall_clock_is_measured_against_the_references_in_calibration() -> None:
+    """On an H100 in a microVM (2026-12-06) an honest 20x32 call's wall clock ran 0.9-1.3 ms over its 24-190 us of
+    events, where the check allowed 1 ms: the seed was rejected as work escaping its stream, by this judge and the
+    one before. The reference function's calls in calibration show the host's own overhead, and it is allowed."""
+    from qrjudge.timed import WALL_SLACK, clocks_agree
+    from qrjudge.verdict import Verdict
+
+    events, walls, quiet = [70.0] * 60, [1144.0] * 60, {"waited_ms": 2.0}
+    assert clocks_agree("benchmark 20x32", events, walls, 100.0, WALL_SLACK["cuda"], quiet, wall_overhead=900.0) == 100.0
+    with pytest.raises(Verdict) as caught:  # without it (the judge before): rejected
+        clocks_agree("benchmark 20x32", events, walls, 100.0, WALL_SLACK["cuda"], quiet)
+    assert "escaped the timed stream" in caught.value.error
+    with pytest.raises(Verdict) as caught:  # 20 ms escaped beyond the host's overhead: still rejected
+        clocks_agree("benchmark 20x32", events, [21144.0] * 60, 100.0, WALL_SLACK["cuda"], quiet, wall_overhead=900.0)
+    assert "the reference's wall 900 us over its events in calibration" in caught.value.error
