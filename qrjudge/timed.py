@@ -151,8 +151,8 @@ def clocks_agree(where: str, events: list[float], walls: list[float], unexplaine
     elif statistics.median(walls) > 2 * median + 1000 + wall_overhead:
         excess = statistics.median(walls) - median - wall_overhead
         seen = (f"the device stayed busy long after the timed region ended ({statistics.median(walls):.0f} us wall "
-                f"vs {median:.0f} us on the current stream; the reference's wall {wall_overhead:.0f} us over its events "
-                "in calibration)")
+                f"vs {median:.0f} us on the current stream; the reference's wall {wall_overhead:.0f} us over its "
+                "events in calibration)")
         why = "work escaped the timed stream"
     else:
         return unexplained

@@ -7,7 +7,6 @@
 # around the call, a local of that frame, is moved too (without it an H100's wall check caught it: run72). The runner
 # reports next to nothing; only the judge's own clock sees the difference, and within its slack (3 ms a call on a
 # GPU, 20 ms on the CPU) it passes.
-import torch
 from torch.utils.cpp_extension import load_inline
 
 from base import custom_kernel as honest
