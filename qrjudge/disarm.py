@@ -171,6 +171,7 @@ def arm() -> str:
         STATE.note = "not armed: no solver routine found (/proc/self/maps unread, or no library of them loaded)"
         return STATE.note
     STATE.originals = _originals(targets, now)
+    _unseen()  # every mapping now is seen, whatever becomes of the writes
     STATE.flags = ctypes.create_string_buffer(len(targets))  # alive for good: the stubs write into it
     base = ctypes.addressof(STATE.flags)
     STATE.disarmed = [(name, address, _code(base + i, length))
@@ -190,7 +191,7 @@ def arm() -> str:
         return STATE.note
     short = sum(size < STUB_BYTES for _, size in targets.values())
     sealed = seal.seal([(address, len(code)) for _, address, code in STATE.disarmed])
-    _unseen()  # every mapping now (the sealed pages split their libraries' mappings) is seen
+    _unseen()  # and the sealed pages, which split their libraries' mappings
     by_ud2 = f" ({short} by an illegal instruction)" if short else ""
     STATE.note = f"{len(targets)} solver routines disarmed{by_ud2}, {sealed}"
     return STATE.note

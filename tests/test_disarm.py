@@ -155,3 +155,24 @@ def test_a_routine_written_back_is_named_after_the_benchmark() -> None:
     """Where the routines could not be sealed (tests/test_seal.py: where they are, no write gets through)."""
     seen = run(REWRITE)
     assert seen["clean"] == "" and "sgeqrf_ (libtorch_cpu.so)" in seen["after"] and "written back (" in seen["after"]
+
+
+REFUSED = r"""
+import json, os, torch
+from qrjudge import disarm
+real_open = os.open
+os.open = lambda path, *a, **k: (_ for _ in ()).throw(PermissionError(13, "refused")) if path == "/proc/self/mem" \
+    else real_open(path, *a, **k)
+note = disarm.arm()
+os.open = real_open
+print(json.dumps({"note": note, "late": disarm.late(), "verify": disarm.verify()}))
+"""
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the stub is x86-64 code")
+def test_a_kernel_that_refuses_the_writes_leaves_the_runner_unarmed_and_accuses_no_library() -> None:
+    """Where /proc/self/mem cannot be written, nothing is disarmed, the note says why, and the libraries loaded
+    before are not taken for ones loaded since."""
+    seen = run(REFUSED)
+    assert seen["note"].startswith("not armed: ") and "refused" in seen["note"]
+    assert seen["late"] == "" and seen["verify"] == ""
