@@ -176,6 +176,24 @@ def arm() -> str:
     base = ctypes.addressof(STATE.flags)
     STATE.disarmed = [(name, address, _code(base + i, length))
                       for i, (address, (name, length)) in enumerate(targets.items())]
+    try:
+        sealed = seal.seal([(address, code) for _, address, code in STATE.disarmed])
+    except OSError as exc:  # no memory files or mappings over code here: written in place, unsealed
+        sealed = f"not sealed: {exc}"
+        refused = _write()
+        if refused:
+            STATE.note = f"not armed: {refused}"
+            return STATE.note
+    _unseen()  # and the sealed pages, which split their libraries' mappings
+    short = sum(size < STUB_BYTES for _, size in targets.values())
+    by_ud2 = f" ({short} by an illegal instruction)" if short else ""
+    STATE.note = f"{len(targets)} solver routines disarmed{by_ud2}, {sealed}"
+    return STATE.note
+
+
+def _write() -> str:
+    """Write the codes into the libraries' own pages through /proc/self/mem; '' once done, else why not (the routines
+    written by then are the ones kept)."""
     written = 0
     try:
         fd = os.open("/proc/self/mem", os.O_RDWR)
@@ -187,14 +205,8 @@ def arm() -> str:
             os.close(fd)
     except OSError as exc:  # a kernel that refuses writes through /proc/self/mem
         STATE.disarmed = STATE.disarmed[:written]
-        STATE.note = f"not armed: {exc}"
-        return STATE.note
-    short = sum(size < STUB_BYTES for _, size in targets.values())
-    sealed = seal.seal([(address, len(code)) for _, address, code in STATE.disarmed])
-    _unseen()  # and the sealed pages, which split their libraries' mappings
-    by_ud2 = f" ({short} by an illegal instruction)" if short else ""
-    STATE.note = f"{len(targets)} solver routines disarmed{by_ud2}, {sealed}"
-    return STATE.note
+        return str(exc)
+    return ""
 
 
 def _code(flag: int, length: int) -> bytes:

@@ -1,10 +1,11 @@
 """The disarmed solver routines made unchangeable: native code can neither write them back nor map them anew.
 
-qrjudge/disarm.py writes a stub over each solver routine through /proc/self/mem, and so could a candidate write the
-original instructions back, call the routine and write the stub again, all inside one call. So the pages that hold
-the stubs are pinned, for every thread of the runner:
+qrjudge/disarm.py replaces each solver routine with a stub. Written through /proc/self/mem into the library's pages,
+a candidate could as well write the original instructions back, call the routine and write the stub again, all
+inside one call. So the pages that hold the stubs are pinned, for every thread of the runner:
 
-- They are mapped again from a sealed memory file, shared and read-only (`_pin`). A shared mapping of a file opened
+- The stubs are written into a copy of the pages in a sealed memory file, mapped over the originals, shared and
+  read-only (`_pin`). A shared mapping of a file opened
   read-only can never be made writable (`mprotect` refuses), and the kernel's forced writes, which /proc/self/mem
   and ptrace use, refuse every mapping that is not private. The file's seals refuse writes by any other route.
 - Nothing may be mapped over them, nor they moved or unmapped (which would let the library's file be mapped there
@@ -19,6 +20,7 @@ the stubs are pinned, for every thread of the runner:
 
 from __future__ import annotations
 
+import bisect
 import ctypes
 import errno
 import fcntl
@@ -141,17 +143,17 @@ def _filter(spans: list[tuple[int, int]]) -> bytes:
     return p.assemble()
 
 
-def seal(written: list[tuple[int, int]]) -> str:
-    """Make the code written at `written` ((address, length) pairs) unchangeable (module docstring); what was done,
-    in words ("not sealed: " and the reason where nothing was)."""
+def seal(codes: list[tuple[int, bytes]]) -> str:
+    """Put `codes` ((address, code) pairs) into this process's code, pinned (module docstring); what was done, in
+    words. Raises OSError where the pages cannot be pinned (the caller writes the codes another way, unsealed)."""
     libc = ctypes.CDLL(None, use_errno=True)
-    runs = _pages(written)
+    runs = _pages([(address, len(code)) for address, code in codes])
+    _pin(libc, runs, codes)
     try:
-        _pin(libc, runs)
         if USE_MSEAL and _mseal(libc, runs):
             return f"sealed ({len(runs)} runs of pages pinned and mseal'd)"
     except OSError as exc:
-        return f"not sealed: {exc}"
+        return f"pinned, not sealed: {exc}"
     spans = _coarse(runs, SPANS)
     refused = install(spans)
     return f"pinned, not filtered: {refused}" if refused else \
@@ -208,8 +210,9 @@ def _pages(written: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return [(first * PAGE, (last - first) * PAGE) for first, last in runs]
 
 
-def _pin(libc: ctypes.CDLL, runs: list[tuple[int, int]]) -> None:
-    """Copy each run into one sealed memory file and map it back over the run, shared, read-only, executable."""
+def _pin(libc: ctypes.CDLL, runs: list[tuple[int, int]], codes: list[tuple[int, bytes]]) -> None:
+    """Copy each run, the codes written into the copy, into one sealed memory file, and map that back over the run,
+    shared, read-only, executable (the library's own pages are never written)."""
     libc.mmap.restype = ctypes.c_void_p
     libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
     memory = os.memfd_create("evolve-disarmed", os.MFD_ALLOW_SEALING | os.MFD_CLOEXEC)
@@ -217,6 +220,9 @@ def _pin(libc: ctypes.CDLL, runs: list[tuple[int, int]]) -> None:
         offsets = [0, *itertools.accumulate(length for _, length in runs)]
         for (start, length), offset in zip(runs, offsets):
             os.pwrite(memory, ctypes.string_at(start, length), offset)
+        for address, code in codes:  # every code lies within one run (`_pages`)
+            run = bisect.bisect_right(runs, (address, 2**64)) - 1
+            os.pwrite(memory, code, offsets[run] + address - runs[run][0])
         fcntl.fcntl(memory, fcntl.F_ADD_SEALS,
                     fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SEAL)
         readonly = os.open(f"/proc/self/fd/{memory}", os.O_RDONLY | os.O_CLOEXEC)

@@ -139,7 +139,9 @@ def test_a_copy_of_a_disarmed_librarys_code_is_named_however_its_routines_are_ca
 REWRITE = r"""
 import ctypes, json, os, torch
 from qrjudge import disarm, seal
-seal.seal = lambda written: "not sealed: as where the kernel has no memory files"
+def refuse(codes):
+    raise OSError("no memory files here")
+seal.seal = refuse  # as where the kernel has no memory files: the stubs written in place, unsealed
 disarm.arm()
 clean = disarm.verify()
 library = ctypes.CDLL(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"))
@@ -158,11 +160,15 @@ def test_a_routine_written_back_is_named_after_the_benchmark() -> None:
 
 
 REFUSED = r"""
-import json, os, torch
-from qrjudge import disarm
+import json, os, sys, torch
+from qrjudge import disarm, seal
 real_open = os.open
 os.open = lambda path, *a, **k: (_ for _ in ()).throw(PermissionError(13, "refused")) if path == "/proc/self/mem" \
     else real_open(path, *a, **k)
+if sys.argv[1] == "no memory files either":
+    def refuse(codes):
+        raise OSError("no memory files here")
+    seal.seal = refuse
 note = disarm.arm()
 os.open = real_open
 print(json.dumps({"note": note, "late": disarm.late(), "verify": disarm.verify()}))
@@ -170,9 +176,13 @@ print(json.dumps({"note": note, "late": disarm.late(), "verify": disarm.verify()
 
 
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="the stub is x86-64 code")
-def test_a_kernel_that_refuses_the_writes_leaves_the_runner_unarmed_and_accuses_no_library() -> None:
-    """Where /proc/self/mem cannot be written, nothing is disarmed, the note says why, and the libraries loaded
-    before are not taken for ones loaded since."""
-    seen = run(REFUSED)
-    assert seen["note"].startswith("not armed: ") and "refused" in seen["note"]
-    assert seen["late"] == "" and seen["verify"] == ""
+def test_writes_refused_through_proc_self_mem_leave_the_routines_sealed_or_the_runner_unarmed() -> None:
+    """The stubs go into a sealed memory file mapped over the libraries' pages, so a kernel that refuses writes
+    through /proc/self/mem (its `proc_mem.force_override`) still has them; where neither works nothing is disarmed,
+    the note says why, and the libraries loaded before are not taken for ones loaded since."""
+    sealed = run(REFUSED, "only /proc/self/mem")
+    assert "solver routines disarmed" in sealed["note"] and "sealed (" in sealed["note"], sealed["note"]
+    assert sealed["late"] == "" and sealed["verify"] == ""
+    unarmed = run(REFUSED, "no memory files either")
+    assert unarmed["note"].startswith("not armed: ") and "refused" in unarmed["note"]
+    assert unarmed["late"] == "" and unarmed["verify"] == ""
