@@ -8,9 +8,9 @@ GEMMs are needed) and cuSPARSE's solves, torch's own C shims for its operators (
 the scan can read needs to appear: C's preprocessor pastes `sge` and `qrf_` into one. So before the candidate is
 imported, the runner rewrites the first instructions of every such routine of every library loaded in it (`arm`):
 a call then sets a flag and returns an error without touching its operands, and the runner turns the flag into a
-rejection after the import and after every call (`check`); a library with solver routines loaded since (a private
-copy, opened by a path of its own) is one after the import and the benchmark (`late`). Code that writes library code
-back is not stopped (docs/QR_CONTRACT.md, "Threat model").
+rejection after the import and after every call (`check`); a file with solver routines mapped since (a private copy,
+opened by a path of its own, or a renamed one) is one after the import and the benchmark (`late`). The stubs are
+written into sealed pages that nothing can write back or map over (qrjudge/seal.py).
 
 Which routines: the exported functions of each loaded shared object (its ELF dynamic symbols) that are solvers by
 their name's structure: MKL's LAPACK (`mkl_lapack_*`), LAPACKE, the LAPACK API (a precision letter, a matrix type,
@@ -171,7 +171,7 @@ def arm() -> str:
         STATE.note = "not armed: no solver routine found (/proc/self/maps unread, or no library of them loaded)"
         return STATE.note
     STATE.originals = _originals(targets, now)
-    _unseen()  # every mapping now is seen, whatever becomes of the writes
+    _unseen(now)  # every mapping now is seen, whatever becomes of the writes
     STATE.flags = ctypes.create_string_buffer(len(targets))  # alive for good: the stubs write into it
     base = ctypes.addressof(STATE.flags)
     STATE.disarmed = [(name, address, _code(base + i, length))
@@ -271,11 +271,11 @@ def late() -> str:
             "forbidden inside a candidate") if STATE.late else ""
 
 
-def _unseen() -> set[Path]:
-    """The files mapped executable where they were not when last looked at (a file's mapping split in two is not
-    new), each now seen."""
+def _unseen(now: list[tuple[int, int, int, Path]] | None = None) -> set[Path]:
+    """The files mapped executable (`now`, else read) where they were not when last looked at (a file's mapping
+    split in two is not new), each now seen."""
     new = set()
-    for start, end, _, path in mappings():
+    for start, end, _, path in mappings() if now is None else now:
         if not any(a <= start and end <= b for a, b in STATE.seen.get(path, [])):
             STATE.seen.setdefault(path, []).append((start, end))
             new.add(path)

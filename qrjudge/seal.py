@@ -165,8 +165,9 @@ def install(spans: list[tuple[int, int]]) -> str:
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         return f"prctl: {os.strerror(ctypes.get_errno())}"
-    program = ctypes.create_string_buffer(_filter(spans))
-    fprog = struct.pack("<HxxxxxxQ", len(program.raw) // 8, ctypes.addressof(program))
+    code = _filter(spans)
+    program = ctypes.create_string_buffer(code, len(code))
+    fprog = struct.pack("<HxxxxxxQ", len(code) // 8, ctypes.addressof(program))
     if libc.syscall(SECCOMP, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, fprog) != 0:
         return f"seccomp: {os.strerror(ctypes.get_errno()) or 'a thread could not be synced'}"
     return ""

@@ -50,17 +50,16 @@ def calibrate(ctx: Context) -> None:
     one measurement."""
     from qrjudge.specs import benchmarks_for, by_size
 
-    overhead, wall_overhead = {}, {}
+    measured = {}  # size -> (the judge's clock over the events: the fastest; the runner's wall over them: median)
     for size, spec in by_size(benchmarks_for(ctx.args.mode)).items():
         gaps, walls = [], []
         for _ in range(CALIBRATION_CALLS[0 if primeable(spec) else 1]):
             call = ctx.call(spec, "calibrating", primeable(spec), reference=True, timed=True, flush=True)
             gaps.append(call.wall_us - call.reply["event_us"])
             walls.append(call.reply["wall_us"] - call.reply["event_us"])
-        overhead[size], wall_overhead[size] = min(gaps), statistics.median(walls)
+        measured[size] = min(gaps), statistics.median(walls)
     for spec in benchmarks_for(ctx.args.mode):
-        ctx.overhead_us[spec.label] = overhead[spec.batch, spec.n]
-        ctx.wall_overhead_us[spec.label] = wall_overhead[spec.batch, spec.n]
+        ctx.overhead_us[spec.label], ctx.wall_overhead_us[spec.label] = measured[spec.batch, spec.n]
 
 
 def warm_up(ctx: Context) -> None:
@@ -139,7 +138,7 @@ def clocks_agree(where: str, events: list[float], walls: list[float], unexplaine
     misreports shifts every call, while the noise, wake-ups and clock changes, only ever adds, so minima
     separate the two best). Too much of it, or a device busy long after the timed region (the runner's wall clock
     over its events beyond what it was for the reference function in calibration, `wall_overhead`: on a slow host
-    an honest 20x32 call's was 0.9-1.3 ms), is a rejection,
+    an honest 20x32 call's was 0.9-1.4 ms), is a rejection,
     unless the runner and the judge waited for a CPU (hostwatch: other processes had it) as long a call as the
     excess: an honest runner on a busy host looks the same, so the evaluation ends as a crash that says so and
     accuses no one (six evaluations at once on the H200's 16 cores rejected an honest kernel, docs/benchmarks.md)."""
