@@ -12,16 +12,20 @@ from tests.test_disarm import run
 
 pytestmark = pytest.mark.skipif(os.uname().machine != "x86_64", reason="the stub and the filter are x86-64's")
 
-FILTER = r"""
-import ctypes, json, mmap, os, subprocess
-from qrjudge import seal
+# libc's memory calls, typed for 64-bit addresses (each script below starts with this)
+LIBC = r"""
+import ctypes
 libc = ctypes.CDLL(None, use_errno=True)
-libc.mmap.restype = ctypes.c_void_p
+libc.mmap.restype = libc.mremap.restype = ctypes.c_void_p
 libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+libc.mremap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p]
 for name in ("munmap", "mprotect", "madvise"):
     getattr(libc, name).argtypes = [ctypes.c_void_p, ctypes.c_size_t] + [ctypes.c_int] * (name != "munmap")
-libc.mremap.restype = ctypes.c_void_p
-libc.mremap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p]
+"""
+
+FILTER = LIBC + r"""
+import json, mmap, os, subprocess
+from qrjudge import seal
 P = mmap.PAGESIZE
 x = libc.mmap(None, 16 * P, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
 refused = seal.install([(x + 4 * P, x + 8 * P)])  # pages 4 to 7 of the sixteen guarded
@@ -55,8 +59,8 @@ def test_the_filter_refuses_what_meets_its_ranges_and_nothing_else() -> None:
                     "mremap onto": "refused", "mremap away": "done", "ptrace": "refused", "a program": 0}
 
 
-ROUTES = r"""
-import ctypes, json, mmap, os, sys, torch
+ROUTES = LIBC + r"""
+import json, mmap, os, sys, torch
 from qrjudge import disarm, seal
 seal.USE_MSEAL = sys.argv[1] == "mseal"
 note = disarm.arm()
@@ -64,12 +68,6 @@ path = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
 lapack = ctypes.CDLL(path)
 address = ctypes.cast(lapack.sgeqrf_, ctypes.c_void_p).value
 page = address - address % mmap.PAGESIZE
-libc = ctypes.CDLL(None, use_errno=True)
-libc.mmap.restype = libc.mremap.restype = ctypes.c_void_p
-libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
-libc.mremap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p]
-for name in ("munmap", "mprotect", "madvise"):
-    getattr(libc, name).argtypes = [ctypes.c_void_p, ctypes.c_size_t] + [ctypes.c_int] * (name != "munmap")
 
 def write(mem_path):
     try:
