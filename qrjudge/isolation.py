@@ -44,16 +44,17 @@ _KEEP = {1: MS_RDONLY, 2: MS_NOSUID, 4: MS_NODEV, 8: MS_NOEXEC, 1024: 1024, 2048
 SOLVER_LIBRARY = re.compile(r"^lib(cusolver|magma|lapack|torch_cuda_linalg|scipy_openblas)[^/]*\.so[.0-9]*$")
 
 
-def _libc() -> ctypes.CDLL:
+def libc() -> ctypes.CDLL:
+    """The C library, errno kept; a new handle each time, so the types a caller gives its functions stay its own."""
     return ctypes.CDLL(None, use_errno=True)
 
 
 def protect_memory() -> bool:
-    return bool(_libc().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0)
+    return bool(libc().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0)
 
 
 def die_with_parent() -> None:
-    _libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 class ConfineError(Exception):
@@ -70,13 +71,13 @@ def _enc(text: str | None) -> bytes | None:
 
 
 def _mount(source: str | None, target: str, fstype: str | None, flags: int) -> None:
-    _call(_libc().mount(_enc(source), _enc(target), _enc(fstype), ctypes.c_ulong(flags), None),
+    _call(libc().mount(_enc(source), _enc(target), _enc(fstype), ctypes.c_ulong(flags), None),
           f"mount {source or ''} on {target}")
 
 
 def _user_namespace(flags: int, uid: int, gid: int) -> None:
     """Unshare `flags` with a new user namespace, keeping the caller's ids (so files keep their owners)."""
-    _call(_libc().unshare(ctypes.c_int(CLONE_NEWUSER | flags)), "unshare")
+    _call(libc().unshare(ctypes.c_int(CLONE_NEWUSER | flags)), "unshare")
     for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
         with open(f"/proc/self/{name}", "w") as f:
             f.write(text)
@@ -86,7 +87,7 @@ def _mount_setattr(path: str, set_: int = 0, clear: int = 0) -> int:
     """mount_setattr(2) on `path` and every mount below it; 0, or -1 with errno set."""
     attr = ctypes.create_string_buffer(struct.pack("QQQQ", set_, clear, 0, 0))
     c_long = ctypes.c_long
-    return int(_libc().syscall(c_long(SYS_MOUNT_SETATTR), c_long(AT_FDCWD), ctypes.c_char_p(path.encode()),
+    return int(libc().syscall(c_long(SYS_MOUNT_SETATTR), c_long(AT_FDCWD), ctypes.c_char_p(path.encode()),
                                c_long(AT_RECURSIVE), attr, c_long(32)))
 
 

@@ -29,6 +29,8 @@ import mmap
 import os
 import struct
 
+from qrjudge import isolation
+
 PAGE = mmap.PAGESIZE
 SPANS = 32  # the most address ranges the filter checks
 USE_MSEAL = True  # False: the filter even where the kernel has mseal (the tests)
@@ -146,7 +148,7 @@ def _filter(spans: list[tuple[int, int]]) -> bytes:
 def seal(codes: list[tuple[int, bytes]]) -> str:
     """Put `codes` ((address, code) pairs) into this process's code, pinned (module docstring); what was done, in
     words. Raises OSError where the pages cannot be pinned (the caller writes the codes another way, unsealed)."""
-    libc = ctypes.CDLL(None, use_errno=True)
+    libc = isolation.libc()
     runs = _pages([(address, len(code)) for address, code in codes])
     _pin(libc, runs, codes)
     try:
@@ -162,7 +164,7 @@ def seal(codes: list[tuple[int, bytes]]) -> str:
 
 def install(spans: list[tuple[int, int]]) -> str:
     """Install the seccomp filter (`_filter`) for every thread of this process; '' once done, else why not."""
-    libc = ctypes.CDLL(None, use_errno=True)
+    libc = isolation.libc()
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         return f"prctl: {os.strerror(ctypes.get_errno())}"
     code = _filter(spans)
