@@ -3,21 +3,28 @@
 The runner's CUDA events can be made to lie from inside its process (tests/cheats/frames_clock.py), and the judge's
 host clock, which catches a lie, has a slack of 3 ms a call: the three small shapes can be reported near nothing.
 The clock this probe measures before anything is built on it: the judge's own CUDA events, in its own context,
-ordered against the runner's stream through interprocess events. Per call:
+ordered against the runner's stream. Two designs (`--design`):
 
-- the judge flushes L2 on its stream, records the interprocess event `released` and its start event behind it,
-  and tells the runner to go;
-- the runner's stream waits for `released`, runs the work (launched while the judge's flush runs, as behind the
-  hold), records its own events around it as qrjudge does now, records the interprocess event `finished`, and says
-  it has launched;
-- the judge's stream waits for `finished` and records its end event: the judge's time is start to end.
+- `round-trip`: the judge flushes L2, records the interprocess event `released` and its start event, and asks the
+  runner; the runner's stream waits for `released`, runs the work between its own events and records the
+  interprocess event `finished`; once the runner says it has launched, the judge's stream waits for `finished`
+  and records its end event. (An event wait binds to the event's last record when the wait is enqueued, so the
+  judge cannot enqueue it before the runner has recorded: the host's round trip lands inside the judge's clock.)
+- `enqueued` (the default): the judge enqueues everything before it asks: the flush, its hold (the GPU busy while
+  the runner launches, as qrjudge's hold does), `released`, its start event, a wait in the stream for a flag in
+  shared device memory to reach the call's number (cuStreamWaitValue32), its end event. The runner's stream waits
+  for `released`, runs the work, and writes the call's number into the flag. No host round trip in the clock.
 
-A runner that records `finished` early hands the judge outputs not yet written (`--early`: each call's work ends by
-writing the call's number, which the judge reads right behind its end event). This probe measures what the clock
-costs over the runner's events and how much that wanders, per workload: sleeps of fixed length, small batched
-products, and many small launches (a host-paced call), beside the judge's host clock over the same calls.
+A runner that writes its flag (or records `finished`) early hands the judge outputs not yet written (`--early`:
+each call's work ends by writing the call's number, which the judge reads right behind its end event). `--side`:
+the runner also launches, before its work, a kernel on a stream that does not wait for `released`, which writes
+the GPU's global timer: does anything of the runner's run before the judge's start (the judge's own kernel writes
+the timer there), while the judge's flush and hold run in its context? Per workload (sleeps of fixed length, small
+batched products, many small launches: a host-paced call) the probe reports the judge's time over the runner's
+events and how much that wanders, the judge's host clock over the same calls, and (`enqueued`) how long after the
+judge's start the runner's stream ran.
 
-    python bench/judge_clock_probe.py [--calls 300] [--early] [--out probe.json]
+    python bench/judge_clock_probe.py [--design enqueued|round-trip] [--calls 300] [--early] [--side] [--out f]
 
 GPU only; two processes on one GPU, as the judge and the runner are.
 """
@@ -25,6 +32,7 @@ GPU only; two processes on one GPU, as the judge and the runner are.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import statistics
 import sys
@@ -33,6 +41,46 @@ from typing import Any
 
 WORKLOADS = [("sleep", 2_000), ("sleep", 20_000), ("sleep", 200_000), ("sleep", 2_000_000), ("bmm", 20, 32),
              ("bmm", 40, 176), ("bmm", 40, 352), ("launches", 40)]
+STAMP = r"""extern "C" __global__ void stamp(unsigned long long* out, int i) {
+    unsigned long long t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); out[i] = t; }"""
+HOLD_US = 160.0  # about what qrjudge holds on an H200 (qrjudge/timing.py, hold_for)
+
+
+class Gpu:
+    """What both sides launch beside torch: the global-timer stamp, the hold, and (judge) the stream wait."""
+
+    def __init__(self, torch: Any) -> None:
+        import cupy
+
+        from qrjudge.timing import HOLD_SOURCE, hold_block
+
+        self.torch, self.cupy = torch, cupy
+        self.stamp_kernel = cupy.RawKernel(STAMP, "stamp")
+        props = torch.cuda.get_device_properties(0)
+        per_sm = int(getattr(props, "max_threads_per_multi_processor", 2048))
+        self.threads = hold_block(per_sm)
+        self.blocks = props.multi_processor_count * (per_sm // self.threads)
+        self.hold_kernel = cupy.RawKernel(HOLD_SOURCE, "hold")
+        libcuda = ctypes.CDLL("libcuda.so.1")
+        self.wait = getattr(libcuda, "cuStreamWaitValue32_v2", None) or libcuda.cuStreamWaitValue32
+        self.wait.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint]
+
+    def on(self, stream: Any) -> Any:
+        return self.cupy.cuda.ExternalStream(stream.cuda_stream)
+
+    def stamp(self, stream: Any, stamps: Any, i: int) -> None:
+        with self.on(stream):
+            self.stamp_kernel((1,), (1,), (self.cupy.asarray(stamps), self.cupy.int32(i)))
+
+    def hold(self, stream: Any, us: float) -> None:
+        with self.on(stream):
+            self.hold_kernel((self.blocks,), (self.threads,), (self.cupy.uint64(int(us * 1000)),))
+
+    def wait_for(self, stream: Any, flag: Any, value: int) -> None:
+        """The stream waits until the 32-bit flag is at least `value` (CU_STREAM_WAIT_VALUE_GEQ)."""
+        code = self.wait(ctypes.c_void_p(stream.cuda_stream), flag.data_ptr(), value, 0)
+        if code:
+            raise RuntimeError(f"cuStreamWaitValue32 failed: CUresult {code}")
 
 
 def work(torch: Any, kind: tuple[Any, ...], tensors: dict[tuple[Any, ...], Any]) -> None:
@@ -48,69 +96,107 @@ def work(torch: Any, kind: tuple[Any, ...], tensors: dict[tuple[Any, ...], Any])
             x.add_(1.0)
 
 
-def runner(conn: Any, early: bool) -> None:
-    """The runner's side: its stream waits for the judge's `released`, records `finished` behind the work."""
+def runner(conn: Any, design: str, early: bool, side: bool) -> None:
+    """The runner's side: its stream waits for the judge's `released`; after the work it records `finished`
+    (round-trip) or writes the call's number into the judge's flag (enqueued)."""
     import torch
 
     torch.cuda.init()
-    stream, tensors = torch.cuda.Stream(), {}
-    released = torch.cuda.Event.from_ipc_handle(torch.cuda.current_device(), conn.recv())
+    gpu, stream, other, tensors = Gpu(torch), torch.cuda.Stream(), torch.cuda.Stream(), {}
+    handle, flag, stamps = conn.recv()
+    released = torch.cuda.Event.from_ipc_handle(torch.cuda.current_device(), handle)
     finished = torch.cuda.Event(interprocess=True)
     mark = torch.zeros(1, dtype=torch.int64, device="cuda")
     conn.send((finished.ipc_handle(), mark))
+
+    def done(number: int) -> None:
+        if design == "enqueued":
+            flag.fill_(number)
+        else:
+            finished.record(stream)
+
     while (message := conn.recv()) is not None:
         kind, number = message
         begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        if side:
+            gpu.stamp(other, stamps, 2)  # not behind `released`
         with torch.cuda.stream(stream):
             stream.wait_event(released)
+            gpu.stamp(stream, stamps, 1)
             begin.record()
             if early:
-                finished.record(stream)
+                done(number)
             work(torch, kind, tensors)
             mark.fill_(number)
             end.record()
             if not early:
-                finished.record(stream)
+                done(number)
         conn.send("launched")
-        stream.synchronize()
+        torch.cuda.synchronize()
         conn.send(begin.elapsed_time(end) * 1e3)
 
 
 def judge_call(torch: Any, conn: Any, state: dict[str, Any], kind: tuple[Any, ...], number: int) -> dict[str, float]:
-    """One call timed three ways: the runner's events, the judge's events, the judge's host clock (us)."""
-    stream, released, finished = state["stream"], state["released"], state["finished"]
+    """One call timed three ways: the runner's events, the judge's events, the judge's host clock (us); and by
+    the global timer, when the runner's stream (and its side stream) ran against the judge's start."""
+    gpu, stream, released, stamps = state["gpu"], state["stream"], state["released"], state["stamps"]
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     with torch.cuda.stream(stream):
+        stamps.zero_()
         state["flush"].zero_()
+        if state["design"] == "enqueued":
+            gpu.hold(stream, HOLD_US)
+        gpu.stamp(stream, stamps, 0)
         released.record(stream)
         start.record(stream)
+        if state["design"] == "enqueued":
+            gpu.wait_for(stream, state["flag"], number)
+            end.record(stream)
+            seen = state["mark"].clone()  # what the work had written when the judge's clock stopped
     began = time.perf_counter()
     conn.send((kind, number))
     assert conn.recv() == "launched"
-    with torch.cuda.stream(stream):
-        stream.wait_event(finished)
-        end.record(stream)
-        seen = state["mark"].clone()  # what the work had written when the judge's clock stopped
+    if state["design"] == "round-trip":
+        with torch.cuda.stream(stream):
+            stream.wait_event(state["finished"])
+            end.record(stream)
+            seen = state["mark"].clone()
     stream.synchronize()
     runner_us = conn.recv()
     host_us = (time.perf_counter() - began) * 1e6
+    at = [int(t) for t in stamps.tolist()]
     return {"runner_us": runner_us, "judge_us": start.elapsed_time(end) * 1e3, "host_us": host_us,
-            "stale": float(int(seen.item()) != number)}
+            "stale": float(int(seen.item()) != number), "runner_after_start_us": (at[1] - at[0]) / 1e3,
+            "side_before_start_us": (at[0] - at[2]) / 1e3 if at[2] else float("nan")}
 
 
 def spread(values: list[float]) -> dict[str, float]:
-    ordered = sorted(values)
+    ordered = sorted(v for v in values if v == v)
+    if not ordered:
+        return {}
+
     def at(q: float) -> float:
         return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
     return {"median": round(statistics.median(ordered), 2), "std": round(statistics.pstdev(ordered), 2),
             "min": at(0.0), "p01": at(0.01), "p99": at(0.99), "max": at(1.0)}
 
 
+def summary(kind: tuple[Any, ...], rows: list[dict[str, float]]) -> dict[str, Any]:
+    return {"kind": list(kind), "runner_us": spread([r["runner_us"] for r in rows]),
+            "judge_less_runner_us": spread([r["judge_us"] - r["runner_us"] for r in rows]),
+            "host_less_runner_us": spread([r["host_us"] - r["runner_us"] for r in rows]),
+            "runner_after_start_us": spread([r["runner_after_start_us"] for r in rows]),
+            "side_before_start_us": spread([r["side_before_start_us"] for r in rows]),
+            "stale": sum(r["stale"] for r in rows)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--design", choices=("enqueued", "round-trip"), default="enqueued")
     parser.add_argument("--calls", type=int, default=300, help="timed calls per workload (after 20 warm-ups)")
-    parser.add_argument("--early", action="store_true", help="the runner records `finished` before its work")
-    parser.add_argument("--out", help="write every call's three times here as JSON")
+    parser.add_argument("--early", action="store_true", help="the runner says it finished before its work")
+    parser.add_argument("--side", action="store_true", help="the runner stamps the timer from a stream not held")
+    parser.add_argument("--out", help="write every call's times here as JSON")
     args = parser.parse_args()
     import torch
     import torch.multiprocessing as mp
@@ -121,16 +207,19 @@ def main() -> int:
     torch.cuda.init()
     context = mp.get_context("spawn")
     conn, other = context.Pipe()
-    process = context.Process(target=runner, args=(other, args.early), daemon=True)
+    process = context.Process(target=runner, args=(other, args.design, args.early, args.side), daemon=True)
     process.start()
     released = torch.cuda.Event(interprocess=True)
-    conn.send(released.ipc_handle())
+    flag = torch.zeros(1, dtype=torch.int32, device="cuda")
+    stamps = torch.zeros(4, dtype=torch.int64, device="cuda")
+    conn.send((released.ipc_handle(), flag, stamps))
     handle, mark = conn.recv()
-    state = {"stream": torch.cuda.Stream(), "released": released, "mark": mark,
+    state = {"stream": torch.cuda.Stream(), "released": released, "mark": mark, "flag": flag, "stamps": stamps,
              "finished": torch.cuda.Event.from_ipc_handle(torch.cuda.current_device(), handle),
-             "flush": torch.empty(64 << 20, dtype=torch.float32, device="cuda")}
-    report, calls = {"gpu": torch.cuda.get_device_name(), "early": args.early, "workloads": []}, []
-    number = 0
+             "flush": torch.empty(64 << 20, dtype=torch.float32, device="cuda"), "gpu": Gpu(torch),
+             "design": args.design}
+    report: dict[str, Any] = {"gpu": torch.cuda.get_device_name(), **vars(args), "workloads": []}
+    calls, number = [], 0
     for kind in WORKLOADS:
         rows = []
         for i in range(20 + args.calls):
@@ -139,12 +228,8 @@ def main() -> int:
             if i >= 20:
                 rows.append(row)
         calls.append({"kind": list(kind), "calls": rows})
-        summary = {"kind": list(kind), "runner_us": spread([r["runner_us"] for r in rows]),
-                   "judge_less_runner_us": spread([r["judge_us"] - r["runner_us"] for r in rows]),
-                   "host_less_runner_us": spread([r["host_us"] - r["runner_us"] for r in rows]),
-                   "stale": sum(r["stale"] for r in rows)}
-        report["workloads"].append(summary)
-        print(json.dumps(summary), flush=True)
+        report["workloads"].append(summary(kind, rows))
+        print(json.dumps(report["workloads"][-1]), flush=True)
     conn.send(None)
     process.join(30)
     if args.out:
