@@ -14,6 +14,11 @@ ordered against the runner's stream. Two designs (`--design`):
   the runner launches, as qrjudge's hold does), `released`, its start event, a wait in the stream for a flag in
   shared device memory to reach the call's number (cuStreamWaitValue32), its end event. The runner's stream waits
   for `released`, runs the work, and writes the call's number into the flag. No host round trip in the clock.
+- `none`: the judge's flush, hold, `released` and start only, nothing of its own waiting while the call runs: the
+  runner's events as a call finds the GPU without the judge's clock, to compare with theirs under `enqueued`. The
+  `joined` workload (the current stream waits on a side stream mid-call, eight times) is the case to compare: in
+  the judge, a stream of the judge's waiting on the GPU during a call made the GPU turn between the two contexts
+  (about 150 us a turn on an H100) wherever the runner's stream waited (notebook 2026-12-03/run75-76).
 
 A runner that writes its flag (or records `finished`) early hands the judge outputs not yet written (`--early`:
 each call's work ends by writing the call's number, which the judge reads right behind its end event). `--side`:
@@ -24,7 +29,7 @@ batched products, many small launches: a host-paced call) the probe reports the 
 events and how much that wanders, the judge's host clock over the same calls, and (`enqueued`) how long after the
 judge's start the runner's stream ran.
 
-    python bench/judge_clock_probe.py [--design enqueued|round-trip] [--calls 300] [--early] [--side] [--out f]
+    python bench/judge_clock_probe.py [--design enqueued|round-trip|none] [--calls 300] [--early] [--side] [--out f]
 
 GPU only; two processes on one GPU, as the judge and the runner are.
 """
@@ -40,7 +45,7 @@ import time
 from typing import Any
 
 WORKLOADS = [("sleep", 2_000), ("sleep", 20_000), ("sleep", 200_000), ("sleep", 2_000_000), ("bmm", 20, 32),
-             ("bmm", 40, 176), ("bmm", 40, 352), ("launches", 40)]
+             ("bmm", 40, 176), ("bmm", 40, 352), ("launches", 40), ("joined", 8)]
 STAMP = r"""extern "C" __global__ void stamp(unsigned long long* out, int i) {
     unsigned long long t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); out[i] = t; }"""
 HOLD_US = 160.0  # about what qrjudge holds on an H200 (qrjudge/timing.py, hold_for)
@@ -90,10 +95,18 @@ def work(torch: Any, kind: tuple[Any, ...], tensors: dict[tuple[Any, ...], Any])
     elif kind[0] == "bmm":
         a = tensors.setdefault(kind, torch.randn(kind[1], kind[2], kind[2], device="cuda"))
         torch.bmm(a, a)
-    else:
+    elif kind[0] == "launches":
         x = tensors.setdefault(kind, torch.zeros(1024, device="cuda"))
         for _ in range(kind[1]):
             x.add_(1.0)
+    else:  # "joined": the current stream waits on a side stream mid-call, kind[1] times (as two streams joined by events)
+        side = tensors.setdefault(("side",), torch.cuda.Stream())
+        for _ in range(kind[1]):
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                torch.cuda._sleep(20_000)
+            torch.cuda.current_stream().wait_stream(side)
+            torch.cuda._sleep(20_000)
 
 
 def runner(conn: Any, design: str, early: bool, side: bool) -> None:
@@ -144,7 +157,7 @@ def judge_call(torch: Any, conn: Any, state: dict[str, Any], kind: tuple[Any, ..
     with torch.cuda.stream(stream):
         stamps.zero_()
         state["flush"].zero_()
-        if state["design"] == "enqueued":
+        if state["design"] in ("enqueued", "none"):
             gpu.hold(stream, HOLD_US)
         gpu.stamp(stream, stamps, 0)
         released.record(stream)
@@ -153,6 +166,8 @@ def judge_call(torch: Any, conn: Any, state: dict[str, Any], kind: tuple[Any, ..
             gpu.wait_for(stream, state["flag"], number)
             end.record(stream)
             seen = state["mark"].clone()  # what the work had written when the judge's clock stopped
+        elif state["design"] == "none":  # nothing of the judge's waits during the call: the runner's events alone
+            end, seen = start, state["mark"].new_full((1,), number)
     began = time.perf_counter()
     conn.send((kind, number))
     assert conn.recv() == "launched"
@@ -165,7 +180,8 @@ def judge_call(torch: Any, conn: Any, state: dict[str, Any], kind: tuple[Any, ..
     runner_us = conn.recv()
     host_us = (time.perf_counter() - began) * 1e6
     at = [int(t) for t in stamps.tolist()]
-    return {"runner_us": runner_us, "judge_us": start.elapsed_time(end) * 1e3, "host_us": host_us,
+    judge_us = start.elapsed_time(end) * 1e3 if state["design"] != "none" else float("nan")
+    return {"runner_us": runner_us, "judge_us": judge_us, "host_us": host_us,
             "stale": float(int(seen.item()) != number), "runner_after_start_us": (at[1] - at[0]) / 1e3,
             "side_before_start_us": (at[0] - at[2]) / 1e3 if at[2] else float("nan")}
 
@@ -192,7 +208,7 @@ def summary(kind: tuple[Any, ...], rows: list[dict[str, float]]) -> dict[str, An
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--design", choices=("enqueued", "round-trip"), default="enqueued")
+    parser.add_argument("--design", choices=("enqueued", "round-trip", "none"), default="enqueued")
     parser.add_argument("--calls", type=int, default=300, help="timed calls per workload (after 20 warm-ups)")
     parser.add_argument("--early", action="store_true", help="the runner says it finished before its work")
     parser.add_argument("--side", action="store_true", help="the runner stamps the timer from a stream not held")
