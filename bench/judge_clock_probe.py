@@ -52,20 +52,13 @@ HOLD_US = 160.0  # about what qrjudge holds on an H200 (qrjudge/timing.py, hold_
 
 
 class Gpu:
-    """What both sides launch beside torch: the global-timer stamp, the hold, and (judge) the stream wait."""
+    """What both sides launch beside torch: the global-timer stamp and (judge) the stream wait."""
 
     def __init__(self, torch: Any) -> None:
         import cupy
 
-        from qrjudge.timing import HOLD_SOURCE, hold_block
-
         self.torch, self.cupy = torch, cupy
         self.stamp_kernel = cupy.RawKernel(STAMP, "stamp")
-        props = torch.cuda.get_device_properties(0)
-        per_sm = int(getattr(props, "max_threads_per_multi_processor", 2048))
-        self.threads = hold_block(per_sm)
-        self.blocks = props.multi_processor_count * (per_sm // self.threads)
-        self.hold_kernel = cupy.RawKernel(HOLD_SOURCE, "hold")
         libcuda = ctypes.CDLL("libcuda.so.1")
         self.wait = getattr(libcuda, "cuStreamWaitValue32_v2", None) or libcuda.cuStreamWaitValue32
         self.wait.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint]
@@ -76,10 +69,6 @@ class Gpu:
     def stamp(self, stream: Any, stamps: Any, i: int) -> None:
         with self.on(stream):
             self.stamp_kernel((1,), (1,), (self.cupy.asarray(stamps), self.cupy.int32(i)))
-
-    def hold(self, stream: Any, us: float) -> None:
-        with self.on(stream):
-            self.hold_kernel((self.blocks,), (self.threads,), (self.cupy.uint64(int(us * 1000)),))
 
     def wait_for(self, stream: Any, flag: Any, value: int) -> None:
         """The stream waits until the 32-bit flag is at least `value` (CU_STREAM_WAIT_VALUE_GEQ)."""
@@ -156,9 +145,9 @@ def judge_call(torch: Any, conn: Any, state: dict[str, Any], kind: tuple[Any, ..
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     with torch.cuda.stream(stream):
         stamps.zero_()
-        state["flush"].zero_()
+        state["flush"]()
         if state["design"] in ("enqueued", "none"):
-            gpu.hold(stream, HOLD_US)
+            state["hold"]()  # the judge's hold, qrjudge's (timing.Hold), on its stream
         gpu.stamp(stream, stamps, 0)
         released.record(stream)
         start.record(stream)
@@ -217,6 +206,8 @@ def main() -> int:
     import torch
     import torch.multiprocessing as mp
 
+    from qrjudge.timing import Flusher, Hold
+
     if not torch.cuda.is_available():
         print("judge_clock_probe: needs a GPU", file=sys.stderr)
         return 2
@@ -232,7 +223,7 @@ def main() -> int:
     handle, mark = conn.recv()
     state = {"stream": torch.cuda.Stream(), "released": released, "mark": mark, "flag": flag, "stamps": stamps,
              "finished": torch.cuda.Event.from_ipc_handle(torch.cuda.current_device(), handle),
-             "flush": torch.empty(64 << 20, dtype=torch.float32, device="cuda"), "gpu": Gpu(torch),
+             "flush": Flusher(torch.device("cuda")), "hold": Hold(torch, HOLD_US), "gpu": Gpu(torch),
              "design": args.design}
     report: dict[str, Any] = {"gpu": torch.cuda.get_device_name(), **vars(args), "workloads": []}
     calls, number = [], 0

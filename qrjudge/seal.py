@@ -1,8 +1,9 @@
 """The disarmed solver routines made unchangeable: native code can neither write them back nor map them anew.
 
-qrjudge/disarm.py replaces each solver routine with a stub. Written through /proc/self/mem into the library's pages,
-a candidate could as well write the original instructions back, call the routine and write the stub again, all
-inside one call. So the pages that hold the stubs are pinned, for every thread of the runner:
+qrjudge/disarm.py replaces each solver routine with a stub. Were the stubs in the library's own pages, a candidate's
+native code could write through /proc/self/mem as well as the runner: the original instructions back, a call of the
+routine, the stub again, all inside one call. So the pages that hold the stubs are pinned, for every thread of the
+runner:
 
 - The stubs are written into a copy of the pages in a sealed memory file, mapped over the originals, shared and
   read-only (`_pin`). A shared mapping of a file opened
