@@ -196,17 +196,20 @@ def test_a_runner_that_misreports_its_clock_is_caught_by_the_judges_clock(tmp_pa
     assert result["status"] == "rejected" and "judge's clock" in result["error"], result.get("error")
 
 
-def test_the_open_door_a_timer_restarted_by_native_code_passes_within_the_judges_slack(tmp_path: Path) -> None:
-    """The judge's known open door (docs/QR_CONTRACT.md, "Times"), kept in sight: native code restarts the runner's
-    timer behind its work (tests/cheats/frames_clock.py), the runner reports next to nothing, and within the judge's
-    slack its clock cannot tell. When the door is closed, this test turns into the rejection it should be."""
+def test_a_timer_restarted_by_native_code_gains_nothing_on_the_cpu(tmp_path: Path) -> None:
+    """Native code restarts the runner's timer behind its work (tests/cheats/frames_clock.py), and the runner reports
+    next to nothing. On the CPU the score is the judge's own clock (qrjudge/timed.py, `timed_us`), which that code
+    cannot reach: the cheat scores what the honest kernel it wraps scores, and its lie shows only in what its
+    process reported. (On a GPU this door is open: docs/QR_CONTRACT.md, "Times".)"""
     if not (shutil.which("c++") and shutil.which("ninja")):
         pytest.skip("builds a torch extension: needs a C++ compiler and ninja")
     (tmp_path / "honest").mkdir()
     honest = judge(candidate(tmp_path / "honest", HONEST))
     cheat = judge(candidate(tmp_path, CHEATS / "frames_clock.py"))
     assert honest["status"] == "ok" and cheat["status"] == "ok", cheat.get("error")
-    assert cheat["score"] < honest["score"] / 10, (cheat["score"], honest["score"])  # `tiny`: every shape lied about
+    assert cheat["score"] > honest["score"] / 3, (cheat["score"], honest["score"])  # before: under a tenth of it
+    lied = [s for s in cheat["shapes"] if s["reported_median_us"] < s["median_us"] / 10]
+    assert len(lied) == len(cheat["shapes"]), cheat["shapes"]  # it did lie, on every shape (`tiny`: all small)
 
 
 def test_the_verdict_names_the_anti_cheat_version(tmp_path: Path) -> None:

@@ -7,8 +7,8 @@
 # around the call, a local of that frame, is moved too (without it an H100's wall check caught it: run72). On a GPU it
 # first waits for its work: restarted behind queued work, the runner's wall clock still saw the work run (40x352:
 # 1489-1585 us of wall against 1 us of events, rejected by the wall check on an H100 in run75 and run76; this version
-# has not run on a GPU yet). The runner reports next to nothing; only the judge's own clock sees the difference, and
-# within its slack (3 ms a call on a GPU, 20 ms on the CPU) it passes.
+# is `ok` on an H100 in run78). The runner reports next to nothing; only the judge's own clock sees the difference, and
+# within its slack (3 ms a call on a GPU) it passes. On the CPU it gains nothing: the score there is the judge's clock.
 import torch
 from torch.utils.cpp_extension import load_inline
 
