@@ -5,6 +5,7 @@ all on a GPU."""
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 from pathlib import Path
@@ -207,7 +208,10 @@ def test_a_timer_restarted_by_native_code_gains_nothing_on_the_cpu(tmp_path: Pat
     honest = judge(candidate(tmp_path / "honest", HONEST))
     cheat = judge(candidate(tmp_path, CHEATS / "frames_clock.py"))
     assert honest["status"] == "ok" and cheat["status"] == "ok", cheat.get("error")
-    assert cheat["score"] > honest["score"] / 3, (cheat["score"], honest["score"])  # before: under a tenth of it
+    # per shape, medians (a busy CI host's wake-ups move a mean): about 1 where the score is the judge's clock, about
+    # 1/100 where it was the runner's report (the cheat's score 4.90 against the honest kernel's 705.7)
+    ratios = [c["median_us"] / h["median_us"] for c, h in zip(cheat["shapes"], honest["shapes"])]
+    assert math.prod(ratios) ** (1 / len(ratios)) > 1 / 3, (ratios, cheat["score"], honest["score"])
     lied = [s for s in cheat["shapes"] if s["reported_median_us"] < s["median_us"] / 10]
     assert len(lied) == len(cheat["shapes"]), cheat["shapes"]  # it did lie, on every shape (`tiny`: all small)
 
