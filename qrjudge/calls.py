@@ -63,6 +63,7 @@ class Context:
     nvrtc_cache: Any = None  # what the runner says the compile cache served it (shown, never believed)
     hold_us: float | None = None  # how long the runner holds the GPU before each timed call (timing.Hold)
     hold_error: str | None = None
+    mps: bool = False  # a runner's CUDA context is a client of an MPS server (timing.mps_enabled)
     last_timed: tuple[int, int] | None = None  # (batch, n) of the shape timed last
     warm_failed: tuple[tuple[int, int], Verdict] | None = None  # the size whose first call failed in `warm_up`
     handles: Any = None  # the shared buffers' handles, for a second runner (the timed one, `evaluate_sharing`)

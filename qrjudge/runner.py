@@ -306,12 +306,16 @@ def serve(args: argparse.Namespace, channel: wire.Channel, isolated: str, compil
           ahead: Any = None) -> int:
     go = channel.receive()
     if go and go.get("op") == "warm":  # CUDA's start-up, at the same time as the judge's
+        mps = None
         if go.get("device") != "cpu":
             import torch
 
+            from qrjudge import timing
+
             torch.cuda.init()
             channel.reader.spin_s = wire.SPIN_S
-        channel.send({"warm": True, "nonce": go.get("nonce")})
+            mps = timing.mps_enabled()
+        channel.send({"warm": True, "nonce": go.get("nonce"), "mps": mps})
         go = channel.receive()
     if not go or go.get("op") != "go":
         return 1

@@ -148,5 +148,7 @@ def warm(ctx: Context, *others: Runner) -> None:
     if ctx.device.type == "cuda":
         ctx.torch.cuda.init()
     for runner, nonce in zip(runners, warming):
-        judge_error(runner.reply(nonce, "starting CUDA"), "starting the runner")
+        reply = runner.reply(nonce, "starting CUDA")
+        judge_error(reply, "starting the runner")
+        ctx.mps = ctx.mps or reply.get("mps") is True  # (said before any candidate code exists: believed)
     ctx.timings["contexts_s"] = time.monotonic() - began

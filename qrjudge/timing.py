@@ -130,11 +130,26 @@ def enough(event_us: list[float], plan: Plan, started: float, at_least: int) -> 
     return sem < plan.rel_stderr * statistics.fmean(event_us)
 
 
+MPS_ENABLED = 133  # cudaDevAttrMpsEnabled
+
+
 def floor_us(batch: int, n: int) -> float:
     """A physical floor per call: split-TF32 tensor-core arithmetic (3 passes at ~410 TFLOP/s) or one read
     of A and one write of H at the H200's 4.8 TB/s, whichever is larger (docs/QR_CONTRACT.md)."""
     flops = batch * 4.0 * n**3 / 3.0
     return max(flops * 3 / 410e12, batch * n * n * 8 / 4.8e12) * 1e6
+
+
+def mps_enabled() -> bool | None:
+    """Whether this process's CUDA contexts are clients of an MPS server (cudaDevAttrMpsEnabled), or None where the
+    driver cannot say. Under MPS the seed's small batches time 3-4% slower than without it, and the contest times
+    without it (docs/benchmarks.md, notebook 2026-12-03/run83): a verdict says so."""
+    try:
+        import cupy
+
+        return bool(cupy.cuda.runtime.deviceGetAttribute(MPS_ENABLED, 0))
+    except Exception:  # an older driver that lacks the attribute
+        return None
 
 
 class Flusher:

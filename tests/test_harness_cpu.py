@@ -201,3 +201,34 @@ def test_a_prestarted_judge_serves_the_mode_its_go_line_names(tmp_path: Path) ->
     result = json.loads(stdout.strip().splitlines()[-1])
     assert result["status"] == "ok", (result.get("error"), stderr[-2000:])
     assert result["mode"] == "tiny" and result["tests"]["labels"] == [s.label for s in tests_for("tiny")]
+
+
+def test_a_runner_under_mps_is_named_in_the_verdict() -> None:
+    """MPS moves a GPU's timings (the seed's small batches 3-4% slower, notebook 2026-12-03/run83) and the contest
+    times without it: each runner says at `warm`, before any candidate code exists, whether its context is an MPS
+    client (timing.mps_enabled), and one that is marks the verdict (`gpu.mps`, a flag)."""
+    from types import SimpleNamespace
+
+    from qrjudge.stages import warm
+    from qrjudge.timing import mps_enabled
+
+    class Runner:
+        def __init__(self, mps: bool | None) -> None:
+            self.mps = mps
+
+        def post(self, message: dict) -> int:
+            assert message["op"] == "warm"
+            return 7
+
+        def reply(self, nonce: int, where: str) -> dict:
+            return {"warm": True, "nonce": nonce, "mps": self.mps}
+
+    def ctx() -> SimpleNamespace:
+        return SimpleNamespace(runner=Runner(None), args=SimpleNamespace(device="cpu"),
+                               device=SimpleNamespace(type="cpu"), timings={}, mps=False)
+
+    plain, shared = ctx(), ctx()
+    warm(plain, Runner(False))
+    warm(shared, Runner(True))  # the timed runner of a shared GPU (`evaluate_sharing`)
+    assert plain.mps is False and shared.mps is True
+    assert mps_enabled() in (None, False)  # no GPU here: the driver cannot say, or no server
