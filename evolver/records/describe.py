@@ -29,6 +29,9 @@ def describe(c: Candidate) -> list[str]:
             lines.append(f"  result copied from {r.cached_from} (same kernel, same evaluator and device)")
         if r.error:
             lines.append("  error: " + r.error.replace("\n", "\n    "))
+        flags = r.details.get("flags")  # the judge's warnings about a score (timed under MPS, below a floor)
+        if isinstance(flags, list) and flags:
+            lines.extend("  flag: " + str(flag)[:300] for flag in flags[:10])
         if r.details:
             lines.append("  details: " + json.dumps(r.details, sort_keys=True)[:1500])
     return lines
