@@ -130,14 +130,14 @@ def enough(event_us: list[float], plan: Plan, started: float, at_least: int) -> 
     return sem < plan.rel_stderr * statistics.fmean(event_us)
 
 
-MPS_ENABLED = 133  # cudaDevAttrMpsEnabled
-
-
 def floor_us(batch: int, n: int) -> float:
     """A physical floor per call: split-TF32 tensor-core arithmetic (3 passes at ~410 TFLOP/s) or one read
     of A and one write of H at the H200's 4.8 TB/s, whichever is larger (docs/QR_CONTRACT.md)."""
     flops = batch * 4.0 * n**3 / 3.0
     return max(flops * 3 / 410e12, batch * n * n * 8 / 4.8e12) * 1e6
+
+
+MPS_ENABLED = 133  # cudaDevAttrMpsEnabled
 
 
 def mps_enabled() -> bool | None:
