@@ -489,6 +489,15 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             assert threads == 32 * int(defines["NWARPS"]) and n - k <= cluster * threads * per_thread, (block, n - k)
             assert shared_mem == threads * 33 * 4, shared_mem  # a 32 x 33 tile per warp
             in_registers(args, threads, threads * per_thread if cluster > 1 else 0)
+        elif name == "narrow_cluster":  # tests/test_cuda_on_cpu.py runs its code; here its arithmetic, FP32
+            C, ldc, cstride, V, ldv, vstride, T, ldt, tstride, m, N, w = args
+            threads = 32 * int(defines["NWARPS"])
+            assert grid == (int(defines["MB_CLUSTER"]), C.shape[0]) and block == (threads,), (grid, block)
+            assert shared_mem == threads * 36 * 4 and w <= 32 and N <= 32, (shared_mem, w, N)
+            assert (ldc, cstride, ldv, vstride, ldt, tstride) == (C.stride(1), C.stride(0), V.stride(1),
+                                                                   V.stride(0), T.stride(1), T.stride(0))
+            Vm, Cm = V[:, :m, :w], C[:, :m, :N]
+            Cm -= Vm @ (T[:, :w, :w].transpose(1, 2) @ (Vm.transpose(1, 2) @ Cm))
         elif name == "tf32x3_update":
             C, ldc, cstride, V, ldv, vstride, W, ldw, wstride, m, N, w = args
             assert block == (128,) and grid == (-(-N // 64), -(-m // 64), C.shape[0]), (grid, C.shape)
@@ -633,6 +642,8 @@ def main() -> int:
                       {**base, **graphs, "MB_ROWS": 16, "MB_CLUSTER": 0},  # look-ahead (in graphs): mb_panel
                       {**base, **graphs, "MB_ROWS": 16, "CLUSTER_FROM": 0},  # clustered
                       {**base, **graphs, "MB_BELOW": 0},  # one block a matrix
+                      {**base, **graphs, "MB_ROWS": 16, "CLUSTER_FROM": 0, "LOOKAHEAD_NB": 64},  # blocks ahead
+                      {**base, **graphs, "MB_BELOW": 0, "LOOKAHEAD_NB": 64, **small},  # one block, tf32x3's
                       {**base, "MB_ROWS": 16, "LOOKAHEAD_BELOW": 64},  # and none outside graphs
                       {**base, "COL_N": 32, "LANE_QR": 0},  # n <= 32: col_qr
                       {**base, "COL_N": 32, "LANE_QR": 1},  # and lane_qr
@@ -655,7 +666,7 @@ def main() -> int:
         NB = int(overrides.get("NB", 32))  # what the stand-ins read, as qr.cu is compiled with -DNB
         module = load(overrides)
         # several outer blocks; 2 and 4 rows a thread; V^T C over several chunks of rows
-        taller = any(overrides.get(key) for key in ("OUTER_NB", "RP_WARPS", "VTC_BELOW", "APPLY_ROWS", "COL_PANEL_BELOW",
+        taller = any(overrides.get(key) for key in ("OUTER_NB", "LOOKAHEAD_NB", "RP_WARPS", "VTC_BELOW", "APPLY_ROWS", "COL_PANEL_BELOW",
                                                   "COL_CLUSTER", "STAGED_FROM"))
         sizes = ((2, 70), (3, 45), (1, 33)) + (((2, 150),) if taller else ()) + (((1, 300),) if "RP_WARPS" in
                                                                                    overrides else ())

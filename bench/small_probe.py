@@ -12,6 +12,9 @@ Each kernel's result is checked against torch's R up to signs first. Microsecond
 
     python bench/small_probe.py [BATCH N] [--calls 200] [--loop 50] [--kernel FILE] [--vary NAME=A,B]   (a GPU)
 
+`--vary "NAME=A,OTHER=B;NAME=C"` compares whole configurations instead, `;` between them. Each configuration keeps
+CUDA graphs of its own (kernel.py caches one per shape, blind to its constants).
+
 FILE: a kernel.py (default: seed_kernels/tsqr_wy's) or the file `evolve export --format gpumode` wrote.
 """
 
@@ -36,6 +39,23 @@ def between_events(fn):
     return start.elapsed_time(stop), 1e3 * host
 
 
+def configurations(vary):
+    """{label: {constant: value}} from `--vary`: one constant's values (NAME=A,B) or whole configurations (;)."""
+    if ";" not in vary:
+        constant, values = vary.split("=")
+        return {f"{constant}={v}": {constant: int(v)} for v in values.split(",")}
+    return {part: {name: int(value) for name, value in (pair.split("=") for pair in part.split(","))}
+            for part in vary.split(";")}
+
+
+def use(k, values, graphs):
+    """Set kernel.py's constants, and its CUDA graph cache to the configuration's own."""
+    for constant, value in values.items():
+        setattr(k, constant, value)
+    if hasattr(k, "_GRAPHS"):
+        k._GRAPHS = graphs
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("shape", nargs="*", type=int, default=[20, 32])
@@ -46,19 +66,19 @@ def main() -> int:
     args = p.parse_args()
     batch, n = args.shape
     k = load(args.kernel)
-    constant, values = args.vary.split("=")
-    kinds = {f"{constant}={v}": int(v) for v in values.split(",")}
+    kinds = configurations(args.vary)
     inputs = [torch.randn(batch, n, n, device="cuda") for _ in range(args.loop)]
     want = torch.linalg.qr(inputs[0].double(), mode="r")[1].abs()
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     times = {(name, way): [] for name in kinds for way in ("single", "loop", "host")}
-    for name, value in kinds.items():
-        setattr(k, constant, value)
+    graphs = {name: {} for name in kinds}
+    for name, values in kinds.items():
+        use(k, values, graphs[name])
         H, _ = k.custom_kernel(inputs[0])  # compiled and checked before any timing
         print(f"{name}: |R| against torch's {(torch.triu(H).double().abs() - want).abs().max().item():.1e}")
     for _ in range(args.calls):
-        for name, value in kinds.items():
-            setattr(k, constant, value)
+        for name, values in kinds.items():
+            use(k, values, graphs[name])
             flush.zero_()
             times[name, "single"].append(1e3 * between_events(lambda: k.custom_kernel(inputs[0]))[0])
             flush.zero_()

@@ -216,6 +216,42 @@ def test_the_kernels_give_the_same_bits_under_any_schedule(tmp_path: Path, kerne
     assert all(torch.equal(x, y) for x, y in zip(*runs))
 
 
+def narrow(tmp_path: Path, V: torch.Tensor, T: torch.Tensor, C: torch.Tensor, seed: int = 1) -> torch.Tensor:
+    """reg_panel.cu's narrow_cluster on the CPU, launched as kernel.py's _narrow_apply launches it (RP_WARPS = 8
+    warps, a 32 x 36 tile of V a warp): C - V T^T V^T C."""
+    binary = tmp_path / "narrow_cluster"
+    if not binary.exists():
+        (tmp_path / "kernel.cu").write_text(emulated((SEED / "common.cu").read_text() +
+                                                     (SEED / "reg_panel.cu").read_text()))
+        subprocess.run(["g++", "-std=c++17", "-O2", "-Wno-unknown-pragmas", f'-DKERNEL_FILE="{tmp_path / "kernel.cu"}"',
+                        f"-I{EMU}", str(EMU / "narrow_driver.cpp"), "-o", str(binary)], check=True, timeout=300)
+    batch, m, w = V.shape
+    N = C.shape[2]
+    np.concatenate([x.numpy().astype(np.float32).ravel() for x in (V, T, C)]).tofile(tmp_path / "in.bin")
+    run = subprocess.run([str(binary), str(tmp_path / "in.bin"), str(tmp_path / "out.bin"), *map(str, (batch, m, N, w)),
+                          "256", str(8 * 32 * 36 * 4), str(seed)], check=False, timeout=300, capture_output=True,
+                         text=True)
+    assert run.returncode == 0, f"narrow_cluster exited with {run.returncode}: {run.stderr[-2000:]}"
+    return torch.from_numpy(np.fromfile(tmp_path / "out.bin", np.float32)).reshape(batch, m, N)
+
+
+@pytest.mark.parametrize(("batch", "m", "N", "w"), [
+    (2, 600, 32, 32),   # 96 rows a block: the seventh block 24, the eighth none
+    (1, 3000, 32, 32),  # 384 rows a block: half the warps take two groups of 32
+    (1, 100, 20, 32),   # fewer columns of C than lanes
+    (2, 70, 32, 12),    # a narrow V (T 12 x 12), three blocks with rows
+])
+def test_the_narrow_update_applies_the_panels_reflectors_in_fp32(tmp_path: Path, batch: int, m: int, N: int,
+                                                                 w: int) -> None:
+    V, T, C = torch.randn(batch, m, w), torch.randn(batch, w, w).triu(), torch.randn(batch, m, N)
+    out = narrow(tmp_path, V, T, C)
+    Vd = V.double()
+    expected = C.double() - Vd @ (T.double().transpose(1, 2) @ (Vd.transpose(1, 2) @ C.double()))
+    error = (out.double() - expected).abs().max() / expected.abs().max()
+    assert error < 1e-5, error
+    assert torch.equal(out, narrow(tmp_path, V, T, C, seed=2))  # the same bits under another schedule
+
+
 def test_the_emulator_catches_a_missing_barrier(tmp_path: Path) -> None:
     """col_qr without the barrier between a column's reflector and its use: some warp reads v before it is
     written, and the result is wrong or depends on the schedule."""

@@ -247,3 +247,106 @@ extern "C" __global__ void __launch_bounds__(NT, 1) MB_CLUSTER_DIMS reg_cluster2
     float* __restrict__ T, int ldt, long long tstride, int n, int k, int ncols, int with_v) {
   reg_panel<2, true>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
 }
+
+// narrow_cluster: C -= V (T^T (V^T C)) for C of at most 32 columns and V of at most 32 (the look-ahead's update
+// of the next panel's columns by the panel before, on the chain of every panel: five launches of tf32x3's and
+// torch's kernels took 18 us of GPU a panel on 2x4096 and 8x2048, H100, bench/timeline.py), in one launch, in FP32,
+// as one cluster of MB_CLUSTER blocks per matrix: block `rank` takes rows rank * per on, its warps groups of 32 of
+// them, lane c column c of C. Each lane sums its column of W over its warp's groups (V's 32 x 32 tile in shared
+// memory, each row read as float4 by every lane at once); the warps' sums, then the blocks' (each block's stored
+// into every block's shared memory, one cluster barrier, added in rank order: the same bits everywhere), give W;
+// T^T W, and every lane updates its column over its groups again (read from L2: the block read them just now).
+#define NA_LDV 36  // a V tile's row stride: rows of float4
+extern "C" __global__ void __launch_bounds__(NT) MB_CLUSTER_DIMS narrow_cluster(
+    float* __restrict__ C, int ldc, long long cstride, const float* __restrict__ V, int ldv, long long vstride,
+    const float* __restrict__ T, int ldt, long long tstride, int m, int N, int w) {
+  __shared__ float sums[MB_CLUSTER][32 * 32];  // W's 1024 entries from each block of the cluster
+  __shared__ float Ws[32][33], Ts[32][33], Wn[32][33];
+  extern __shared__ float vtiles[];  // a 32 x NA_LDV tile a warp; then the warps' sums (NWARPS x 32 x 33)
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const unsigned mat = blockIdx.y;
+  float* Cm = C + mat * cstride;
+  const float* Vm = V + mat * vstride;
+  float* vt = vtiles + warp * 32 * NA_LDV;
+  const int per = ((m + MB_CLUSTER - 1) / MB_CLUSTER + 31) / 32 * 32;  // rows a block, whole groups of 32
+  const int r0 = blockIdx.x * per, r1 = min(m, r0 + per);
+  cluster_barrier();  // every block of the cluster has started before the stores into its shared memory
+  float acc[32];  // lane c: W(:, c) over the warp's rows
+#pragma unroll
+  for (int i = 0; i < 32; ++i) acc[i] = 0.f;
+  for (int g = r0 + warp * 32; g < r1; g += NT) {
+    float x[32];
+#pragma unroll
+    for (int rr = 0; rr < 32; ++rr) {
+      const bool in = g + rr < r1;
+      x[rr] = in && lane < N ? Cm[(size_t)(g + rr) * ldc + lane] : 0.f;
+      vt[rr * NA_LDV + lane] = in && lane < w ? Vm[(size_t)(g + rr) * ldv + lane] : 0.f;
+    }
+    __syncwarp();
+#pragma unroll
+    for (int rr = 0; rr < 32; ++rr) {
+#pragma unroll
+      for (int q = 0; q < 8; ++q) {
+        const float4 v = *reinterpret_cast<const float4*>(vt + rr * NA_LDV + 4 * q);
+        acc[4 * q] += v.x * x[rr];
+        acc[4 * q + 1] += v.y * x[rr];
+        acc[4 * q + 2] += v.z * x[rr];
+        acc[4 * q + 3] += v.w * x[rr];
+      }
+    }
+    __syncwarp();
+  }
+  __syncthreads();  // every warp is done with its tile: the tiles take the warps' sums
+  float* red = vtiles;
+#pragma unroll
+  for (int i = 0; i < 32; ++i) red[(warp * 32 + i) * 33 + lane] = acc[i];
+  __syncthreads();
+  for (int e = threadIdx.x; e < 32 * 32; e += NT) {
+    float s = 0.f;
+#pragma unroll
+    for (int q = 0; q < NWARPS; ++q) s += red[(q * 32 + (e >> 5)) * 33 + (e & 31)];
+#pragma unroll
+    for (int q = 0; q < MB_CLUSTER; ++q) st_cluster(&sums[blockIdx.x][e], q, s);
+  }
+  for (int e = threadIdx.x; e < 32 * 32; e += NT) {
+    const int i = e >> 5, c = e & 31;
+    Ts[i][c] = i < w && c < w ? T[mat * tstride + (size_t)i * ldt + c] : 0.f;
+  }
+  cluster_barrier();  // its release makes the stores visible to every block's acquire
+  for (int e = threadIdx.x; e < 32 * 32; e += NT) {
+    float s = 0.f;
+#pragma unroll
+    for (int q = 0; q < MB_CLUSTER; ++q) s += sums[q][e];  // in rank order
+    Ws[e >> 5][e & 31] = s;
+  }
+  __syncthreads();
+  for (int e = threadIdx.x; e < 32 * 32; e += NT) {  // Wn = T^T W (T upper triangular)
+    const int i = e >> 5, c = e & 31;
+    float s = 0.f;
+    for (int l = 0; l <= i; ++l) s += Ts[l][i] * Ws[l][c];
+    Wn[i][c] = s;
+  }
+  __syncthreads();
+  float wn[32];  // lane c: Wn(:, c)
+#pragma unroll
+  for (int i = 0; i < 32; ++i) wn[i] = Wn[i][lane];
+  for (int g = r0 + warp * 32; g < r1; g += NT) {
+#pragma unroll
+    for (int rr = 0; rr < 32; ++rr)
+      vt[rr * NA_LDV + lane] = g + rr < r1 && lane < w ? Vm[(size_t)(g + rr) * ldv + lane] : 0.f;
+    __syncwarp();
+#pragma unroll
+    for (int rr = 0; rr < 32; ++rr) {
+      if (g + rr < r1 && lane < N) {
+        float s = 0.f;
+#pragma unroll
+        for (int q = 0; q < 8; ++q) {
+          const float4 v = *reinterpret_cast<const float4*>(vt + rr * NA_LDV + 4 * q);
+          s += v.x * wn[4 * q] + v.y * wn[4 * q + 1] + v.z * wn[4 * q + 2] + v.w * wn[4 * q + 3];
+        }
+        Cm[(size_t)(g + rr) * ldc + lane] -= s;
+      }
+    }
+    __syncwarp();
+  }
+}

@@ -32,6 +32,9 @@ struct dim3 {
 struct float2 {
   float x, y;
 };
+struct alignas(16) float4 {
+  float x, y, z, w;
+};
 struct uint2 {
   unsigned x, y;
 };
