@@ -252,6 +252,44 @@ def test_the_narrow_update_applies_the_panels_reflectors_in_fp32(tmp_path: Path,
     assert torch.equal(out, narrow(tmp_path, V, T, C, seed=2))  # the same bits under another schedule
 
 
+def fp32_gemm(tmp_path: Path, kernel: str, operands: list[torch.Tensor], shape: tuple[int, int, int, int], last: int,
+              seed: int = 1) -> torch.Tensor:
+    """tf32x3.cu's fp32_update (C += V Wn, `last` = ceil(m / 64) tiles of rows) or fp32_vtc (V^T C in chunks of `last`
+    rows) on the CPU, 256 threads a block as kernel.py launches them; shape (batch, m, N, w)."""
+    binary = tmp_path / kernel
+    if not binary.exists():
+        (tmp_path / "tf32x3.cu").write_text(emulated((SEED / "tf32x3.cu").read_text()))
+        form = "-DEMU_UPDATE" if kernel == "fp32_update" else "-DEMU_VTC"
+        subprocess.run(["g++", "-std=c++17", "-O2", "-Wno-unknown-pragmas", form, f"-DKERNEL={kernel}",
+                        f'-DKERNEL_FILE="{tmp_path / "tf32x3.cu"}"', f"-I{EMU}", str(EMU / "gemm_driver.cpp"), "-o",
+                        str(binary)], check=True, timeout=300)
+    np.concatenate([x.numpy().astype(np.float32).ravel() for x in operands]).tofile(tmp_path / "in.bin")
+    run = subprocess.run([str(binary), str(tmp_path / "in.bin"), str(tmp_path / "out.bin"), *map(str, shape), "256",
+                          "0", str(seed), str(last)], check=False, timeout=300, capture_output=True, text=True)
+    assert run.returncode == 0, f"{kernel} exited with {run.returncode}: {run.stderr[-2000:]}"
+    return torch.from_numpy(np.fromfile(tmp_path / "out.bin", np.float32))
+
+
+@pytest.mark.parametrize(("batch", "m", "N", "w"), [(2, 70, 92, 32), (1, 130, 64, 20), (1, 64, 4, 7)])
+def test_the_fp32_kernels_add_v_times_wn_and_sum_v_transposed_times_c(tmp_path: Path, batch: int, m: int, N: int,
+                                                                       w: int) -> None:
+    """fp32_update on tiles cut short in rows and columns, a narrow V; fp32_vtc over chunks of 64 rows, the last
+    cut short; both under two schedules."""
+    V, Wn, C = torch.randn(batch, m, w), torch.randn(batch, w, N), torch.randn(batch, m, N)
+    runs = [fp32_gemm(tmp_path, "fp32_update", [V, Wn, C], (batch, m, N, w), -(-m // 64), seed) for seed in (1, 2)]
+    expected = C.double() + V.double() @ Wn.double()
+    error = (runs[0].reshape(batch, m, N).double() - expected).abs().max() / expected.abs().max()
+    assert error < 1e-6 and torch.equal(*runs), error
+    chunks = -(-m // 64)
+    runs = [fp32_gemm(tmp_path, "fp32_vtc", [V, C], (batch, m, N, w), 64, seed) for seed in (1, 2)]
+    P = runs[0].reshape(batch, chunks, w, N).double()
+    assert torch.equal(*runs)
+    for c in range(chunks):
+        r = slice(c * 64, min(m, (c + 1) * 64))
+        expected = V[:, r].double().transpose(1, 2) @ C[:, r].double()
+        assert (P[:, c] - expected).abs().max() / expected.abs().max() < 1e-6, c
+
+
 def test_the_emulator_catches_a_missing_barrier(tmp_path: Path) -> None:
     """col_qr without the barrier between a column's reflector and its use: some warp reads v before it is
     written, and the result is wrong or depends on the schedule."""

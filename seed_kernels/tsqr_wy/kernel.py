@@ -112,12 +112,20 @@ LOOKAHEAD_NB = 0  # @tune LOOKAHEAD_NB: 0 64
 
 NARROW_BELOW = 0  # @tune NARROW_BELOW: 0 16 64
 
+FP32_BELOW = 0  # @tune FP32_BELOW: 0 16 64
+
+EXCLUSIVE = 0  # @tune EXCLUSIVE: 0 1
+
 STAGED_FROM = 0  # batches from which staged.cu's kernels carry _apply (0: none; slower so far: NOTES.md)
 
 STAGED_VTC = 1  # V^T C by x3s_vtc (1), x3f_vtc (2, fragment-major) or cuBLAS (0) (with STAGED_FROM)
 
 STAGED_UPDATE = 1  # C += V Wn by x3s_strip (1) or x3f_strip (2, fragment-major) (with STAGED_FROM)
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
+# With EXCLUSIVE, a clustered panel's blocks ask for so much shared memory, and the small batches' split-TF32 update
+# kernels for enough, that the two never share an SM (228 KiB an SM): the panel, on the chain of every column, was
+# 40% slower beside them (95 against 68 us a panel on 2x4096, H100, bench/timeline.py).
+_PANEL_SMEM, _UPDATE_SMEM = 170 * 1024, 46 * 1024  # the panel's dynamic, the update's in all
 
 _COMMON = Path(__file__).with_name("common.cu").read_text()  # defines and helpers of the modules below
 _SOURCE = _COMMON + Path(__file__).with_name("qr.cu").read_text()
@@ -200,7 +208,7 @@ def _in_register_kernel(name):
                        ("reg_panel1", "reg_panel2", "reg_panel4", "reg_cluster1", "reg_cluster2", "narrow_cluster")):
             f = _REGISTERS[kernel] = module.get_function(kernel)
             if kernel not in (*_WHOLE, *_COLK):  # the whole-matrix kernels' shared memory is static
-                f.max_dynamic_shared_size_bytes = _panel_launch(kernel)[1]
+                f.max_dynamic_shared_size_bytes = max(_panel_launch(kernel)[1], _PANEL_SMEM * kernel.startswith("reg_cl"))
     return _REGISTERS[name]
 
 
@@ -226,9 +234,11 @@ def _tf32x3(name):
     """tf32x3.cu's kernels, compiled on first use (batches under APPLY_BELOW matrices use them)."""
     if not _TF32X3:
         module = _module(_TF32X3_SOURCE)
-        for kernel in ("tf32x3_update", "tf32x3_vtc32", "tf32x3_vtc64", "tf32x3_apply"):
+        for kernel in ("tf32x3_update", "tf32x3_vtc32", "tf32x3_vtc64", "tf32x3_apply", "fp32_update", "fp32_vtc"):
             _TF32X3[kernel] = module.get_function(kernel)
         _TF32X3["tf32x3_apply"].max_dynamic_shared_size_bytes = SMEM_BUDGET
+        for kernel in ("tf32x3_update", "tf32x3_vtc32", "tf32x3_vtc64"):
+            _TF32X3[kernel].max_dynamic_shared_size_bytes = _UPDATE_SMEM
     return _TF32X3[name]
 
 
@@ -303,7 +313,9 @@ def compile_info():
                    "VTC_BELOW": VTC_BELOW, "TF32X3_BELOW": TF32X3_BELOW, "TF32X3_ROWS": TF32X3_ROWS,
                    "APPLY_ROWS": APPLY_ROWS, "APPLY_FROM": APPLY_FROM, "APPLY_BELOW": APPLY_BELOW,
                    "LOOKAHEAD_BELOW": LOOKAHEAD_BELOW, "LOOKAHEAD_NB": LOOKAHEAD_NB,
-                   "NARROW_BELOW": NARROW_BELOW, "STAGED_FROM": STAGED_FROM,
+                   "NARROW_BELOW": NARROW_BELOW,
+                   "FP32_BELOW": FP32_BELOW,
+                   "EXCLUSIVE": EXCLUSIVE, "STAGED_FROM": STAGED_FROM,
                    "STAGED_VTC": STAGED_VTC, "STAGED_UPDATE": STAGED_UPDATE}
 
 
@@ -604,6 +616,8 @@ def _in_registers(name, grid, H, tau, V, T, k, ncols, with_v):
     """The panel at column k by reg_panel.cu's or cols.cu's kernel `name`, its V and T written to V and T (views
     of at most 32 columns)."""
     threads, shared = _panel_launch(name)
+    if EXCLUSIVE and name.startswith("reg_cluster"):
+        shared = max(shared, _PANEL_SMEM)
     _in_register_kernel(name)(grid, (threads,), (_ptr(H), _ptr(tau), *_strided(V), *_strided(T),
                                                  cp.int32(H.shape[1]), cp.int32(k), cp.int32(ncols),
                                                  cp.int32(with_v)), shared_mem=shared)
@@ -658,6 +672,10 @@ def _apply(Vm, Tm, C):
         W = _staged_vtc(Vm, C) if STAGED_VTC else torch.bmm(Vm.transpose(1, 2), C)
         _staged_update(Vm, torch.bmm(Tm.transpose(1, 2), W).neg_(), C)
         return
+    if batch < FP32_BELOW and _fp32_fits(Vm, C):  # C's bytes, not arithmetic, bound these: FP32, float4 a load
+        W = _vtc_by_chunks(_tf32x3("fp32_vtc"), Vm, C, 64, 64, 32, threads=256)
+        _fp32_update(Vm, torch.bmm(Tm.transpose(1, 2), W).neg_(), C)
+        return
     fits = _tf32x3_fits(Vm, C)
     W = _tf32x3_vtc(Vm, C) if batch < VTC_BELOW and fits else torch.bmm(Vm.transpose(1, 2), C)
     W = torch.bmm(Tm.transpose(1, 2), W)  # T^T V^T C
@@ -705,12 +723,27 @@ def _tf32x3_fits(Vm, C):
     return w <= 64 and w % 8 == 0 and C.shape[2] % 2 == 0 and C.stride(1) % 2 == 0 and C.storage_offset() % 2 == 0
 
 
+def _fp32_fits(Vm, C):
+    """fp32_update's and fp32_vtc's conditions: V at most 32 columns; C's rows read as float4, so a width, row
+    stride and offset that are multiples of 4."""
+    return Vm.shape[2] <= 32 and C.shape[2] % 4 == 0 and C.stride(1) % 4 == 0 and C.storage_offset() % 4 == 0
+
+
+def _fp32_update(Vm, Wn, C):
+    """C += V Wn by fp32_update, a 64 x 64 tile of C a block of 256 threads."""
+    batch, m, w = Vm.shape
+    N = C.shape[2]
+    _tf32x3("fp32_update")((-(-N // 64), -(-m // 64), batch), (256,),
+                           (*_strided(C), *_strided(Vm), *_strided(Wn), cp.int32(m), cp.int32(N), cp.int32(w)))
+
+
 def _tf32x3_update(Vm, Wn, C):
     """C += V Wn by tf32x3_update, a 64 x 64 tile of C a block."""
     batch, m, w = Vm.shape
     N = C.shape[2]
     _tf32x3("tf32x3_update")((-(-N // 64), -(-m // 64), batch), (128,),
-                             (*_strided(C), *_strided(Vm), *_strided(Wn), cp.int32(m), cp.int32(N), cp.int32(w)))
+                             (*_strided(C), *_strided(Vm), *_strided(Wn), cp.int32(m), cp.int32(N), cp.int32(w)),
+                             shared_mem=_UPDATE_SMEM if EXCLUSIVE else 0)
 
 
 def _staged_update(Vm, Wn, C):
@@ -739,11 +772,12 @@ def _tf32x3_vtc(Vm, C):
     (`_vtc_by_chunks`)."""
     w = Vm.shape[2]
     vtc = _tf32x3("tf32x3_vtc32" if w <= 32 else "tf32x3_vtc64")
-    return _vtc_by_chunks(vtc, Vm, C, 64 if w <= 32 else 32, 64, 8)
+    static = 32 * 1024  # tf32x3.cu's vtc_body: its warps' sums
+    return _vtc_by_chunks(vtc, Vm, C, 64 if w <= 32 else 32, 64, 8, _UPDATE_SMEM - static if EXCLUSIVE else 0)
 
 
-def _vtc_by_chunks(kernel, Vm, C, columns, least, multiple, shared=0):
-    """V^T C by `kernel` (128 threads; a block makes `columns` of W's columns over one chunk of rows), the rows split
+def _vtc_by_chunks(kernel, Vm, C, columns, least, multiple, shared=0, threads=128):
+    """V^T C by `kernel` (`threads` a block; a block makes `columns` of W's columns over one chunk of rows), the rows split
     into chunks of at least `least` rows, a multiple of `multiple`, until the grid has about four blocks an SM, the
     chunks' sums then added up by torch."""
     batch, m, w = Vm.shape
@@ -753,7 +787,7 @@ def _vtc_by_chunks(kernel, Vm, C, columns, least, multiple, shared=0):
     rows = -(-m // chunks // multiple) * multiple
     chunks = -(-m // rows)
     P = torch.empty(batch, chunks, w, N, device=C.device, dtype=torch.float32)
-    kernel((tiles, chunks, batch), (128,),
+    kernel((tiles, chunks, batch), (threads,),
            (*_strided(Vm), cp.int32(w), *_strided(C), cp.int32(m), cp.int32(N), _ptr(P), cp.int32(rows)),
            shared_mem=shared)
     return P[:, 0] if chunks == 1 else P.sum(1)

@@ -331,22 +331,29 @@ extern "C" __global__ void __launch_bounds__(NT) MB_CLUSTER_DIMS narrow_cluster(
 #pragma unroll
   for (int i = 0; i < 32; ++i) wn[i] = Wn[i][lane];
   for (int g = r0 + warp * 32; g < r1; g += NT) {
+    float x[32];  // loaded all at once, stored all at once (a load per row inside the row's branch waited on each)
 #pragma unroll
-    for (int rr = 0; rr < 32; ++rr)
-      vt[rr * NA_LDV + lane] = g + rr < r1 && lane < w ? Vm[(size_t)(g + rr) * ldv + lane] : 0.f;
+    for (int rr = 0; rr < 32; ++rr) {
+      const bool in = g + rr < r1;
+      x[rr] = in && lane < N ? Cm[(size_t)(g + rr) * ldc + lane] : 0.f;
+      vt[rr * NA_LDV + lane] = in && lane < w ? Vm[(size_t)(g + rr) * ldv + lane] : 0.f;
+    }
     __syncwarp();
 #pragma unroll
     for (int rr = 0; rr < 32; ++rr) {
-      if (g + rr < r1 && lane < N) {
-        float s = 0.f;
+      float s0 = 0.f, s1 = 0.f;
 #pragma unroll
-        for (int q = 0; q < 8; ++q) {
-          const float4 v = *reinterpret_cast<const float4*>(vt + rr * NA_LDV + 4 * q);
-          s += v.x * wn[4 * q] + v.y * wn[4 * q + 1] + v.z * wn[4 * q + 2] + v.w * wn[4 * q + 3];
-        }
-        Cm[(size_t)(g + rr) * ldc + lane] -= s;
+      for (int q = 0; q < 8; q += 2) {
+        const float4 u = *reinterpret_cast<const float4*>(vt + rr * NA_LDV + 4 * q);
+        const float4 v = *reinterpret_cast<const float4*>(vt + rr * NA_LDV + 4 * q + 4);
+        s0 += u.x * wn[4 * q] + u.y * wn[4 * q + 1] + u.z * wn[4 * q + 2] + u.w * wn[4 * q + 3];
+        s1 += v.x * wn[4 * q + 4] + v.y * wn[4 * q + 5] + v.z * wn[4 * q + 6] + v.w * wn[4 * q + 7];
       }
+      x[rr] -= s0 + s1;
     }
+#pragma unroll
+    for (int rr = 0; rr < 32; ++rr)
+      if (g + rr < r1 && lane < N) Cm[(size_t)(g + rr) * ldc + lane] = x[rr];
     __syncwarp();
   }
 }

@@ -396,3 +396,100 @@ extern "C" __global__ void __launch_bounds__(256, 2) tf32x3_apply(float* __restr
       if (r < m && lane < ncol) C[(size_t)r * ldc + lane] = Cs[r * AP_LD + lane];
     }
 }
+
+// FP32 on the CUDA cores, for the small batches' trailing update with panels of up to 32 columns: there the update
+// is bound by C's bytes, not by arithmetic (32 FMAs a value of C), and tf32x3_vtc32 and tf32x3_update, whose MMA
+// fragments read C 8 bytes at a time, moved it at 1.8 and 2.1 TB/s on an H100 (2x4096's first update, 2026-12-06,
+// bench/timeline.py). Here every value of C is read and written as part of a float4, each thread a 4 x 4 (update)
+// or 2 x 4 (V^T C) block of the output, V and Wn staged in shared memory. C's rows are 16-byte aligned and N is a
+// multiple of 4 (kernel.py's _fp32_fits); w <= 32.
+
+// C (m x N, ldc) += V (m x w, ldv) Wn (w x N, ldw) per matrix. Block: 256 threads on a 64 x 64 tile of C, thread
+// (ty, tx) = (t / 16, t % 16) on rows 4 ty.. and columns 4 tx..; V's tile staged transposed, a row of 65 so that a
+// warp's stores of one row of V (32 columns) fall in 32 banks. Grid: (ceil(N / 64), ceil(m / 64), batch).
+extern "C" __global__ void __launch_bounds__(256) fp32_update(float* __restrict__ C, int ldc, long long cstride,
+                                                             const float* __restrict__ V, int ldv, long long vstride,
+                                                             const float* __restrict__ W, int ldw, long long wstride,
+                                                             int m, int N, int w) {
+  __shared__ float Vt[32][65];   // Vt[k][r]: V's row r of the tile, column k
+  __shared__ float4 Ws[32][16];  // Ws[k][q]: Wn's row k, the tile's columns 4 q .. 4 q + 3
+  const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+  const int row0 = blockIdx.y * 64, col0 = blockIdx.x * 64, c = col0 + 4 * tx;
+  C += blockIdx.z * cstride;
+  V += blockIdx.z * vstride;
+  W += blockIdx.z * wstride;
+  float4 acc[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {  // C first: its loads in flight while V and Wn are staged
+    const int r = row0 + 4 * ty + i;
+    acc[i] = r < m && c < N ? *reinterpret_cast<const float4*>(C + (size_t)r * ldc + c) : make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+  for (int e = threadIdx.x; e < 64 * 32; e += 256) {
+    const int r = e >> 5, k = e & 31;  // a warp reads one row of V
+    Vt[k][r] = row0 + r < m && k < w ? V[(size_t)(row0 + r) * ldv + k] : 0.f;
+    const int kk = e >> 6, cc = e & 63;  // and two rows' 64 columns of Wn
+    reinterpret_cast<float*>(Ws)[kk * 64 + cc] = kk < w && col0 + cc < N ? W[(size_t)kk * ldw + col0 + cc] : 0.f;
+  }
+  __syncthreads();
+  for (int k = 0; k < w; ++k) {
+    const float4 b = Ws[k][tx];
+    const float av[4] = {Vt[k][4 * ty], Vt[k][4 * ty + 1], Vt[k][4 * ty + 2], Vt[k][4 * ty + 3]};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      acc[i].x += av[i] * b.x;
+      acc[i].y += av[i] * b.y;
+      acc[i].z += av[i] * b.z;
+      acc[i].w += av[i] * b.w;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int r = row0 + 4 * ty + i;
+    if (r < m && c < N) *reinterpret_cast<float4*>(C + (size_t)r * ldc + c) = acc[i];
+  }
+}
+
+// P (w x N, contiguous; chunk blockIdx.y of each matrix's chunks) = V(r0:r1, :)^T C(r0:r1, :) over the chunk of
+// `rows` rows from r0 = blockIdx.y * rows. Block: 256 threads on all w <= 32 rows of W and 64 of its columns,
+// thread (ty, tx) on W's rows 2 ty, 2 ty + 1 and columns 4 tx..; the chunk's rows pass through shared memory 32 at
+// a time (C's as float4, V's as they are). Grid: (ceil(N / 64), chunks, batch); P: (batch, chunks, w, N).
+extern "C" __global__ void __launch_bounds__(256) fp32_vtc(const float* __restrict__ V, int ldv, long long vstride,
+                                                          int w, const float* __restrict__ C, int ldc,
+                                                          long long cstride, int m, int N, float* __restrict__ P,
+                                                          int rows) {
+  __shared__ float4 Cs[32][16];  // 32 rows of the tile's 64 columns
+  __shared__ float2 Vs[32][16];  // the same 32 rows of V, its columns in pairs
+  const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+  const int col0 = blockIdx.x * 64, r0 = blockIdx.y * rows, r1 = min(m, r0 + rows);
+  V += blockIdx.z * vstride;
+  C += blockIdx.z * cstride;
+  float4 acc0 = make_float4(0.f, 0.f, 0.f, 0.f), acc1 = acc0;
+  for (int rb = r0; rb < r1; rb += 32) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {  // C: 32 rows x 16 float4, two a thread (a warp reads two rows)
+      const int e = threadIdx.x + 256 * h, r = rb + (e >> 4), c = col0 + 4 * (e & 15);
+      Cs[e >> 4][e & 15] = r < r1 && c < N ? *reinterpret_cast<const float4*>(C + (size_t)r * ldc + c)
+                                           : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+#pragma unroll
+    for (int h = 0; h < 4; ++h) {  // V: 32 rows x 32 columns, four a thread (a warp reads one row)
+      const int e = threadIdx.x + 256 * h, r = rb + (e >> 5), k = e & 31;
+      reinterpret_cast<float*>(Vs)[e] = r < r1 && k < w ? V[(size_t)r * ldv + k] : 0.f;
+    }
+    __syncthreads();
+#pragma unroll 8
+    for (int r = 0; r < 32; ++r) {
+      const float2 a = Vs[r][ty];
+      const float4 b = Cs[r][tx];
+      acc0.x += a.x * b.x, acc0.y += a.x * b.y, acc0.z += a.x * b.z, acc0.w += a.x * b.w;
+      acc1.x += a.y * b.x, acc1.y += a.y * b.y, acc1.z += a.y * b.z, acc1.w += a.y * b.w;
+    }
+    __syncthreads();
+  }
+  float* out = P + ((size_t)blockIdx.z * gridDim.y + blockIdx.y) * w * N;
+  const int c = col0 + 4 * tx;
+  if (c < N) {
+    if (2 * ty < w) *reinterpret_cast<float4*>(out + (size_t)(2 * ty) * N + c) = acc0;
+    if (2 * ty + 1 < w) *reinterpret_cast<float4*>(out + (size_t)(2 * ty + 1) * N + c) = acc1;
+  }
+}
