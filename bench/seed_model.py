@@ -453,7 +453,7 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             V[b, :n - k] = torch.from_numpy(unit_lower(out, ncols)[:, :V.shape[2]])
             T[b] = torch.from_numpy(Tm[:T.shape[1], :T.shape[2]])
 
-    def vtc_by_chunks(args, multiple, split, product=None):  # kernel.py's _vtc_by_chunks: each chunk's V^T C into P
+    def vtc_by_chunks(args, multiple, split):  # kernel.py's _vtc_by_chunks: each chunk's V^T C into P
         V, ldv, vstride, w, C, ldc, cstride, m, N, P, rows = args
         chunks = P.shape[1]
         assert (ldv, vstride, ldc, cstride) == (V.stride(1), V.stride(0), C.stride(1), C.stride(0))
@@ -462,7 +462,7 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             CALLS[split] = CALLS.get(split, 0) + 1
         for chunk in range(chunks):
             r = slice(chunk * rows, min(m, (chunk + 1) * rows))
-            P[:, chunk] = (product or tf32x3_matmul)(V[:, r, :w].transpose(1, 2), C[:, r, :N])
+            P[:, chunk] = tf32x3_matmul(V[:, r, :w].transpose(1, 2), C[:, r, :N])
 
     def run(grid, block, args, shared_mem=0):
         CALLS[name] = CALLS.get(name, 0) + 1
@@ -489,15 +489,6 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             assert threads == 32 * int(defines["NWARPS"]) and n - k <= cluster * threads * per_thread, (block, n - k)
             assert shared_mem == threads * 33 * 4, shared_mem  # a 32 x 33 tile per warp
             in_registers(args, threads, threads * per_thread if cluster > 1 else 0)
-        elif name == "narrow_cluster":  # tests/test_cuda_on_cpu.py runs its code; here its arithmetic, FP32
-            C, ldc, cstride, V, ldv, vstride, T, ldt, tstride, m, N, w = args
-            threads = 32 * int(defines["NWARPS"])
-            assert grid == (int(defines["MB_CLUSTER"]), C.shape[0]) and block == (threads,), (grid, block)
-            assert shared_mem == threads * 36 * 4 and w <= 32 and N <= 32, (shared_mem, w, N)
-            assert (ldc, cstride, ldv, vstride, ldt, tstride) == (C.stride(1), C.stride(0), V.stride(1),
-                                                                   V.stride(0), T.stride(1), T.stride(0))
-            Vm, Cm = V[:, :m, :w], C[:, :m, :N]
-            Cm -= Vm @ (T[:, :w, :w].transpose(1, 2) @ (Vm.transpose(1, 2) @ Cm))
         elif name == "tf32x3_update":
             C, ldc, cstride, V, ldv, vstride, W, ldw, wstride, m, N, w = args
             assert block == (128,) and grid == (-(-N // 64), -(-m // 64), C.shape[0]), (grid, C.shape)
@@ -520,18 +511,6 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
                 W = tf32x3_matmul(V[:, :m, :w].transpose(1, 2), C[:, :m, :N])
                 Wn = -tf32x3_matmul(T[:, :w, :w].transpose(1, 2), W)
                 C[:, :m, :N] += tf32x3_matmul(V[:, :m, :w], Wn)
-        elif name == "fp32_vtc":  # FP32 (tests/test_cuda_on_cpu.py runs its code)
-            V, ldv, vstride, w, C, ldc, cstride, m, N, P, rows = args
-            assert block == (256,) and grid == (-(-N // 64), P.shape[1], V.shape[0]) and w <= 32, grid
-            assert N % 4 == 0 and ldc % 4 == 0 and C.storage_offset() % 4 == 0, (N, ldc)  # float4 rows
-            vtc_by_chunks(args, 32, "fp32 split", torch.bmm)
-        elif name == "fp32_update":
-            C, ldc, cstride, V, ldv, vstride, W, ldw, wstride, m, N, w = args
-            assert block == (256,) and grid == (-(-N // 64), -(-m // 64), C.shape[0]), (grid, C.shape)
-            assert (ldc, cstride, ldv, vstride, ldw, wstride) == (C.stride(1), C.stride(0), V.stride(1),
-                                                                   V.stride(0), W.stride(1), W.stride(0))
-            assert w <= 32 and N % 4 == 0 and ldc % 4 == 0 and C.storage_offset() % 4 == 0, (w, N, ldc)
-            C[:, :m, :N] += V[:, :m, :w] @ W[:, :w, :N]
         elif name in ("tf32x3_vtc32", "tf32x3_vtc64"):
             V, ldv, vstride, w, C, ldc, cstride, m, N, P, rows = args
             chunks, columns = P.shape[1], 32 if name == "tf32x3_vtc64" else 64  # W's columns a block
@@ -654,8 +633,6 @@ def main() -> int:
                       {**base, **graphs, "MB_ROWS": 16, "MB_CLUSTER": 0},  # look-ahead (in graphs): mb_panel
                       {**base, **graphs, "MB_ROWS": 16, "CLUSTER_FROM": 0},  # clustered
                       {**base, **graphs, "MB_BELOW": 0},  # one block a matrix
-                      {**base, **graphs, "MB_ROWS": 16, "CLUSTER_FROM": 0, "LOOKAHEAD_NB": 64},  # blocks ahead
-                      {**base, **graphs, "MB_BELOW": 0, "LOOKAHEAD_NB": 64, **small},  # one block, tf32x3's
                       {**base, "MB_ROWS": 16, "LOOKAHEAD_BELOW": 64},  # and none outside graphs
                       {**base, "COL_N": 32, "LANE_QR": 0},  # n <= 32: col_qr
                       {**base, "COL_N": 32, "LANE_QR": 1},  # and lane_qr
@@ -665,8 +642,6 @@ def main() -> int:
                        "OUTER_NB": 64},  # in blocks
                       {**base, "MB_BELOW": 0, "COL_PANEL_BELOW": 64, "COL_ROWS": 8},  # reg_panel above 256 rows
                       {**base, "MB_ROWS": 16, **small},  # V^T C by tf32x3_vtc32 over chunks of rows, tf32x3_update
-                      {**base, "MB_ROWS": 16, "FP32_BELOW": 4096},  # fp32_vtc over chunks of rows, fp32_update
-                      {**base, **graphs, "MB_ROWS": 16, "CLUSTER_FROM": 0, "FP32_BELOW": 4096},  # and in the look-ahead
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, **small},  # and tf32x3_vtc64
                       {**base, "MB_BELOW": 0, "APPLY_FROM": 0},  # every update by tf32x3_apply
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "APPLY_FROM": 0},  # 64 wide too
@@ -680,13 +655,12 @@ def main() -> int:
         NB = int(overrides.get("NB", 32))  # what the stand-ins read, as qr.cu is compiled with -DNB
         module = load(overrides)
         # several outer blocks; 2 and 4 rows a thread; V^T C over several chunks of rows
-        taller = any(overrides.get(key) for key in ("OUTER_NB", "LOOKAHEAD_NB", "FP32_BELOW", "RP_WARPS", "VTC_BELOW", "APPLY_ROWS", "COL_PANEL_BELOW",
+        taller = any(overrides.get(key) for key in ("OUTER_NB", "RP_WARPS", "VTC_BELOW", "APPLY_ROWS", "COL_PANEL_BELOW",
                                                   "COL_CLUSTER", "STAGED_FROM"))
         sizes = ((2, 70), (3, 45), (1, 33)) + (((2, 150),) if taller else ()) + (((1, 300),) if "RP_WARPS" in
                                                                                    overrides else ())
         sizes += ((3, 32), (2, 17), (1, 1)) if overrides.get("COL_N") else ()
         sizes += ((2, 128), (1, 129), (2, 176), (1, 192)) if overrides.get("COLK_N") else ()
-        sizes += ((2, 132), (1, 200)) if overrides.get("FP32_BELOW") else ()  # rows of a multiple of 4 floats
         sizes += ((1, 600),) if overrides.get("COL_PANEL_BELOW") else ()  # col_panel32 (or reg_panel) above 512 rows
         sizes += ((1, 1100),) if overrides.get("COL_CLUSTER") else ()  # col_cluster8 above 8 x 128 rows
         for batch, n in sizes:

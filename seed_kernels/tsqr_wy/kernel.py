@@ -108,24 +108,12 @@ APPLY_BELOW = 256  # @tune APPLY_BELOW: 64 256 1024
 
 LOOKAHEAD_BELOW = 48  # @tune LOOKAHEAD_BELOW: 0 16 48 64 256
 
-LOOKAHEAD_NB = 0  # @tune LOOKAHEAD_NB: 0 64
-
-NARROW_BELOW = 0  # @tune NARROW_BELOW: 0 16 64
-
-FP32_BELOW = 0  # @tune FP32_BELOW: 0 16 64
-
-EXCLUSIVE = 0  # @tune EXCLUSIVE: 0 1
-
 STAGED_FROM = 0  # batches from which staged.cu's kernels carry _apply (0: none; slower so far: NOTES.md)
 
 STAGED_VTC = 1  # V^T C by x3s_vtc (1), x3f_vtc (2, fragment-major) or cuBLAS (0) (with STAGED_FROM)
 
 STAGED_UPDATE = 1  # C += V Wn by x3s_strip (1) or x3f_strip (2, fragment-major) (with STAGED_FROM)
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
-# With EXCLUSIVE, a clustered panel's blocks ask for so much shared memory, and the small batches' split-TF32 update
-# kernels for enough, that the two never share an SM (228 KiB an SM): the panel, on the chain of every column, was
-# 40% slower beside them (95 against 68 us a panel on 2x4096, H100, bench/timeline.py).
-_PANEL_SMEM, _UPDATE_SMEM = 170 * 1024, 46 * 1024  # the panel's dynamic, the update's in all
 
 _COMMON = Path(__file__).with_name("common.cu").read_text()  # defines and helpers of the modules below
 _SOURCE = _COMMON + Path(__file__).with_name("qr.cu").read_text()
@@ -196,8 +184,8 @@ _COLK = ("colk_qr4", "colk_qr6")  # and up to 128 and 192 (COLK_N)
 
 
 def _in_register_kernel(name):
-    """reg_panel.cu's kernel `name` (reg_panel1, 2 or 4, reg_cluster1 or 2: the digit is rows per thread; and
-    narrow_cluster; a module of the six with RP_WARPS warps) or cols.cu's (_WHOLE, _COLK; col_panel4, 8, 16 or 32 and col_cluster4, 8 or 16:
+    """reg_panel.cu's kernel `name` (reg_panel1, 2 or 4, reg_cluster1 or 2: the digit is rows per thread; a
+    module of the five with RP_WARPS warps) or cols.cu's (_WHOLE, _COLK; col_panel4, 8, 16 or 32 and col_cluster4, 8 or 16:
     the digits are rows per lane), each module compiled on first use: the costly ones to compile, so the
     other modules leave them out and only a call that takes them pays for them."""
     if name not in _REGISTERS:
@@ -205,20 +193,19 @@ def _in_register_kernel(name):
         module = _module(_COL_SOURCE) if cols else _module(_REG_SOURCE, RP_WARPS)
         for kernel in ((*_WHOLE, *_COLK, "col_panel4", "col_panel8", "col_panel16", "col_panel32", "col_cluster4",
                         "col_cluster8", "col_cluster16") if cols else
-                       ("reg_panel1", "reg_panel2", "reg_panel4", "reg_cluster1", "reg_cluster2", "narrow_cluster")):
+                       ("reg_panel1", "reg_panel2", "reg_panel4", "reg_cluster1", "reg_cluster2")):
             f = _REGISTERS[kernel] = module.get_function(kernel)
             if kernel not in (*_WHOLE, *_COLK):  # the whole-matrix kernels' shared memory is static
-                f.max_dynamic_shared_size_bytes = max(_panel_launch(kernel)[1], _PANEL_SMEM * kernel.startswith("reg_cl"))
+                f.max_dynamic_shared_size_bytes = _panel_launch(kernel)[1]
     return _REGISTERS[name]
 
 
 def _panel_launch(name):
     """Threads a block and dynamic shared memory of the kernel `name` of reg_panel.cu or cols.cu: reg_panel's a
-    32 x 33 tile a warp (narrow_cluster's 32 x 36), col_panel's and col_cluster's 32 warps and a tile of the block's
-    rows (33 floats each)."""
+    32 x 33 tile a warp, col_panel's and col_cluster's 32 warps and a tile of the block's rows (33 floats each)."""
     if name.startswith(("col_panel", "col_cluster")):
         return 1024, int(name.removeprefix("col_cluster").removeprefix("col_panel")) * 32 * 33 * 4
-    return RP_WARPS * 32, RP_WARPS * 32 * (36 if name == "narrow_cluster" else 33) * 4
+    return RP_WARPS * 32, RP_WARPS * 32 * 33 * 4
 
 
 _TF32X3 = {}
@@ -234,11 +221,9 @@ def _tf32x3(name):
     """tf32x3.cu's kernels, compiled on first use (batches under APPLY_BELOW matrices use them)."""
     if not _TF32X3:
         module = _module(_TF32X3_SOURCE)
-        for kernel in ("tf32x3_update", "tf32x3_vtc32", "tf32x3_vtc64", "tf32x3_apply", "fp32_update", "fp32_vtc"):
+        for kernel in ("tf32x3_update", "tf32x3_vtc32", "tf32x3_vtc64", "tf32x3_apply"):
             _TF32X3[kernel] = module.get_function(kernel)
         _TF32X3["tf32x3_apply"].max_dynamic_shared_size_bytes = SMEM_BUDGET
-        for kernel in ("tf32x3_update", "tf32x3_vtc32", "tf32x3_vtc64"):
-            _TF32X3[kernel].max_dynamic_shared_size_bytes = _UPDATE_SMEM
     return _TF32X3[name]
 
 
@@ -312,10 +297,7 @@ def compile_info():
                    "COL_PANEL_BELOW": COL_PANEL_BELOW, "COL_ROWS": COL_ROWS, "COL_CLUSTER": COL_CLUSTER,
                    "VTC_BELOW": VTC_BELOW, "TF32X3_BELOW": TF32X3_BELOW, "TF32X3_ROWS": TF32X3_ROWS,
                    "APPLY_ROWS": APPLY_ROWS, "APPLY_FROM": APPLY_FROM, "APPLY_BELOW": APPLY_BELOW,
-                   "LOOKAHEAD_BELOW": LOOKAHEAD_BELOW, "LOOKAHEAD_NB": LOOKAHEAD_NB,
-                   "NARROW_BELOW": NARROW_BELOW,
-                   "FP32_BELOW": FP32_BELOW,
-                   "EXCLUSIVE": EXCLUSIVE, "STAGED_FROM": STAGED_FROM,
+                   "LOOKAHEAD_BELOW": LOOKAHEAD_BELOW, "STAGED_FROM": STAGED_FROM,
                    "STAGED_VTC": STAGED_VTC, "STAGED_UPDATE": STAGED_UPDATE}
 
 
@@ -498,49 +480,24 @@ def _lookahead(H, tau, work, warps):
     """The panel loop with a panel of look-ahead, for batches under LOOKAHEAD_BELOW, whose panels leave most SMs
     idle: as soon as panel k's reflectors have updated the next panel's columns, the next panel is factored on a
     second stream while they update the rest. Two sets of V and T, used in turn: the next panel writes one while
-    the update reads the other. With LOOKAHEAD_NB, the unit looked ahead is a block of that many columns, its
-    panels' reflectors merged (`_Outer`), so that the rest is updated once per block instead of once per panel."""
+    the update reads the other."""
     batch, n, _ = H.shape
     V, G, T, *shared = work
     sets = (work, (torch.empty_like(V), torch.empty_like(G), torch.empty_like(T), *shared))
-    blocks = (_Outer(H, LOOKAHEAD_NB), _Outer(H, LOOKAHEAD_NB)) if LOOKAHEAD_NB > NB else (None, None)
-    k, cur = 0, 0
-    ncols, Vk, Tk = _unit(H, tau, sets[cur], blocks[cur], k, warps)
+    k, ncols, cur = 0, _panel_width(batch, n, H.device), 0
+    _panel(H, tau, sets[cur], k, ncols, warps)
     while k + ncols < n:
         nxt = k + ncols
-        width = _unit_width(batch, n - nxt, H.device)
+        width = _panel_width(batch, n - nxt, H.device)
+        Vk, Tk = sets[cur][0][:, :n - k, :ncols], sets[cur][2][:, :ncols, :ncols]
         _apply(Vk, Tk, H[:, k:, nxt:nxt + width])
         side = _fork(H.device)
         with torch.cuda.stream(side), _stream(H.device):
-            width, Vn, Tn = _unit(H, tau, sets[1 - cur], blocks[1 - cur], nxt, warps)
+            _panel(H, tau, sets[1 - cur], nxt, width, warps)
         if nxt + width < n:
             _apply(Vk, Tk, H[:, k:, nxt + width:])
-        _join(H.device, side)  # the next unit's V and T before the next round reads them
-        k, ncols, Vk, Tk, cur = nxt, width, Vn, Tn, 1 - cur
-
-
-def _unit_width(batch, m, device):
-    """Columns of the look-ahead's unit on an m-row trailing matrix: a panel's, or a block's (LOOKAHEAD_NB)."""
-    return min(LOOKAHEAD_NB, m) if LOOKAHEAD_NB > NB else _panel_width(batch, m, device)
-
-
-def _unit(H, tau, work, block, k, warps):
-    """Factor the look-ahead's unit at column k: a panel (block None) or the block of columns from k, panel by
-    panel, each panel's reflectors updating the rest of the block; its width and its (merged) V and T."""
-    batch, n, _ = H.shape
-    if block is None:
-        ncols = _panel_width(batch, n - k, H.device)
-        _panel(H, tau, work, k, ncols, warps)
-        return ncols, work[0][:, :n - k, :ncols], work[2][:, :ncols, :ncols]
-    stop, j = block.stop(k), k
-    while j < stop:
-        ncols = min(_panel_width(batch, n - j, H.device), stop - j)
-        placed = _panel(H, tau, work, j, ncols, warps, block)
-        if j + ncols < n:
-            block.join(work[0], work[2], j, ncols, placed)
-        j += ncols
-    block.start = None  # the next unit opens a block of its own
-    return stop - k, block.V[:, :n - k, :stop - k], block.T[:, :stop - k, :stop - k]
+        _join(H.device, side)  # the next panel's V and T before the next round reads them
+        k, ncols, cur = nxt, width, 1 - cur
 
 
 _SIDE = {}
@@ -616,8 +573,6 @@ def _in_registers(name, grid, H, tau, V, T, k, ncols, with_v):
     """The panel at column k by reg_panel.cu's or cols.cu's kernel `name`, its V and T written to V and T (views
     of at most 32 columns)."""
     threads, shared = _panel_launch(name)
-    if EXCLUSIVE and name.startswith("reg_cluster"):
-        shared = max(shared, _PANEL_SMEM)
     _in_register_kernel(name)(grid, (threads,), (_ptr(H), _ptr(tau), *_strided(V), *_strided(T),
                                                  cp.int32(H.shape[1]), cp.int32(k), cp.int32(ncols),
                                                  cp.int32(with_v)), shared_mem=shared)
@@ -662,19 +617,12 @@ def _apply(Vm, Tm, C):
     every configuration, so STAGED_FROM is 0; x3s_update was removed since, and x3s_strip and the fragment-major
     x3f_strip and x3f_vtc lost in the seed too (on another H100: 2852-2931 us against 2822-2832; NOTES.md)."""
     batch, m, w = Vm.shape
-    if batch < NARROW_BELOW and w <= 32 and C.shape[2] <= 32 and MB_CLUSTER and NB == 32:
-        _narrow_apply(Vm, Tm, C)
-        return
     if APPLY_FROM <= batch < APPLY_BELOW and m <= APPLY_ROWS and _apply_fits(m, w):
         _tf32x3_apply(Vm, Tm, C)
         return
     if STAGED_FROM and batch >= STAGED_FROM and w <= 64 and w % 8 == 0:
         W = _staged_vtc(Vm, C) if STAGED_VTC else torch.bmm(Vm.transpose(1, 2), C)
         _staged_update(Vm, torch.bmm(Tm.transpose(1, 2), W).neg_(), C)
-        return
-    if batch < FP32_BELOW and _fp32_fits(Vm, C):  # C's bytes, not arithmetic, bound these: FP32, float4 a load
-        W = _vtc_by_chunks(_tf32x3("fp32_vtc"), Vm, C, 64, 64, 32, threads=256)
-        _fp32_update(Vm, torch.bmm(Tm.transpose(1, 2), W).neg_(), C)
         return
     fits = _tf32x3_fits(Vm, C)
     W = _tf32x3_vtc(Vm, C) if batch < VTC_BELOW and fits else torch.bmm(Vm.transpose(1, 2), C)
@@ -683,17 +631,6 @@ def _apply(Vm, Tm, C):
         _tf32x3_update(Vm, W.neg_(), C)
     else:
         C.baddbmm_(Vm, W, alpha=-1.0)  # C - V T^T V^T C
-
-
-def _narrow_apply(Vm, Tm, C):
-    """C = (I - V T V^T)^T C for C of at most 32 columns (the look-ahead's update of the next panel), in FP32 by
-    narrow_cluster (reg_panel.cu): one cluster of MB_CLUSTER blocks a matrix, one launch where tf32x3's kernels
-    and torch's took five (18 us of GPU a panel on 2x4096 and 8x2048, H100, 2026-12-06, bench/timeline.py)."""
-    batch, m, w = Vm.shape
-    threads, shared = _panel_launch("narrow_cluster")
-    _in_register_kernel("narrow_cluster")((MB_CLUSTER, batch), (threads,),
-                                          (*_strided(C), *_strided(Vm), *_strided(Tm), cp.int32(m),
-                                           cp.int32(C.shape[2]), cp.int32(w)), shared_mem=shared)
 
 
 def _apply_fits(m, w):
@@ -723,27 +660,12 @@ def _tf32x3_fits(Vm, C):
     return w <= 64 and w % 8 == 0 and C.shape[2] % 2 == 0 and C.stride(1) % 2 == 0 and C.storage_offset() % 2 == 0
 
 
-def _fp32_fits(Vm, C):
-    """fp32_update's and fp32_vtc's conditions: V at most 32 columns; C's rows read as float4, so a width, row
-    stride and offset that are multiples of 4."""
-    return Vm.shape[2] <= 32 and C.shape[2] % 4 == 0 and C.stride(1) % 4 == 0 and C.storage_offset() % 4 == 0
-
-
-def _fp32_update(Vm, Wn, C):
-    """C += V Wn by fp32_update, a 64 x 64 tile of C a block of 256 threads."""
-    batch, m, w = Vm.shape
-    N = C.shape[2]
-    _tf32x3("fp32_update")((-(-N // 64), -(-m // 64), batch), (256,),
-                           (*_strided(C), *_strided(Vm), *_strided(Wn), cp.int32(m), cp.int32(N), cp.int32(w)))
-
-
 def _tf32x3_update(Vm, Wn, C):
     """C += V Wn by tf32x3_update, a 64 x 64 tile of C a block."""
     batch, m, w = Vm.shape
     N = C.shape[2]
     _tf32x3("tf32x3_update")((-(-N // 64), -(-m // 64), batch), (128,),
-                             (*_strided(C), *_strided(Vm), *_strided(Wn), cp.int32(m), cp.int32(N), cp.int32(w)),
-                             shared_mem=_UPDATE_SMEM if EXCLUSIVE else 0)
+                             (*_strided(C), *_strided(Vm), *_strided(Wn), cp.int32(m), cp.int32(N), cp.int32(w)))
 
 
 def _staged_update(Vm, Wn, C):
@@ -772,12 +694,11 @@ def _tf32x3_vtc(Vm, C):
     (`_vtc_by_chunks`)."""
     w = Vm.shape[2]
     vtc = _tf32x3("tf32x3_vtc32" if w <= 32 else "tf32x3_vtc64")
-    static = 32 * 1024  # tf32x3.cu's vtc_body: its warps' sums
-    return _vtc_by_chunks(vtc, Vm, C, 64 if w <= 32 else 32, 64, 8, _UPDATE_SMEM - static if EXCLUSIVE else 0)
+    return _vtc_by_chunks(vtc, Vm, C, 64 if w <= 32 else 32, 64, 8)
 
 
-def _vtc_by_chunks(kernel, Vm, C, columns, least, multiple, shared=0, threads=128):
-    """V^T C by `kernel` (`threads` a block; a block makes `columns` of W's columns over one chunk of rows), the rows split
+def _vtc_by_chunks(kernel, Vm, C, columns, least, multiple, shared=0):
+    """V^T C by `kernel` (128 threads; a block makes `columns` of W's columns over one chunk of rows), the rows split
     into chunks of at least `least` rows, a multiple of `multiple`, until the grid has about four blocks an SM, the
     chunks' sums then added up by torch."""
     batch, m, w = Vm.shape
@@ -787,7 +708,7 @@ def _vtc_by_chunks(kernel, Vm, C, columns, least, multiple, shared=0, threads=12
     rows = -(-m // chunks // multiple) * multiple
     chunks = -(-m // rows)
     P = torch.empty(batch, chunks, w, N, device=C.device, dtype=torch.float32)
-    kernel((tiles, chunks, batch), (threads,),
+    kernel((tiles, chunks, batch), (128,),
            (*_strided(Vm), cp.int32(w), *_strided(C), cp.int32(m), cp.int32(N), _ptr(P), cp.int32(rows)),
            shared_mem=shared)
     return P[:, 0] if chunks == 1 else P.sum(1)
@@ -802,10 +723,10 @@ class _Outer:
     in two buffers made once per call; reg_panel writes its V and T straight into them (`slot`), other panels'
     are copied there."""
 
-    def __init__(self, H, nb=None):
+    def __init__(self, H):
         batch, n, _ = H.shape
-        self.H, self.nb = H, nb or OUTER_NB  # the block's columns (the look-ahead's blocks: LOOKAHEAD_NB)
-        wide = -(-self.nb // 32) * 32  # reg_panel writes 32 columns (zero beyond ncols) from a multiple of 32
+        self.H = H
+        wide = -(-OUTER_NB // 32) * 32  # reg_panel writes 32 columns (zero beyond ncols) from a multiple of 32
         self.V = H.new_empty(batch, n, wide)  # rows from the block's first column on
         self.T = H.new_empty(batch, wide, wide)
         self.start = None  # the open block's first column
@@ -813,10 +734,10 @@ class _Outer:
 
     def stop(self, k):
         """Where the block of the panel at column k ends: a new block starts at k when none is open."""
-        return min((k if self.start is None else self.start) + self.nb, self.H.shape[1])
+        return min((k if self.start is None else self.start) + OUTER_NB, self.H.shape[1])
 
     def slot(self, k, ncols):
-        """Where the panel at column k puts its V (rows k.., ld nb) and T (ld nb), zero above its
+        """Where the panel at column k puts its V (rows k.., ld OUTER_NB) and T (ld OUTER_NB), zero above its
         first row; opens a block at k when none is open."""
         if self.start is None:
             self.start, self.w = k, 0
@@ -830,20 +751,8 @@ class _Outer:
         return self.V[:, k - start:self.H.shape[1] - start, w:w + ncols], self.T[:, w:w + ncols, w:w + ncols]
 
     def add(self, V, T, k, ncols, placed):
-        """The panel at column k joins the block (`join`); when the block is complete, its reflectors update the
-        columns beyond it in one pass."""
-        stop = self.stop(k)
-        self.join(V, T, k, ncols, placed)
-        if k + ncols == stop:
-            start, n = self.start, self.H.shape[1]
-            if stop < n:
-                width = stop - start
-                _apply(self.V[:, :n - start, :width], self.T[:, :width, :width], self.H[:, start:, stop:])
-            self.start = None
-
-    def join(self, V, T, k, ncols, placed):
         """The panel at column k joins the block: its V and T are in its `slot` when placed, else in V and T
-        (ld NB), copied there now; its reflectors update the rest of the block, and T grows by its columns."""
+        (ld NB), copied there now."""
         H = self.H
         n = H.shape[1]
         stop = self.stop(k)
@@ -860,3 +769,8 @@ class _Outer:
             cross = torch.bmm(Vb[:, k - start:, :w].transpose(1, 2), Vp)
             Tb[:, :w, w:w + ncols] = torch.bmm(torch.bmm(Tb[:, :w, :w], cross), Tp).neg_()
         self.w = w + ncols
+        if k + ncols == stop:  # the block is complete: the columns beyond it, in one pass
+            width = stop - start
+            if stop < n:
+                _apply(Vb[:, :, :width], Tb[:, :width, :width], H[:, start:, stop:])
+            self.start = None

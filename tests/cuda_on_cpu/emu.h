@@ -32,9 +32,6 @@ struct dim3 {
 struct float2 {
   float x, y;
 };
-struct alignas(16) float4 {
-  float x, y, z, w;
-};
 struct uint2 {
   unsigned x, y;
 };
@@ -42,7 +39,6 @@ struct uint4 {
   unsigned x, y, z, w;
 };
 inline float2 make_float2(float x, float y) { return {x, y}; }
-inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
 inline uint2 make_uint2(unsigned x, unsigned y) { return {x, y}; }
 inline unsigned __float_as_uint(float x) {
   unsigned u;
