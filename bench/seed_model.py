@@ -489,6 +489,11 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             assert threads == 32 * int(defines["NWARPS"]) and n - k <= cluster * threads * per_thread, (block, n - k)
             assert shared_mem == threads * 33 * 4, shared_mem  # a 32 x 33 tile per warp
             in_registers(args, threads, threads * per_thread if cluster > 1 else 0)
+        elif name == "chunk_tw":  # tests/test_cuda_on_cpu.py runs its code
+            P, chunks, T, ldt, tstride, Wn, w, N = args
+            assert block == (1024,) and grid == (-(-N // 32), P.shape[0]) and P.is_contiguous() and Wn.is_contiguous()
+            assert P.shape[1:] == (chunks, w, N) and w <= 32 and (ldt, tstride) == (T.stride(1), T.stride(0))
+            Wn[:] = -(T[:, :w, :w].transpose(1, 2) @ P.sum(1))
         elif name == "tf32x3_update":
             C, ldc, cstride, V, ldv, vstride, W, ldw, wstride, m, N, w = args
             assert block == (128,) and grid == (-(-N // 64), -(-m // 64), C.shape[0]), (grid, C.shape)
@@ -642,6 +647,7 @@ def main() -> int:
                        "OUTER_NB": 64},  # in blocks
                       {**base, "MB_BELOW": 0, "COL_PANEL_BELOW": 64, "COL_ROWS": 8},  # reg_panel above 256 rows
                       {**base, "MB_ROWS": 16, **small},  # V^T C by tf32x3_vtc32 over chunks of rows, tf32x3_update
+                      {**base, "MB_ROWS": 16, **small, "CHUNK_TW": 0},  # the chunks summed by torch, T^T by cuBLAS
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, **small},  # and tf32x3_vtc64
                       {**base, "MB_BELOW": 0, "APPLY_FROM": 0},  # every update by tf32x3_apply
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "APPLY_FROM": 0},  # 64 wide too
@@ -655,7 +661,7 @@ def main() -> int:
         NB = int(overrides.get("NB", 32))  # what the stand-ins read, as qr.cu is compiled with -DNB
         module = load(overrides)
         # several outer blocks; 2 and 4 rows a thread; V^T C over several chunks of rows
-        taller = any(overrides.get(key) for key in ("OUTER_NB", "RP_WARPS", "VTC_BELOW", "APPLY_ROWS", "COL_PANEL_BELOW",
+        taller = any(overrides.get(key) for key in ("OUTER_NB", "CHUNK_TW", "RP_WARPS", "VTC_BELOW", "APPLY_ROWS", "COL_PANEL_BELOW",
                                                   "COL_CLUSTER", "STAGED_FROM"))
         sizes = ((2, 70), (3, 45), (1, 33)) + (((2, 150),) if taller else ()) + (((1, 300),) if "RP_WARPS" in
                                                                                    overrides else ())

@@ -216,6 +216,27 @@ def test_the_kernels_give_the_same_bits_under_any_schedule(tmp_path: Path, kerne
     assert all(torch.equal(x, y) for x, y in zip(*runs))
 
 
+@pytest.mark.parametrize(("batch", "chunks", "w", "N"), [(2, 5, 32, 70), (1, 1, 12, 32), (1, 64, 32, 4)])
+def test_chunk_tw_sums_the_chunks_and_makes_minus_t_transposed_w(tmp_path: Path, batch: int, chunks: int, w: int,
+                                                                 N: int) -> None:
+    """tf32x3.cu's chunk_tw: Wn = -T^T (P summed over its chunks), columns past a block of 32 and a narrow T."""
+    binary = tmp_path / "chunk_tw"
+    (tmp_path / "tf32x3.cu").write_text(emulated((SEED / "tf32x3.cu").read_text()))
+    subprocess.run(["g++", "-std=c++17", "-O2", "-Wno-unknown-pragmas", f'-DKERNEL_FILE="{tmp_path / "tf32x3.cu"}"',
+                    f"-I{EMU}", str(EMU / "chunk_driver.cpp"), "-o", str(binary)], check=True, timeout=300)
+    P, T = torch.randn(batch, chunks, w, N), torch.randn(batch, w, w).triu()
+    np.concatenate([P.numpy().ravel(), T.numpy().ravel()]).astype(np.float32).tofile(tmp_path / "in.bin")
+    runs = []
+    for seed in (1, 2):
+        run = subprocess.run([str(binary), str(tmp_path / "in.bin"), str(tmp_path / "out.bin"), str(batch), str(chunks),
+                              str(w), str(N), str(seed)], check=False, timeout=300, capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr[-2000:]
+        runs.append(torch.from_numpy(np.fromfile(tmp_path / "out.bin", np.float32)).reshape(batch, w, N))
+    expected = -(T.double().transpose(1, 2) @ P.double().sum(1))
+    assert (runs[0].double() - expected).abs().max() / expected.abs().max() < 1e-6
+    assert torch.equal(*runs)
+
+
 def test_the_emulator_catches_a_missing_barrier(tmp_path: Path) -> None:
     """col_qr without the barrier between a column's reflector and its use: some warp reads v before it is
     written, and the result is wrong or depends on the schedule."""

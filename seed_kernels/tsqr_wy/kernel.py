@@ -108,6 +108,8 @@ APPLY_BELOW = 256  # @tune APPLY_BELOW: 64 256 1024
 
 LOOKAHEAD_BELOW = 48  # @tune LOOKAHEAD_BELOW: 0 16 48 64 256
 
+CHUNK_TW = 1  # @tune CHUNK_TW: 0 1
+
 STAGED_FROM = 0  # batches from which staged.cu's kernels carry _apply (0: none; slower so far: NOTES.md)
 
 STAGED_VTC = 1  # V^T C by x3s_vtc (1), x3f_vtc (2, fragment-major) or cuBLAS (0) (with STAGED_FROM)
@@ -221,7 +223,7 @@ def _tf32x3(name):
     """tf32x3.cu's kernels, compiled on first use (batches under APPLY_BELOW matrices use them)."""
     if not _TF32X3:
         module = _module(_TF32X3_SOURCE)
-        for kernel in ("tf32x3_update", "tf32x3_vtc32", "tf32x3_vtc64", "tf32x3_apply"):
+        for kernel in ("tf32x3_update", "tf32x3_vtc32", "tf32x3_vtc64", "tf32x3_apply", "chunk_tw"):
             _TF32X3[kernel] = module.get_function(kernel)
         _TF32X3["tf32x3_apply"].max_dynamic_shared_size_bytes = SMEM_BUDGET
     return _TF32X3[name]
@@ -297,7 +299,7 @@ def compile_info():
                    "COL_PANEL_BELOW": COL_PANEL_BELOW, "COL_ROWS": COL_ROWS, "COL_CLUSTER": COL_CLUSTER,
                    "VTC_BELOW": VTC_BELOW, "TF32X3_BELOW": TF32X3_BELOW, "TF32X3_ROWS": TF32X3_ROWS,
                    "APPLY_ROWS": APPLY_ROWS, "APPLY_FROM": APPLY_FROM, "APPLY_BELOW": APPLY_BELOW,
-                   "LOOKAHEAD_BELOW": LOOKAHEAD_BELOW, "STAGED_FROM": STAGED_FROM,
+                   "LOOKAHEAD_BELOW": LOOKAHEAD_BELOW, "CHUNK_TW": CHUNK_TW, "STAGED_FROM": STAGED_FROM,
                    "STAGED_VTC": STAGED_VTC, "STAGED_UPDATE": STAGED_UPDATE}
 
 
@@ -611,6 +613,10 @@ def _apply(Vm, Tm, C):
     on 640x512 (8.0 against 7.5 ms) and on 60x1024's panels of more than 512 rows. Otherwise three batched GEMMs:
     W = V^T C (for batches under VTC_BELOW by tf32x3_vtc, split over chunks of rows), W = T^T W, and C -= V W (for
     batches under TF32X3_BELOW and C of at least TF32X3_ROWS rows by tf32x3_update); the rest by cuBLAS in FP32.
+    After tf32x3_vtc, chunk_tw (CHUNK_TW) sums the chunks and makes Wn = -T^T W in one launch where torch took three:
+    on the H200 (2026-12-06, same call) 2x4096 14.18 -> 13.11 ms and 8x2048 7.63 -> 7.11 in `full` (the look-ahead's
+    update of the next panel's columns is on the chain of every panel: bench/timeline.py); after cuBLAS's V^T C
+    (60x1024) it lost (6.08 -> 6.15-6.23), so it is not used there.
     There the split-TF32 kernels took 2x4096 from 32.7 to 26.2 ms and 8x2048 from 13.6 to 12.9 (V^T C 10.5 -> 4.0
     ms on 2x4096), and lost to cuBLAS on 640x512 (8.3 against 7.7). The staged pair (x3s_vtc, x3s_update: each value
     split once into shared memory) lost too, on an H100 (2026-12-05): 640x512 8.7-9.4 ms against cuBLAS's 8.0 in
@@ -625,6 +631,13 @@ def _apply(Vm, Tm, C):
         _staged_update(Vm, torch.bmm(Tm.transpose(1, 2), W).neg_(), C)
         return
     fits = _tf32x3_fits(Vm, C)
+    if CHUNK_TW and batch < VTC_BELOW and fits and w <= 32:  # Wn = -T^T V^T C, the chunks summed, in one launch
+        Wn = _chunk_tw(_tf32x3_vtc(Vm, C, summed=False), Tm)
+        if batch < TF32X3_BELOW and m >= TF32X3_ROWS:
+            _tf32x3_update(Vm, Wn, C)
+        else:
+            C.baddbmm_(Vm, Wn)
+        return
     W = _tf32x3_vtc(Vm, C) if batch < VTC_BELOW and fits else torch.bmm(Vm.transpose(1, 2), C)
     W = torch.bmm(Tm.transpose(1, 2), W)  # T^T V^T C
     if batch < TF32X3_BELOW and m >= TF32X3_ROWS and fits:
@@ -660,6 +673,15 @@ def _tf32x3_fits(Vm, C):
     return w <= 64 and w % 8 == 0 and C.shape[2] % 2 == 0 and C.stride(1) % 2 == 0 and C.storage_offset() % 2 == 0
 
 
+def _chunk_tw(P, Tm):
+    """Wn = -T^T W, W the sum of P's chunks (batch, chunks, w, N), by chunk_tw."""
+    batch, chunks, w, N = P.shape
+    Wn = P.new_empty(batch, w, N)
+    _tf32x3("chunk_tw")((-(-N // 32), batch), (1024,), (_ptr(P), cp.int32(chunks), *_strided(Tm), _ptr(Wn),
+                                                       cp.int32(w), cp.int32(N)))
+    return Wn
+
+
 def _tf32x3_update(Vm, Wn, C):
     """C += V Wn by tf32x3_update, a 64 x 64 tile of C a block."""
     batch, m, w = Vm.shape
@@ -689,18 +711,18 @@ def _staged_vtc(Vm, C):
     return _vtc_by_chunks(_staged(name), Vm, C, 128 if name == "x3s_vtc32" else 64, 32, 32, _STAGED[name][1])
 
 
-def _tf32x3_vtc(Vm, C):
+def _tf32x3_vtc(Vm, C, summed=True):
     """V^T C by tf32x3_vtc32 or 64 (W's columns 64 or 32 a block), over chunks of multiples of 8 rows
-    (`_vtc_by_chunks`)."""
+    (`_vtc_by_chunks`; the chunks' products not summed: (batch, chunks, w, N))."""
     w = Vm.shape[2]
     vtc = _tf32x3("tf32x3_vtc32" if w <= 32 else "tf32x3_vtc64")
-    return _vtc_by_chunks(vtc, Vm, C, 64 if w <= 32 else 32, 64, 8)
+    return _vtc_by_chunks(vtc, Vm, C, 64 if w <= 32 else 32, 64, 8, summed=summed)
 
 
-def _vtc_by_chunks(kernel, Vm, C, columns, least, multiple, shared=0):
+def _vtc_by_chunks(kernel, Vm, C, columns, least, multiple, shared=0, summed=True):
     """V^T C by `kernel` (128 threads; a block makes `columns` of W's columns over one chunk of rows), the rows split
     into chunks of at least `least` rows, a multiple of `multiple`, until the grid has about four blocks an SM, the
-    chunks' sums then added up by torch."""
+    chunks' sums then added up by torch (or, not `summed`, the chunks' products)."""
     batch, m, w = Vm.shape
     N = C.shape[2]
     tiles = -(-N // columns)
@@ -711,6 +733,8 @@ def _vtc_by_chunks(kernel, Vm, C, columns, least, multiple, shared=0):
     kernel((tiles, chunks, batch), (128,),
            (*_strided(Vm), cp.int32(w), *_strided(C), cp.int32(m), cp.int32(N), _ptr(P), cp.int32(rows)),
            shared_mem=shared)
+    if not summed:
+        return P
     return P[:, 0] if chunks == 1 else P.sum(1)
 
 

@@ -396,3 +396,29 @@ extern "C" __global__ void __launch_bounds__(256, 2) tf32x3_apply(float* __restr
       if (r < m && lane < ncol) C[(size_t)r * ldc + lane] = Cs[r * AP_LD + lane];
     }
 }
+
+// Wn = -T^T W, W the sum of P's chunks (tf32x3_vtc's, or one chunk: cuBLAS's V^T C), for the trailing update's
+// second GEMM: one launch where torch's sum over the chunks, a batched GEMM and a negation took three (9-10 us of
+// the 20 us of GPU that the look-ahead's update of the next panel's columns spends on the chain of every panel of
+// 2x4096 and 8x2048, H100, bench/timeline.py). Block: 32 x 32 threads, thread (i, c) on W's row i <= w <= 32 and
+// column blockIdx.x * 32 + c; the chunks summed in order. Grid: (ceil(N / 32), batch). P: (batch, chunks, w, N); T
+// (w x w, upper triangular; ldt, tstride); Wn: (batch, w, N), contiguous.
+extern "C" __global__ void __launch_bounds__(1024) chunk_tw(const float* __restrict__ P, int chunks,
+                                                           const float* __restrict__ T, int ldt, long long tstride,
+                                                           float* __restrict__ Wn, int w, int N) {
+  __shared__ float Ws[32][33], Ts[32][33];
+  const int c = threadIdx.x & 31, i = threadIdx.x >> 5, col = blockIdx.x * 32 + c;
+  const unsigned mat = blockIdx.y;
+  float s = 0.f;
+  if (i < w && col < N) {
+    const float* p = P + ((size_t)mat * chunks * w + i) * N + col;
+#pragma unroll 8
+    for (int q = 0; q < chunks; ++q) s += p[(size_t)q * w * N];
+  }
+  Ws[i][c] = s;
+  Ts[i][c] = i < w && c < w ? T[mat * tstride + (size_t)i * ldt + c] : 0.f;
+  __syncthreads();
+  float t = 0.f;
+  for (int l = 0; l <= i; ++l) t += Ts[l][i] * Ws[l][c];
+  if (i < w && col < N) Wn[((size_t)mat * w + i) * N + col] = -t;
+}
