@@ -614,15 +614,15 @@ def _apply(Vm, Tm, C):
     on 640x512 (8.0 against 7.5 ms) and on 60x1024's panels of more than 512 rows. Otherwise three batched GEMMs:
     W = V^T C (for batches under VTC_BELOW by tf32x3_vtc, split over chunks of rows), W = T^T W, and C -= V W (for
     batches under TF32X3_BELOW and C of at least TF32X3_ROWS rows by tf32x3_update); the rest by cuBLAS in FP32.
-    After tf32x3_vtc, chunk_tw (CHUNK_TW) sums the chunks and makes Wn = -T^T W in one launch where torch took three:
-    on the H200 (2026-12-06, same call) 2x4096 14.18 -> 13.11 ms and 8x2048 7.63 -> 7.11 in `full` (the look-ahead's
-    update of the next panel's columns is on the chain of every panel: bench/timeline.py); after cuBLAS's V^T C
-    (60x1024) it lost (6.08 -> 6.15-6.23), so it is not used there.
     There the split-TF32 kernels took 2x4096 from 32.7 to 26.2 ms and 8x2048 from 13.6 to 12.9 (V^T C 10.5 -> 4.0
     ms on 2x4096), and lost to cuBLAS on 640x512 (8.3 against 7.7). The staged pair (x3s_vtc, x3s_update: each value
     split once into shared memory) lost too, on an H100 (2026-12-05): 640x512 8.7-9.4 ms against cuBLAS's 8.0 in
     every configuration, so STAGED_FROM is 0; x3s_update was removed since, and x3s_strip and the fragment-major
-    x3f_strip and x3f_vtc lost in the seed too (on another H100: 2852-2931 us against 2822-2832; NOTES.md)."""
+    x3f_strip and x3f_vtc lost in the seed too (on another H100: 2852-2931 us against 2822-2832; NOTES.md).
+    After tf32x3_vtc, chunk_tw (CHUNK_TW) sums the chunks and makes Wn = -T^T W in one launch where torch took three:
+    on the H200 (2026-12-06, same call) 2x4096 14.18 -> 13.11 ms and 8x2048 7.63 -> 7.11 in `full` (the look-ahead's
+    update of the next panel's columns is on the chain of every panel: bench/timeline.py); after cuBLAS's V^T C
+    (60x1024) it lost (6.08 -> 6.15-6.23), so it is not used there."""
     batch, m, w = Vm.shape
     if APPLY_FROM <= batch < APPLY_BELOW and m <= APPLY_ROWS and _apply_fits(m, w):
         _tf32x3_apply(Vm, Tm, C)
