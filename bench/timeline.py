@@ -5,8 +5,9 @@ it depends on had finished, and over the call how much of the time each stream h
 
     python bench/timeline.py BATCH N [NAME=VALUE ...] [--steps 8]    (a GPU; NAME=VALUE overrides kernel.py)
 
-A panel is a kernel whose name starts with one of PANELS; its wait is its start less the end of the last kernel
-that ended before it on the other stream (the update of its columns, in the look-ahead).
+A panel is a kernel whose name starts with one of PANELS; its wait is its start less the end of the last kernel that
+ended before it on another stream. In the look-ahead's graph that is the update of the rest (on a stream of its own),
+after which the update of the panel's own columns runs on the panel's stream: the wait is that update, on the chain.
 """
 
 import argparse
@@ -46,6 +47,36 @@ def busy(spans):
     return total
 
 
+def report(found, steps=8, listed=0):
+    """Lines that say where a call's kernels (name, stream, start us, end us; in order of start) spent its time:
+    each stream's busy time, the first `listed` kernels, the first `steps` panels one by one and all of them summed."""
+    t0, t1 = found[0][2], max(e for *_, e in found)
+    lines = [f"{len(found)} kernels, {t1 - t0:.1f} us from the first kernel's start to the last one's end"]
+    for stream in sorted({s for _, s, *_ in found}, key=str):
+        spans = [(s, e) for _, st, s, e in found if st == stream]
+        lines.append(f"  stream {stream}: {len(spans)} kernels, busy {busy(spans):.1f} us")
+    lines.append(f"  any stream busy {busy([(s, e) for *_, s, e in found]):.1f} us")
+    lines += [f"    {start - t0:9.1f} +{end - start:7.1f} us  stream {stream}  {name[:70]}"
+              for name, stream, start, end in found[:listed]]
+    panels = [(i, f) for i, f in enumerate(found) if f[0].startswith(PANELS)]
+    runs, waits = [], []
+    for number, (i, (name, stream, start, end)) in enumerate(panels):
+        before = [f for f in found[:i] if f[1] != stream and f[3] <= start]
+        wait = start - max(f[3] for f in before) if before else 0.0
+        runs.append(end - start)
+        waits.append(wait)
+        if number < steps:
+            last = max(before, key=lambda f: f[3])[0][:40] if before else "-"
+            lines.append(f"  panel {number:3}: {name[:24]:24} ran {end - start:7.1f} us, waited {wait:6.1f} us after "
+                         f"{last}")
+    if panels:
+        gaps = [b[1][2] - a[1][2] for a, b in zip(panels, panels[1:])]
+        lines.append(f"  {len(panels)} panels: ran {sum(runs):.1f} us (median {statistics.median(runs):.1f}), waited "
+                     f"{sum(waits):.1f} us (median {statistics.median(waits):.1f}); between panels' starts, median "
+                     f"{statistics.median(gaps) if gaps else 0:.1f} us")
+    return lines
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("batch", type=int)
@@ -63,30 +94,8 @@ def main() -> int:
         k.custom_kernel(A)
     torch.cuda.synchronize()
     found = kernels(lambda: k.custom_kernel(A))
-    t0, t1 = found[0][2], max(e for *_, e in found)
-    streams = sorted({s for _, s, *_ in found}, key=str)
-    print(torch.cuda.get_device_name(), f"{args.batch}x{args.n}", " ".join(args.overrides),
-          f"{len(found)} kernels, {t1 - t0:.1f} us from the first kernel's start to the last one's end")
-    for stream in streams:
-        spans = [(s, e) for _, st, s, e in found if st == stream]
-        print(f"  stream {stream}: {len(spans)} kernels, busy {busy(spans):.1f} us")
-    print(f"  any stream busy {busy([(s, e) for *_, s, e in found]):.1f} us")
-    for name, stream, start, end in found[:args.list]:
-        print(f"    {start - t0:9.1f} +{end - start:7.1f} us  stream {stream}  {name[:70]}")
-    panels = [(i, f) for i, f in enumerate(found) if f[0].startswith(PANELS)]
-    runs, waits = [], []
-    for number, (i, (name, stream, start, end)) in enumerate(panels):
-        before = [f for f in found[:i] if f[1] != stream and f[3] <= start]
-        wait = start - max(f[3] for f in before) if before else 0.0
-        runs.append(end - start)
-        waits.append(wait)
-        if number < args.steps:
-            last = max(before, key=lambda f: f[3])[0][:40] if before else "-"
-            print(f"  panel {number:3}: {name[:24]:24} ran {end - start:7.1f} us, waited {wait:6.1f} us after {last}")
-    if panels:
-        print(f"  {len(panels)} panels: ran {sum(runs):.1f} us (median {statistics.median(runs):.1f}), waited "
-              f"{sum(waits):.1f} us (median {statistics.median(waits):.1f}); between panels' starts, median "
-              f"{statistics.median(b[1][2] - a[1][2] for a, b in zip(panels, panels[1:])) if len(panels) > 1 else 0:.1f} us")
+    print(torch.cuda.get_device_name(), f"{args.batch}x{args.n}", " ".join(args.overrides))
+    print("\n".join(report(found, args.steps, args.list)))
     return 0
 
 
