@@ -50,7 +50,7 @@ def test_the_hot_files_stay_whole_when_the_budget_is_small() -> None:
     hotness = focus.heat(FILES, PROFILE)
     assert hotness["kernel.py"] >= 2.0  # the entry file: the dispatch and the @tune lines
     assert hotness["reg_panel.cu"] > hotness["cols.cu"] and hotness["tf32x3.cu"] > hotness["common.cu"]
-    budget = 18000  # tokens for the source: about half of it
+    budget = 18500  # tokens for the source: about 43% of the seed's (42.7k since chunk_tw; was 18000 of 42.2k)
     text, outlined = focus.source_view("kernel", FILES, hotness, lambda t: estimate_tokens(t) <= budget)
     assert estimate_tokens(text) <= budget
     assert "kernel.py" not in outlined and "reg_panel.cu" not in outlined
