@@ -28,9 +28,10 @@ def kernels(fn):
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         fn()
         torch.cuda.synchronize()
-    trace = Path(tempfile.mkdtemp()) / "trace.json"
-    prof.export_chrome_trace(str(trace))
-    events = json.loads(trace.read_text())["traceEvents"]
+    with tempfile.TemporaryDirectory() as folder:
+        trace = Path(folder) / "trace.json"
+        prof.export_chrome_trace(str(trace))
+        events = json.loads(trace.read_text())["traceEvents"]
     found = [(e["name"], e.get("args", {}).get("stream"), e["ts"], e["ts"] + e["dur"]) for e in events
              if e.get("cat") == "kernel"]
     return sorted(found, key=lambda k: k[2])

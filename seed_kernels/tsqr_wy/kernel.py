@@ -632,19 +632,15 @@ def _apply(Vm, Tm, C):
         _staged_update(Vm, torch.bmm(Tm.transpose(1, 2), W).neg_(), C)
         return
     fits = _tf32x3_fits(Vm, C)
-    if CHUNK_TW and batch < VTC_BELOW and fits and w <= 32:  # Wn = -T^T V^T C, the chunks summed, in one launch
-        Wn = _chunk_tw(_tf32x3_vtc(Vm, C, summed=False), Tm)
-        if batch < TF32X3_BELOW and m >= TF32X3_ROWS:
-            _tf32x3_update(Vm, Wn, C)
-        else:
-            C.baddbmm_(Vm, Wn)
-        return
-    W = _tf32x3_vtc(Vm, C) if batch < VTC_BELOW and fits else torch.bmm(Vm.transpose(1, 2), C)
-    W = torch.bmm(Tm.transpose(1, 2), W)  # T^T V^T C
-    if batch < TF32X3_BELOW and m >= TF32X3_ROWS and fits:
-        _tf32x3_update(Vm, W.neg_(), C)
+    if CHUNK_TW and batch < VTC_BELOW and fits and w <= 32:  # -T^T V^T C, the chunks summed, in one launch
+        W, sign = _chunk_tw(_tf32x3_vtc(Vm, C, summed=False), Tm), 1.0
     else:
-        C.baddbmm_(Vm, W, alpha=-1.0)  # C - V T^T V^T C
+        W = _tf32x3_vtc(Vm, C) if batch < VTC_BELOW and fits else torch.bmm(Vm.transpose(1, 2), C)
+        W, sign = torch.bmm(Tm.transpose(1, 2), W), -1.0  # T^T V^T C
+    if batch < TF32X3_BELOW and m >= TF32X3_ROWS and fits:
+        _tf32x3_update(Vm, W if sign > 0 else W.neg_(), C)
+    else:
+        C.baddbmm_(Vm, W, alpha=sign)  # C - V T^T V^T C
 
 
 def _apply_fits(m, w):

@@ -397,10 +397,10 @@ extern "C" __global__ void __launch_bounds__(256, 2) tf32x3_apply(float* __restr
     }
 }
 
-// Wn = -T^T W, W the sum of P's chunks (tf32x3_vtc's, or one chunk: cuBLAS's V^T C), for the trailing update's
-// second GEMM: one launch where torch's sum over the chunks, a batched GEMM and a negation took three (9-10 us of
-// the 20 us of GPU that the look-ahead's update of the next panel's columns spends on the chain of every panel of
-// 2x4096 and 8x2048, H100, bench/timeline.py). Block: 32 x 32 threads, thread (i, c) on W's row i <= w <= 32 and
+// Wn = -T^T W, W the sum of tf32x3_vtc's chunks P, for the trailing update's second GEMM: one launch where torch's
+// sum over the chunks, a batched GEMM and a negation took three (4.5, 3.1 and 1.0 us of the 18 us of kernels with
+// which the look-ahead updated the next panel's columns on the chain of every panel of 2x4096, H100, 2026-12-06,
+// bench/timeline.py; chunk_tw 4.7 us on the H200). Block: 32 x 32 threads, thread (i, c) on W's row i <= w <= 32 and
 // column blockIdx.x * 32 + c; the chunks summed in order. Grid: (ceil(N / 32), batch). P: (batch, chunks, w, N); T
 // (w x w, upper triangular; ldt, tstride); Wn: (batch, w, N), contiguous.
 extern "C" __global__ void __launch_bounds__(1024) chunk_tw(const float* __restrict__ P, int chunks,
