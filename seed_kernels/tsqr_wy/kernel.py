@@ -23,8 +23,9 @@ V^T C's chunks and makes -T^T W in one launch, CHUNK_TW) and by cuBLAS in FP32
 for the rest (staged.cu's kernels, split TF32 staged through shared memory, from STAGED_FROM matrices: off);
 trail_update does it in one kernel below FUSED_BELOW. With OUTER_NB, panels are gathered into blocks of that many
 columns whose merged reflectors update the columns beyond in one pass (`_Outer`), for batches of at least
-OUTER_FROM. Batches of at most GRAPH_BYTES run the panel loop as one CUDA graph, and under
-LOOKAHEAD_BELOW the graph factors the next panel on a second stream beside the trailing update (`_lookahead`).
+OUTER_FROM; with OUTER_AHEAD the next block is factored on a second stream beside that pass (`_by_blocks`).
+Batches of at most GRAPH_BYTES run the panel loop as one CUDA graph, and under LOOKAHEAD_BELOW the graph factors
+the next panel on a second stream beside the trailing update (`_lookahead`).
 Small batches get blocks of NWARPS_WIDE warps. Kernels are compiled with NVRTC through CuPy, each module on first
 use (the modules the defaults use are made at import, for a harness that compiles them side by side), and launched
 on torch's current stream (the look-ahead's panels on a second one, which the current stream waits for before the
@@ -82,6 +83,8 @@ FUSED_BELOW = 0  # @tune FUSED_BELOW: 0 16 64 1024
 OUTER_NB = 64  # @tune OUTER_NB: 0 64 96 128
 
 OUTER_FROM = 256  # @tune OUTER_FROM: 16 64 256
+
+OUTER_AHEAD = 1  # @tune OUTER_AHEAD: 0 1
 
 VTC_BELOW = 16  # @tune VTC_BELOW: 0 4 16 64
 
@@ -296,6 +299,7 @@ def compile_info():
                    "GRAPH_BYTES": GRAPH_BYTES, "MB_BELOW": MB_BELOW, "MB_ROWS": MB_ROWS, "MB_WARPS": MB_WARPS,
                    "MB_CLUSTER": MB_CLUSTER, "CLUSTER_FROM": CLUSTER_FROM, "REG_CLUSTER": REG_CLUSTER,
                    "FUSED_BELOW": FUSED_BELOW, "OUTER_NB": OUTER_NB, "OUTER_FROM": OUTER_FROM,
+                   "OUTER_AHEAD": OUTER_AHEAD,
                    "REG_ROWS": REG_ROWS, "REG_BELOW": REG_BELOW, "RP_WARPS": RP_WARPS,
                    "COL_PANEL_BELOW": COL_PANEL_BELOW, "COL_ROWS": COL_ROWS, "COL_CLUSTER": COL_CLUSTER,
                    "VTC_BELOW": VTC_BELOW, "TF32X3_BELOW": TF32X3_BELOW, "TF32X3_ROWS": TF32X3_ROWS,
@@ -461,22 +465,60 @@ def _blocked(H, tau, work, warps, graphed=False):
     batch, n, _ = H.shape
     V, _G, T, *_, counts = work
     counts.zero_()
-    outer = _Outer(H) if OUTER_NB > NB and batch >= OUTER_FROM else None
-    if outer is None and graphed and batch < LOOKAHEAD_BELOW:
+    if OUTER_NB > NB and batch >= OUTER_FROM:
+        _by_blocks(H, tau, work, warps)
+        return
+    if graphed and batch < LOOKAHEAD_BELOW:
         _lookahead(H, tau, work, warps)
         return
     k = 0
     while k < n:
         ncols = _panel_width(batch, n - k, H.device)
-        if outer is not None:  # a panel never crosses the end of its block
-            ncols = min(ncols, outer.stop(k) - k)
+        _panel(H, tau, work, k, ncols, warps)
+        if k + ncols < n:
+            _update(H, V, T, k, ncols, warps)
+        k += ncols
+
+
+def _by_blocks(H, tau, work, warps):
+    """The panel loop in outer blocks of OUTER_NB columns (`_Outer`), the columns beyond a block updated by its
+    merged reflectors once it is complete. With OUTER_AHEAD, a block of look-ahead: the next block's columns are
+    updated first, then the next block is factored on the side stream while the rest are updated, so that its
+    panels (latency-bound, a few blocks an SM) run beside the update's GEMMs instead of between them. Two sets of
+    merged V and T, used in turn: the next block writes one while the update reads the other. On an H100 (2026-12-06,
+    `full`, two runs each way in one call) 640x512 7.72-7.77 ms against 7.97-8.04 without; its panels ran 2.98 ms
+    beside the GEMMs (2.46 alone) and their stream waited 1.27 ms (bench/timeline.py)."""
+    n = H.shape[1]
+    blocks = [_Outer(H), _Outer(H)] if OUTER_AHEAD else [_Outer(H)]
+    start, stop = 0, _factor_block(H, tau, work, blocks[0], 0, warps)
+    while stop < n:
+        Vb, Tb = blocks[0].merged(start, stop)
+        ahead = min(stop + OUTER_NB, n) if OUTER_AHEAD else n  # the next block's columns, updated first
+        _apply(Vb, Tb, H[:, start:, stop:ahead])
+        side = _fork(H.device) if OUTER_AHEAD else None
+        with torch.cuda.stream(side), _stream(H.device):  # (no stream to enter without OUTER_AHEAD)
+            after = _factor_block(H, tau, work, blocks[-1], stop, warps)
+        if ahead < n:
+            _apply(Vb, Tb, H[:, start:, ahead:])
+        if side is not None:
+            _join(H.device, side)  # the next block's V and T before the next round reads them
+        blocks.reverse()
+        start, stop = stop, after
+
+
+def _factor_block(H, tau, work, outer, k, warps):
+    """Factor the outer block from column k panel by panel, each panel updating the rest of the block, their V
+    and T merged in `outer`; returns where the block ends."""
+    batch, n, _ = H.shape
+    V, _G, T, *_ = work
+    stop = outer.stop(k)
+    while k < stop:
+        ncols = min(_panel_width(batch, n - k, H.device), stop - k)  # a panel never crosses the end of its block
         placed = _panel(H, tau, work, k, ncols, warps, outer)
         if k + ncols < n:
-            if outer is not None:
-                outer.add(V, T, k, ncols, placed)
-            else:
-                _update(H, V, T, k, ncols, warps)
+            outer.add(V, T, k, ncols, placed)
         k += ncols
+    return stop
 
 
 def _lookahead(H, tau, work, warps):
@@ -790,8 +832,10 @@ class _Outer:
             cross = torch.bmm(Vb[:, k - start:, :w].transpose(1, 2), Vp)
             Tb[:, :w, w:w + ncols] = torch.bmm(torch.bmm(Tb[:, :w, :w], cross), Tp).neg_()
         self.w = w + ncols
-        if k + ncols == stop:  # the block is complete: the columns beyond it, in one pass
-            width = stop - start
-            if stop < n:
-                _apply(Vb[:, :, :width], Tb[:, :width, :width], H[:, start:, stop:])
+        if k + ncols == stop:  # the block is complete: its caller updates the columns beyond it (`merged`)
             self.start = None
+
+    def merged(self, start, stop):
+        """The merged V (rows from `start` on) and T of the complete block of columns start..stop."""
+        width = stop - start
+        return self.V[:, :self.H.shape[1] - start, :width], self.T[:, :width, :width]
