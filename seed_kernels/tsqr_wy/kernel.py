@@ -64,7 +64,7 @@ GRAM_BELOW = 16  # @tune GRAM_BELOW: 0 4 16 64
 
 GRAM_ROWS = 128  # @tune GRAM_ROWS: 64 128 256
 
-GRAPH_BYTES = 134217728  # @tune GRAPH_BYTES: 0 8388608 33554432 134217728 268435456
+GRAPH_BYTES = 268435456  # @tune GRAPH_BYTES: 0 8388608 33554432 134217728 268435456
 
 MB_BELOW = 16  # @tune MB_BELOW: 0 4 16 64
 
@@ -82,7 +82,7 @@ FUSED_BELOW = 0  # @tune FUSED_BELOW: 0 16 64 1024
 
 OUTER_NB = 64  # @tune OUTER_NB: 0 64 96 128
 
-OUTER_FROM = 256  # @tune OUTER_FROM: 16 64 256
+OUTER_FROM = 48  # @tune OUTER_FROM: 16 48 64 256
 
 OUTER_AHEAD = 1  # @tune OUTER_AHEAD: 0 1
 
@@ -487,7 +487,10 @@ def _by_blocks(H, tau, work, warps):
     panels (latency-bound, a few blocks an SM) run beside the update's GEMMs instead of between them. Two sets of
     merged V and T, used in turn: the next block writes one while the update reads the other. On an H100 (2026-12-06,
     `full`, two runs each way in one call) 640x512 7.72-7.77 ms against 7.97-8.04 without; its panels ran 2.98 ms
-    beside the GEMMs (2.46 alone) and their stream waited 1.27 ms (bench/timeline.py)."""
+    beside the GEMMs (2.46 alone) and their stream waited 1.27 ms (bench/timeline.py). It also takes 60x1024 into
+    outer blocks (OUTER_FROM 48), in a CUDA graph (GRAPH_BYTES 256 MiB), 6.52-6.78 -> 5.74-5.79 ms (another call);
+    without the graph its launches were paced by Python (6.1 ms of host a 6.1 ms call), and without the look-ahead
+    outer blocks had lost there (6.32 against 5.85 on the H200)."""
     n = H.shape[1]
     blocks = [_Outer(H), _Outer(H)] if OUTER_AHEAD else [_Outer(H)]
     start, stop = 0, _factor_block(H, tau, work, blocks[0], 0, warps)
