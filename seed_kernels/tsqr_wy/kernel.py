@@ -460,8 +460,9 @@ def _graphed(A, warps):
 
 
 def _blocked(H, tau, work, warps, graphed=False):
-    """Factor H in place, panel by panel (the module docstring says how); with a panel of look-ahead for batches
-    under LOOKAHEAD_BELOW when the launches go into a CUDA graph (`graphed`): paced by Python, it lost."""
+    """Factor H in place, panel by panel (the module docstring says how): in outer blocks from OUTER_FROM matrices
+    (`_by_blocks`), else with a panel of look-ahead for batches under LOOKAHEAD_BELOW when the launches go into a
+    CUDA graph (`graphed`; paced by Python, it lost), else one panel after another."""
     batch, n, _ = H.shape
     V, _G, T, *_, counts = work
     counts.zero_()
