@@ -38,6 +38,15 @@ def test_try_judges_a_directory_and_compares_it_with_best(tmp_path: Path) -> Non
     (broken / "sort.py").write_text("def sort_list(values) return values\n")
     bad = evolve(sort, "try", str(broken))
     assert bad.returncode == 1 and bad.stdout.startswith("compile_error") and "why: " in bad.stdout, bad.stdout
+    seed = (sort / "seeds" / "mergesort" / "sort.py").read_text()
+    tuned = evolve(sort, "try", "seeds/mergesort", "--set", "CUTOFF=12", "--json")  # a tunable set by hand
+    assert tuned.returncode == 0, tuned.stdout + tuned.stderr
+    assert tuned.stderr.startswith("with CUTOFF=12 (was 2)\n") and json.loads(tuned.stdout)["settings"] == \
+        ["CUTOFF=12 (was 2)"]
+    assert (sort / "seeds" / "mergesort" / "sort.py").read_text() == seed  # judged in a copy
+    unknown = evolve(sort, "try", "seeds/mergesort", "--set", "CUTOF=12")
+    assert unknown.returncode == 1 and "Traceback" not in unknown.stderr
+    assert "--set CUTOF=12: no tunable CUTOF is declared" in unknown.stderr and "CUTOFF" in unknown.stderr
     assert refs_and_notes(repo) == before  # no commit, branch, note or file of the user's changed
 
 
@@ -69,6 +78,13 @@ def test_add_records_a_hand_made_kernel_and_judges_it(tmp_path: Path) -> None:
     next_id = f"{made + 2:05d}"
     assert by_ref.returncode == 0 and f"added r1/{next_id}" in by_ref.stdout, by_ref.stdout + by_ref.stderr
     assert Store(repo).snapshot("r1").candidates[next_id].result.cached_from is None  # judged, not copied
+    tuned = evolve(sort, "add", "--ref", "evolve/r1/00001", "--parent", "1", "--set", "BINARY_INSERT=1")
+    third = f"{made + 3:05d}"
+    assert tuned.returncode == 0 and tuned.stdout.startswith("with BINARY_INSERT=1 (was 0)\n"), tuned.stdout
+    assert f"added r1/{third}" in tuned.stdout
+    c = Store(repo).snapshot("r1").candidates[third]
+    assert "set by hand: BINARY_INSERT=1" in c.subject and c.parent_ids == ("00001",)
+    assert "BINARY_INSERT = 1  # @tune" in git(repo, "show", f"{c.commit}:examples/sort/kernel/sort.py")
     nowhere = evolve(sort, "add", "--ref", "no-such-branch")
     assert nowhere.returncode == 1 and "--ref no-such-branch: no such commit" in nowhere.stderr, nowhere.stderr
     assert "Traceback" not in nowhere.stderr and "fatal" not in nowhere.stderr

@@ -11,7 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from evolver.commands.common import UserError, Verb, open_repo, resolve, run_name, run_of, run_winner
+from evolver.commands.common import (UserError, Verb, files_of_directory, open_repo, resolve, run_name, run_of,
+                                     run_winner, set_arg, with_settings)
 from evolver.records.candidates import Candidate, Result, Snapshot, with_unit
 from evolver.records.config import Config
 from evolver.records.store import Store
@@ -62,18 +63,19 @@ async def _judge(opened: OpenRun, candidate: Candidate) -> Added:
     return Added(judged, Result.of(first), confirmation, recorder.best())
 
 
-def files_of_directory(directory: Path) -> dict[str, bytes]:
-    """Every file under `directory` (relative paths), byte for byte; caches and git metadata left out."""
-    return {p.relative_to(directory).as_posix(): p.read_bytes() for p in sorted(directory.rglob("*"))
-            if p.is_file() and "__pycache__" not in p.parts and ".git" not in p.parts}
-
-
 def cmd_add(args: argparse.Namespace) -> int:
 
     config, store = open_repo(args)
     run = run_of(args, config, store)
 
+    changes: list[str] = []
+
     def kernel() -> dict[str, bytes]:
+        files, changed = with_settings(kernel_files(), args.settings)
+        changes.extend(changed)
+        return files
+
+    def kernel_files() -> dict[str, bytes]:
         if args.ref:
             commit = store.rev_parse(f"{args.ref}^{{commit}}")
             if commit is None:
@@ -95,9 +97,12 @@ def cmd_add(args: argparse.Namespace) -> int:
             raise UserError(f"run {snapshot.run!r} has no correct candidate yet; name one with --parent")
         return best
 
-    done = add(config, store, run, kernel, parent, args.message, say=lambda line: None)
+    message = args.message or ("set by hand: " + ", ".join(args.settings) if args.settings else "")
+    done = add(config, store, run, kernel, parent, message, say=lambda line: None)
     c, r = done.candidate, done.result
     score = f" {with_unit(r.score, c)}" if r.score is not None else ""
+    if changes:
+        print("with " + "; ".join(changes))
     print(f"added {c.run}/{c.id} (manual, a child of {c.parent_ids[0]}): {r.status}{score}"
           + (f"; why: {r.error.splitlines()[0][:200]}" if r.error and r.status != "ok" else ""))
     if done.confirmation is not None:
@@ -118,5 +123,6 @@ def add_verb(verb: Verb) -> None:
     p.add_argument("--ref", metavar="REF", help="take the kernel directory from this git ref instead")
     p.add_argument("--parent", metavar="ID", default="best", help="its parent (default: the run's best)")
     p.add_argument("-m", "--message", default="", help="what it changes (the commit message)")
+    set_arg(p)
     p.add_argument("--run", metavar="NAME", type=run_name)
     p.set_defaults(func=cmd_add)

@@ -15,6 +15,7 @@ from evolver.records.refs import BEST_REF, bad_run_name
 from evolver.records.results import Recorder
 from evolver.records.runs import choose_run, run_base
 from evolver.records.store import Store
+from evolver.search.tunables import apply_settings
 
 
 def run_name(text: str) -> str:
@@ -177,3 +178,31 @@ def positive(kind: type) -> Any:
         return value
     parse.__name__ = kind.__name__
     return parse
+
+
+def files_of_directory(directory: Path) -> dict[str, bytes]:
+    """Every file under `directory` (relative paths), byte for byte; caches and git metadata left out."""
+    return {p.relative_to(directory).as_posix(): p.read_bytes() for p in sorted(directory.rglob("*"))
+            if p.is_file() and "__pycache__" not in p.parts and ".git" not in p.parts}
+
+
+def with_settings(files: dict[str, bytes], settings: list[str]) -> tuple[dict[str, bytes], list[str]]:
+    """Kernel files with `--set NAME=VALUE` applied to the tunables their text files declare, and what changed."""
+    text = {}
+    for path, data in files.items():
+        try:
+            text[path] = data.decode()
+        except UnicodeDecodeError:
+            continue  # not source: nothing to tune there
+    try:
+        changed, changes = apply_settings(text, settings)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    return {**files, **{path: t.encode() for path, t in changed.items() if t != text[path]}}, changes
+
+
+def set_arg(p: argparse.ArgumentParser) -> None:
+    """`--set NAME=VALUE`, repeatable: a tunable of the kernel set by hand."""
+    p.add_argument("--set", metavar="NAME=VALUE", action="append", default=[], dest="settings",
+                   help="set the kernel's tunable NAME (an @tune line) to VALUE first, in a copy: the directory "
+                        "stays as it is (repeat for several)")

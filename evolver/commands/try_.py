@@ -10,10 +10,12 @@ import argparse
 import asyncio
 import json
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
-from evolver.commands.common import UserError, Verb, branch_best, brief, open_repo, resolve, run_name
+from evolver.commands.common import (UserError, Verb, branch_best, brief, files_of_directory, open_repo, resolve,
+                                     run_name, set_arg, with_settings)
 from evolver.evaluation.evaluate import Evaluator, make_slots
 from evolver.records.candidates import Candidate, Result
 from evolver.records.config import Config
@@ -29,7 +31,7 @@ def cmd_try(args: argparse.Namespace) -> int:
     runs = store.runs(config.problem.kernel_dir)
     run = args.run or (runs[-1] if runs else None)
     mode = args.mode or config.evaluation.mode
-    raw = judge_directory(config, store, run, directory, mode)
+    raw = _judged(config, store, run, directory, mode, args.settings)
     result = Result.of(raw)
     reference = _reference(args, config, store, run)
     if args.json:
@@ -41,6 +43,21 @@ def cmd_try(args: argparse.Namespace) -> int:
     else:
         print("\n".join(report(result, reference, mode, raw.get("duration_s"))))
     return 0 if result.status == "ok" else 1
+
+
+def _judged(config: Config, store: Store, run: str | None, directory: Path, mode: str,
+            settings: list[str]) -> dict[str, Any]:
+    """The directory judged as it is, or a copy of it with `--set`'s tunables set (the directory left as it is)."""
+    if not settings:
+        return judge_directory(config, store, run, directory, mode)
+    files, changes = with_settings(files_of_directory(directory), settings)
+    print("with " + "; ".join(changes), file=sys.stderr, flush=True)
+    with tempfile.TemporaryDirectory(prefix="evolve-try-") as tmp:
+        copy = Path(tmp) / directory.name
+        for path, data in files.items():
+            (copy / path).parent.mkdir(parents=True, exist_ok=True)
+            (copy / path).write_bytes(data)
+        return {**judge_directory(config, store, run, copy, mode), "settings": changes}
 
 
 def judge_directory(config: Config, store: Store, run: str | None, directory: Path, mode: str) -> dict[str, Any]:
@@ -151,6 +168,7 @@ def add_verb(verb: Verb) -> None:
     p.add_argument("dir", nargs="?", help="the kernel directory (default: the problem's kernel_dir)")
     p.add_argument("--mode", metavar="MODE", help="the evaluation mode (default: [evaluation] mode)")
     p.add_argument("--against", metavar="ID", default="best", help="the candidate to compare with (default: best)")
+    set_arg(p)
     p.add_argument("--run", metavar="NAME", type=run_name, help="the run whose judge and candidates to use")
     p.add_argument("--json", action="store_true", help="the result as one JSON object")
     p.set_defaults(func=cmd_try)

@@ -53,6 +53,29 @@ def set_value(files: dict[str, str], tunable: Tunable, value: str) -> dict[str, 
     return {**files, tunable.path: "".join(lines)}
 
 
+def apply_settings(files: dict[str, str], settings: list[str]) -> tuple[dict[str, str], list[str]]:
+    """`NAME=VALUE` settings of declared tunables (`evolve try --set`, `evolve add --set`) applied to `files`: each
+    declaration of NAME takes VALUE. Returns the files and what changed ("NAME=VALUE (was OLD)"). A value outside the
+    declared choices is allowed, for a person may look beyond them, and said. ValueError says what is wrong."""
+    changes = []
+    for setting in settings:
+        name, _, value = (part.strip() for part in setting.partition("="))
+        if not name or not _NUMBER.fullmatch(value):
+            raise ValueError(f"--set {setting!r}: NAME=VALUE, VALUE a number (as `--set NB=16`)")
+        found = [t for t in find_tunables(files) if t.name == name]
+        if not found:
+            declared = ", ".join(sorted({t.name for t in find_tunables(files)})) or "none"
+            raise ValueError(f"--set {setting}: no tunable {name} is declared (@tune) in the kernel (declared: "
+                             f"{declared})")
+        for t in found:
+            files = set_value(files, t, value)
+        t = found[0]
+        where = f" in {len(found)} places" if len(found) > 1 else ""
+        beyond = "" if value in t.choices else f"; not among its choices {' '.join(t.choices)}"
+        changes.append(f"{name}={value} (was {t.value}{where}{beyond})")
+    return files, changes
+
+
 def moves(files: dict[str, str]) -> list[tuple[Tunable, str, float]]:
     """Every single-parameter change, weighted to prefer the neighbouring values of each choice list."""
     out = []
