@@ -6,8 +6,8 @@
 # `best` moves). At the end `evolve lineage best`, `evolve status`, and the run pushed (`evolve push`) to a bare
 # remote that comes back as one git bundle. About a minute a step on an H200.
 #
-# A line of $STEPS is `CHANGE -- MESSAGE`: CHANGE is `NAME=VALUE ...` (kernel.py's constants, bench/variant.py) or
-# `dir:PATH` (a kernel directory of this tree whose files replace best's; kernel.py's constants then as in PATH).
+# A line of $STEPS is `CHANGE -- MESSAGE`: CHANGE is `NAME=VALUE ...` (tunables the kernel declares with @tune, set by
+# `evolve try --set` and `evolve add --set`) or `dir:PATH` (a kernel directory of this tree whose files replace best's).
 # Blank lines and lines starting with # are skipped.
 #
 #     STEPS=bench/climb/steps.txt [START="NAME=VALUE ..."] bash bench/climb_pass.sh
@@ -46,14 +46,18 @@ while IFS= read -r line <&3; do  # (the steps on fd 3: no command in the loop re
   step=$work/climb/step$number
   rm -rf "$step" && mkdir -p "$step"
   git -C "$repo" archive "best:$(git -C "$work" rev-parse --show-prefix)kernel" | tar -x -C "$step"  # best's kernel/
+  sets=()  # constants: the product's own --set on best's kernel (its @tune lines), in try and in add alike
   if [[ $change == dir:* ]]; then
     cp -r "$root/${change#dir:}/." "$step/"
   else
-    made=$($py "$root/bench/variant.py" "$step" $change) || { log "step $number: $change: no such constants"; continue; }
-    rm -rf "$step" && mv "$made" "$step"
+    for setting in $change; do sets+=(--set "$setting"); done
   fi
   log "step $number: evolve try ($change)"
-  evolve try "climb/step$number" --json | tail -1 > "$OUT/try_$number.json"
+  evolve try "climb/step$number" "${sets[@]}" --json | tail -1 > "$OUT/try_$number.json"
+  if ! $py -c 'import json, sys; json.load(open(sys.argv[1]))' "$OUT/try_$number.json" 2> /dev/null; then
+    log "step $number: $(cat "$OUT/try_$number.json")"  # evolve's one-line error (a name no @tune line declares)
+    continue
+  fi
   verdict=$($py - "$OUT/try_$number.json" "$work/evolve.toml" <<'PY'
 import json, sys, tomllib
 try:
@@ -71,7 +75,7 @@ PY
   log "step $number: ${verdict#* }"
   if [[ $verdict == wins* ]]; then
     log "step $number: faster than best by more than min_gain: evolve add"
-    evolve add "climb/step$number" -m "$message" | tail -3 | tee -a "$OUT/pass.log"
+    evolve add "climb/step$number" "${sets[@]}" -m "$message" | tail -3 | tee -a "$OUT/pass.log"
   fi
 done 3< "$steps"
 evolve lineage best > "$OUT/lineage.txt"

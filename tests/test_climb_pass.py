@@ -33,7 +33,7 @@ def test_a_climb_records_the_winning_steps_and_its_bundle_pulls(tmp_path: Path) 
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "step 1: faster than best by more than min_gain: evolve add" in log, log
     assert "step 2: ok" in log and "step 2: faster" not in log, log  # slower than the new best: only tried
-    assert "step 3: NOPE=1: no such constants" in log, log
+    assert "step 3: evolve: error: --set NOPE=1: no tunable NOPE is declared (@tune)" in log, log
     assert "the seed before the climb: WIDTH=4" in log, log
     assert json.loads((out / "try_1.json").read_text())["status"] == "ok"
     lineage = (out / "lineage.txt").read_text()
