@@ -41,8 +41,9 @@ def test_try_judges_a_directory_and_compares_it_with_best(tmp_path: Path) -> Non
     seed = (sort / "seeds" / "mergesort" / "sort.py").read_text()
     tuned = evolve(sort, "try", "seeds/mergesort", "--set", "CUTOFF=12", "--json")  # a tunable set by hand
     assert tuned.returncode == 0, tuned.stdout + tuned.stderr
-    assert tuned.stderr.startswith("with CUTOFF=12 (was 2)\n") and json.loads(tuned.stdout)["settings"] == \
+    assert tuned.stderr.startswith("with CUTOFF=12 (was 2)\njudging ") and json.loads(tuned.stdout)["settings"] == \
         ["CUTOFF=12 (was 2)"]
+    assert "seeds/mergesort with CUTOFF=12 (a copy) in full mode" in tuned.stderr.splitlines()[1]
     assert (sort / "seeds" / "mergesort" / "sort.py").read_text() == seed  # judged in a copy
     unknown = evolve(sort, "try", "seeds/mergesort", "--set", "CUTOF=12")
     assert unknown.returncode == 1 and "Traceback" not in unknown.stderr

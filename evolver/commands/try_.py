@@ -57,18 +57,21 @@ def _judged(config: Config, store: Store, run: str | None, directory: Path, mode
         for path, data in files.items():
             (copy / path).parent.mkdir(parents=True, exist_ok=True)
             (copy / path).write_bytes(data)
-        return {**judge_directory(config, store, run, copy, mode), "settings": changes}
+        shown = f"{directory} with {', '.join(settings)} (a copy)"
+        return {**judge_directory(config, store, run, copy, mode, shown), "settings": changes}
 
 
-def judge_directory(config: Config, store: Store, run: str | None, directory: Path, mode: str) -> dict[str, Any]:
+def judge_directory(config: Config, store: Store, run: str | None, directory: Path, mode: str,
+                    shown: str | None = None) -> dict[str, Any]:
     """One evaluation of a kernel directory by `run`'s judge, as a candidate's (nothing written to git); what
-    is judged is said at once on stderr, and the evaluator's own output follows there as it comes."""
+    is judged (`shown`, else the directory) is said at once on stderr, and the evaluator's own output follows
+    there as it comes."""
     evaluator = Evaluator(config, store, run_base(store, run), purpose="try")
     slots = make_slots(config)
     evaluator.check_runnable(slots)
     evaluator.check_mode(mode, "--mode")
     where = "in the sandbox" if evaluator.sandboxed else "outside a sandbox"
-    print(f"judging {directory} in {mode} mode, {where} (timeout {config.evaluation.timeout_s:g} s); the "
+    print(f"judging {shown or directory} in {mode} mode, {where} (timeout {config.evaluation.timeout_s:g} s); the "
           "evaluator's own output follows on stderr", file=sys.stderr, flush=True)
     evaluator.echo = _echo
     return asyncio.run(_judge(evaluator, directory, slots[0], mode))
