@@ -6,8 +6,9 @@
 # `best` moves). At the end `evolve lineage best`, `evolve status`, and the run pushed (`evolve push`) to a bare
 # remote that comes back as one git bundle. About a minute a step on an H200.
 #
-# A line of $STEPS is `CHANGE -- MESSAGE`: CHANGE is `NAME=VALUE ...` (tunables the kernel declares with @tune, set by
-# `evolve try --set` and `evolve add --set`) or `dir:PATH` (a kernel directory of this tree whose files replace best's).
+# A line of $STEPS is `CHANGE -- MESSAGE`: CHANGE is `NAME=VALUE ...` (tunables best's kernel declares with @tune, set
+# by `evolve try --ref best --set` and `evolve add --ref best --set`) or `dir:PATH` (a kernel directory of this tree
+# whose files replace best's).
 # Blank lines and lines starting with # are skipped.
 #
 #     STEPS=bench/climb/steps.txt [START="NAME=VALUE ..."] bash bench/climb_pass.sh
@@ -43,17 +44,18 @@ while IFS= read -r line <&3; do  # (the steps on fd 3: no command in the loop re
   [[ -z ${line// } || $line == \#* ]] && continue
   number=$((number + 1))
   change=${line%% -- *} message=${line#* -- }
-  step=$work/climb/step$number
-  rm -rf "$step" && mkdir -p "$step"
-  git -C "$repo" archive "best:$(git -C "$work" rev-parse --show-prefix)kernel" | tar -x -C "$step"  # best's kernel/
-  sets=()  # constants: the product's own --set on best's kernel (its @tune lines), in try and in add alike
-  if [[ $change == dir:* ]]; then
+  if [[ $change == dir:* ]]; then  # best's kernel/ with the directory's files over it, as a directory of the tree
+    step=$work/climb/step$number
+    rm -rf "$step" && mkdir -p "$step"
+    git -C "$repo" archive "best:$(git -C "$work" rev-parse --show-prefix)kernel" | tar -x -C "$step"
     cp -r "$root/${change#dir:}/." "$step/"
-  else
-    for setting in $change; do sets+=(--set "$setting"); done
+    kernel=("climb/step$number")
+  else  # constants: best's kernel with its @tune lines set, by the product itself (no checkout, no directory)
+    kernel=(--ref best)
+    for setting in $change; do kernel+=(--set "$setting"); done
   fi
   log "step $number: evolve try ($change)"
-  evolve try "climb/step$number" "${sets[@]}" --json | tail -1 > "$OUT/try_$number.json"
+  evolve try "${kernel[@]}" --json | tail -1 > "$OUT/try_$number.json"
   if ! $py -c 'import json, sys; json.load(open(sys.argv[1]))' "$OUT/try_$number.json" 2> /dev/null; then
     log "step $number: $(cat "$OUT/try_$number.json")"  # evolve's one-line error (a name no @tune line declares)
     continue
@@ -75,7 +77,7 @@ PY
   log "step $number: ${verdict#* }"
   if [[ $verdict == wins* ]]; then
     log "step $number: faster than best by more than min_gain: evolve add"
-    evolve add "climb/step$number" "${sets[@]}" -m "$message" | tail -3 | tee -a "$OUT/pass.log"
+    evolve add "${kernel[@]}" -m "$message" | tail -3 | tee -a "$OUT/pass.log"
   fi
 done 3< "$steps"
 evolve lineage best > "$OUT/lineage.txt"

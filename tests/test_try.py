@@ -45,6 +45,12 @@ def test_try_judges_a_directory_and_compares_it_with_best(tmp_path: Path) -> Non
         ["CUTOFF=12 (was 2)"]
     assert "seeds/mergesort with CUTOFF=12 (a copy) in full mode" in tuned.stderr.splitlines()[1]
     assert (sort / "seeds" / "mergesort" / "sort.py").read_text() == seed  # judged in a copy
+    held = evolve(sort, "try", "--ref", "best", "--set", "SKIP_ORDERED=1", "--json")  # best's kernel, no checkout
+    assert held.returncode == 0, held.stdout + held.stderr
+    assert [s.split(" (was ")[0] for s in json.loads(held.stdout)["settings"]] == ["SKIP_ORDERED=1"]
+    assert "judging best's examples/sort/kernel/ with SKIP_ORDERED=1 (a copy)" in held.stderr
+    both = evolve(sort, "try", "seeds/mergesort", "--ref", "best")
+    assert both.returncode == 1 and "one kernel to judge, not two" in both.stderr and "Traceback" not in both.stderr
     unknown = evolve(sort, "try", "seeds/mergesort", "--set", "CUTOF=12")
     assert unknown.returncode == 1 and "Traceback" not in unknown.stderr
     assert "--set CUTOF=12: no tunable CUTOF is declared" in unknown.stderr and "CUTOFF" in unknown.stderr

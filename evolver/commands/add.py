@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from evolver.commands.common import (UserError, Verb, files_of_directory, open_repo, resolve, run_name, run_of,
-                                     run_winner, set_arg, with_settings)
+from evolver.commands.common import (UserError, Verb, files_of_directory, open_repo, ref_files, resolve, run_name,
+                                     run_of, run_winner, set_arg, with_settings)
 from evolver.records.candidates import Candidate, Result, Snapshot, with_unit
 from evolver.records.config import Config
 from evolver.records.store import Store
@@ -77,13 +77,7 @@ def cmd_add(args: argparse.Namespace) -> int:
 
     def kernel_files() -> dict[str, bytes]:
         if args.ref:
-            commit = store.rev_parse(f"{args.ref}^{{commit}}")
-            if commit is None:
-                raise UserError(f"--ref {args.ref}: no such commit in {store.root}")
-            found = store.read_files(commit, config.problem.kernel_dir)
-            if not found:
-                raise UserError(f"{args.ref}: no {config.problem.kernel_dir}/ there")
-            return found
+            return ref_files(config, store, args.ref)
         directory = Path(args.dir).resolve() if args.dir else config.root / config.problem.kernel_dir
         if not directory.is_dir() or not files_of_directory(directory):
             raise UserError(f"{directory}: no such directory, or nothing in it")

@@ -186,6 +186,17 @@ def files_of_directory(directory: Path) -> dict[str, bytes]:
             if p.is_file() and "__pycache__" not in p.parts and ".git" not in p.parts}
 
 
+def ref_files(config: Config, store: Store, ref: str) -> dict[str, bytes]:
+    """The problem's kernel directory as a git ref has it (a candidate's branch, `best`, any commit)."""
+    commit = store.rev_parse(f"{ref}^{{commit}}")
+    if commit is None:
+        raise UserError(f"--ref {ref}: no such commit in {store.root}")
+    found = store.read_files(commit, config.problem.kernel_dir)
+    if not found:
+        raise UserError(f"{ref}: no {config.problem.kernel_dir}/ there")
+    return found
+
+
 def with_settings(files: dict[str, bytes], settings: list[str]) -> tuple[dict[str, bytes], list[str]]:
     """Kernel files with `--set NAME=VALUE` applied to the tunables their text files declare, and what changed."""
     text = {}

@@ -14,8 +14,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from evolver.commands.common import (UserError, Verb, branch_best, brief, files_of_directory, open_repo, resolve,
-                                     run_name, set_arg, with_settings)
+from evolver.commands.common import (UserError, Verb, branch_best, brief, files_of_directory, open_repo, ref_files,
+                                     resolve, run_name, set_arg, with_settings)
 from evolver.evaluation.evaluate import Evaluator, make_slots
 from evolver.records.candidates import Candidate, Result
 from evolver.records.config import Config
@@ -25,13 +25,15 @@ from evolver.records.store import Store
 
 def cmd_try(args: argparse.Namespace) -> int:
     config, store = open_repo(args)
+    if args.ref and args.dir:
+        raise UserError(f"{args.dir} or --ref {args.ref}: one kernel to judge, not two")
     directory = Path(args.dir).resolve() if args.dir else config.root / config.problem.kernel_dir
-    if not directory.is_dir():
+    if not args.ref and not directory.is_dir():
         raise UserError(f"{directory}: no such directory (the kernel to judge)")
     runs = store.runs(config.problem.kernel_dir)
     run = args.run or (runs[-1] if runs else None)
     mode = args.mode or config.evaluation.mode
-    raw = _judged(config, store, run, directory, mode, args.settings)
+    raw = _judged(config, store, run, directory, mode, args)
     result = Result.of(raw)
     reference = _reference(args, config, store, run)
     if args.json:
@@ -46,19 +48,23 @@ def cmd_try(args: argparse.Namespace) -> int:
 
 
 def _judged(config: Config, store: Store, run: str | None, directory: Path, mode: str,
-            settings: list[str]) -> dict[str, Any]:
-    """The directory judged as it is, or a copy of it with `--set`'s tunables set (the directory left as it is)."""
-    if not settings:
+            args: argparse.Namespace) -> dict[str, Any]:
+    """The directory judged as it is, or a copy of it or of `--ref`'s kernel directory with `--set`'s tunables set
+    (the working tree left as it is)."""
+    if not args.settings and not args.ref:
         return judge_directory(config, store, run, directory, mode)
-    files, changes = with_settings(files_of_directory(directory), settings)
-    print("with " + "; ".join(changes), file=sys.stderr, flush=True)
+    files, changes = with_settings(ref_files(config, store, args.ref) if args.ref else files_of_directory(directory),
+                                   args.settings)
+    if changes:
+        print("with " + "; ".join(changes), file=sys.stderr, flush=True)
+    shown = f"{args.ref}'s {config.problem.kernel_dir}/" if args.ref else str(directory)
+    shown += f" with {', '.join(args.settings)}" if args.settings else ""
     with tempfile.TemporaryDirectory(prefix="evolve-try-") as tmp:
-        copy = Path(tmp) / directory.name
+        copy = Path(tmp) / Path(config.problem.kernel_dir).name
         for path, data in files.items():
             (copy / path).parent.mkdir(parents=True, exist_ok=True)
             (copy / path).write_bytes(data)
-        shown = f"{directory} with {', '.join(settings)} (a copy)"
-        return {**judge_directory(config, store, run, copy, mode, shown), "settings": changes}
+        return {**judge_directory(config, store, run, copy, mode, shown + " (a copy)"), "settings": changes}
 
 
 def judge_directory(config: Config, store: Store, run: str | None, directory: Path, mode: str,
@@ -169,6 +175,8 @@ def add_verb(verb: Verb) -> None:
              "`best` (or --against ID), the per-shape change, the failing gate and the compiler's report. Writes "
              "nothing to git. Exit code 0 only for a correct result, so an agent can loop on it.")
     p.add_argument("dir", nargs="?", help="the kernel directory (default: the problem's kernel_dir)")
+    p.add_argument("--ref", metavar="REF", help="judge the kernel directory of this git ref instead (`best`, a "
+                   "candidate's branch, any commit), without a checkout")
     p.add_argument("--mode", metavar="MODE", help="the evaluation mode (default: [evaluation] mode)")
     p.add_argument("--against", metavar="ID", default="best", help="the candidate to compare with (default: best)")
     set_arg(p)
