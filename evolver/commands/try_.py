@@ -1,7 +1,8 @@
-"""`evolve try [DIR]`: judge a kernel directory of the working tree exactly as a candidate would be judged
-(the run's evaluator, in the sandbox, a fresh secret seed, the same timeout) and print what an agent or a
-person needs for the next step: the verdict, the score against a reference candidate, the per-shape change,
-the failing gate, the compiler's report. Writes nothing to git; exit code 0 only for a correct result.
+"""`evolve try [DIR | --ref REF] [--set NAME=VALUE]`: judge a kernel directory of the working tree (or of a git ref,
+with tunables set by hand in a copy) exactly as a candidate would be judged (the run's evaluator, in the sandbox, a
+fresh secret seed, the same timeout) and print what an agent or a person needs for the next step: the verdict, the
+score against a reference candidate, the per-shape change, the failing gate, the compiler's report. Writes nothing
+to git; exit code 0 only for a correct result.
 """
 
 from __future__ import annotations
@@ -170,7 +171,8 @@ def _shapes(result: Result, reference: Result | None) -> list[str]:
 
 def add_verb(verb: Verb) -> None:
     p = verb("try", "judge a kernel directory as a candidate would be (for agents and people)",
-             "Judge a kernel directory of the working tree exactly as a candidate is judged (the run's evaluator, "
+             "Judge a kernel directory of the working tree (or of a git ref, --ref) exactly as a candidate is judged "
+             "(the run's evaluator, "
              "in the sandbox, a fresh secret seed, the same timeout) and print the verdict, the score against "
              "`best` (or --against ID), the per-shape change, the failing gate and the compiler's report. Writes "
              "nothing to git. Exit code 0 only for a correct result, so an agent can loop on it.")
