@@ -1,8 +1,8 @@
 #!/bin/bash
 # For a later session (issue #33), on any GPU: the outer look-ahead where it is not used yet. small_probe on 40x352
 # (outer blocks from 16 matrices; they lost 14% there without the look-ahead), 8x2048 and 2x4096 (outer blocks from one
-# matrix, with their multi-block panels, in place of the panel look-ahead), each against the seed as it ships. About
-# 2 minutes; carry .whl and .devrun; results under $OUT (one tgz).
+# matrix, with their multi-block panels, in place of the panel look-ahead), each against the seed as it ships; then
+# the seed exported (bench/export_pass.sh: its file judged against its directory, twice). About 5 minutes; carry .whl and .devrun; results under $OUT (one tgz).
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "$gpu"
 cd "$(dirname "$0")/.."
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl > /dev/null 2>&1
@@ -14,4 +14,7 @@ for shape in "40 352" "8 2048" "2 4096"; do
     --vary "OUTER_FROM=48;OUTER_FROM=1;OUTER_FROM=1,OUTER_AHEAD=0" > $R/$name.txt 2>&1
   echo "$name rc $? $(( $(date +%s) - s )) s"; grep -E "single|host|against" $R/$name.txt
 done
+s=$(date +%s)  # issue #33 pt 3, the export half: the seed as it ships exported and judged against its directory form
+OUT=$R/export SEEDS=seed_kernels/tsqr_wy REPEATS=2 timeout 300 bash bench/export_pass.sh > $R/export.out 2>&1
+echo "export rc $? $(( $(date +%s) - s )) s"; cat $R/export/pass.log | cut -c1-160
 tar -czf $OUT/r.tgz -C $OUT r && rm -rf $R
