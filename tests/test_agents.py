@@ -39,7 +39,8 @@ def test_an_agent_that_tries_its_kernel_makes_a_judged_child(tmp_path: Path) -> 
     c = child(repo)
     assert c.op == "agent" and c.trailers["Agent"] == "scripted" and c.trailers["Cost-USD"] == "0.250000"
     assert c.status == "ok" and c.result is not None and c.result.cached_from is None  # judged by the run
-    assert "evolve try said: ok" in git(repo, "log", "-1", "--format=%B", c.commit)
+    body = git(repo, "log", "-1", "--format=%B", c.commit)
+    assert "--set CUTOFF=12 judged ok" in body and "evolve try said: ok" in body, body
     assert git(repo, "status", "--porcelain") == "" and "evolve-agent" not in git(repo, "worktree", "list")
     lineage = evolve(repo / "examples" / "sort", "lineage", "2").stdout
     assert "00002  agent" in lineage

@@ -157,6 +157,8 @@ async def _run(argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float
 def agent_prompt(messages: list[dict[str, str]], kernel_dir: str, try_command: str) -> str:
     """What the agent reads (PROMPT.md): the mutation's context, and how to judge its own work."""
     user = next((m["content"] for m in messages if m["role"] == "user"), "")
-    return (f"{user}\n\nWork in `{kernel_dir}/` only: nothing else you change is kept. Judge your kernel as evolve will "
-            f"(exit code 0 means correct; lower scores are better):\n\n    {try_command}\n\nThe run judges the final "
-            "kernel again itself with a fresh secret input: scores you see are for guidance only.\n")
+    return (f"{user}\n\nWork in `{kernel_dir}/` only: nothing else you change is kept. Judge your kernel as evolve "
+            f"will (exit code 0 means correct; lower scores are better):\n\n    {try_command}\n\nTo judge another "
+            "value of a tunable (a line with `@tune`) without an edit, add `--set NAME=VALUE` to that command; only what "
+            "you change in the files is kept. The run judges the final kernel again itself with a fresh secret input: "
+            "scores you see are for guidance only.\n")
