@@ -159,6 +159,6 @@ def agent_prompt(messages: list[dict[str, str]], kernel_dir: str, try_command: s
     user = next((m["content"] for m in messages if m["role"] == "user"), "")
     return (f"{user}\n\nWork in `{kernel_dir}/` only: nothing else you change is kept. Judge your kernel as evolve "
             f"will (exit code 0 means correct; lower scores are better):\n\n    {try_command}\n\nTo judge another "
-            "value of a tunable (a line with `@tune`) without an edit, add `--set NAME=VALUE` to that command; only what "
-            "you change in the files is kept. The run judges the final kernel again itself with a fresh secret input: "
-            "scores you see are for guidance only.\n")
+            "value of a tunable (a line with `@tune`) without an edit, add `--set NAME=VALUE` to that command; only "
+            "what you change in the files is kept. The run judges the final kernel again itself with a fresh secret "
+            "input: scores you see are for guidance only.\n")
