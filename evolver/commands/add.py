@@ -68,20 +68,18 @@ def cmd_add(args: argparse.Namespace) -> int:
     config, store = open_repo(args)
     run = run_of(args, config, store)
 
-    changes: list[str] = []
-
-    def kernel() -> dict[str, bytes]:
-        files, changed = with_settings(kernel_files(), args.settings)
-        changes.extend(changed)
-        return files
-
-    def kernel_files() -> dict[str, bytes]:
+    def kernel() -> dict[str, bytes]:  # read by `add` under the run's lock, `--set` applied (and said) first
         if args.ref:
-            return ref_files(config, store, args.ref)
-        directory = Path(args.dir).resolve() if args.dir else config.root / config.problem.kernel_dir
-        if not directory.is_dir() or not files_of_directory(directory):
-            raise UserError(f"{directory}: no such directory, or nothing in it")
-        return files_of_directory(directory)
+            found = ref_files(config, store, args.ref)
+        else:
+            directory = Path(args.dir).resolve() if args.dir else config.root / config.problem.kernel_dir
+            found = files_of_directory(directory) if directory.is_dir() else {}
+            if not found:
+                raise UserError(f"{directory}: no such directory, or nothing in it")
+        files, changes = with_settings(found, args.settings)
+        if changes:
+            print("with " + "; ".join(changes), flush=True)
+        return files
 
     def parent(snapshot: Snapshot) -> Candidate:
         if args.parent != "best":
@@ -95,8 +93,6 @@ def cmd_add(args: argparse.Namespace) -> int:
     done = add(config, store, run, kernel, parent, message, say=lambda line: None)
     c, r = done.candidate, done.result
     score = f" {with_unit(r.score, c)}" if r.score is not None else ""
-    if changes:
-        print("with " + "; ".join(changes))
     print(f"added {c.run}/{c.id} (manual, a child of {c.parent_ids[0]}): {r.status}{score}"
           + (f"; why: {r.error.splitlines()[0][:200]}" if r.error and r.status != "ok" else ""))
     if done.confirmation is not None:

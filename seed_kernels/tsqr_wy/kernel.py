@@ -489,11 +489,11 @@ def _by_blocks(H, tau, work, warps):
     updated first, then the next block is factored on the side stream while the rest are updated, so that its
     panels (latency-bound, a few blocks an SM) run beside the update's GEMMs instead of between them. Two sets of
     merged V and T, used in turn: the next block writes one while the update reads the other. On an H100 (2026-12-06,
-    `full`, two runs each way in one call) 640x512 7.72-7.77 ms against 7.97-8.04 without; its panels ran 2.98 ms
-    beside the GEMMs (2.46 alone) and their stream waited 1.27 ms (bench/timeline.py). It also takes 60x1024 into
-    outer blocks (OUTER_FROM 48), in a CUDA graph (GRAPH_BYTES 256 MiB), 6.52-6.78 -> 5.74-5.79 ms (another call);
-    without the graph its launches were paced by Python (6.1 ms of host a 6.1 ms call), and without the look-ahead
-    outer blocks had lost there (6.32 against 5.85 on the H200)."""
+    `full`, two runs each way in one call) 640x512 7.71-7.76 ms against 7.97-8.04 without; its panels ran 2.98 ms
+    beside the GEMMs (2.46 alone; bench/timeline.py, where the call took 7.86 ms of GPU against 8.02). It also takes
+    60x1024 into outer blocks (OUTER_FROM 48), in a CUDA graph (GRAPH_BYTES 256 MiB), 6.52-6.78 -> 5.74-5.79 ms
+    (another call); without the graph its launches were paced by Python (6.1 ms of host a 6.1 ms call), and without
+    the look-ahead outer blocks had lost there (6.32 against 5.85 on the H200)."""
     n = H.shape[1]
     blocks = [_Outer(H), _Outer(H)] if OUTER_AHEAD else [_Outer(H)]
     start, stop = 0, _factor_block(H, tau, work, blocks[0], 0, warps)
@@ -671,9 +671,9 @@ def _apply(Vm, Tm, C, inner=False):
     on the H200 (2026-12-06, same call) 2x4096 14.18 -> 13.11 ms and 8x2048 7.63 -> 7.11 in `full` (the look-ahead's
     update of the next panel's columns is on the chain of every panel: bench/timeline.py); after cuBLAS's V^T C
     (60x1024) it lost (6.08 -> 6.15-6.23), so it is not used there. With INNER_APPLY (off: not yet measured) the
-    updates within an outer block (`inner`; 32 columns of C, on the outer look-ahead's side stream, where cuBLAS's
-    three GEMMs wait for SMs beside the update of the rest: 640x512's panel 3 waited 286 us, run94) take tf32x3_apply
-    at any batch."""
+    updates within an outer block (`inner`; 32 columns of C, on the outer look-ahead's side stream, beside the update
+    of the rest) take tf32x3_apply at any batch: one kernel where 640x512 has cuBLAS's three GEMMs between one panel
+    and the next on that stream."""
     batch, m, w = Vm.shape
     one_kernel = APPLY_FROM <= batch < APPLY_BELOW or inner and INNER_APPLY  # (`inner`: within an outer block)
     if one_kernel and m <= APPLY_ROWS and _apply_fits(m, w):
