@@ -66,7 +66,7 @@ def hr_panel(P: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     for i in range(b):  # the LU of Q's top rows less S, S chosen so that every pivot is at least 1 in size
         S[i] = -1 if W[i, i] >= 0 else 1
         U[i, i], U[i, i + 1:] = W[i, i] - S[i], W[i, i + 1:]
-        L[i + 1:, i] = W[i + 1:, i] * (f32(1) / U[i, i])
+        L[i + 1:, i] = W[i + 1:, i] / U[i, i]
         W[i + 1:, i + 1:] -= np.outer(L[i + 1:, i], U[i, i + 1:]).astype(f32)
     below = solve_upper(Q[b:], U)
     T = np.zeros((b, b), f32)

@@ -57,30 +57,22 @@ __device__ __forceinline__ void cluster_gram(const float (&a)[RP_ROWS][32], floa
   __syncthreads();
 }
 
-// R upper with G = R^T R, by one warp, G's upper triangle in registers (lane j: column j, g[c] = G(c, j)), every
-// index a constant (unrolled) and R's rows passed by shuffles: R into R, the reciprocals of its diagonal into rinv
-// (shared memory, for solve_rows). False where a pivot is not positive and finite. (In shared memory, a loop of
-// loads a lane, it took about as long as reg_cluster's whole panel.)
-__device__ __forceinline__ bool chol_regs(float (&g)[32], float (&R)[32][33], float (&rinv)[32], int lane) {
+// R upper with G = R^T R, by one warp (lane j makes column j), from G's upper triangle, which it overwrites;
+// rinv gets the reciprocals of R's diagonal. False where a pivot is not positive and finite.
+__device__ __forceinline__ bool chol_warp(float (&G)[32][33], float (&R)[32][33], float (&rinv)[32], int lane) {
   bool ok = true;
-#pragma unroll
   for (int i = 0; i < 32; ++i) {
-    const float d = __shfl_sync(0xffffffffu, g[i], i);
+    const float d = G[i][i];
     ok = ok && d > 0.f && d < 3.0e38f;
     const float r = sqrtf(ok ? d : 1.f);
-    g[i] = lane == i ? r : (lane > i ? g[i] / r : 0.f);  // R(i, lane)
-    R[i][lane] = g[i];
+    const float rij = lane == i ? r : (lane > i ? G[i][lane] / r : 0.f);
+    R[i][lane] = rij;
     if (lane == i) rinv[i] = 1.f / r;
-#pragma unroll
-    for (int c = i + 1; c < 32; ++c) g[c] -= __shfl_sync(0xffffffffu, g[i], c) * g[i];  // (below the diagonal: unused)
+    __syncwarp();
+    for (int c = i + 1; c <= lane; ++c) G[c][lane] -= R[i][c] * rij;
+    __syncwarp();
   }
   return ok;
-}
-
-// Column `lane` of a 32 x 32 matrix in shared memory into registers.
-__device__ __forceinline__ void column_of(const float (&M)[32][33], float (&g)[32], int lane) {
-#pragma unroll
-  for (int c = 0; c < 32; ++c) g[c] = M[c][lane];
 }
 
 // x = x R^-1 for each of the thread's rows (R upper; rinv the reciprocals of its diagonal).
@@ -103,76 +95,43 @@ __device__ __forceinline__ void solve_rows(float (&x)[RP_ROWS][32], const float 
   }
 }
 
-// True where G (Q1's Gram matrix; lane j: column j, upper triangle) is farther than HR_TOL from I somewhere, or not
-// finite; one warp.
-__device__ __forceinline__ bool far_from_identity(const float (&g)[32], int lane) {
+// True where G (Q1's Gram matrix, upper triangle) is farther than HR_TOL from I somewhere, or not finite; one warp.
+__device__ __forceinline__ bool far_from_identity(const float (&G)[32][33], int lane) {
   float bad = 0.f;
-#pragma unroll
-  for (int c = 0; c < 32; ++c)
-    bad += c <= lane && !(fabsf(g[c] - (c == lane ? 1.f : 0.f)) < HR_TOL) ? 1.f : 0.f;
+  for (int c = 0; c <= lane; ++c) bad += !(fabsf(G[c][lane] - (c == lane ? 1.f : 0.f)) < HR_TOL) ? 1.f : 0.f;
   return warp_sum(bad) > 0.f;
 }
 
-// The LU of W (Q's top 32 rows; lane j: column j in registers, overwritten) less S, by one warp, L's columns passed
-// by shuffles: S into s, U (upper, its diagonal the pivots) and L (unit lower, all 32 x 32) into U and L.
-__device__ __forceinline__ void lu_less_signs(float (&w)[32], float (&U)[32][33], float (&L)[32][33], float (&s)[32],
-                                              int lane) {
-#pragma unroll
+// The LU of W (Q's top 32 rows) less S, by one warp: S into s, U (upper, its diagonal the pivots) and L (unit
+// lower, all 32 x 32) into U and L; W is overwritten.
+__device__ __forceinline__ void lu_less_signs(float (&W)[32][33], float (&U)[32][33], float (&L)[32][33],
+                                              float (&s)[32], int lane) {
   for (int i = 0; i < 32; ++i) {
-    const float wii = __shfl_sync(0xffffffffu, w[i], i);
+    const float wii = W[i][i];
     const float si = wii >= 0.f ? -1.f : 1.f;
     const float u = wii - si;  // |u| = 1 + |wii|
-    const float inv = 1.f / u;
-    U[i][lane] = lane == i ? u : (lane > i ? w[i] : 0.f);
-    if (lane >= i) L[i][lane] = lane == i ? 1.f : 0.f;
+    const float uij = lane == i ? u : (lane > i ? W[i][lane] : 0.f);
+    const float lji = lane > i ? W[lane][i] / u : (lane == i ? 1.f : 0.f);
+    U[i][lane] = uij;
+    L[lane][i] = lji;
     if (lane == i) s[i] = si;
-#pragma unroll
-    for (int r = i + 1; r < 32; ++r) {
-      const float l = __shfl_sync(0xffffffffu, w[r], i) * inv;  // L(r, i)
-      if (lane == i) L[r][i] = l;
-      w[r] -= l * w[i];  // W(r, lane) -= L(r, i) U(i, lane) (columns up to i: unused)
-    }
+    __syncwarp();
+    if (lane > i)
+      for (int r = i + 1; r < 32; ++r) W[r][lane] -= L[r][i] * uij;
+    __syncwarp();
   }
 }
 
-// T = -U S L^-T, by one warp: lane i makes row i from T L^T = -U S, forward (L unit lower), in registers, into T.
+// T = -U S L^-T, by one warp: lane i makes row i from T L^T = -U S, forward (L unit lower), into T.
 __device__ __forceinline__ void hr_t(const float (&U)[32][33], const float (&L)[32][33], const float (&s)[32],
                                      float (&T)[32][33], int lane) {
-  float t[32];
-#pragma unroll
   for (int j = 0; j < 32; ++j) {
-    float acc = j >= lane ? -U[lane][j] * s[j] : 0.f;
-#pragma unroll
-    for (int q = 0; q < j; ++q) acc -= L[j][q] * t[q];  // t[q] = 0 for q < lane
-    t[j] = acc;
-    T[lane][j] = acc;
+    float t = j >= lane ? -U[lane][j] * s[j] : 0.f;
+    for (int q = lane; q < j; ++q) t -= L[j][q] * T[lane][q];
+    T[lane][j] = t;
   }
+  __syncwarp();
 }
-
-// S R = S R2 R1 by one warp (lane j: column j) into SR.
-__device__ __forceinline__ void signed_r(const float (&R2)[32][33], const float (&R1)[32][33], const float (&s)[32],
-                                         float (&SR)[32][33], int lane) {
-  float r1[32];
-  column_of(R1, r1, lane);  // zero below the diagonal (chol_regs wrote R's zeros)
-#pragma unroll
-  for (int i = 0; i < 32; ++i) {
-    float acc = 0.f;
-#pragma unroll
-    for (int q = i; q < 32; ++q) acc += R2[i][q] * r1[q];
-    SR[i][lane] = s[i] * acc;
-  }
-}
-
-#ifdef HR_TRACE  // bench/hr_probe.py: each step's end, block 0 of matrix 0, printed by its thread 0
-#define HR_MARK(step)                                                                    \
-  if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) {                          \
-    unsigned long long ns;                                                               \
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));                               \
-    marks[step] = (size_t)ns;                                                                    \
-  }
-#else
-#define HR_MARK(step)
-#endif
 
 template <int RP_ROWS>
 __device__ __forceinline__ void hr_panel(float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V,
@@ -200,19 +159,12 @@ __device__ __forceinline__ void hr_panel(float* __restrict__ H, float* __restric
   extern __shared__ float tiles[];  // NWARPS tiles of 32 x 33, then two receive buffers of MB_CLUSTER x 1024
   float* tile = tiles + warp * 32 * 33;
   float* recv = tiles + NWARPS * 32 * 33;
-#ifdef HR_TRACE
-  __shared__ size_t marks[12];
-#endif
-  HR_MARK(0)
   float a[RP_ROWS][32];
   load_rows<RP_ROWS>(a, A, tile, row0, m, n, 32, lane, warp);
   cluster_barrier();  // every block of the cluster has started before the first stores into its shared memory
   cluster_gram<RP_ROWS>(a, tiles, recv, Gs, lane, warp);
-  HR_MARK(1)
   if (warp == 0) {
-    float g[32];
-    column_of(Gs, g, lane);
-    const bool ok = chol_regs(g, R1, rinv[0], lane);
+    const bool ok = chol_warp(Gs, R1, rinv[0], lane);
     if (lane == 0) ill = !ok;
   }
   __syncthreads();
@@ -220,16 +172,11 @@ __device__ __forceinline__ void hr_panel(float* __restrict__ H, float* __restric
     reg_panel<RP_ROWS, true>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
     return;
   }
-  HR_MARK(2)
   solve_rows<RP_ROWS>(a, R1, rinv[0]);  // Q1
-  HR_MARK(3)
   cluster_gram<RP_ROWS>(a, tiles, recv + MB_CLUSTER * 1024, Gs, lane, warp);
-  HR_MARK(4)
   if (warp == 0) {
-    float g[32];
-    column_of(Gs, g, lane);
-    const bool far = far_from_identity(g, lane);
-    const bool ok = chol_regs(g, R2, rinv[1], lane);
+    const bool far = far_from_identity(Gs, lane);
+    const bool ok = chol_warp(Gs, R2, rinv[1], lane);
     if (lane == 0) ill = far || !ok;
   }
   __syncthreads();
@@ -237,49 +184,37 @@ __device__ __forceinline__ void hr_panel(float* __restrict__ H, float* __restric
     reg_panel<RP_ROWS, true>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
     return;
   }
-  HR_MARK(5)
   solve_rows<RP_ROWS>(a, R2, rinv[1]);  // Q
-  HR_MARK(6)
   if (lead) {
     if (warp == 0) {
 #pragma unroll
       for (int c = 0; c < 32; ++c) Gs[lane][c] = a[0][c];  // rows 0..31 of Q
       __syncwarp();
-      float w[32];
-      column_of(Gs, w, lane);
-      lu_less_signs(w, Us, Ls, signs, lane);
+      lu_less_signs(Gs, Us, Ls, signs, lane);
     }
     __syncthreads();
     for (int e = threadIdx.x; e < 1024; e += NT)  // U into the other blocks
 #pragma unroll
       for (int q = 1; q < MB_CLUSTER; ++q) st_cluster(&Us[e >> 5][e & 31], q, Us[e >> 5][e & 31]);
   }
-  HR_MARK(7)
   cluster_barrier();
-  HR_MARK(8)
   if (warp == 0) rinv[2][lane] = 1.f / Us[lane][lane];
   __syncthreads();
   solve_rows<RP_ROWS>(a, Us, rinv[2]);  // V's rows below the top 32: Q U^-1
-  HR_MARK(9)
   if (lead && warp == 0) {
     hr_t(Us, Ls, signs, Ts, lane);
-    signed_r(R2, R1, signs, Gs, lane);
+    for (int i = 0; i < 32; ++i) {  // S R = S R2 R1 into Gs (lane j: column j)
+      float r = 0.f;
+      for (int q = i; q <= lane; ++q) r += R2[i][q] * R1[q][lane];
+      Gs[i][lane] = signs[i] * r;
+    }
     __syncwarp();
 #pragma unroll
     for (int c = 0; c < 32; ++c) a[0][c] = c >= lane ? Gs[lane][c] : Ls[lane][c];  // rows 0..31: R, then L below
     tau[(size_t)mat * n + k + lane] = Ts[lane][lane];
     store_t(Ts, T + mat * tstride, ldt, 32, lane);
   }
-  HR_MARK(10)
   store_rows<RP_ROWS>(a, A, tile, row0, m, n, 32, lane, warp, V, ldv, vstride, mat, with_v);
-#ifdef HR_TRACE
-  HR_MARK(11)
-  if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0)
-    printf("hr_trace load+gram %d chol %d solve %d gram %d chol %d solve %d lu %d wait %d solve %d t %d store %d\n",
-           (int)(marks[1] - marks[0]), (int)(marks[2] - marks[1]), (int)(marks[3] - marks[2]), (int)(marks[4] - marks[3]),
-           (int)(marks[5] - marks[4]), (int)(marks[6] - marks[5]), (int)(marks[7] - marks[6]), (int)(marks[8] - marks[7]),
-           (int)(marks[9] - marks[8]), (int)(marks[10] - marks[9]), (int)(marks[11] - marks[10]));
-#endif
 }
 
 // gridDim = (MB_CLUSTER, batch), one cluster per matrix, as reg_cluster1 and reg_cluster2.
