@@ -90,8 +90,8 @@ def panel(binary: Path, A: torch.Tensor, k: int, ncols: int, seed: int = 1) -> l
     batch, n, _ = A.shape
     if binary.name.startswith(("col_panel", "col_cluster")):
         threads, shared = 1024, int(re.sub(r"\D", "", binary.name)) * 32 * 33 * 4
-    else:  # hr_cluster: two buffers of a 32 x 32 matrix from each of the cluster's 8 blocks too
-        threads, shared = 256, 256 * 33 * 4 + (2 * 8 * 1024 * 4 if binary.name.startswith("hr_") else 0)
+    else:
+        threads, shared = 256, 256 * 33 * 4
     out = launch(binary, A, threads, shared, seed, [k, ncols])
     parts, at = [], 0
     for shape in [(batch, n, n), (batch, n), (batch, n, 32), (batch, 32, 32)]:
@@ -203,54 +203,14 @@ def test_the_panel_kernels_make_lapacks_reflectors_v_and_t(tmp_path: Path, kerne
         assert (T[b].double() - larft(Vr, t)).abs().max() < 1e-4
 
 
-def hr_source() -> str:
-    """hr_panel.cu after reg_panel.cu, as kernel.py's _HR_SOURCE (whose HR_MODULE only leaves reg_panel's kernels
-    out)."""
-    return (SEED / "reg_panel.cu").read_text() + (SEED / "hr_panel.cu").read_text()
-
-
-@pytest.mark.parametrize(("kernel", "n", "k"), [("hr_cluster1", 600, 0), ("hr_cluster2", 1100, 40)])
-def test_hr_cluster_makes_an_orthogonal_compact_form_of_the_panel_and_gives_an_ill_one_to_reg_panel(
-        tmp_path: Path, kernel: str, n: int, k: int) -> None:
-    """CholeskyQR2 and Householder reconstruction over a cluster of 8 blocks: on a random panel, reflectors of its
-    own (not LAPACK's: tau between 1 and 2) whose I - V T V^T is orthogonal and takes the panel to R, T as larft
-    makes it from V and tau, H's lower part V's; a panel with a zero column (its Cholesky meets a zero pivot) is
-    factored by reg_panel instead: LAPACK's reflectors, tau 0 for that column. Nothing else of the matrix
-    touched."""
-    binary = build(tmp_path, "reg_panel.cu", kernel, hr_source())
-    A = torch.randn(2, n, n)
-    A[1, k:, k + 3] = 0.0
-    H, tau, V, T = panel(binary, A, k, 32)
-    m = n - k
-    for b in range(2):
-        P, Vb, t = A[b, k:, k:k + 32].double(), V[b, :m].double(), tau[b, k:k + 32].double()
-        Q = torch.eye(m, dtype=torch.float64) - Vb @ T[b].double() @ Vb.T
-        R = torch.triu(H[b, k:k + 32, k:k + 32].double())
-        assert (Q.T @ Q - torch.eye(m, dtype=torch.float64)).abs().max() < 2e-6
-        assert (Q.T @ P - torch.cat([R, torch.zeros(m - 32, 32, dtype=torch.float64)])).abs().max() < 1e-4 * n ** 0.5
-        assert (T[b].double() - larft(Vb, t)).abs().max() < 1e-5
-        assert torch.equal(torch.tril(H[b, k:, k:k + 32], -1), torch.tril(V[b, :m], -1))
-        outside = A[b].clone()
-        outside[k:, k:k + 32] = H[b, k:, k:k + 32]
-        assert torch.equal(outside, H[b])
-    assert ((tau[0, k:k + 32] >= 1) & (tau[0, k:k + 32] <= 2)).all()  # hr_cluster's own reflectors
-    h, t = torch.geqrf(A[1, k:, k:k + 32].double())  # reg_panel's: LAPACK's
-    assert (H[1, k:, k:k + 32].double() - h).abs().max() < 1e-4 and (tau[1, k:k + 32].double() - t).abs().max() < 1e-5
-    assert tau[1, k + 3] == 0.0
-
-
-@pytest.mark.parametrize("kernel", ["lane_qr", "col_qr", "colk_qr4", "col_panel8", "reg_panel1", "col_cluster4",
-                                    "hr_cluster1"])
+@pytest.mark.parametrize("kernel", ["lane_qr", "col_qr", "colk_qr4", "col_panel8", "reg_panel1", "col_cluster4"])
 def test_the_kernels_give_the_same_bits_under_any_schedule(tmp_path: Path, kernel: str) -> None:
-    if kernel.startswith("hr_"):
-        binary = build(tmp_path, "reg_panel.cu", kernel, hr_source())
-    else:
-        binary = build(tmp_path, "reg_panel.cu" if kernel.startswith("reg_") else "cols.cu", kernel)
+    binary = build(tmp_path, "reg_panel.cu" if kernel.startswith("reg_") else "cols.cu", kernel)
     if kernel.startswith(("lane_qr", "col_qr", "colk_qr")):
         A = torch.randn(2, 100 if kernel == "colk_qr4" else 32, 100 if kernel == "colk_qr4" else 32)
         runs = [whole(binary, A, seed) for seed in (1, 2)]
     else:
-        n = 300 if "cluster" in kernel else 230  # col_cluster4, hr_cluster1: 3 of the cluster's 8 blocks hold rows
+        n = 300 if "cluster" in kernel else 230  # col_cluster4: 3 of the cluster's 8 blocks hold rows
         A = torch.randn(1, n, n)
         runs = [panel(binary, A, 0, 32, seed) for seed in (1, 2)]
     assert all(torch.equal(x, y) for x, y in zip(*runs))

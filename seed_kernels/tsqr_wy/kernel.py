@@ -9,8 +9,7 @@ The matrix is walked in panels of NB columns. A panel is factored by the first o
   the whole matrix in shared memory in one launch (TINY_WARPS warps a block for n <= TINY_N);
 - batches under MB_BELOW matrices: a multi-block panel, as a thread block cluster per matrix from CLUSTER_FROM
   matrices (reg_cluster: reg_panel's column over the cluster's blocks, sums stored into each other's shared
-  memory; with HR_PANEL, a full panel of at least 64 rows by hr_cluster, CholeskyQR2 and Householder
-  reconstruction, reg_cluster where the panel is ill-conditioned; or, beyond REG_CLUSTER rows a thread, mb_cluster) or else mb_panel (one barrier among a matrix's blocks
+  memory; or, beyond REG_CLUSTER rows a thread, mb_cluster) or else mb_panel (one barrier among a matrix's blocks
   per column, counted in global memory), over as many blocks as the GPU has SMs for it (at least MB_ROWS rows);
 - batches under COL_PANEL_BELOW: col_panel (a warp per column, up to COL_ROWS rows a lane);
 - batches under REG_BELOW: reg_panel (reg_panel.cu: a thread's whole rows in registers, one barrier a column, T
@@ -79,8 +78,6 @@ CLUSTER_FROM = 1  # @tune CLUSTER_FROM: 1 2 4 8 16
 
 REG_CLUSTER = 2  # @tune REG_CLUSTER: 0 1 2
 
-HR_PANEL = 0  # @tune HR_PANEL: 0 1
-
 FUSED_BELOW = 0  # @tune FUSED_BELOW: 0 16 64 1024
 
 OUTER_NB = 64  # @tune OUTER_NB: 0 64 96 128
@@ -130,9 +127,6 @@ _COMMON = Path(__file__).with_name("common.cu").read_text()  # defines and helpe
 _SOURCE = _COMMON + Path(__file__).with_name("qr.cu").read_text()
 _REG_SOURCE = _COMMON + Path(__file__).with_name("reg_panel.cu").read_text()
 _COL_SOURCE = _COMMON + Path(__file__).with_name("cols.cu").read_text()
-# hr_panel.cu after reg_panel.cu (whose own kernels HR_MODULE leaves out): made where HR_PANEL is set
-_HR_SOURCE = (_COMMON + "#define HR_MODULE\n" + Path(__file__).with_name("reg_panel.cu").read_text()
-              + Path(__file__).with_name("hr_panel.cu").read_text())
 _TF32X3_SOURCE = Path(__file__).with_name("tf32x3.cu").read_text()
 _STAGED_SOURCE = _TF32X3_SOURCE + Path(__file__).with_name("staged.cu").read_text()  # made only where STAGED_FROM is
 _NAMES = ("panel_qr", "small_qr", "build_t", "gram", "mb_panel", "mb_cluster", "trail_update")
@@ -157,7 +151,7 @@ def _module(source, warps=None):
 # NWARPS move recompiled cols.cu (the slowest, 2.6 s with nvcc for sm_90 on a 2-core CPU) and reg_panel.cu (2.6 s)
 # beside qr.cu (1.2 s): the same binaries (nvcc's cubins compared, 2026-12-05), compiled again.
 _DEFINES = {_SOURCE: ("NB", "NWARPS", "GRAM_ROWS", "MB_CLUSTER"), _REG_SOURCE: ("NB", "NWARPS", "MB_CLUSTER"),
-            _HR_SOURCE: ("NB", "NWARPS", "MB_CLUSTER"), _COL_SOURCE: ("MB_CLUSTER",)}
+            _COL_SOURCE: ("MB_CLUSTER",)}
 
 
 def _build(warps):
@@ -187,8 +181,6 @@ def _kernels(warps):
 _AT_IMPORT = [(_SOURCE, NWARPS), (_COL_SOURCE, None), (_TF32X3_SOURCE, None)]
 if NB == 32:  # reg_panel takes panels only with a lane per column
     _AT_IMPORT.append((_REG_SOURCE, RP_WARPS))
-    if HR_PANEL and MB_CLUSTER and REG_CLUSTER and MB_BELOW > CLUSTER_FROM:
-        _AT_IMPORT.append((_HR_SOURCE, RP_WARPS))
 for _source, _warps in _AT_IMPORT:
     _module(_source, _warps)
 _kernels(NWARPS)  # at import: a candidate whose CUDA does not compile fails here, not in its first call
@@ -201,15 +193,14 @@ _COLK = ("colk_qr4", "colk_qr6")  # and up to 128 and 192 (COLK_N)
 
 def _in_register_kernel(name):
     """reg_panel.cu's kernel `name` (reg_panel1, 2 or 4, reg_cluster1 or 2: the digit is rows per thread; a
-    module of the five with RP_WARPS warps), hr_panel.cu's (hr_cluster1 or 2, a module of its own) or cols.cu's
-    (_WHOLE, _COLK; col_panel4, 8, 16 or 32 and col_cluster4, 8 or 16: the digits are rows per lane), each module
-    compiled on first use: the costly ones to compile, so the other modules leave them out and only a call that
-    takes them pays for them."""
+    module of the five with RP_WARPS warps) or cols.cu's (_WHOLE, _COLK; col_panel4, 8, 16 or 32 and col_cluster4, 8 or 16:
+    the digits are rows per lane), each module compiled on first use: the costly ones to compile, so the
+    other modules leave them out and only a call that takes them pays for them."""
     if name not in _REGISTERS:
-        cols, hr = name.startswith(("col", "lane_")), name.startswith("hr_")
-        module = _module(_COL_SOURCE) if cols else _module(_HR_SOURCE if hr else _REG_SOURCE, RP_WARPS)
+        cols = name.startswith(("col", "lane_"))
+        module = _module(_COL_SOURCE) if cols else _module(_REG_SOURCE, RP_WARPS)
         for kernel in ((*_WHOLE, *_COLK, "col_panel4", "col_panel8", "col_panel16", "col_panel32", "col_cluster4",
-                        "col_cluster8", "col_cluster16") if cols else ("hr_cluster1", "hr_cluster2") if hr else
+                        "col_cluster8", "col_cluster16") if cols else
                        ("reg_panel1", "reg_panel2", "reg_panel4", "reg_cluster1", "reg_cluster2")):
             f = _REGISTERS[kernel] = module.get_function(kernel)
             if kernel not in (*_WHOLE, *_COLK):  # the whole-matrix kernels' shared memory is static
@@ -218,12 +209,11 @@ def _in_register_kernel(name):
 
 
 def _panel_launch(name):
-    """Threads a block and dynamic shared memory of the kernel `name` of reg_panel.cu, hr_panel.cu or cols.cu:
-    reg_panel's a 32 x 33 tile a warp (hr_cluster's also two buffers of a 32 x 32 matrix from each block of the
-    cluster), col_panel's and col_cluster's 32 warps and a tile of the block's rows (33 floats each)."""
+    """Threads a block and dynamic shared memory of the kernel `name` of reg_panel.cu or cols.cu: reg_panel's a
+    32 x 33 tile a warp, col_panel's and col_cluster's 32 warps and a tile of the block's rows (33 floats each)."""
     if name.startswith(("col_panel", "col_cluster")):
         return 1024, int(name.removeprefix("col_cluster").removeprefix("col_panel")) * 32 * 33 * 4
-    return RP_WARPS * 32, RP_WARPS * 32 * 33 * 4 + (2 * (MB_CLUSTER or 8) * 1024 * 4 if name.startswith("hr_") else 0)
+    return RP_WARPS * 32, RP_WARPS * 32 * 33 * 4
 
 
 _TF32X3 = {}
@@ -309,7 +299,7 @@ def compile_info():
                    "COL_N": COL_N, "LANE_QR": LANE_QR, "COLK_N": COLK_N,
                    "GRAM_BELOW": GRAM_BELOW, "GRAM_ROWS": GRAM_ROWS,
                    "GRAPH_BYTES": GRAPH_BYTES, "MB_BELOW": MB_BELOW, "MB_ROWS": MB_ROWS, "MB_WARPS": MB_WARPS,
-                   "MB_CLUSTER": MB_CLUSTER, "CLUSTER_FROM": CLUSTER_FROM, "REG_CLUSTER": REG_CLUSTER, "HR_PANEL": HR_PANEL,
+                   "MB_CLUSTER": MB_CLUSTER, "CLUSTER_FROM": CLUSTER_FROM, "REG_CLUSTER": REG_CLUSTER,
                    "FUSED_BELOW": FUSED_BELOW, "OUTER_NB": OUTER_NB, "OUTER_FROM": OUTER_FROM,
                    "OUTER_AHEAD": OUTER_AHEAD, "INNER_APPLY": INNER_APPLY,
                    "REG_ROWS": REG_ROWS, "REG_BELOW": REG_BELOW, "RP_WARPS": RP_WARPS,
@@ -597,8 +587,6 @@ def _panel(H, tau, work, k, ncols, warps, outer=None):
     trailing = k + ncols < n
     cluster = bool(rows) and _clustered(batch)
     name = _register_panel(batch, m, rows, cluster, in_smem)
-    if HR_PANEL and name and name.startswith("reg_cluster") and ncols == 32 and m >= 64:
-        name = "hr" + name.removeprefix("reg")  # reg_cluster where the panel is ill-conditioned
     if name and rows:  # one cluster a matrix
         _in_registers(name, (MB_CLUSTER, batch), H, tau, V, T, k, ncols, trailing)
     elif rows:

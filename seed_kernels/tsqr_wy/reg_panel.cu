@@ -72,48 +72,6 @@ __device__ __forceinline__ void pick_column(const float (&a)[RP_ROWS][32], float
   }
 }
 
-// A warp's rows for one i are 32 consecutive rows (from row0 + warp * 32 + i * NT): they pass through the warp's own
-// 32 x 33 tile, so that global memory is read and written a row per instruction (a thread reading its own row touched
-// 32 rows with every load). Rows from m on and columns from ncols on read as zeros.
-template <int RP_ROWS>
-__device__ __forceinline__ void load_rows(float (&a)[RP_ROWS][32], const float* A, float* tile, int row0, int m, int n,
-                                          int ncols, int lane, int warp) {
-#pragma unroll
-  for (int i = 0; i < RP_ROWS; ++i) {
-    const int base = row0 + warp * 32 + i * NT;
-    for (int rr = 0; rr < 32; ++rr)
-      tile[rr * 33 + lane] = base + rr < m && lane < ncols ? A[(size_t)(base + rr) * n + lane] : 0.f;
-    __syncwarp();
-#pragma unroll
-    for (int c = 0; c < 32; ++c) a[i][c] = tile[lane * 33 + c];
-    __syncwarp();
-  }
-}
-
-// The rows back (the panel's first ncols columns of A, rows below m), and with with_v V's rows (row stride ldv,
-// matrix stride vstride): unit lower trapezoidal, the values below the diagonal as A gets them, zero beyond ncols.
-template <int RP_ROWS>
-__device__ __forceinline__ void store_rows(const float (&a)[RP_ROWS][32], float* A, float* tile, int row0, int m,
-                                           int n, int ncols, int lane, int warp, float* V, int ldv, long long vstride,
-                                           unsigned mat, int with_v) {
-#pragma unroll
-  for (int i = 0; i < RP_ROWS; ++i) {
-    const int base = row0 + warp * 32 + i * NT;
-#pragma unroll
-    for (int c = 0; c < 32; ++c) tile[lane * 33 + c] = a[i][c];
-    __syncwarp();
-    for (int rr = 0; rr < 32 && base + rr < m; ++rr) {
-      const int r = base + rr;
-      const float x = tile[rr * 33 + lane];
-      if (lane < ncols) A[(size_t)r * n + lane] = x;
-      if (with_v)
-        V[mat * vstride + (size_t)r * ldv + lane] =
-            lane >= ncols ? 0.f : (r > lane ? x : (r == lane ? 1.f : 0.f));
-    }
-    __syncwarp();
-  }
-}
-
 // V (row stride ldv, matrix stride vstride) gets the panel's rows from k on, 32 columns, zero beyond ncols; T
 // (ldt, tstride) 32 x 32: kernel.py points them at its workspaces (ld NB) or into an outer block's buffers.
 template <int RP_ROWS, bool CLUSTER>
@@ -130,10 +88,22 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
   const int row0 = CLUSTER ? blockIdx.x * NT * RP_ROWS : 0;  // the block's first row (gridDim.x: the cluster)
   const bool lead = !CLUSTER || blockIdx.x == 0;              // writes tau and T
   float* A = H + (size_t)mat * n * n + (size_t)k * n + k;
+  // A warp's rows for one i are 32 consecutive rows: they pass through the warp's own 32 x 33 tile, so that
+  // global memory is read and written a row per instruction (a thread reading its own row touched 32 rows
+  // with every load).
   extern __shared__ float tiles[];
   float* tile = tiles + warp * 32 * 33;
   float a[RP_ROWS][32];
-  load_rows<RP_ROWS>(a, A, tile, row0, m, n, ncols, lane, warp);
+#pragma unroll
+  for (int i = 0; i < RP_ROWS; ++i) {
+    const int base = row0 + warp * 32 + i * NT;
+    for (int rr = 0; rr < 32; ++rr)
+      tile[rr * 33 + lane] = base + rr < m && lane < ncols ? A[(size_t)(base + rr) * n + lane] : 0.f;
+    __syncwarp();
+#pragma unroll
+    for (int c = 0; c < 32; ++c) a[i][c] = tile[lane * 33 + c];
+    __syncwarp();
+  }
   // every block of the cluster has started before the first column's stores into its shared memory (the CUDA
   // programming guide's rule for distributed shared memory; tests/cuda_on_cpu checks it)
   if constexpr (CLUSTER) cluster_barrier();
@@ -226,11 +196,25 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
       a[i][c] = r > c ? sc * a[i][c] : (r == c ? bc : a[i][c]);
     }
   }
-  store_rows<RP_ROWS>(a, A, tile, row0, m, n, ncols, lane, warp, V, ldv, vstride, mat, with_v);
+#pragma unroll
+  for (int i = 0; i < RP_ROWS; ++i) {
+    const int base = row0 + warp * 32 + i * NT;
+#pragma unroll
+    for (int c = 0; c < 32; ++c) tile[lane * 33 + c] = a[i][c];
+    __syncwarp();
+    for (int rr = 0; rr < 32 && base + rr < m; ++rr) {
+      const int r = base + rr;
+      const float x = tile[rr * 33 + lane];
+      if (lane < ncols) A[(size_t)r * n + lane] = x;
+      if (with_v)
+        V[mat * vstride + (size_t)r * ldv + lane] =
+            lane >= ncols ? 0.f : (r > lane ? x : (r == lane ? 1.f : 0.f));
+    }
+    __syncwarp();
+  }
   if (lead && warp == 0) store_t(Ts, T + mat * tstride, ldt, ncols, lane);
 }
 
-#ifndef HR_MODULE  // hr_panel.cu's module has only its own kernels
 // The three kernels (written out: evolve export reads their signatures); two resident blocks an SM where
 // 128 registers a thread hold the rows.
 extern "C" __global__ void __launch_bounds__(NT, NWARPS <= 8 ? 2 : 1) reg_panel1(
@@ -263,4 +247,3 @@ extern "C" __global__ void __launch_bounds__(NT, 1) MB_CLUSTER_DIMS reg_cluster2
     float* __restrict__ T, int ldt, long long tstride, int n, int k, int ncols, int with_v) {
   reg_panel<2, true>(H, tau, V, ldv, vstride, T, ldt, tstride, n, k, ncols, with_v);
 }
-#endif  // HR_MODULE
