@@ -658,8 +658,7 @@ def main() -> int:
                        "STAGED_UPDATE": 2, "STAGED_VTC": 2},  # x3f_strip, x3f_vtc
                       *({**base, "MB_BELOW": 0, "OUTER_FROM": 0, **outer} for outer in
                       ({"OUTER_NB": 64}, {"NB": 16, "OUTER_NB": 64}, {"OUTER_NB": 96},
-                       {"OUTER_NB": 64, "OUTER_AHEAD": 0},  # (OUTER_AHEAD 0: one set of V and T, one stream)
-                       {"OUTER_NB": 64, "INNER_APPLY": 1, "APPLY_BELOW": 1}))):  # updates in a block by tf32x3_apply
+                       {"OUTER_NB": 64, "OUTER_AHEAD": 0}))):  # (OUTER_AHEAD 0: one set of V and T, one stream)
         NB = int(overrides.get("NB", 32))  # what the stand-ins read, as qr.cu is compiled with -DNB
         module = load(overrides)
         # several outer blocks; 2 and 4 rows a thread; V^T C over several chunks of rows

@@ -86,8 +86,6 @@ OUTER_FROM = 48  # @tune OUTER_FROM: 16 48 64 256
 
 OUTER_AHEAD = 1  # @tune OUTER_AHEAD: 0 1
 
-INNER_APPLY = 0  # @tune INNER_APPLY: 0 1
-
 VTC_BELOW = 16  # @tune VTC_BELOW: 0 4 16 64
 
 REG_ROWS = 4  # @tune REG_ROWS: 0 1 2 4
@@ -301,7 +299,7 @@ def compile_info():
                    "GRAPH_BYTES": GRAPH_BYTES, "MB_BELOW": MB_BELOW, "MB_ROWS": MB_ROWS, "MB_WARPS": MB_WARPS,
                    "MB_CLUSTER": MB_CLUSTER, "CLUSTER_FROM": CLUSTER_FROM, "REG_CLUSTER": REG_CLUSTER,
                    "FUSED_BELOW": FUSED_BELOW, "OUTER_NB": OUTER_NB, "OUTER_FROM": OUTER_FROM,
-                   "OUTER_AHEAD": OUTER_AHEAD, "INNER_APPLY": INNER_APPLY,
+                   "OUTER_AHEAD": OUTER_AHEAD,
                    "REG_ROWS": REG_ROWS, "REG_BELOW": REG_BELOW, "RP_WARPS": RP_WARPS,
                    "COL_PANEL_BELOW": COL_PANEL_BELOW, "COL_ROWS": COL_ROWS, "COL_CLUSTER": COL_CLUSTER,
                    "VTC_BELOW": VTC_BELOW, "TF32X3_BELOW": TF32X3_BELOW, "TF32X3_ROWS": TF32X3_ROWS,
@@ -655,7 +653,7 @@ def _make_t(H, tau, V, G, T, k, ncols, warps):
     build_t((batch,), (NB,), (_ptr(G), _ptr(tau), _ptr(T), cp.int32(n), cp.int32(k), cp.int32(ncols)))
 
 
-def _apply(Vm, Tm, C, inner=False):
+def _apply(Vm, Tm, C):
     """C = (I - V T V^T)^T C. For batches of APPLY_FROM to APPLY_BELOW matrices and C of at most APPLY_ROWS rows
     one kernel does it all in split TF32, C read and written once (tf32x3_apply): on the H200 (2026-12-02) that
     took 40x176 from 300 to 282 us, 40x352 from 697 to 663 and 60x1024 from 6.19 to 6.14 ms, and lost to cuBLAS
@@ -670,13 +668,10 @@ def _apply(Vm, Tm, C, inner=False):
     After tf32x3_vtc, chunk_tw (CHUNK_TW) sums the chunks and makes Wn = -T^T W in one launch where torch took three:
     on the H200 (2026-12-06, same call) 2x4096 14.18 -> 13.11 ms and 8x2048 7.63 -> 7.11 in `full` (the look-ahead's
     update of the next panel's columns is on the chain of every panel: bench/timeline.py); after cuBLAS's V^T C
-    (60x1024) it lost (6.08 -> 6.15-6.23), so it is not used there. With INNER_APPLY (off: not yet measured) the
-    updates within an outer block (`inner`; 32 columns of C, on the outer look-ahead's side stream, beside the update
-    of the rest) take tf32x3_apply at any batch: one kernel where 640x512 has cuBLAS's three GEMMs between one panel
-    and the next on that stream."""
+    (60x1024) it lost (6.08 -> 6.15-6.23), so it is not used there. tf32x3_apply for the updates within 640x512's
+    outer blocks only (on the look-ahead's side stream) lost too: 7.88 against 7.64 ms (H100, NOTES.md)."""
     batch, m, w = Vm.shape
-    one_kernel = APPLY_FROM <= batch < APPLY_BELOW or inner and INNER_APPLY  # (`inner`: within an outer block)
-    if one_kernel and m <= APPLY_ROWS and _apply_fits(m, w):
+    if APPLY_FROM <= batch < APPLY_BELOW and m <= APPLY_ROWS and _apply_fits(m, w):
         _tf32x3_apply(Vm, Tm, C)
         return
     if STAGED_FROM and batch >= STAGED_FROM and w <= 64 and w % 8 == 0:
@@ -837,7 +832,7 @@ class _Outer:
             Tp.copy_(T[:, :ncols, :ncols])
         start, w, Vb, Tb = self.start, self.w, self.V[:, :n - self.start], self.T
         if k + ncols < stop:  # the rest of the block, now: the next panel is factored from it
-            _apply(Vp, Tp, H[:, k:, k + ncols:stop], inner=True)
+            _apply(Vp, Tp, H[:, k:, k + ncols:stop])
         if w:  # T's new columns: -T1 (V1^T V2) T2, V2 being zero above row k
             cross = torch.bmm(Vb[:, k - start:, :w].transpose(1, 2), Vp)
             Tb[:, :w, w:w + ncols] = torch.bmm(torch.bmm(Tb[:, :w, :w], cross), Tp).neg_()
