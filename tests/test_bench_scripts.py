@@ -647,3 +647,21 @@ def test_timeline_says_what_each_stream_and_panel_did() -> None:
     assert lines[-2].startswith("  panel   2: reg_cluster2") and "waited   20.0 us after tf32x3_update" in lines[-2]
     assert lines[-1] == ("  3 panels: ran 210.0 us (median 60.0), waited 20.0 us (median 0.0); between panels' "
                          "starts, median 110.0 us")
+
+
+def test_cluster_trace_patches_the_seeds_own_reg_panel_and_reads_its_lines() -> None:
+    """bench/cluster_trace.py: its copy of the seed differs from the seed only by the two clock reads and the line
+    each block prints (anchored on reg_panel.cu's own lines: a change there must not leave the probe timing nothing),
+    and its summary tells a late cluster from a slow one."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import cluster_trace
+
+    copy = cluster_trace.traced_copy({"LOOKAHEAD_BELOW": "0"})
+    seed, traced = (d / "reg_panel.cu" for d in (ROOT / "seed_kernels" / "tsqr_wy", copy))
+    added = [line for line in traced.read_text().splitlines() if line not in seed.read_text().splitlines()]
+    assert len(added) == 5 and sum("globaltimer" in line for line in added) == 2, added
+    assert "LOOKAHEAD_BELOW = 0" in (copy / "kernel.py").read_text()
+    late = [f"rc {mat} {rank} 0 {start} {start + 60000}" for mat, start in ((0, 1000), (1, 26000)) for rank in range(8)]
+    said = cluster_trace.summary(late)
+    assert "a cluster's span median 60.0 us" in said and "the clusters' starts apart median 25.0 us" in said, said
+    assert "span (first start to last end) median 85.0 us" in said, said
