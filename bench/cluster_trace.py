@@ -8,7 +8,8 @@ lines kept. Per panel: the span from its first block's start to its last block's
 kernel's duration), each cluster's own span, and how far apart the clusters' starts are. The seed as it ships (the
 panel look-ahead in a CUDA graph: panels beside the update), then without the look-ahead (panels alone).
 
-    python bench/cluster_trace.py [BATCH N ...]      (a GPU; default 2 4096 8 2048)
+    python bench/cluster_trace.py [BATCH N ...] [--seed DIR]     (a GPU; default 2 4096 8 2048; DIR: another copy
+                                                                  of tsqr_wy, an earlier commit's say)
 """
 
 from __future__ import annotations
@@ -29,10 +30,10 @@ END = "  if (lead && warp == 0) store_t(Ts, T + mat * tstride, ldt, ncols, lane)
 CLOCK = 'asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(rc_t{}));'
 
 
-def traced_copy(overrides: dict[str, str]) -> Path:
+def traced_copy(overrides: dict[str, str], seed: Path = SEED) -> Path:
     """The seed's directory copied, reg_panel.cu printing each block's start and end, kernel.py's constants set."""
     copy = Path(tempfile.mkdtemp()) / "kernel"
-    shutil.copytree(SEED, copy)
+    shutil.copytree(seed, copy)
     source = (copy / "reg_panel.cu").read_text()
     assert source.count(START) == 1 and source.count(END) == 1
     source = source.replace(START, START + "  size_t rc_t0;\n  " + CLOCK.format(0) + "\n")
@@ -92,10 +93,12 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["--child"]:
         child(argv[1], int(argv[2]), int(argv[3]))
         return 0
+    seed = Path(argv[argv.index("--seed") + 1]) if "--seed" in argv else SEED
+    argv = [a for i, a in enumerate(argv) if a != "--seed" and (i == 0 or argv[i - 1] != "--seed")]
     sizes = [int(a) for a in argv] or [2, 4096, 8, 2048]
     for batch, n in zip(sizes[::2], sizes[1::2]):
         for label, overrides in CONFIGS.items():
-            copy = traced_copy(overrides)
+            copy = traced_copy(overrides, seed)
             out = subprocess.run([sys.executable, __file__, "--child", str(copy), str(batch), str(n)],
                                  capture_output=True, text=True, timeout=600)
             if out.returncode:
