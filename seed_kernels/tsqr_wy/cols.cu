@@ -506,8 +506,10 @@ __device__ __forceinline__ void col_cluster(float* __restrict__ H, float* __rest
       if (lane == 0) ts[par] = t;
     }
     __syncthreads();
-    if (lead && warp == j && lane == 0) taus[j] = t;  // (tau after the loop, as reg_panel: no global store before
-                                                      // a cluster barrier, whose release waits for it)
+    if (lead && warp == j && lane == 0) {  // off the chain: warp j is done
+      taus[j] = t;
+      tau[(size_t)mat * n + k + j] = t;
+    }
     float v[COLS_ROWS];
     if (warp != j && warp < ncols) {
       float d = 0.f;
@@ -548,10 +550,7 @@ __device__ __forceinline__ void col_cluster(float* __restrict__ H, float* __rest
     }
     cluster_barrier();  // the next column's norm and alpha; after the last, no block's shared memory is used
   }
-  if (lead && warp == 0) {  // (Gs, taus: before the last barriers)
-    if (lane < ncols) tau[(size_t)mat * n + k + lane] = taus[lane];
-    larft_warp(Gs, Ts, taus, ncols, lane);
-  }
+  if (lead && warp == 0) larft_warp(Gs, Ts, taus, ncols, lane);  // (Gs, taus: before the last barriers)
   tile_out<COLS_ROWS>(tile, a, A, n, m, ncols, row0, V + mat * vstride, ldv, with_v);
   if (lead && warp == 0) store_t(Ts, T + mat * tstride, ldt, ncols, lane);
 }
