@@ -162,8 +162,10 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
     const float wq = lane > j ? t * g : 0.f;
     if (lead && warp == 0) {
       Gs[lane][j] = g * my_scale;  // G(lane, j) for lane < j
-      if (lane == 0) taus[j] = t;  // tau itself after the loop: a store to global memory here (block 0's) was
-                                   // waited for by every column's cluster barrier (its release, MEMBAR.ALL.GPU)
+      if (lane == 0) {
+        taus[j] = t;
+        tau[(size_t)mat * n + k + j] = t;
+      }
     }
     float v[RP_ROWS];  // reflector j on this thread's rows
 #pragma unroll
@@ -182,7 +184,6 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
   // (a cluster's last stores to another block's shared memory came before the last column's barrier)
   if (lead && warp == 0) {
     __syncwarp();
-    if (lane < ncols) tau[(size_t)mat * n + k + lane] = taus[lane];
     larft_warp(Gs, Ts, taus, ncols, lane);
   }
   // out: v = scale x below the diagonal, beta on it, R above; V unit lower trapezoidal, zero beyond ncols (ld NB)
