@@ -1,7 +1,8 @@
 """tsqr_wy's one-block and cluster kernels, their CUDA source itself, run on the CPU (tests/cuda_on_cpu/emu.h: a
 fiber per thread, the barriers, shuffles and cluster stores as the kernel has them), launched as kernel.py
 launches them: lane_qr, col_qr and small_qr on every test matrix of the contract with n <= 32,
-judged by the harness's own checker; col_panel, col_cluster, reg_panel and reg_cluster on panels against LAPACK's reflectors and larft's T;
+judged by the harness's own checker; col_panel, col_cluster, reg_panel and reg_cluster on panels against LAPACK's reflectors and larft's T
+(reg_cluster with its sums exchanged through mbarriers too);
 under two schedules, which must give the same bits. A machine without a GPU cannot otherwise run a kernel at all:
 bench/seed_model.py checks kernel.py's orchestration with stand-ins, this checks the code the GPU will run."""
 
@@ -40,7 +41,12 @@ def emulated(text: str) -> str:
     text = re.sub(r"^( *)__shared__ (\w+) ([^;]+);", per_block, text, flags=re.MULTILINE)  # declarations, not prose
     primitives = {"cluster_barrier": "inline void cluster_barrier() { emu::wait(0); }",
                   "st_cluster": "inline void st_cluster(float* p, unsigned rank, float v) "
-                                "{ emu::store_remote(p, rank, v); }"}
+                                "{ emu::store_remote(p, rank, v); }",
+                  "mbar_init": "inline void mbar_init(mbar_t* bar, unsigned count) { emu::mbar_init(bar, count); }",
+                  "mbar_expect": "inline void mbar_expect(mbar_t* bar, unsigned bytes) { emu::mbar_expect(bar, bytes); }",
+                  "st_async_cluster": "inline void st_async_cluster(float* p, unsigned rank, float v, mbar_t* bar) "
+                                      "{ emu::st_async(p, rank, v, bar); }",
+                  "mbar_wait": "inline void mbar_wait(mbar_t* bar, unsigned parity) { emu::mbar_wait(bar, parity); }"}
     for name, emulation in primitives.items():
         text, count = re.subn(rf"__device__ __forceinline__ void {name}\(.*?\n}}\n", emulation + "\n", text,
                               flags=re.DOTALL)
@@ -48,15 +54,16 @@ def emulated(text: str) -> str:
     return text
 
 
-def build(tmp_path: Path, source_file: str, kernel: str, source: str | None = None) -> Path:
+def build(tmp_path: Path, source_file: str, kernel: str, source: str | None = None,
+          defines: tuple[str, ...] = ()) -> Path:
     """The driver for `kernel` of common.cu + `source_file` (or `source` in its place), as kernel.py compiles
-    them together."""
+    them together (with `defines`, -DNAME=VALUE, as kernel.py's options)."""
     text = source if source is not None else (SEED / source_file).read_text()
     (tmp_path / "kernel.cu").write_text(emulated((SEED / "common.cu").read_text() + text))
     binary = tmp_path / kernel
     panel, cluster = "panel" in kernel or "cluster" in kernel, "cluster" in kernel
     form = ["-DEMU_PANEL"] * panel + ["-DEMU_CLUSTER"] * cluster
-    subprocess.run(["g++", "-std=c++17", "-O2", "-Wno-unknown-pragmas", *form, f"-DKERNEL={kernel}",
+    subprocess.run(["g++", "-std=c++17", "-O2", "-Wno-unknown-pragmas", *form, *defines, f"-DKERNEL={kernel}",
                     f'-DKERNEL_FILE="{tmp_path / "kernel.cu"}"', f"-I{EMU}", str(EMU / "driver.cpp"), "-o",
                     str(binary)], check=True, timeout=300)
     return binary
@@ -201,6 +208,34 @@ def test_the_panel_kernels_make_lapacks_reflectors_v_and_t(tmp_path: Path, kerne
         Vr[:, :ncols] = torch.tril(h, -1) + torch.eye(m, ncols, dtype=torch.float64)
         assert (V[b, :m].double() - Vr).abs().max() < 1e-4
         assert (T[b].double() - larft(Vr, t)).abs().max() < 1e-4
+
+
+@pytest.mark.parametrize(("kernel", "n", "k"), [("reg_cluster1", 600, 0), ("reg_cluster2", 1100, 40)])
+def test_reg_cluster_exchanging_its_sums_by_mbarrier_gives_the_barriers_bits(tmp_path: Path, kernel: str, n: int,
+                                                                            k: int) -> None:
+    """CLUSTER_MBAR: each block's sums (and row j) sent by st.async into every block's shared memory, each block
+    waiting on its own mbarrier for their bytes, in place of a cluster barrier a column: the same bits as with the
+    barrier (the same sums, added in rank order), under two schedules, a zero column (tau 0) among them."""
+    A = torch.randn(2, n, n)
+    A[1, k:, k + 3] = 0.0
+    (tmp_path / "barrier").mkdir()
+    (tmp_path / "mbarrier").mkdir()
+    barrier = panel(build(tmp_path / "barrier", "reg_panel.cu", kernel), A, k, 32)
+    mbarrier = build(tmp_path / "mbarrier", "reg_panel.cu", kernel, defines=("-DCLUSTER_MBAR=1",))
+    for seed in (1, 2):
+        assert all(torch.equal(x, y) for x, y in zip(barrier, panel(mbarrier, A, k, 32, seed)))
+    assert barrier[1][1, k + 3] == 0.0
+
+
+def test_the_emulator_catches_an_mbarrier_waiting_for_bytes_never_sent(tmp_path: Path) -> None:
+    """reg_cluster with CLUSTER_MBAR expecting a row more than is sent: every block waits on its mbarrier for ever,
+    which the emulator reports as a deadlock instead of hanging."""
+    source = (SEED / "reg_panel.cu").read_text()
+    broken = source.replace("(MB_CLUSTER + !lead) * 32 * 4", "(MB_CLUSTER + 1) * 32 * 4")
+    assert broken != source
+    binary = build(tmp_path, "reg_panel.cu", "reg_cluster1", broken, defines=("-DCLUSTER_MBAR=1",))
+    with pytest.raises(AssertionError, match="exited with 3: deadlock"):
+        panel(binary, torch.randn(1, 300, 300), 0, 32)
 
 
 @pytest.mark.parametrize("kernel", ["lane_qr", "col_qr", "colk_qr4", "col_panel8", "reg_panel1", "col_cluster4"])

@@ -114,6 +114,10 @@ LOOKAHEAD_BELOW = 48  # @tune LOOKAHEAD_BELOW: 0 16 48 64 256
 
 CHUNK_TW = 1  # @tune CHUNK_TW: 0 1
 
+CLUSTER_MBAR = 0  # reg_cluster's sums exchanged by st.async and mbarriers (1), not a cluster barrier a column (0):
+# built 2026-12-06, not yet run on a GPU (the barrier's release fence is most of a panel's slowdown beside the update:
+# NOTES.md); not a tune choice until measured
+
 STAGED_FROM = 0  # batches from which staged.cu's kernels carry _apply (0: none; slower so far: NOTES.md)
 
 STAGED_VTC = 1  # V^T C by x3s_vtc (1), x3f_vtc (2, fragment-major) or cuBLAS (0) (with STAGED_FROM)
@@ -137,7 +141,8 @@ def _module(source, warps=None):
     """The module of `source`, made once: qr.cu or reg_panel.cu for blocks of `warps` warps, or cols.cu or
     tf32x3.cu (no warps). CuPy compiles a module on its first get_function."""
     if (source, warps) not in _MODULES:
-        values = {"NB": NB, "NWARPS": warps, "GRAM_ROWS": GRAM_ROWS, "MB_CLUSTER": MB_CLUSTER or 8}
+        values = {"NB": NB, "NWARPS": warps, "GRAM_ROWS": GRAM_ROWS, "MB_CLUSTER": MB_CLUSTER or 8,
+                  "CLUSTER_MBAR": CLUSTER_MBAR}
         options = ("--std=c++17", *(f"-D{name}={values[name]}" for name in _DEFINES.get(source, ())))
         _MODULES[source, warps] = cp.RawModule(code=source, options=options)
     return _MODULES[source, warps]
@@ -148,8 +153,8 @@ def _module(source, warps=None):
 # read none but MB_CLUSTER, reg_panel.cu not GRAM_ROWS, yet each was compiled with all four, so a GRAM_ROWS or
 # NWARPS move recompiled cols.cu (the slowest, 2.6 s with nvcc for sm_90 on a 2-core CPU) and reg_panel.cu (2.6 s)
 # beside qr.cu (1.2 s): the same binaries (nvcc's cubins compared, 2026-12-05), compiled again.
-_DEFINES = {_SOURCE: ("NB", "NWARPS", "GRAM_ROWS", "MB_CLUSTER"), _REG_SOURCE: ("NB", "NWARPS", "MB_CLUSTER"),
-            _COL_SOURCE: ("MB_CLUSTER",)}
+_DEFINES = {_SOURCE: ("NB", "NWARPS", "GRAM_ROWS", "MB_CLUSTER"),
+            _REG_SOURCE: ("NB", "NWARPS", "MB_CLUSTER", "CLUSTER_MBAR"), _COL_SOURCE: ("MB_CLUSTER",)}
 
 
 def _build(warps):
@@ -304,7 +309,8 @@ def compile_info():
                    "COL_PANEL_BELOW": COL_PANEL_BELOW, "COL_ROWS": COL_ROWS, "COL_CLUSTER": COL_CLUSTER,
                    "VTC_BELOW": VTC_BELOW, "TF32X3_BELOW": TF32X3_BELOW, "TF32X3_ROWS": TF32X3_ROWS,
                    "APPLY_ROWS": APPLY_ROWS, "APPLY_FROM": APPLY_FROM, "APPLY_BELOW": APPLY_BELOW,
-                   "LOOKAHEAD_BELOW": LOOKAHEAD_BELOW, "CHUNK_TW": CHUNK_TW, "STAGED_FROM": STAGED_FROM,
+                   "LOOKAHEAD_BELOW": LOOKAHEAD_BELOW, "CHUNK_TW": CHUNK_TW, "CLUSTER_MBAR": CLUSTER_MBAR,
+                   "STAGED_FROM": STAGED_FROM,
                    "STAGED_VTC": STAGED_VTC, "STAGED_UPDATE": STAGED_UPDATE}
 
 

@@ -82,6 +82,9 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
   __shared__ float rowj[2][32];
   __shared__ float sums[2][CLUSTER ? MB_CLUSTER : 1][32];  // a cluster's blocks' sums, each block's pushed here
   __shared__ float Gs[32][33], Ts[32][33], taus[32];        // warp 0's (of block 0 in a cluster): T after the loop
+#if CLUSTER_MBAR
+  __shared__ mbar_t arrived[2];  // a cluster's: sums[par] (and row j) all in, by column parity
+#endif
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int m = n - k;
   const unsigned mat = CLUSTER ? blockIdx.y : blockIdx.x;
@@ -106,6 +109,12 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
   }
   // every block of the cluster has started before the first column's stores into its shared memory (the CUDA
   // programming guide's rule for distributed shared memory; tests/cuda_on_cpu checks it)
+#if CLUSTER_MBAR
+  if (CLUSTER && threadIdx.x == 0) {  // (made visible to the other blocks by the barrier below)
+    mbar_init(&arrived[0], 1);
+    mbar_init(&arrived[1], 1);
+  }
+#endif
   if constexpr (CLUSTER) cluster_barrier();
   float aj[RP_ROWS];  // column j of this thread's rows, before reflector j
 #pragma unroll
@@ -138,13 +147,28 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
     if constexpr (CLUSTER) {
       if (warp == 0) {  // this block's sums into every block's shared memory (row j too, from block 0)
         const float r = rowj[par][lane];
+#if CLUSTER_MBAR
+        if (lane == 0) mbar_expect(&arrived[par], (MB_CLUSTER + !lead) * 32 * 4);  // the blocks' sums, row j
+#pragma unroll
+        for (int q = 0; q < MB_CLUSTER; ++q) {
+          st_async_cluster(&sums[par][blockIdx.x][lane], q, s, &arrived[par]);
+          if (lead && q > 0) st_async_cluster(&rowj[par][lane], q, r, &arrived[par]);
+        }
+#else
 #pragma unroll
         for (int q = 0; q < MB_CLUSTER; ++q) {
           st_cluster(&sums[par][blockIdx.x][lane], q, s);
           if (lead && q > 0) st_cluster(&rowj[par][lane], q, r);
         }
+#endif
       }
+#if CLUSTER_MBAR
+      // (a block sends column j + 2's sums into this parity's buffers only once it has every block's of column
+      // j + 1, which each sent after reading column j's: no buffer is written before it is read)
+      mbar_wait(&arrived[par], (j >> 1) & 1);
+#else
       cluster_barrier();  // its release makes the stores visible to every block's acquire
+#endif
       s = 0.f;
 #pragma unroll
       for (int q = 0; q < MB_CLUSTER; ++q) s += sums[par][q][lane];  // in rank order: the same bits everywhere
@@ -182,6 +206,9 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
     pick_column<RP_ROWS>(a, aj, j + 1);
   }
   // (a cluster's last stores to another block's shared memory came before the last column's barrier)
+#if CLUSTER_MBAR
+  if constexpr (CLUSTER) cluster_barrier();  // no block leaves while its stores into another may be in flight
+#endif
   if (lead && warp == 0) {
     __syncwarp();
     larft_warp(Gs, Ts, taus, ncols, lane);

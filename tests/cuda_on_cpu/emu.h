@@ -157,10 +157,10 @@ T* dynamic_shared() {
   return reinterpret_cast<T*>(dynamic[running->block].data());
 }
 
-// *p = v in the shared memory of the cluster's block `rank`, p being the same variable's address in this block's.
-// Only after the cluster's first barrier: the CUDA programming guide asks that every block of a cluster has
+// The same variable as p (an address in this block's shared memory, static or dynamic) in the cluster's block
+// `rank`. Only after the cluster's first barrier: the CUDA programming guide asks that every block of a cluster has
 // started before its shared memory is accessed from another block, which a cluster barrier ensures.
-inline void store_remote(float* p, unsigned rank, float v) {
+inline char* remote_address(const void* p, unsigned rank) {
   if (generation[0] == 0) {
     std::fprintf(stderr, "store_remote: block %u stores into block %u's shared memory before the cluster's first "
                  "barrier (it may not have started)\n", running->block, rank);
@@ -169,14 +169,53 @@ inline void store_remote(float* p, unsigned rank, float v) {
   const char* at = reinterpret_cast<const char*>(p);
   for (auto& [key, region] : shared) {
     const auto& [block, id, type] = key;
-    if (block == running->block && at >= region.bytes.get() && at < region.bytes.get() + region.size) {
-      Region& there = shared.at({rank, id, type});
-      std::memcpy(there.bytes.get() + (at - region.bytes.get()), &v, sizeof v);
-      return;
-    }
+    if (block == running->block && at >= region.bytes.get() && at < region.bytes.get() + region.size)
+      return shared.at({rank, id, type}).bytes.get() + (at - region.bytes.get());
   }
-  std::fprintf(stderr, "store_remote: %p is not in block %u's shared memory\n", (void*)p, running->block);
+  std::vector<char>& mine = dynamic[running->block];
+  if (at >= mine.data() && at < mine.data() + mine.size()) return dynamic[rank].data() + (at - mine.data());
+  std::fprintf(stderr, "store_remote: %p is not in block %u's shared memory\n", p, running->block);
   std::exit(3);
+}
+
+// *p = v in the shared memory of the cluster's block `rank`, p being the same variable's address in this block's.
+inline void store_remote(float* p, unsigned rank, float v) { std::memcpy(remote_address(p, rank), &v, sizeof v); }
+
+// An mbarrier (8 bytes of shared memory): a phase completes once its arrivals and its bytes are all in.
+struct Mbar {
+  int tx;  // bytes expected less bytes arrived (negative while the stores run ahead of the expectation)
+  short pending;
+  unsigned char expected, phase;
+};
+static_assert(sizeof(Mbar) == 8);
+inline void mbar_complete(Mbar* m) {  // (an arrival or a store: progress, for the deadlock check)
+  ++progress;
+  if (m->pending == 0 && m->tx == 0) {
+    m->phase ^= 1;
+    m->pending = m->expected;
+  }
+}
+inline void mbar_init(void* bar, unsigned count) {
+  *static_cast<Mbar*>(bar) = {0, (short)count, (unsigned char)count, 0};
+}
+inline void mbar_expect(void* bar, unsigned bytes) {
+  Mbar* m = static_cast<Mbar*>(bar);
+  m->tx += (int)bytes;
+  --m->pending;
+  mbar_complete(m);
+}
+// st.async: v at p in block `rank`, its 4 bytes completed on that block's bar.
+inline void st_async(float* p, unsigned rank, float v, void* bar) {
+  store_remote(p, rank, v);
+  Mbar* m = reinterpret_cast<Mbar*>(remote_address(bar, rank));
+  m->tx -= (int)sizeof v;
+  mbar_complete(m);
+}
+inline void mbar_wait(void* bar, unsigned parity) {
+  Fiber* self = running;
+  while (static_cast<Mbar*>(bar)->phase == parity)  // the phase of that parity not yet complete: yield (a poll is
+    swapcontext(&self->context, &scheduler);         // no progress: if nobody else makes any, that is a deadlock)
+  set_indices(*self);
 }
 
 inline void entry() {
