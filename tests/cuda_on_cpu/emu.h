@@ -157,9 +157,9 @@ T* dynamic_shared() {
   return reinterpret_cast<T*>(dynamic[running->block].data());
 }
 
-// The same variable as p (an address in this block's shared memory, static or dynamic) in the cluster's block
-// `rank`. Only after the cluster's first barrier: the CUDA programming guide asks that every block of a cluster has
-// started before its shared memory is accessed from another block, which a cluster barrier ensures.
+// The same variable as p (an address in this block's static shared memory) in the cluster's block `rank`. Only
+// after the cluster's first barrier: the CUDA programming guide asks that every block of a cluster has started
+// before its shared memory is accessed from another block, which a cluster barrier ensures.
 inline char* remote_address(const void* p, unsigned rank) {
   if (generation[0] == 0) {
     std::fprintf(stderr, "store_remote: block %u stores into block %u's shared memory before the cluster's first "
@@ -172,8 +172,6 @@ inline char* remote_address(const void* p, unsigned rank) {
     if (block == running->block && at >= region.bytes.get() && at < region.bytes.get() + region.size)
       return shared.at({rank, id, type}).bytes.get() + (at - region.bytes.get());
   }
-  std::vector<char>& mine = dynamic[running->block];
-  if (at >= mine.data() && at < mine.data() + mine.size()) return dynamic[rank].data() + (at - mine.data());
   std::fprintf(stderr, "store_remote: %p is not in block %u's shared memory\n", p, running->block);
   std::exit(3);
 }
