@@ -7,11 +7,17 @@ cd "$(dirname "$0")/.."
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl > /dev/null 2>&1
 export PYTHONPATH=$PWD:/tmp/site PYTHONUNBUFFERED=1
 R=$OUT/r; mkdir -p $R
-for shape in "2 4096" "8 2048"; do
-  timeout 90 python3 bench/small_probe.py $shape --calls 15 --loop 2 --vary "CLUSTER_MBAR=0;CLUSTER_MBAR=1" > $R/probe_${shape// /x}.txt 2>&1
-  echo "probe $shape rc $?"; grep -E "single|against" $R/probe_${shape// /x}.txt
-done
 mb=$(python3 bench/variant.py seed_kernels/tsqr_wy CLUSTER_MBAR=1)
+# (a process each: CLUSTER_MBAR is compiled into reg_panel.cu's module, made once at import, so small_probe's --vary
+# alone would time one binary twice; each --vary below only labels its line)
+for shape in "2 4096" "8 2048"; do
+  for kernel in seed_kernels/tsqr_wy $mb seed_kernels/tsqr_wy $mb; do
+    label=CLUSTER_MBAR=$([[ $kernel == $mb ]] && echo 1 || echo 0)
+    timeout 60 python3 bench/small_probe.py $shape --calls 15 --loop 2 --kernel $kernel/kernel.py --vary "$label" \
+      >> $R/probe_${shape// /x}.txt 2>&1
+  done
+  echo "probe $shape"; grep -E "single|against" $R/probe_${shape// /x}.txt
+done
 timeout 90 python3 bench/cluster_trace.py 2 4096 --seed $mb > $R/trace_mbar.txt 2>&1; cut -c1-330 $R/trace_mbar.txt
 timeout 90 python3 bench/cluster_trace.py 2 4096 > $R/trace_seed.txt 2>&1; cut -c1-330 $R/trace_seed.txt
 (
