@@ -14,13 +14,12 @@ panel look-ahead in a CUDA graph: panels beside the update), then without the lo
 
 from __future__ import annotations
 
-import re
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+from variant import variant  # (bench/ is the script's directory, first on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT / "seed_kernels" / "tsqr_wy"
@@ -31,9 +30,9 @@ CLOCK = 'asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(rc_t{}));'
 
 
 def traced_copy(overrides: dict[str, str], seed: Path = SEED) -> Path:
-    """The seed's directory copied, reg_panel.cu printing each block's start and end, kernel.py's constants set."""
-    copy = Path(tempfile.mkdtemp()) / "kernel"
-    shutil.copytree(seed, copy)
+    """The seed's directory copied with kernel.py's constants set (bench/variant.py), reg_panel.cu printing each
+    block's start and end."""
+    copy = variant(seed, [f"{name}={value}" for name, value in overrides.items()])
     source = (copy / "reg_panel.cu").read_text()
     assert source.count(START) == 1 and source.count(END) == 1
     source = source.replace(START, START + "  size_t rc_t0;\n  " + CLOCK.format(0) + "\n")
@@ -41,11 +40,6 @@ def traced_copy(overrides: dict[str, str], seed: Path = SEED) -> Path:
                             '"rc %u %u %d %llu %llu\\n", mat, CLUSTER ? blockIdx.x : 0, k, '
                             "(unsigned long long)rc_t0, (unsigned long long)rc_t1);\n")
     (copy / "reg_panel.cu").write_text(source)
-    text = (copy / "kernel.py").read_text()
-    for name, value in overrides.items():
-        text, count = re.subn(rf"^{name} = [^\s#]+(?=\s*(#.*)?$)", f"{name} = {value}", text, flags=re.MULTILINE)
-        assert count == 1, name
-    (copy / "kernel.py").write_text(text)
     return copy
 
 
