@@ -44,24 +44,31 @@ __device__ __forceinline__ void reflector(float alpha, float xnorm2, float& t, f
 #else
 #define MB_CLUSTER_DIMS __cluster_dims__(MB_CLUSTER, 1, 1)
 #endif
-__device__ __forceinline__ void cluster_barrier() {
+// The PTX of clusters, distributed shared memory and mbarriers needs sm_90: compiled for an older GPU each helper
+// below is a trap.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+#define SM90_ASM(...) asm volatile(__VA_ARGS__)
 #else
-  __trap();
+#define SM90_ASM(...) __trap()
 #endif
+
+__device__ __forceinline__ unsigned smem_address(const void* p) {
+#if defined(__CUDA_ARCH__)
+  return (unsigned)__cvta_generic_to_shared(p);
+#else
+  return 0;  // (tests/cuda_on_cpu: the helpers below are the emulator's own there)
+#endif
+}
+
+__device__ __forceinline__ void cluster_barrier() {
+  SM90_ASM("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
 // Stores v at p (a __shared__ address of this block's) in the shared memory of the cluster's block `rank`.
 __device__ __forceinline__ void st_cluster(float* p, unsigned rank, float v) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  const unsigned local = (unsigned)__cvta_generic_to_shared(p);
-  unsigned remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
-  asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(remote), "f"(v) : "memory");
-#else
-  __trap();
-#endif
+  [[maybe_unused]] unsigned remote;  // (unused where SM90_ASM is a trap)
+  SM90_ASM("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_address(p)), "r"(rank));
+  SM90_ASM("st.shared::cluster.f32 [%0], %1;" ::"r"(remote), "f"(v) : "memory");
 }
 
 // reg_cluster's exchange of the blocks' sums without a cluster barrier a column (CLUSTER_MBAR, kernel.py; 0: off):
@@ -73,56 +80,31 @@ __device__ __forceinline__ void st_cluster(float* p, unsigned rank, float v) {
 #endif
 typedef unsigned long long mbar_t;  // an mbarrier object in shared memory (8 bytes)
 
-__device__ __forceinline__ unsigned smem_address(const void* p) {
-#if defined(__CUDA_ARCH__)
-  return (unsigned)__cvta_generic_to_shared(p);
-#else
-  return 0;  // (tests/cuda_on_cpu: the helpers below are the emulator's own there)
-#endif
-}
-
 // bar ready for `count` arrivals a phase, its init visible to the cluster's blocks after the next cluster barrier.
 __device__ __forceinline__ void mbar_init(mbar_t* bar, unsigned count) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n\tfence.mbarrier_init.release.cluster;" ::"r"(smem_address(bar)),
-               "r"(count) : "memory");
-#else
-  __trap();
-#endif
+  SM90_ASM("mbarrier.init.shared::cta.b64 [%0], %1;\n\tfence.mbarrier_init.release.cluster;" ::"r"(smem_address(bar)),
+           "r"(count) : "memory");
 }
 
 // This block's arrival on bar for its current phase, which then also waits for `bytes` bytes of st.async.
 __device__ __forceinline__ void mbar_expect(mbar_t* bar, unsigned bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_address(bar)), "r"(bytes) : "memory");
-#else
-  __trap();
-#endif
+  SM90_ASM("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_address(bar)), "r"(bytes) : "memory");
 }
 
 // v stored at p (a __shared__ address of this block's) in the cluster's block `rank`, its 4 bytes completed on that
 // block's bar (the same variable as this block's bar).
 __device__ __forceinline__ void st_async_cluster(float* p, unsigned rank, float v, mbar_t* bar) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  unsigned remote, remote_bar;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_address(p)), "r"(rank));
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote_bar) : "r"(smem_address(bar)), "r"(rank));
-  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.f32 [%0], %1, [%2];" ::"r"(remote), "f"(v),
-               "r"(remote_bar) : "memory");
-#else
-  __trap();
-#endif
+  [[maybe_unused]] unsigned remote, remote_bar;
+  SM90_ASM("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_address(p)), "r"(rank));
+  SM90_ASM("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote_bar) : "r"(smem_address(bar)), "r"(rank));
+  SM90_ASM("st.async.shared::cluster.mbarrier::complete_tx::bytes.f32 [%0], %1, [%2];" ::"r"(remote), "f"(v),
+           "r"(remote_bar) : "memory");
 }
 
 // Until bar's phase of parity `parity` has completed (its arrivals and bytes all in).
 __device__ __forceinline__ void mbar_wait(mbar_t* bar, unsigned parity) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile(
-      "{\n\t.reg .pred done;\n\tWAIT_%=:\n\tmbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n\t"
-      "@!done bra WAIT_%=;\n\t}" ::"r"(smem_address(bar)), "r"(parity) : "memory");
-#else
-  __trap();
-#endif
+  SM90_ASM("{\n\t.reg .pred done;\n\tWAIT_%=:\n\tmbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n\t"
+           "@!done bra WAIT_%=;\n\t}" ::"r"(smem_address(bar)), "r"(parity) : "memory");
 }
 
 // T as larft makes it, column by column, by one warp (lane l holds row l): T(0:j, j) = -tau_j T(0:j, 0:j) G(0:j, j).

@@ -52,6 +52,16 @@ __device__ __forceinline__ float reduce_scatter32(float (&p)[32], int lane) {
   return p[0];
 }
 
+// v at p (a __shared__ address of this block's) in the cluster's block `rank`: with CLUSTER_MBAR by st.async, its
+// bytes completed on that block's bar, else a plain store that the next cluster barrier makes visible.
+__device__ __forceinline__ void push(float* p, unsigned rank, float v, mbar_t* bar) {
+#if CLUSTER_MBAR
+  st_async_cluster(p, rank, v, bar);
+#else
+  st_cluster(p, rank, v);
+#endif
+}
+
 // aj = column c of the thread's rows, by a switch on c (uniform across the block): branches to a case that
 // copies registers by constant index (a select makes nvcc move the rows to local memory; an FMA with a 0/1
 // weight per element, as before, cost 1.6% of the 12-shape score on the H200, 2026-12-02).
@@ -148,19 +158,16 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
       if (warp == 0) {  // this block's sums into every block's shared memory (row j too, from block 0)
         const float r = rowj[par][lane];
 #if CLUSTER_MBAR
-        if (lane == 0) mbar_expect(&arrived[par], (MB_CLUSTER + !lead) * 32 * 4);  // the blocks' sums, row j
-#pragma unroll
-        for (int q = 0; q < MB_CLUSTER; ++q) {
-          st_async_cluster(&sums[par][blockIdx.x][lane], q, s, &arrived[par]);
-          if (lead && q > 0) st_async_cluster(&rowj[par][lane], q, r, &arrived[par]);
-        }
+        mbar_t* bar = &arrived[par];
+        if (lane == 0) mbar_expect(bar, (MB_CLUSTER + !lead) * 32 * 4);  // the blocks' sums, row j
 #else
+        mbar_t* bar = nullptr;
+#endif
 #pragma unroll
         for (int q = 0; q < MB_CLUSTER; ++q) {
-          st_cluster(&sums[par][blockIdx.x][lane], q, s);
-          if (lead && q > 0) st_cluster(&rowj[par][lane], q, r);
+          push(&sums[par][blockIdx.x][lane], q, s, bar);
+          if (lead && q > 0) push(&rowj[par][lane], q, r, bar);
         }
-#endif
       }
 #if CLUSTER_MBAR
       // (a block sends column j + 2's sums into this parity's buffers only once it has every block's of column
