@@ -65,7 +65,8 @@ def test_seed_passes_quick(seed: str) -> None:
     ["RP_WARPS=16", "REG_ROWS=2"], ["LOOKAHEAD_BELOW=0"], ["LOOKAHEAD_BELOW=1024", "CLUSTER_FROM=1"],
     ["COL_N=32", "COL_PANEL_BELOW=1024", "COL_ROWS=32", "COL_CLUSTER=1"], ["LANE_QR=0"],
     ["COL_PANEL_BELOW=1024", "OUTER_FROM=1"], ["COL_CLUSTER=1", "CLUSTER_FROM=1", "MB_BELOW=64"],
-    ["COLK_N=0"], ["COL_N=0", "COLK_N=0", "COL_PANEL_BELOW=0"]], ids="+".join)  # -k COL_CLUSTER picks them by constant
+    ["COLK_N=0"], ["COL_N=0", "COLK_N=0", "COL_PANEL_BELOW=0"],
+    ["CLUSTER_MBAR=0"]], ids="+".join)  # -k COL_CLUSTER picks them by constant
 def test_tsqr_wy_paths_pass_quick(overrides: list[str]) -> None:
     """tsqr_wy's other paths (each a constant of kernel.py, bench/variant.py): the panel without registers, the
     multi-block panel without clusters and always as one (reg_cluster, 1 and 2 rows a thread, and mb_cluster where
@@ -75,8 +76,8 @@ def test_tsqr_wy_paths_pass_quick(overrides: list[str]) -> None:
     look-ahead and with it at every batch that runs as a CUDA graph, multi-block panels clustered at every batch,
     col_qr for n <= 32 (lane_qr is the default), col_panel for every single-block panel it holds
     (inside the outer blocks too), col_cluster for the clustered ones (at batches under 64 too), n of 33 to 192
-    without colk_qr (small_qr and the panels), and none of them (small_qr and reg_panel, the defaults before the
-    fourteenth pass)."""
+    without colk_qr (small_qr and the panels), none of them (small_qr and reg_panel, the defaults before the
+    fourteenth pass), and reg_cluster exchanging its sums by cluster barriers (before the mbarriers)."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
         pytest.skip("timing needs the GPU to itself")
     sys.path.insert(0, str(ROOT / "bench"))

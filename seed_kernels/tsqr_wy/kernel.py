@@ -114,9 +114,10 @@ LOOKAHEAD_BELOW = 48  # @tune LOOKAHEAD_BELOW: 0 16 48 64 256
 
 CHUNK_TW = 1  # @tune CHUNK_TW: 0 1
 
-CLUSTER_MBAR = 0  # reg_cluster's sums exchanged by st.async and mbarriers (1), not a cluster barrier a column (0):
-# built 2026-12-06, not yet run on a GPU (the barrier's release fence is most of a panel's slowdown beside the update:
-# NOTES.md); not a tune choice until measured
+CLUSTER_MBAR = 1  # @tune CLUSTER_MBAR: 0 1
+# reg_cluster's sums exchanged by st.async into each block's shared memory and waited for on mbarriers (1), where a
+# cluster barrier a column (0) put a release fence (MEMBAR.ALL.GPU) on every column's chain: 2x4096 13.5 ms a call
+# against 14.7, 8x2048 7.3 against 7.9 (H100, 2026-12-06, NOTES.md)
 
 STAGED_FROM = 0  # batches from which staged.cu's kernels carry _apply (0: none; slower so far: NOTES.md)
 
