@@ -422,3 +422,131 @@ extern "C" __global__ void __launch_bounds__(1024) chunk_tw(const float* __restr
   for (int l = 0; l <= i; ++l) t += Ts[l][i] * Ws[l][c];
   if (i < w && col < N) Wn[((size_t)mat * w + i) * N + col] = -t;
 }
+
+// C (m x N) += Vp (m x w) Wn (w x N), then P = Vn^T C over C's rows from `shift` on (Vn's row r - shift, wn columns),
+// C as updated: the update of the rest by one panel and the next panel's V^T C in one pass over C, for kernel.py's
+// look-ahead two panels deep (LOOKAHEAD2). tf32x3_vtc32 and tf32x3_update read C twice and write it once a panel,
+// and there (2x4096's and 8x2048's rest) they are bound by memory: 1.8 and 2.1 TB/s on an H100 (NOTES.md).
+// Block: 4 warps on a 64-column strip of C, over the chunk's tiles of 64 rows (`rows`, a multiple of 64, from
+// blockIdx.y * rows). A warp updates 32 x 32 of a tile as tf32x3_update does and leaves it in shared memory as well;
+// then warp q multiplies the tile's rows 8 q and 8 q + 32 (eight each) by Vn^T as tf32x3_vtc32 does. The warps'
+// sums are added up in shared memory at the end, in a fixed order. w and wn multiples of 8, wn at most 32; N even,
+// C's rows 8-byte aligned. Grid: (ceil(N / 64), chunks, batch); P: (batch, chunks, wn, N).
+#define UV_LD 72  // the tile's row stride: lanes (g, t) reading row t, column g hit bank 8 t + g, all 32
+
+extern "C" __global__ void __launch_bounds__(128) tf32x3_update_vtc(
+    float* __restrict__ C, int ldc, long long cstride, const float* __restrict__ Vp, int ldv, long long vstride,
+    const float* __restrict__ W, int ldw, long long wstride, int w, const float* __restrict__ Vn, int ldn,
+    long long nstride, int wn, int shift, int m, int N, float* __restrict__ P, int rows) {
+  __shared__ float tile[64 * UV_LD];
+  __shared__ float sums[2][32 * 64];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int col0 = blockIdx.x * 64, r0 = blockIdx.y * rows, r1 = min(m, r0 + rows);
+  C += blockIdx.z * cstride;
+  Vp += blockIdx.z * vstride;
+  W += blockIdx.z * wstride;
+  Vn += blockIdx.z * nstride;
+  const int wc = (warp & 1) * 32, wr = (warp >> 1) * 32;  // the warp's 32 x 32 of the tile
+  float vtc[2][8][4] = {};
+  for (int tr = r0; tr < r1; tr += 64) {
+    float acc[2][4][4];
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int r = tr + wr + 16 * i + g, c = col0 + wc + 8 * j + 2 * t;
+        float2 lo = make_float2(0.f, 0.f), hi = lo;
+        if (c < N) {
+          if (r < m) lo = *reinterpret_cast<const float2*>(C + (size_t)r * ldc + c);
+          if (r + 8 < m) hi = *reinterpret_cast<const float2*>(C + (size_t)(r + 8) * ldc + c);
+        }
+        acc[i][j][0] = lo.x, acc[i][j][1] = lo.y, acc[i][j][2] = hi.x, acc[i][j][3] = hi.y;
+      }
+    for (int k = 0; k < w; k += 8) {
+      unsigned ah[2][4], al[2][4], bh[4][2], bl[4][2];
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        const int r = tr + wr + 16 * i + g;
+        const float* v = Vp + (size_t)r * ldv + k + t;
+        const float x[4] = {r < m ? v[0] : 0.f, r + 8 < m ? v[8 * ldv] : 0.f, r < m ? v[4] : 0.f,
+                            r + 8 < m ? v[8 * ldv + 4] : 0.f};
+#pragma unroll
+        for (int q = 0; q < 4; ++q) split(x[q], ah[i][q], al[i][q]);
+      }
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int c = col0 + wc + 8 * j + g;
+        const float* p = W + (size_t)(k + t) * ldw + c;
+        split(c < N ? p[0] : 0.f, bh[j][0], bl[j][0]);
+        split(c < N ? p[4 * ldw] : 0.f, bh[j][1], bl[j][1]);
+      }
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) mma3(acc[i][j], ah[i], al[i], bh[j], bl[j]);
+    }
+    // out to C, and into the tile (zero past m and N: so are C's values and V's rows there)
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int tt = wr + 16 * i + g, tc = wc + 8 * j + 2 * t, r = tr + tt, c = col0 + tc;
+        *reinterpret_cast<float2*>(tile + tt * UV_LD + tc) = make_float2(acc[i][j][0], acc[i][j][1]);
+        *reinterpret_cast<float2*>(tile + (tt + 8) * UV_LD + tc) = make_float2(acc[i][j][2], acc[i][j][3]);
+        if (c >= N) continue;
+        if (r < m) *reinterpret_cast<float2*>(C + (size_t)r * ldc + c) = make_float2(acc[i][j][0], acc[i][j][1]);
+        if (r + 8 < m)
+          *reinterpret_cast<float2*>(C + (size_t)(r + 8) * ldc + c) = make_float2(acc[i][j][2], acc[i][j][3]);
+      }
+    __syncthreads();
+    // Vn^T times the tile: A = Vn^T, a0 = Vn(r + t - shift, i), a1 eight columns on, a2 and a3 four rows down
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int rt = 8 * warp + 32 * h, r = tr + rt;  // the tile's rows rt .. rt + 7 are C's r .. r + 7
+      const bool in0 = r + t < m && r + t >= shift, in4 = r + t + 4 < m && r + t + 4 >= shift;
+      const float* v0 = Vn + (size_t)(in0 ? r + t - shift : 0) * ldn;
+      const float* v4 = Vn + (size_t)(in4 ? r + t + 4 - shift : 0) * ldn;
+      unsigned ah[2][4], al[2][4], bh[8][2], bl[8][2];
+#pragma unroll
+      for (int f = 0; f < 2; ++f) {
+        const int i = 16 * f + g;
+        const float x[4] = {in0 && i < wn ? v0[i] : 0.f, in0 && i + 8 < wn ? v0[i + 8] : 0.f,
+                            in4 && i < wn ? v4[i] : 0.f, in4 && i + 8 < wn ? v4[i + 8] : 0.f};
+#pragma unroll
+        for (int q = 0; q < 4; ++q) split(x[q], ah[f][q], al[f][q]);
+      }
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        split(tile[(rt + t) * UV_LD + 8 * j + g], bh[j][0], bl[j][0]);
+        split(tile[(rt + t + 4) * UV_LD + 8 * j + g], bh[j][1], bl[j][1]);
+      }
+#pragma unroll
+      for (int f = 0; f < 2; ++f)
+#pragma unroll
+        for (int j = 0; j < 8; ++j) mma3(vtc[f][j], ah[f], al[f], bh[j], bl[j]);
+    }
+    __syncthreads();  // the tile read before the next one is written
+  }
+  // the warps' sums: 2 and 3 leave theirs, 0 and 1 add them; then 1 leaves its, 0 adds it and writes the chunk's
+  auto each = [&](auto f) {
+#pragma unroll
+    for (int e = 0; e < 2; ++e)
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) f(vtc[e][j][q], (16 * e + g + (q >> 1) * 8) * 64 + 8 * j + 2 * t + (q & 1));
+  };
+  if (warp >= 2) each([&](float& x, int at) { sums[warp - 2][at] = x; });
+  __syncthreads();
+  if (warp < 2) each([&](float& x, int at) { x += sums[warp][at]; });
+  __syncthreads();
+  if (warp == 1) each([&](float& x, int at) { sums[0][at] = x; });
+  __syncthreads();
+  if (warp == 0) {
+    float* out = P + ((size_t)blockIdx.z * gridDim.y + blockIdx.y) * wn * N;
+    each([&](float& x, int at) {
+      const int row = at / 64, col = col0 + at % 64;
+      if (row < wn && col < N) out[(size_t)row * N + col] = x + sums[0][at];
+    });
+  }
+}
