@@ -48,21 +48,11 @@ __device__ __forceinline__ void mma3(float (&d)[4], const unsigned (&ah)[4], con
   mma(d, ah, bh);
 }
 
-// C (m x N, row stride ldc) += V (m x w, ldv) Wn (w x N, ldw), per matrix (strides cstride, vstride, wstride).
-// Block: 4 warps on a 64 x 64 tile of C, a warp on 32 x 32 (2 x 4 MMA tiles). N even, w a multiple of 8, C's
-// rows 8-byte aligned (pairs of columns are read and written as float2). Grid: (ceil(N / 64), ceil(m / 64),
-// batch).
-extern "C" __global__ void __launch_bounds__(128) tf32x3_update(float* __restrict__ C, int ldc, long long cstride,
-                                                               const float* __restrict__ V, int ldv,
-                                                               long long vstride, const float* __restrict__ W,
-                                                               int ldw, long long wstride, int m, int N, int w) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-  const int row0 = blockIdx.y * 64 + (warp >> 1) * 32, col0 = blockIdx.x * 64 + (warp & 1) * 32;
-  if (row0 >= m || col0 >= N) return;
-  C += blockIdx.z * cstride;
-  V += blockIdx.z * vstride;
-  W += blockIdx.z * wstride;
-  float acc[2][4][4];
+// acc = a warp's 32 x 32 of C (rows row0 .., columns col0 ..; 2 x 4 MMA tiles) + V (m x w, ldv) Wn (w x N, ldw)
+// there, zero past m and N; w a multiple of 8, C's rows 8-byte aligned (pairs of columns are read as float2).
+__device__ __forceinline__ void add_v_wn(float (&acc)[2][4][4], const float* C, int ldc,
+                                         const float* __restrict__ V, int ldv, const float* __restrict__ W, int ldw,
+                                         int row0, int col0, int m, int N, int w, int g, int t) {
 #pragma unroll
   for (int i = 0; i < 2; ++i)
 #pragma unroll
@@ -98,6 +88,11 @@ extern "C" __global__ void __launch_bounds__(128) tf32x3_update(float* __restric
 #pragma unroll
       for (int j = 0; j < 4; ++j) mma3(acc[i][j], ah[i], al[i], bh[j], bl[j]);
   }
+}
+
+// add_v_wn's acc back into C, rows past m and columns past N left as they are
+__device__ __forceinline__ void store_acc(const float (&acc)[2][4][4], float* __restrict__ C, int ldc, int row0,
+                                          int col0, int m, int N, int g, int t) {
 #pragma unroll
   for (int i = 0; i < 2; ++i)
 #pragma unroll
@@ -108,6 +103,25 @@ extern "C" __global__ void __launch_bounds__(128) tf32x3_update(float* __restric
       if (r + 8 < m)
         *reinterpret_cast<float2*>(C + (size_t)(r + 8) * ldc + c) = make_float2(acc[i][j][2], acc[i][j][3]);
     }
+}
+
+// C (m x N, row stride ldc) += V (m x w, ldv) Wn (w x N, ldw), per matrix (strides cstride, vstride, wstride).
+// Block: 4 warps on a 64 x 64 tile of C, a warp on 32 x 32 (2 x 4 MMA tiles). N even, w a multiple of 8, C's
+// rows 8-byte aligned (pairs of columns are read and written as float2). Grid: (ceil(N / 64), ceil(m / 64),
+// batch).
+extern "C" __global__ void __launch_bounds__(128) tf32x3_update(float* __restrict__ C, int ldc, long long cstride,
+                                                               const float* __restrict__ V, int ldv,
+                                                               long long vstride, const float* __restrict__ W,
+                                                               int ldw, long long wstride, int m, int N, int w) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int row0 = blockIdx.y * 64 + (warp >> 1) * 32, col0 = blockIdx.x * 64 + (warp & 1) * 32;
+  if (row0 >= m || col0 >= N) return;
+  C += blockIdx.z * cstride;
+  V += blockIdx.z * vstride;
+  W += blockIdx.z * wstride;
+  float acc[2][4][4];
+  add_v_wn(acc, C, ldc, V, ldv, W, ldw, row0, col0, m, N, w, g, t);
+  store_acc(acc, C, ldc, row0, col0, m, N, g, t);
 }
 
 // P (w x N, contiguous; chunk blockIdx.y of each matrix's chunks) = V(r0:r1, :)^T C(r0:r1, :) over the chunk
@@ -450,53 +464,15 @@ extern "C" __global__ void __launch_bounds__(128) tf32x3_update_vtc(
   float vtc[2][8][4] = {};
   for (int tr = r0; tr < r1; tr += 64) {
     float acc[2][4][4];
+    add_v_wn(acc, C, ldc, Vp, ldv, W, ldw, tr + wr, col0 + wc, m, N, w, g, t);
+    store_acc(acc, C, ldc, tr + wr, col0 + wc, m, N, g, t);
 #pragma unroll
-    for (int i = 0; i < 2; ++i)
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const int r = tr + wr + 16 * i + g, c = col0 + wc + 8 * j + 2 * t;
-        float2 lo = make_float2(0.f, 0.f), hi = lo;
-        if (c < N) {
-          if (r < m) lo = *reinterpret_cast<const float2*>(C + (size_t)r * ldc + c);
-          if (r + 8 < m) hi = *reinterpret_cast<const float2*>(C + (size_t)(r + 8) * ldc + c);
-        }
-        acc[i][j][0] = lo.x, acc[i][j][1] = lo.y, acc[i][j][2] = hi.x, acc[i][j][3] = hi.y;
-      }
-    for (int k = 0; k < w; k += 8) {
-      unsigned ah[2][4], al[2][4], bh[4][2], bl[4][2];
-#pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        const int r = tr + wr + 16 * i + g;
-        const float* v = Vp + (size_t)r * ldv + k + t;
-        const float x[4] = {r < m ? v[0] : 0.f, r + 8 < m ? v[8 * ldv] : 0.f, r < m ? v[4] : 0.f,
-                            r + 8 < m ? v[8 * ldv + 4] : 0.f};
-#pragma unroll
-        for (int q = 0; q < 4; ++q) split(x[q], ah[i][q], al[i][q]);
-      }
+    for (int i = 0; i < 2; ++i)  // and into the tile (zero past m and N: so are C's values and V's rows there)
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
-        const int c = col0 + wc + 8 * j + g;
-        const float* p = W + (size_t)(k + t) * ldw + c;
-        split(c < N ? p[0] : 0.f, bh[j][0], bl[j][0]);
-        split(c < N ? p[4 * ldw] : 0.f, bh[j][1], bl[j][1]);
-      }
-#pragma unroll
-      for (int i = 0; i < 2; ++i)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) mma3(acc[i][j], ah[i], al[i], bh[j], bl[j]);
-    }
-    // out to C, and into the tile (zero past m and N: so are C's values and V's rows there)
-#pragma unroll
-    for (int i = 0; i < 2; ++i)
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const int tt = wr + 16 * i + g, tc = wc + 8 * j + 2 * t, r = tr + tt, c = col0 + tc;
-        *reinterpret_cast<float2*>(tile + tt * UV_LD + tc) = make_float2(acc[i][j][0], acc[i][j][1]);
-        *reinterpret_cast<float2*>(tile + (tt + 8) * UV_LD + tc) = make_float2(acc[i][j][2], acc[i][j][3]);
-        if (c >= N) continue;
-        if (r < m) *reinterpret_cast<float2*>(C + (size_t)r * ldc + c) = make_float2(acc[i][j][0], acc[i][j][1]);
-        if (r + 8 < m)
-          *reinterpret_cast<float2*>(C + (size_t)(r + 8) * ldc + c) = make_float2(acc[i][j][2], acc[i][j][3]);
+        float* at = tile + (wr + 16 * i + g) * UV_LD + wc + 8 * j + 2 * t;
+        *reinterpret_cast<float2*>(at) = make_float2(acc[i][j][0], acc[i][j][1]);
+        *reinterpret_cast<float2*>(at + 8 * UV_LD) = make_float2(acc[i][j][2], acc[i][j][3]);
       }
     __syncthreads();
     // Vn^T times the tile: A = Vn^T, a0 = Vn(r + t - shift, i), a1 eight columns on, a2 and a3 four rows down
