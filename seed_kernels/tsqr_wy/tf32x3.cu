@@ -2,7 +2,8 @@
 // tf32x3_apply does all of it for one tile of C (the batches of 16 to 255 matrices, panels of at most 512 rows);
 // for small batches tf32x3_vtc32/64 make W = V^T C split over chunks of rows (cuBLAS gives this product, a
 // 32-row output per matrix with a long inner dimension, few long tiles), tf32x3_update adds V Wn to C (Wn =
-// -T^T W, a small torch GEMM between them). Each operand x is split into hi = tf32(x) and lo = tf32(x - hi),
+// -T^T W between them, by chunk_tw or torch), and with LOOKAHEAD2 tf32x3_update_vtc does both in one pass (the
+// update by one panel and the next panel's V^T C). Each operand x is split into hi = tf32(x) and lo = tf32(x - hi),
 // and a product is lo*hi + hi*lo + hi*hi (lo*lo, about 2^-22 of it, dropped), accumulated in FP32: close to an
 // FP32 product, on tensor cores at three MMAs per product. The contract allows split TF32 inside (its gates then
 // decide); plain TF32 uses about 500 times the factor gate that split TF32 or FP32 use at n = 512
