@@ -25,7 +25,8 @@ trail_update does it in one kernel below FUSED_BELOW. With OUTER_NB, panels are 
 columns whose merged reflectors update the columns beyond in one pass (`_Outer`), for batches of at least
 OUTER_FROM; with OUTER_AHEAD the next block is factored on a second stream beside that pass (`_by_blocks`).
 Batches of at most GRAPH_BYTES run the panel loop as one CUDA graph, and under LOOKAHEAD_BELOW the graph factors
-the next panel on a second stream beside the trailing update (`_lookahead`).
+the next panel on a second stream beside the trailing update (`_lookahead`; with LOOKAHEAD2 two panels deep, the
+update by one panel and the next panel's V^T C in one pass over the rest: `_lookahead2`).
 Small batches get blocks of NWARPS_WIDE warps. Kernels are compiled with NVRTC through CuPy, each module on first
 use (the modules the defaults use are made at import, for a harness that compiles them side by side), and launched
 on torch's current stream (the look-ahead's panels on a second one, which the current stream waits for before the
