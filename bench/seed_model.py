@@ -686,7 +686,7 @@ def main() -> int:
         sizes += ((2, 128), (1, 129), (2, 176), (1, 192)) if overrides.get("COLK_N") else ()
         sizes += ((1, 600),) if overrides.get("COL_PANEL_BELOW") else ()  # col_panel32 (or reg_panel) above 512 rows
         sizes += ((1, 1100),) if overrides.get("COL_CLUSTER") else ()  # col_cluster8 above 8 x 128 rows
-        sizes += ((2, 64), (1, 96), (2, 256)) if overrides.get("LOOKAHEAD2") else ()  # n a multiple of 32
+        sizes += ((2, 64), (1, 128)) if overrides.get("LOOKAHEAD2") else ()  # n a multiple of 32, two rounds and more
         for batch, n in sizes:
             A = torch.randn(batch, n, n)
             H, tau = module.custom_kernel(A)
