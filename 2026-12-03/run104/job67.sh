@@ -14,6 +14,10 @@ for shape in "2 4096" "8 2048"; do
   timeout 120 python3 bench/small_probe.py $shape --calls 15 --loop 2 --vary "LOOKAHEAD2=0,1" > $R/probe_${shape// /x}.txt 2>&1
   echo "probe $shape rc $?"; grep -E "single|against" $R/probe_${shape// /x}.txt
 done
+for v in 0 1; do  # where a call's time goes, kernel by kernel (the rest's update beside the panels)
+  timeout 90 python3 bench/timeline.py 2 4096 LOOKAHEAD2=$v > $R/timeline_$v.txt 2>&1; echo "timeline $v rc $?"
+  tail -6 $R/timeline_$v.txt | cut -c1-200
+done
 two=$(python3 bench/variant.py seed_kernels/tsqr_wy LOOKAHEAD2=1)
 (
   export OUT=$R/judge
