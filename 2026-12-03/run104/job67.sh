@@ -2,7 +2,8 @@
 # For the next session (#33), on any GPU: LOOKAHEAD2 (the look-ahead two panels deep: the rest's update by panel
 # p - 1 and panel p's V^T C in one pass over C by tf32x3_update_vtc, where the seed reads C twice and writes it once
 # a panel) against the seed: its GPU test (quick), small_probe on 2x4096 and 8x2048 (one process each, --vary), the
-# judge in `full` alternating twice and LOOKAHEAD2=1 in `final`. About 5 minutes; carry .whl, .devrun.
+# bench/timeline.py on 2x4096 with and without it, the judge in `full` alternating twice and LOOKAHEAD2=1 in `final`.
+# About 6 minutes; carry .whl, .devrun.
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "$gpu"
 cd "$(dirname "$0")/.."
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl > /dev/null 2>&1
