@@ -162,7 +162,7 @@ T* dynamic_shared() {
 // before its shared memory is accessed from another block, which a cluster barrier ensures.
 inline char* remote_address(const void* p, unsigned rank) {
   if (generation[0] == 0) {
-    std::fprintf(stderr, "store_remote: block %u stores into block %u's shared memory before the cluster's first "
+    std::fprintf(stderr, "remote_address: block %u reaches block %u's shared memory before the cluster's first "
                  "barrier (it may not have started)\n", running->block, rank);
     std::exit(3);
   }
@@ -172,7 +172,7 @@ inline char* remote_address(const void* p, unsigned rank) {
     if (block == running->block && at >= region.bytes.get() && at < region.bytes.get() + region.size)
       return shared.at({rank, id, type}).bytes.get() + (at - region.bytes.get());
   }
-  std::fprintf(stderr, "store_remote: %p is not in block %u's shared memory\n", p, running->block);
+  std::fprintf(stderr, "remote_address: %p is not in block %u's shared memory\n", p, running->block);
   std::exit(3);
 }
 
