@@ -1,7 +1,7 @@
 // A CUDA kernel's own source on the CPU, for the tests of a machine without a GPU: every thread of a block (of
-// every block of a thread block cluster) is a fiber (ucontext) with its own stack, and the fibers run one at a
-// time from one barrier to the next (__syncthreads for the block, cluster_barrier for the cluster, __syncwarp
-// and every shuffle for the warp). The order in which waiting fibers are resumed is shuffled by a seed, so a
+// every block of a thread block cluster) is a fiber with its own stack (started by makecontext, switched by
+// _setjmp/_longjmp), and the fibers run one at a time from one barrier to the next (__syncthreads for the block,
+// cluster_barrier for the cluster, __syncwarp and every shuffle for the warp). The order in which waiting fibers are resumed is shuffled by a seed, so a
 // read that no barrier orders after its write gives different bits under different seeds; shared memory starts
 // as NaN, so a read of what no thread wrote shows.
 // Covers what tsqr_wy's one-block, cluster and split-TF32 kernels use: 1-D blocks, grids of (x, y, z), clusters
@@ -12,6 +12,10 @@
 // hook). Not the GPU's arithmetic: no FMA contraction unless the compiler chooses it, and an MMA's sums in another
 // order, so results agree with the GPU's to rounding, not bit for bit.
 #pragma once
+// glibc's fortified _longjmp refuses a jump to another stack. (swapcontext would not, but it saves the signal mask
+// by a system call each switch: the emulator took 14.4 s where it takes 1.8 for a panel of reg_cluster2.)
+#undef _FORTIFY_SOURCE
+#include <setjmp.h>
 #include <ucontext.h>
 
 #include <algorithm>
@@ -53,7 +57,9 @@ inline float __uint_as_float(unsigned u) {
 
 namespace emu {
 struct Fiber {
-  ucontext_t context;
+  ucontext_t context;  // its first entry (makecontext puts it on its own stack); every switch after is a jmp_buf
+  jmp_buf jump;
+  bool started = false;
   std::unique_ptr<char[]> stack;  // untouched until used: thousands of fibers cost only what they touch
   unsigned thread = 0, block = 0;  // block: its index within the cluster
   bool done = false;
@@ -68,7 +74,7 @@ constexpr size_t STACK = 1 << 16;
 inline dim3 thread_index, block_index, block_dim, grid_dim;
 inline unsigned first_block = 0;  // blockIdx.x of the running cluster's block 0
 inline std::vector<Fiber> fibers;
-inline ucontext_t scheduler;
+inline jmp_buf scheduler;
 inline Fiber* running = nullptr;
 inline std::function<void()> body;
 inline unsigned long long progress = 0;  // arrivals and exits: a pass without any is a deadlock
@@ -84,6 +90,19 @@ inline std::map<std::tuple<unsigned, int, std::type_index>, Region> shared;  // 
 inline std::vector<std::vector<char>> dynamic;                                 // per block
 
 inline unsigned block_group(unsigned b) { return 1 + b * (1 + warps); }
+
+// The running fiber gives way to the scheduler, and comes back here when the scheduler resumes it.
+inline void yield() {
+  if (!_setjmp(running->jump)) _longjmp(scheduler, 1);
+}
+
+// The scheduler runs fiber f until it yields or ends.
+inline void resume(Fiber& f) {
+  if (_setjmp(scheduler)) return;
+  if (f.started) _longjmp(f.jump, 1);
+  f.started = true;
+  setcontext(&f.context);
+}
 
 inline unsigned members(unsigned group) {
   if (group == 0) return cluster_size * block_dim.x;
@@ -106,7 +125,7 @@ inline void wait(unsigned group) {
     arrived[group] = 0;
     ++generation[group];
   }
-  while (generation[group] == mine) swapcontext(&self->context, &scheduler);
+  while (generation[group] == mine) yield();
   set_indices(*self);  // the scheduler set them for whichever fiber ran last
 }
 
@@ -212,14 +231,15 @@ inline void st_async(float* p, unsigned rank, float v, void* bar) {
 inline void mbar_wait(void* bar, unsigned parity) {
   Fiber* self = running;
   while (static_cast<Mbar*>(bar)->phase == parity)  // the phase of that parity not yet complete: yield (a poll is
-    swapcontext(&self->context, &scheduler);         // no progress: if nobody else makes any, that is a deadlock)
+    yield();                                          // no progress: if nobody else makes any, that is a deadlock)
   set_indices(*self);
 }
 
-inline void entry() {
+inline void entry() {  // a fiber's whole life: it never returns, its last switch is to the scheduler
   body();
   running->done = true;
   ++progress;
+  _longjmp(scheduler, 1);
 }
 
 // Runs body() as each thread of each block of a launch of `grid` blocks of `block` threads with `shared_bytes`
@@ -252,11 +272,12 @@ inline void launch(dim3 grid, unsigned block, unsigned cluster, unsigned seed, s
         f.thread = i % block;
         f.block = i / block;
         f.done = false;
+        f.started = false;
         if (!f.stack) f.stack.reset(new char[STACK]);
         getcontext(&f.context);
         f.context.uc_stack.ss_sp = f.stack.get();
         f.context.uc_stack.ss_size = STACK;
-        f.context.uc_link = &scheduler;
+        f.context.uc_link = nullptr;
         makecontext(&f.context, entry, 0);
         order[i] = i;
       }
@@ -269,7 +290,7 @@ inline void launch(dim3 grid, unsigned block, unsigned cluster, unsigned seed, s
           if (f.done) continue;
           running = &f;
           set_indices(f);
-          swapcontext(&scheduler, &f.context);
+          resume(f);
           left += !f.done;
         }
         if (left > 0 && progress == before) {
@@ -319,7 +340,7 @@ inline void __threadfence_block() {}
 // A poll's pause: the fiber yields, so the one it waits for runs (a spin without it would never give way here).
 inline void __nanosleep(unsigned) {
   emu::Fiber* self = emu::running;
-  swapcontext(&self->context, &emu::scheduler);
+  emu::yield();
   emu::set_indices(*self);
 }
 template <class T>
