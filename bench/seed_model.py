@@ -521,20 +521,6 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             chunks, columns = P.shape[1], 32 if name == "tf32x3_vtc64" else 64  # W's columns a block
             assert block == (128,) and grid == (-(-N // columns), chunks, V.shape[0]) and w <= int(name[-2:]), grid
             vtc_by_chunks(args, 8, "tf32x3 split")
-        elif name == "tf32x3_update_vtc":  # tests/test_cuda_on_cpu.py runs its code
-            C, ldc, cstride, Vp, ldv, vstride, W, ldw, wstride, w, Vn, ldn, nstride, wn, shift, m, N, P, rows = args
-            chunks = P.shape[1]
-            assert block == (128,) and grid == (-(-N // 64), chunks, C.shape[0]) and P.is_contiguous(), grid
-            assert rows % 64 == 0 and chunks == -(-m // rows) and P.shape[2:] == (wn, N) and wn <= 32, (rows, m)
-            assert (ldc, cstride, ldv, vstride, ldw, wstride, ldn, nstride) == (
-                C.stride(1), C.stride(0), Vp.stride(1), Vp.stride(0), W.stride(1), W.stride(0), Vn.stride(1),
-                Vn.stride(0)) and Vn.shape[1] == m - shift and Vp.shape[1] == m, (Vn.shape, Vp.shape, m, shift)
-            assert w % 8 == 0 and N % 2 == 0 and ldc % 2 == 0 and C.storage_offset() % 2 == 0, (w, N, ldc)
-            C[:, :m, :N] += tf32x3_matmul(Vp[:, :m, :w], W[:, :w, :N])
-            below = torch.cat([torch.zeros(C.shape[0], shift, wn), Vn[:, :, :wn]], 1)  # Vn's row r - shift
-            for chunk in range(chunks):
-                r = slice(chunk * rows, min(m, (chunk + 1) * rows))
-                P[:, chunk] = tf32x3_matmul(below[:, r].transpose(1, 2), C[:, r, :N])
         elif name in ("x3s_strip", "x3f_strip"):  # tests/test_cuda_on_cpu.py runs their code
             C, ldc, cstride, V, ldv, vstride, W, ldw, wstride, m, N, w = args
             assert block == (128,) and grid[0] == -(-N // 64) and grid[2] == C.shape[0], (grid, C.shape)
@@ -652,8 +638,6 @@ def main() -> int:
                       {**base, **graphs, "MB_ROWS": 16, "MB_CLUSTER": 0},  # look-ahead (in graphs): mb_panel
                       {**base, **graphs, "MB_ROWS": 16, "CLUSTER_FROM": 0},  # clustered
                       {**base, **graphs, "MB_BELOW": 0},  # one block a matrix
-                      {**base, **graphs, **small, "MB_ROWS": 16, "CLUSTER_FROM": 0, "LOOKAHEAD2": 1},  # two deep
-                      {**base, **graphs, **small, "MB_BELOW": 0, "LOOKAHEAD2": 1},  # and with one block a matrix
                       {**base, "MB_ROWS": 16, "LOOKAHEAD_BELOW": 64},  # and none outside graphs
                       {**base, "COL_N": 32, "LANE_QR": 0},  # n <= 32: col_qr
                       {**base, "COL_N": 32, "LANE_QR": 1},  # and lane_qr
@@ -686,7 +670,6 @@ def main() -> int:
         sizes += ((2, 128), (1, 129), (2, 176), (1, 192)) if overrides.get("COLK_N") else ()
         sizes += ((1, 600),) if overrides.get("COL_PANEL_BELOW") else ()  # col_panel32 (or reg_panel) above 512 rows
         sizes += ((1, 1100),) if overrides.get("COL_CLUSTER") else ()  # col_cluster8 above 8 x 128 rows
-        sizes += ((2, 64), (1, 128)) if overrides.get("LOOKAHEAD2") else ()  # n a multiple of 32, two rounds and more
         for batch, n in sizes:
             A = torch.randn(batch, n, n)
             H, tau = module.custom_kernel(A)

@@ -272,41 +272,6 @@ def test_chunk_tw_sums_the_chunks_and_makes_minus_t_transposed_w(tmp_path: Path,
     assert torch.equal(*runs)
 
 
-@pytest.mark.parametrize(("batch", "m", "N", "w", "wn", "shift", "rows"), [
-    (2, 150, 90, 32, 32, 32, 64),   # as the look-ahead runs it: three chunks, the last cut short; two column tiles
-    (1, 200, 64, 16, 24, 37, 128),  # two chunks of two tiles; Vn's first row inside an 8-row group, narrower V's
-])
-def test_update_vtc_updates_c_and_makes_the_next_v_transposed_c_in_one_pass(tmp_path: Path, batch: int, m: int,
-                                                                            N: int, w: int, wn: int, shift: int,
-                                                                            rows: int) -> None:
-    """tf32x3.cu's tf32x3_update_vtc: C += Vp Wn, and each chunk's Vn^T C (C as updated, Vn's rows from `shift`
-    on) in split TF32, the same bits under two schedules."""
-    binary = tmp_path / "update_vtc"
-    (tmp_path / "tf32x3.cu").write_text(emulated((SEED / "tf32x3.cu").read_text()))
-    subprocess.run(["g++", "-std=c++17", "-O2", "-Wno-unknown-pragmas", f'-DKERNEL_FILE="{tmp_path / "tf32x3.cu"}"',
-                    f"-I{EMU}", str(EMU / "update_vtc_driver.cpp"), "-o", str(binary)], check=True, timeout=300)
-    Vp, Wn, Vn, C = (torch.randn(batch, m, w), torch.randn(batch, w, N), torch.randn(batch, m - shift, wn),
-                     torch.randn(batch, m, N))
-    np.concatenate([x.numpy().ravel() for x in (Vp, Wn, Vn, C)]).astype(np.float32).tofile(tmp_path / "in.bin")
-    chunks, runs = -(-m // rows), []
-    for seed in (1, 2):
-        run = subprocess.run([str(binary), str(tmp_path / "in.bin"), str(tmp_path / "out.bin"),
-                              *map(str, (batch, m, N, w, wn, shift, rows, seed))], check=False, timeout=300,
-                             capture_output=True, text=True)
-        assert run.returncode == 0, run.stderr[-2000:]
-        runs.append(torch.from_numpy(np.fromfile(tmp_path / "out.bin", np.float32)))
-    assert torch.equal(*runs)
-    out_C = runs[0][:batch * m * N].reshape(batch, m, N).double()
-    P = runs[0][batch * m * N:].reshape(batch, chunks, wn, N).double()
-    updated = C.double() + Vp.double() @ Wn.double()
-    assert (out_C - updated).abs().max() / updated.abs().max() < 1e-6  # split TF32: FP32's accuracy
-    below = torch.cat([torch.zeros(batch, shift, wn, dtype=torch.float64), Vn.double()], 1)  # Vn's row r - shift
-    for c in range(chunks):
-        r = slice(c * rows, min(m, (c + 1) * rows))
-        expected = below[:, r].transpose(1, 2) @ updated[:, r]
-        assert (P[:, c] - expected).abs().max() / expected.abs().max() < 1e-5, c
-
-
 def test_the_emulator_catches_a_missing_barrier(tmp_path: Path) -> None:
     """col_qr without the barrier between a column's reflector and its use: some warp reads v before it is
     written, and the result is wrong or depends on the schedule."""

@@ -66,7 +66,7 @@ def test_seed_passes_quick(seed: str) -> None:
     ["COL_N=32", "COL_PANEL_BELOW=1024", "COL_ROWS=32", "COL_CLUSTER=1"], ["LANE_QR=0"],
     ["COL_PANEL_BELOW=1024", "OUTER_FROM=1"], ["COL_CLUSTER=1", "CLUSTER_FROM=1", "MB_BELOW=64"],
     ["COLK_N=0"], ["COL_N=0", "COLK_N=0", "COL_PANEL_BELOW=0"],
-    ["CLUSTER_MBAR=0"], ["LOOKAHEAD2=1"]], ids="+".join)  # -k COL_CLUSTER picks them by constant
+    ["CLUSTER_MBAR=0"]], ids="+".join)  # -k COL_CLUSTER picks them by constant
 def test_tsqr_wy_paths_pass_quick(overrides: list[str]) -> None:
     """tsqr_wy's other paths (each a constant of kernel.py, bench/variant.py): the panel without registers, the
     multi-block panel without clusters and always as one (reg_cluster, 1 and 2 rows a thread, and mb_cluster where
@@ -77,8 +77,7 @@ def test_tsqr_wy_paths_pass_quick(overrides: list[str]) -> None:
     col_qr for n <= 32 (lane_qr is the default), col_panel for every single-block panel it holds
     (inside the outer blocks too), col_cluster for the clustered ones (at batches under 64 too), n of 33 to 192
     without colk_qr (small_qr and the panels), none of them (small_qr and reg_panel, the defaults before the
-    fourteenth pass), reg_cluster exchanging its sums by cluster barriers (before the mbarriers), and the look-ahead
-    two panels deep (8x2048 among quick's shapes)."""
+    fourteenth pass), and reg_cluster exchanging its sums by cluster barriers (before the mbarriers)."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
         pytest.skip("timing needs the GPU to itself")
     sys.path.insert(0, str(ROOT / "bench"))

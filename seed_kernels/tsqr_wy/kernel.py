@@ -25,8 +25,7 @@ trail_update does it in one kernel below FUSED_BELOW. With OUTER_NB, panels are 
 columns whose merged reflectors update the columns beyond in one pass (`_Outer`), for batches of at least
 OUTER_FROM; with OUTER_AHEAD the next block is factored on a second stream beside that pass (`_by_blocks`).
 Batches of at most GRAPH_BYTES run the panel loop as one CUDA graph, and under LOOKAHEAD_BELOW the graph factors
-the next panel on a second stream beside the trailing update (`_lookahead`; with LOOKAHEAD2 two panels deep, the
-update by one panel and the next panel's V^T C in one pass over the rest: `_lookahead2`).
+the next panel on a second stream beside the trailing update (`_lookahead`).
 Small batches get blocks of NWARPS_WIDE warps. Kernels are compiled with NVRTC through CuPy, each module on first
 use (the modules the defaults use are made at import, for a harness that compiles them side by side), and launched
 on torch's current stream (the look-ahead's panels on a second one, which the current stream waits for before the
@@ -114,9 +113,6 @@ APPLY_BELOW = 256  # @tune APPLY_BELOW: 64 256 1024
 LOOKAHEAD_BELOW = 48  # @tune LOOKAHEAD_BELOW: 0 16 48 64 256
 
 CHUNK_TW = 1  # @tune CHUNK_TW: 0 1
-
-LOOKAHEAD2 = 0  # the look-ahead two panels deep, the rest read and written once a panel (_lookahead2): built
-# 2026-12-06, not yet run on a GPU; not a tune choice until measured
 
 CLUSTER_MBAR = 1  # @tune CLUSTER_MBAR: 0 1
 # reg_cluster's sums exchanged by st.async into each block's shared memory and waited for on mbarriers (1), where a
@@ -237,8 +233,7 @@ def _tf32x3(name):
     """tf32x3.cu's kernels, compiled on first use (batches under APPLY_BELOW matrices use them)."""
     if not _TF32X3:
         module = _module(_TF32X3_SOURCE)
-        for kernel in ("tf32x3_update", "tf32x3_vtc32", "tf32x3_vtc64", "tf32x3_apply", "chunk_tw",
-                       "tf32x3_update_vtc"):
+        for kernel in ("tf32x3_update", "tf32x3_vtc32", "tf32x3_vtc64", "tf32x3_apply", "chunk_tw"):
             _TF32X3[kernel] = module.get_function(kernel)
         _TF32X3["tf32x3_apply"].max_dynamic_shared_size_bytes = SMEM_BUDGET
     return _TF32X3[name]
@@ -316,7 +311,6 @@ def compile_info():
                    "VTC_BELOW": VTC_BELOW, "TF32X3_BELOW": TF32X3_BELOW, "TF32X3_ROWS": TF32X3_ROWS,
                    "APPLY_ROWS": APPLY_ROWS, "APPLY_FROM": APPLY_FROM, "APPLY_BELOW": APPLY_BELOW,
                    "LOOKAHEAD_BELOW": LOOKAHEAD_BELOW, "CHUNK_TW": CHUNK_TW, "CLUSTER_MBAR": CLUSTER_MBAR,
-                   "LOOKAHEAD2": LOOKAHEAD2,
                    "STAGED_FROM": STAGED_FROM,
                    "STAGED_VTC": STAGED_VTC, "STAGED_UPDATE": STAGED_UPDATE}
 
@@ -483,7 +477,7 @@ def _blocked(H, tau, work, warps, graphed=False):
         _by_blocks(H, tau, work, warps)
         return
     if graphed and batch < LOOKAHEAD_BELOW:
-        (_lookahead2 if _two_deep(batch, n, H.device) else _lookahead)(H, tau, work, warps)
+        _lookahead(H, tau, work, warps)
         return
     k = 0
     while k < n:
@@ -560,44 +554,6 @@ def _lookahead(H, tau, work, warps):
             _apply(Vk, Tk, H[:, k:, nxt + width:])
         _join(H.device, side)  # the next panel's V and T before the next round reads them
         k, ncols, cur = nxt, width, 1 - cur
-
-
-def _two_deep(batch, n, device):
-    """Whether _lookahead2 takes the loop: with LOOKAHEAD2, for batches whose updates tf32x3_vtc and chunk_tw make
-    (under VTC_BELOW) and whose panels are all NB = 32 wide."""
-    return (LOOKAHEAD2 and CHUNK_TW and NB == 32 and batch < VTC_BELOW and n % NB == 0
-            and all(_panel_width(batch, n - k, device) == NB for k in range(0, n, NB)))
-
-
-def _lookahead2(H, tau, work, warps):
-    """_lookahead two panels deep: the rest's update by panel p - 1 and panel p's V^T C in one pass over it
-    (tf32x3_update_vtc), beside panel p + 1, where _lookahead reads the rest twice and writes it once a panel.
-    At round p the columns past panel p + 1 are up to date to panel p - 2, and Wn = -T^T V^T C of panel p - 1 is
-    known there: panel p + 1's columns are brought up to date on the chain (by p - 1 and p), the panel factored on
-    the side stream, and the rest updated by p - 1 while panel p's Wn is made for the next round. Three sets of V
-    and T, used in turn."""
-    batch, n, _ = H.shape
-    V, G, T, *shared = work
-    sets = [work, *((torch.empty_like(V), torch.empty_like(G), torch.empty_like(T), *shared) for _ in range(2))]
-    _panel(H, tau, sets[0], 0, NB, warps)
-    Wn = None  # -T^T V^T C of panel p - 1 for the columns from panel p + 1's on
-    for p, k in enumerate(range(0, n - NB, NB)):
-        nxt, rest = k + NB, k + 2 * NB
-        Vk, Tk = sets[p % 3][0][:, :n - k], sets[p % 3][2]
-        Vp = sets[(p - 1) % 3][0][:, :n - k + NB]  # (from round 1 on: panel p - 1's)
-        if Wn is None:
-            _apply(Vk, Tk, H[:, k:, nxt:rest])
-        else:  # by p - 1 and, with the V^T C made on the way, by p
-            P = _update_vtc(Vp, Wn[:, :, :NB], Vk, H[:, k - NB:, nxt:rest])
-            _tf32x3_update(Vk, _chunk_tw(P, Tk), H[:, k:, nxt:rest])
-        side = _fork(H.device)
-        with torch.cuda.stream(side), _stream(H.device):
-            _panel(H, tau, sets[(p + 1) % 3], nxt, NB, warps)
-        if rest < n:
-            C = H[:, k:, rest:] if Wn is None else H[:, k - NB:, rest:]
-            P = _tf32x3_vtc(Vk, C, summed=False) if Wn is None else _update_vtc(Vp, Wn[:, :, NB:], Vk, C)
-            Wn = _chunk_tw(P, Tk)
-        _join(H.device, side)
 
 
 _SIDE = {}
@@ -820,7 +776,10 @@ def _vtc_by_chunks(kernel, Vm, C, columns, least, multiple, shared=0, summed=Tru
     chunks' sums then added up by torch (or, not `summed`, the chunks' products)."""
     batch, m, w = Vm.shape
     N = C.shape[2]
-    tiles, chunks, rows = _chunks(batch, m, N, columns, least, multiple, C.device)
+    tiles = -(-N // columns)
+    chunks = max(1, min(-(-m // least), -(-4 * _sms(C.device) // (batch * tiles))))
+    rows = -(-m // chunks // multiple) * multiple
+    chunks = -(-m // rows)
     P = torch.empty(batch, chunks, w, N, device=C.device, dtype=torch.float32)
     kernel((tiles, chunks, batch), (128,),
            (*_strided(Vm), cp.int32(w), *_strided(C), cp.int32(m), cp.int32(N), _ptr(P), cp.int32(rows)),
@@ -828,29 +787,6 @@ def _vtc_by_chunks(kernel, Vm, C, columns, least, multiple, shared=0, summed=Tru
     if not summed:
         return P
     return P[:, 0] if chunks == 1 else P.sum(1)
-
-
-def _chunks(batch, m, N, columns, least, multiple, device):
-    """A grid over `columns` of N a block and chunks of m's rows (at least `least`, a multiple of `multiple`) until
-    it has about four blocks an SM: (column tiles, chunks, rows a chunk)."""
-    tiles = -(-N // columns)
-    chunks = max(1, min(-(-m // least), -(-4 * _sms(device) // (batch * tiles))))
-    rows = -(-m // chunks // multiple) * multiple
-    return tiles, -(-m // rows), rows
-
-
-def _update_vtc(Vp, Wn, Vn, C):
-    """C += Vp Wn, then the chunks of Vn^T C (C as updated; Vn's rows are C's last) by tf32x3_update_vtc, in one
-    pass over C: (batch, chunks, Vn's width, N)."""
-    batch, m, w = Vp.shape
-    N, wn = C.shape[2], Vn.shape[2]
-    tiles, chunks, rows = _chunks(batch, m, N, 64, 64, 64, C.device)
-    P = torch.empty(batch, chunks, wn, N, device=C.device, dtype=torch.float32)
-    _tf32x3("tf32x3_update_vtc")((tiles, chunks, batch), (128,),
-                                 (*_strided(C), *_strided(Vp), *_strided(Wn), cp.int32(w), *_strided(Vn),
-                                  cp.int32(wn), cp.int32(m - Vn.shape[1]), cp.int32(m), cp.int32(N), _ptr(P),
-                                  cp.int32(rows)))
-    return P
 
 
 class _Outer:

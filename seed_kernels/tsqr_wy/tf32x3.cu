@@ -2,8 +2,7 @@
 // tf32x3_apply does all of it for one tile of C (the batches of 16 to 255 matrices, panels of at most 512 rows);
 // for small batches tf32x3_vtc32/64 make W = V^T C split over chunks of rows (cuBLAS gives this product, a
 // 32-row output per matrix with a long inner dimension, few long tiles), tf32x3_update adds V Wn to C (Wn =
-// -T^T W between them, by chunk_tw or torch), and with LOOKAHEAD2 tf32x3_update_vtc does both in one pass (the
-// update by one panel and the next panel's V^T C). Each operand x is split into hi = tf32(x) and lo = tf32(x - hi),
+// -T^T W, a small torch GEMM between them). Each operand x is split into hi = tf32(x) and lo = tf32(x - hi),
 // and a product is lo*hi + hi*lo + hi*hi (lo*lo, about 2^-22 of it, dropped), accumulated in FP32: close to an
 // FP32 product, on tensor cores at three MMAs per product. The contract allows split TF32 inside (its gates then
 // decide); plain TF32 uses about 500 times the factor gate that split TF32 or FP32 use at n = 512
@@ -49,11 +48,21 @@ __device__ __forceinline__ void mma3(float (&d)[4], const unsigned (&ah)[4], con
   mma(d, ah, bh);
 }
 
-// acc = a warp's 32 x 32 of C (rows row0 .., columns col0 ..; 2 x 4 MMA tiles) + V (m x w, ldv) Wn (w x N, ldw)
-// there, zero past m and N; w a multiple of 8, C's rows 8-byte aligned (pairs of columns are read as float2).
-__device__ __forceinline__ void add_v_wn(float (&acc)[2][4][4], const float* C, int ldc,
-                                         const float* __restrict__ V, int ldv, const float* __restrict__ W, int ldw,
-                                         int row0, int col0, int m, int N, int w, int g, int t) {
+// C (m x N, row stride ldc) += V (m x w, ldv) Wn (w x N, ldw), per matrix (strides cstride, vstride, wstride).
+// Block: 4 warps on a 64 x 64 tile of C, a warp on 32 x 32 (2 x 4 MMA tiles). N even, w a multiple of 8, C's
+// rows 8-byte aligned (pairs of columns are read and written as float2). Grid: (ceil(N / 64), ceil(m / 64),
+// batch).
+extern "C" __global__ void __launch_bounds__(128) tf32x3_update(float* __restrict__ C, int ldc, long long cstride,
+                                                               const float* __restrict__ V, int ldv,
+                                                               long long vstride, const float* __restrict__ W,
+                                                               int ldw, long long wstride, int m, int N, int w) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int row0 = blockIdx.y * 64 + (warp >> 1) * 32, col0 = blockIdx.x * 64 + (warp & 1) * 32;
+  if (row0 >= m || col0 >= N) return;
+  C += blockIdx.z * cstride;
+  V += blockIdx.z * vstride;
+  W += blockIdx.z * wstride;
+  float acc[2][4][4];
 #pragma unroll
   for (int i = 0; i < 2; ++i)
 #pragma unroll
@@ -89,11 +98,6 @@ __device__ __forceinline__ void add_v_wn(float (&acc)[2][4][4], const float* C, 
 #pragma unroll
       for (int j = 0; j < 4; ++j) mma3(acc[i][j], ah[i], al[i], bh[j], bl[j]);
   }
-}
-
-// add_v_wn's acc back into C, rows past m and columns past N left as they are
-__device__ __forceinline__ void store_acc(const float (&acc)[2][4][4], float* __restrict__ C, int ldc, int row0,
-                                          int col0, int m, int N, int g, int t) {
 #pragma unroll
   for (int i = 0; i < 2; ++i)
 #pragma unroll
@@ -104,25 +108,6 @@ __device__ __forceinline__ void store_acc(const float (&acc)[2][4][4], float* __
       if (r + 8 < m)
         *reinterpret_cast<float2*>(C + (size_t)(r + 8) * ldc + c) = make_float2(acc[i][j][2], acc[i][j][3]);
     }
-}
-
-// C (m x N, row stride ldc) += V (m x w, ldv) Wn (w x N, ldw), per matrix (strides cstride, vstride, wstride).
-// Block: 4 warps on a 64 x 64 tile of C, a warp on 32 x 32 (2 x 4 MMA tiles). N even, w a multiple of 8, C's
-// rows 8-byte aligned (pairs of columns are read and written as float2). Grid: (ceil(N / 64), ceil(m / 64),
-// batch).
-extern "C" __global__ void __launch_bounds__(128) tf32x3_update(float* __restrict__ C, int ldc, long long cstride,
-                                                               const float* __restrict__ V, int ldv,
-                                                               long long vstride, const float* __restrict__ W,
-                                                               int ldw, long long wstride, int m, int N, int w) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-  const int row0 = blockIdx.y * 64 + (warp >> 1) * 32, col0 = blockIdx.x * 64 + (warp & 1) * 32;
-  if (row0 >= m || col0 >= N) return;
-  C += blockIdx.z * cstride;
-  V += blockIdx.z * vstride;
-  W += blockIdx.z * wstride;
-  float acc[2][4][4];
-  add_v_wn(acc, C, ldc, V, ldv, W, ldw, row0, col0, m, N, w, g, t);
-  store_acc(acc, C, ldc, row0, col0, m, N, g, t);
 }
 
 // P (w x N, contiguous; chunk blockIdx.y of each matrix's chunks) = V(r0:r1, :)^T C(r0:r1, :) over the chunk
@@ -436,94 +421,4 @@ extern "C" __global__ void __launch_bounds__(1024) chunk_tw(const float* __restr
   float t = 0.f;
   for (int l = 0; l <= i; ++l) t += Ts[l][i] * Ws[l][c];
   if (i < w && col < N) Wn[((size_t)mat * w + i) * N + col] = -t;
-}
-
-// C (m x N) += Vp (m x w) Wn (w x N), then P = Vn^T C over C's rows from `shift` on (Vn's row r - shift, wn columns),
-// C as updated: the update of the rest by one panel and the next panel's V^T C in one pass over C, for kernel.py's
-// look-ahead two panels deep (LOOKAHEAD2). tf32x3_vtc32 and tf32x3_update read C twice and write it once a panel,
-// and there (2x4096's and 8x2048's rest) they are bound by memory: 1.8 and 2.1 TB/s on an H100 (NOTES.md).
-// Block: 4 warps on a 64-column strip of C, over the chunk's tiles of 64 rows (`rows`, a multiple of 64, from
-// blockIdx.y * rows). A warp updates 32 x 32 of a tile as tf32x3_update does and leaves it in shared memory as well;
-// then warp q multiplies the tile's rows 8 q and 8 q + 32 (eight each) by Vn^T as tf32x3_vtc32 does. The warps'
-// sums are added up in shared memory at the end, in a fixed order. w and wn multiples of 8, wn at most 32; N even,
-// C's rows 8-byte aligned. Grid: (ceil(N / 64), chunks, batch); P: (batch, chunks, wn, N).
-#define UV_LD 72  // the tile's row stride: lanes (g, t) reading row t, column g hit bank 8 t + g, all 32
-
-extern "C" __global__ void __launch_bounds__(128) tf32x3_update_vtc(
-    float* __restrict__ C, int ldc, long long cstride, const float* __restrict__ Vp, int ldv, long long vstride,
-    const float* __restrict__ W, int ldw, long long wstride, int w, const float* __restrict__ Vn, int ldn,
-    long long nstride, int wn, int shift, int m, int N, float* __restrict__ P, int rows) {
-  __shared__ float tile[64 * UV_LD];
-  __shared__ float sums[2][32 * 64];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-  const int col0 = blockIdx.x * 64, r0 = blockIdx.y * rows, r1 = min(m, r0 + rows);
-  C += blockIdx.z * cstride;
-  Vp += blockIdx.z * vstride;
-  W += blockIdx.z * wstride;
-  Vn += blockIdx.z * nstride;
-  const int wc = (warp & 1) * 32, wr = (warp >> 1) * 32;  // the warp's 32 x 32 of the tile
-  float vtc[2][8][4] = {};
-  for (int tr = r0; tr < r1; tr += 64) {
-    float acc[2][4][4];
-    add_v_wn(acc, C, ldc, Vp, ldv, W, ldw, tr + wr, col0 + wc, m, N, w, g, t);
-    store_acc(acc, C, ldc, tr + wr, col0 + wc, m, N, g, t);
-#pragma unroll
-    for (int i = 0; i < 2; ++i)  // and into the tile (zero past m and N: so are C's values and V's rows there)
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        float* at = tile + (wr + 16 * i + g) * UV_LD + wc + 8 * j + 2 * t;
-        *reinterpret_cast<float2*>(at) = make_float2(acc[i][j][0], acc[i][j][1]);
-        *reinterpret_cast<float2*>(at + 8 * UV_LD) = make_float2(acc[i][j][2], acc[i][j][3]);
-      }
-    __syncthreads();
-    // Vn^T times the tile: A = Vn^T, a0 = Vn(r + t - shift, i), a1 eight columns on, a2 and a3 four rows down
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int rt = 8 * warp + 32 * h, r = tr + rt;  // the tile's rows rt .. rt + 7 are C's r .. r + 7
-      const bool in0 = r + t < m && r + t >= shift, in4 = r + t + 4 < m && r + t + 4 >= shift;
-      const float* v0 = Vn + (size_t)(in0 ? r + t - shift : 0) * ldn;
-      const float* v4 = Vn + (size_t)(in4 ? r + t + 4 - shift : 0) * ldn;
-      unsigned ah[2][4], al[2][4], bh[8][2], bl[8][2];
-#pragma unroll
-      for (int f = 0; f < 2; ++f) {
-        const int i = 16 * f + g;
-        const float x[4] = {in0 && i < wn ? v0[i] : 0.f, in0 && i + 8 < wn ? v0[i + 8] : 0.f,
-                            in4 && i < wn ? v4[i] : 0.f, in4 && i + 8 < wn ? v4[i + 8] : 0.f};
-#pragma unroll
-        for (int q = 0; q < 4; ++q) split(x[q], ah[f][q], al[f][q]);
-      }
-#pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        split(tile[(rt + t) * UV_LD + 8 * j + g], bh[j][0], bl[j][0]);
-        split(tile[(rt + t + 4) * UV_LD + 8 * j + g], bh[j][1], bl[j][1]);
-      }
-#pragma unroll
-      for (int f = 0; f < 2; ++f)
-#pragma unroll
-        for (int j = 0; j < 8; ++j) mma3(vtc[f][j], ah[f], al[f], bh[j], bl[j]);
-    }
-    __syncthreads();  // the tile read before the next one is written
-  }
-  // the warps' sums: 2 and 3 leave theirs, 0 and 1 add them; then 1 leaves its, 0 adds it and writes the chunk's
-  auto each = [&](auto f) {
-#pragma unroll
-    for (int e = 0; e < 2; ++e)
-#pragma unroll
-      for (int j = 0; j < 8; ++j)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) f(vtc[e][j][q], (16 * e + g + (q >> 1) * 8) * 64 + 8 * j + 2 * t + (q & 1));
-  };
-  if (warp >= 2) each([&](float& x, int at) { sums[warp - 2][at] = x; });
-  __syncthreads();
-  if (warp < 2) each([&](float& x, int at) { x += sums[warp][at]; });
-  __syncthreads();
-  if (warp == 1) each([&](float& x, int at) { sums[0][at] = x; });
-  __syncthreads();
-  if (warp == 0) {
-    float* out = P + ((size_t)blockIdx.z * gridDim.y + blockIdx.y) * wn * N;
-    each([&](float& x, int at) {
-      const int row = at / 64, col = col0 + at % 64;
-      if (row < wn && col < N) out[(size_t)row * N + col] = x + sums[0][at];
-    });
-  }
 }
