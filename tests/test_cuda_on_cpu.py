@@ -25,6 +25,13 @@ EMU = ROOT / "tests" / "cuda_on_cpu"
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 
 
+@pytest.fixture(autouse=True)
+def _same_matrices() -> None:
+    """Each test draws the same random matrices in any order of the suite (under pytest -n too): a tolerance that a
+    rare draw exceeds fails every run, not one run in a few."""
+    torch.manual_seed(0)
+
+
 def emulated(text: str) -> str:
     """CUDA source as emu.h runs it, by three rewrites: each __shared__ declaration becomes a reference to its
     block's own copy (emu::block_shared), `extern __shared__` the block's dynamic shared memory, and common.cu's
@@ -162,7 +169,8 @@ def test_colk_qr_passes_the_contracts_checks_from_33_to_192(tmp_path: Path) -> N
         verdict = check(A, H, tau)
         assert verdict.ok, f"{kernel} n={n}: {verdict.reason}"
     h, t = torch.geqrf(dense.double())
-    assert (H.double() - h).abs().max() < 1e-4 and (tau.double() - t).abs().max() < 1e-5
+    # FP32's error: tau differed from LAPACK's by up to 1.3e-5 over twelve draws at n = 176 (n eps32 = 2.1e-5)
+    assert (H.double() - h).abs().max() < 1e-4 and (tau.double() - t).abs().max() < 1e-4
     assert tau[1, 7] == 0.0
 
 
