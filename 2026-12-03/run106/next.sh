@@ -8,4 +8,4 @@ cd "$(dirname "$0")/.."
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl > /dev/null 2>&1
 export PYTHONPATH=$PWD:/tmp/site PYTHONUNBUFFERED=1
 timeout 200 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_export.py 2>&1 | tee $OUT/export_gpu_test.txt | tail -4
-if [[ $gpu == *H200* ]]; then LIMIT=${LIMIT:-360} bash .devrun/job25.sh; fi
+if [[ $gpu == *H200* ]]; then AFTER_RUNS=1 LIMIT=440 bash .devrun/job25.sh; fi  # one after run: the call's 600 s
