@@ -1,9 +1,9 @@
 // A CUDA kernel's own source on the CPU, for the tests of a machine without a GPU: every thread of a block (of
 // every block of a thread block cluster) is a fiber with its own stack (started by makecontext, switched by
 // _setjmp/_longjmp), and the fibers run one at a time from one barrier to the next (__syncthreads for the block,
-// cluster_barrier for the cluster, __syncwarp and every shuffle for the warp). The order in which waiting fibers are resumed is shuffled by a seed, so a
-// read that no barrier orders after its write gives different bits under different seeds; shared memory starts
-// as NaN, so a read of what no thread wrote shows.
+// cluster_barrier for the cluster, __syncwarp and every shuffle for the warp). The order in which waiting fibers
+// are resumed is shuffled by a seed, so a read that no barrier orders after its write gives different bits under
+// different seeds; shared memory starts as NaN, so a read of what no thread wrote shows.
 // Covers what tsqr_wy's one-block, cluster and split-TF32 kernels use: 1-D blocks, grids of (x, y, z), clusters
 // along x, shared memory a block's own (the test rewrites each __shared__ declaration into a reference to
 // emu::block_shared<T>(id) and `extern __shared__ T name[];` into emu::dynamic_shared<T>()), stores into another
