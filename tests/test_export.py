@@ -88,6 +88,26 @@ def test_each_argument_reaches_the_kernel_as_its_declared_c_type() -> None:
         letter("Params", "int")  # type: ignore[operator]
 
 
+def test_a_source_nvrtc_refuses_is_a_compile_error_with_nvrtcs_log() -> None:
+    """The stand-in raises NVRTC's refusal as CuPy does (a CompileException with the whole log), so the judge's
+    verdict names the error where it had kept the message's first line only (`NVRTC_ERROR_COMPILATION`)."""
+    from qrjudge.runner import classify
+
+    shim: dict[str, object] = {}
+    exec((ROOT / "evolver" / "commands" / "export_shim.txt").read_text(), shim)
+
+    class Refusing:  # the extension as NVRTC answers a source it does not compile (TORCH_CHECK's message)
+        def compile(self, code: str, name: str, flags: list[str]) -> bytes:
+            raise RuntimeError(f"{name}: NVRTC_ERROR_COMPILATION\n{name}(3): error: identifier \"x\" is undefined\n")
+
+    shim["_evolve_api"], shim["_evolve_arch"] = Refusing, lambda: "--gpu-architecture=sm_90"
+    with pytest.raises(RuntimeError) as raised:
+        shim["_EvolveRawModule"]("__global__ void k() { x; }")  # type: ignore[operator]
+    verdict = classify(raised.value)
+    assert verdict["status"] == "compile_error", verdict
+    assert 'error: identifier "x" is undefined' in verdict["message"], verdict
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("seed", ["blocked_wy", "tsqr_wy"])
 def test_the_exported_file_passes_the_judge_on_a_gpu(tmp_path: Path, seed: str) -> None:
