@@ -10,6 +10,7 @@ import math
 import random
 import time
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from qrjudge.kept import Deferred
@@ -74,7 +75,7 @@ class Context:
     # reply (the runner's own checks once the clock has stopped). The benchmark reports its own share.
     spent: dict[str, float] = field(default_factory=lambda: dict.fromkeys(("inputs", "prime", "runner", "tail"), 0.0))
 
-    def call(self, spec: Any, where: str, primed: bool = False, **options: Any) -> Call:
+    def call(self, spec: Any, where: str, primed: bool = False, keep: Keep | None = None, **options: Any) -> Call:
         """One call of the candidate on a fresh input, generated here from a secret seed and written into the
         shared A before the runner is asked: the runner never learns the seed, and what it does around the
         call no longer depends on the input's case, so the judge's clock sees a steady overhead.
@@ -82,8 +83,10 @@ class Context:
         A primed call is preceded by an untimed call on the previous input, and its input reaches the runner
         through host memory, so that between that call and the timed one the judge does no GPU work: a
         short timed call then finds the GPU, the runner's CPU and its caches as a loop of calls in one
-        process leaves them (PRIME_BYTES)."""
-        return self.receive(self.send(spec, where, primed, **options))
+        process leaves them (PRIME_BYTES).
+
+        `keep` takes the judge's copy of the outputs at the runner's `done` (`receive`)."""
+        return self.receive(self.send(spec, where, primed, **options), keep)
 
     def send(self, spec: Any, where: str, primed: bool = False, op: str = "call", **options: Any) -> Sent:
         """The first half of `call`: the input written, the runner asked (a `call`, or another `op` on the
@@ -113,14 +116,25 @@ class Context:
         nonce = self.runner.post({"op": op, "spec": spec.to_list(), "staged": primed, **options})
         return Sent(spec, where, seed, mine, nonce, began)
 
-    def receive(self, sent: Sent) -> Call:
+    def receive(self, sent: Sent, keep: Keep | None = None) -> Call:
         """The second half of `call`: the runner's reply, judged, and the input found unchanged. The judge's
         clock stops at the runner's `done` line, sent once the outputs are in the shared buffers and its device
         is idle, before its checks and its reply: what the clock sees beyond the candidate's time is then the
-        pipes, the flush and the hold, steady enough to be calibrated (`calibrate`)."""
+        pipes, the flush and the hold, steady enough to be calibrated (`calibrate`).
+
+        The runner then waits for the judge's `kept` line, and `keep` (a timed call's: the outputs it checks)
+        copies the shared outputs before it is sent: what the runner runs after `done` (its checks, and any code
+        of the candidate's they reach: a function replaced for a moment, a hook of the dispatcher's) can no
+        longer change them unseen, since the judge's clock has stopped (docs/QR_CONTRACT.md, "Times")."""
         first = self.runner.line(sent.nonce, sent.where)
         done = time.perf_counter()
         wall = (done - sent.began) * 1e6
+        if first.get("done") is True:
+            if keep is not None:
+                keep(sent)
+                if self.device.type == "cuda":
+                    self.torch.cuda.synchronize(self.device)  # the copy made before the runner runs on
+            self.runner.kept(sent.nonce)
         reply = self.runner.reply(sent.nonce, sent.where) if first.get("done") is True else first
         self.spent["runner"] += done - sent.began
         self.spent["tail"] += time.perf_counter() - done
@@ -145,3 +159,6 @@ class Call(NamedTuple):
     a: Any  # the judge's own copy of the input
     reply: dict[str, Any]
     wall_us: float  # the judge's clock, from asking to the reply
+
+
+Keep = Callable[[Sent], Any]  # the judge's copy of a call's outputs, taken at its `done` (Context.receive)

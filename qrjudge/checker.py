@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -56,13 +57,24 @@ def _norm1(x: torch.Tensor) -> torch.Tensor:
     return x.abs().sum(dim=-2).amax(dim=-1)
 
 
+def as_pair(out: object) -> object:
+    """A tuple or list the candidate returned, as a plain tuple, read through the base class's own methods: a
+    subclass's `__iter__` or `__getitem__` never runs (the runner's checks would run the candidate's code after the
+    timed region). Anything else as it is, for `sanity` to name."""
+    kind = type(out)
+    base: Any = tuple if issubclass(kind, tuple) else list if issubclass(kind, list) else None
+    if base is None or base.__len__(out) != 2:
+        return out
+    return base.__getitem__(out, 0), base.__getitem__(out, 1)
+
+
 def sanity(a: torch.Tensor, out: object) -> str:
     """'' when `out` has the contract's form, otherwise what is wrong."""
-    if not isinstance(out, (tuple, list)) or len(out) != 2:
+    if type(out) is not tuple or len(out) != 2:
         return f"custom_kernel must return (H, tau), got {type(out).__name__}"
     h, tau = out
-    if not isinstance(h, torch.Tensor) or not isinstance(tau, torch.Tensor):
-        return "H and tau must be torch tensors"
+    if type(h) is not torch.Tensor or type(tau) is not torch.Tensor:  # a subclass's methods would run in the checks
+        return "H and tau must be plain torch tensors (torch.Tensor itself, not a subclass)"
     b, n, _ = a.shape
     for name, t, shape in (("H", h, (b, n, n)), ("tau", tau, (b, n))):
         if tuple(t.shape) != shape:

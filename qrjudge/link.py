@@ -5,6 +5,7 @@ server beside it where there is one), the pipes it talks over, and its end, noth
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -70,6 +71,12 @@ class Runner:
         except OSError:
             return None
         return nonce
+
+    def kept(self, nonce: int | None) -> None:
+        """After a call's `done`: the judge has what it checks of the outputs, and the runner may go on."""
+        if nonce is not None:
+            with contextlib.suppress(OSError):  # a runner gone by now: `reply` says how
+                wire.send(self.to_runner, {"kept": True, "nonce": nonce})
 
     def reply(self, nonce: int | None, where: str) -> dict[str, Any]:
         """The reply to the message sent with `nonce`. A dead runner, a reply that is not a JSON object, a

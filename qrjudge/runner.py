@@ -140,7 +140,9 @@ class Session:
         lap("arena")
         self.timer = timing.CudaTimer(idle=go.get("idle", True)) if cuda else timing.HostTimer()
         lap("timer")
-        self.sanity = checker.sanity
+        self.sanity, self.as_pair = checker.sanity, checker.as_pair
+        # bound before any candidate exists, as the C functions they are (a replaced attribute of torch._C is not them)
+        self.modes = {"function": torch._C._len_torch_function_stack, "dispatch": torch._C._len_torch_dispatch_stack}
         self.fn: Any = None
         self.scope: Any = contextlib.nullcontext
         if not args.baseline:
@@ -184,13 +186,14 @@ class Session:
             except Exception as exc:  # diagnostics are optional
                 info = {"error": str(exc)[:200]}
         self.fn = module.custom_kernel
-        tamper = self.critical.changed() or self.broad.changed() or guard.intact()
+        tamper = self.critical.changed() or self.broad.changed() or guard.intact() or self.modes_left()
         return {"ready": True, "compile": _json_safe(info), "import_s": round(time.monotonic() - began, 3),
                 "tamper": tamper}
 
     def call(self, message: dict[str, Any], done: Callable[[], None] = lambda: None) -> dict[str, Any]:
         """One call (module docstring); `done` is told the moment its outputs are in the shared buffers and the
-        device is idle, before the checks and the reply: the judge's clock stops there."""
+        device is idle, before the checks and the reply: the judge's clock stops there, and `done` returns once the
+        judge has its copy of the outputs (wire.Channel.handover)."""
         from qrjudge.specs import Spec
 
         spec = Spec.from_list(message["spec"])
@@ -212,6 +215,10 @@ class Session:
                 out = fn(a)
             timer.stop()
             disarm.check()
+            left = self.modes_left()
+            if left:
+                return {"tamper": left}
+            out = self.as_pair(out)
             problem = self.sanity(a, out)
             if not problem:
                 h.copy_(out[0])
@@ -225,6 +232,12 @@ class Session:
         del out
         return {"event_us": timer.elapsed_us(), "wall_us": wall_us, "problem": problem, "escaped": escaped,
                 "tamper": self.critical.changed()}
+
+    def modes_left(self) -> str:
+        """'' unless a torch function or dispatch mode of the candidate's is still active: its code would run inside
+        the runner's own torch calls (its checks, the copy of the outputs), after the timed region."""
+        left = [kind for kind, depth in self.modes.items() if depth()]
+        return f"a torch {left[0]} mode left active by the candidate's code" if left else ""
 
     def _chosen(self, message: dict[str, Any]) -> tuple[Callable[[Any], Any], Callable[[], Any]]:
         """(the function a call runs, the scope it runs in): the judge's reference before the candidate is
@@ -330,7 +343,7 @@ def serve(args: argparse.Namespace, channel: wire.Channel, isolated: str, compil
         "verify": lambda m: session.verify(),
         "hold": lambda m: {"hold_us": session.timer.measure(), "hold_error": session.timer.hold_error},
         "profile": session.profile, "compiles": lambda m: compiled(compiles),
-        "call": lambda m: session.call(m, lambda: channel.send({"done": True, "nonce": m.get("nonce")}))}
+        "call": lambda m: session.call(m, lambda: channel.handover(m["nonce"]))}
     while True:
         message = channel.receive()
         if message is None or message.get("op") == "exit":

@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator
 from typing import IO, Any
 
-ANTI_CHEAT_VERSION = 11  # raised whenever a check or the timing changes; every result records it
+ANTI_CHEAT_VERSION = 12  # raised whenever a check or the timing changes; every result records it
 # An import may compile (an exported file's load_inline build: its first evaluation, build included, took
 # 64 s on an H200): while it runs, the judge says so every HEARTBEAT_S, for at most IMPORT_S, so the
 # supervisor's stall watchdog (90 s without a line, meant for hung kernels) does not kill a compilation; after

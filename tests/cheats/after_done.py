@@ -1,0 +1,30 @@
+# expect: rejected | changed after the call was reported finished
+# expect-cpu: rejected | changed after the call was reported finished
+# Work done once the judge's clock has stopped: custom_kernel returns zeros at once and, for a moment, replaces
+# torch.equal, which the runner calls on the shared outputs after its `done` line (the check for work left on
+# another stream); the stand-in writes the true factorisation into them and puts torch.equal back before anything
+# looks. Pure Python, no name the scan reads, every shape timed at almost nothing: judged `ok` at 162.5 us against
+# the honest kernel's 1,135.6 on the CPU self-test until the judge took its copy of the outputs at `done`, with the
+# runner waiting (qrjudge/wire.py, `Channel.handover`). Now its late write is seen.
+import torch
+from base import custom_kernel as honest
+
+_equal = torch.equal
+_inputs = []
+
+
+def _late(x, y):
+    h, tau = honest(_inputs[-1])
+    if x.dim() == 3:
+        x.copy_(h)
+    else:
+        x.copy_(tau)
+        torch.equal = _equal
+    return True
+
+
+def custom_kernel(A):
+    _inputs[:] = [A]
+    torch.equal = _late
+    b, n, _ = A.shape
+    return torch.zeros_like(A), A.new_zeros(b, n)
