@@ -57,7 +57,7 @@ def _norm1(x: torch.Tensor) -> torch.Tensor:
     return x.abs().sum(dim=-2).amax(dim=-1)
 
 
-def as_pair(out: object) -> object:
+def as_pair(out: Any) -> Any:
     """A tuple or list the candidate returned, as a plain tuple, read through the base class's own methods: a
     subclass's `__iter__` or `__getitem__` never runs (the runner's checks would run the candidate's code after the
     timed region). Anything else as it is, for `sanity` to name."""
