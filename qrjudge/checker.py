@@ -70,6 +70,7 @@ def as_pair(out: Any) -> Any:
 
 def sanity(a: torch.Tensor, out: object) -> str:
     """'' when `out` has the contract's form, otherwise what is wrong."""
+    out = as_pair(out)
     if type(out) is not tuple or len(out) != 2:
         return f"custom_kernel must return (H, tau), got {type(out).__name__}"
     h, tau = out

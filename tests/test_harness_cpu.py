@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 
 from qrjudge import cases  # noqa: E402
 from qrjudge.cases import CASES, ILL, Spec, make_batch, mixed_cases  # noqa: E402
-from qrjudge.checker import check, householder_q, sanity, strict_fp32  # noqa: E402
+from qrjudge.checker import as_pair, check, householder_q, sanity, strict_fp32  # noqa: E402
 from qrjudge.guard import scan  # noqa: E402
 from tests.conftest import ROOT  # noqa: E402
 
@@ -74,6 +74,72 @@ def test_sanity_gates() -> None:
     assert "non-finite" in sanity(a, (nan, tau)) and "matrix 1" in sanity(a, (nan, tau))
     assert "fresh" in sanity(a, (a, tau))
     assert "return (H, tau)" in sanity(a, h)
+    assert sanity(a, [h, tau]) == ""
+
+
+def test_the_outputs_are_read_without_running_the_candidates_code() -> None:
+    """A tuple or list is read through the base class's own methods (a subclass's `__iter__` or `__getitem__`
+    would run the candidate's code in the runner's checks, after the timed region), and H and tau must be
+    torch.Tensor itself, whose methods are torch's (a subclass's `__torch_function__` would run there too)."""
+    a = make_batch(Spec(2, 8, 1, "dense"), 1, "cpu")
+    h, tau = geqrf(a)
+    ran = []
+
+    class Later(tuple):
+        def __iter__(self):
+            ran.append("iter")
+            return tuple.__iter__(self)
+
+        def __getitem__(self, i):
+            ran.append("getitem")
+            return tuple.__getitem__(self, i)
+
+        def __len__(self):
+            ran.append("len")
+            return 2
+
+    assert sanity(a, Later((h, tau))) == "" and ran == []
+    assert as_pair(Later((h, tau)))[0] is h and ran == []
+
+    class Lazy(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            ran.append(func)
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    assert "plain torch tensors" in sanity(a, (h.as_subclass(Lazy), tau)) and ran == []
+    assert "plain torch tensors" in sanity(a, (h, tau.as_subclass(Lazy))) and ran == []
+
+
+def test_the_runner_waits_for_the_judges_copy_in_code_bound_before_any_candidate(monkeypatch) -> None:
+    """`Channel.handover` (a call's `done`, then the wait for the judge's `kept`) runs nothing that a candidate
+    could have replaced for a moment: with os.read, os.write, select, the clock, JSON and builtins.len all
+    replaced by functions that raise, it still says `done` and waits for the judge's line."""
+    import builtins
+    import os
+    import select
+    import time
+
+    from qrjudge import wire
+
+    to_runner, runner_in = os.pipe()[::-1]
+    runner_out, from_runner = os.pipe()[::-1]
+    channel = wire.Channel(runner_in, runner_out)
+    channel.reader.spin_s = 0.01
+    os.write(to_runner, b'{"kept": true, "nonce": 7}\n')
+
+    def replaced(*args, **kwargs):
+        raise AssertionError("the candidate's code ran in the runner's wait")
+
+    for owner, name in ((os, "read"), (os, "write"), (select, "select"), (time, "perf_counter"), (json, "dumps"),
+                        (builtins, "len")):
+        monkeypatch.setattr(owner, name, replaced)
+    channel.handover(7)
+    monkeypatch.undo()
+    assert wire.LineReader(from_runner).readline() == b'{"done": true, "nonce": 7}\n'
+    assert channel.reader.buffer == b""  # the judge's line read whole, nothing of the next message
+    for fd in (to_runner, runner_in, runner_out, from_runner):
+        os.close(fd)
 
 
 def test_cases_have_their_structure() -> None:
