@@ -57,6 +57,18 @@ def _norm1(x: torch.Tensor) -> torch.Tensor:
     return x.abs().sum(dim=-2).amax(dim=-1)
 
 
+# Bound when the judge's modules are imported, before any candidate exists, as the C functions they are (a replaced
+# attribute of torch._C is not them).
+_MODE_DEPTHS = {"function": torch._C._len_torch_function_stack, "dispatch": torch._C._len_torch_dispatch_stack}
+
+
+def modes_left() -> str:
+    """'' unless a torch function or dispatch mode of the candidate's is still active: its code would run in the
+    runner's own torch calls (its checks, the copy of the outputs) after the timed region."""
+    return next((f"a torch {kind} mode left active by the candidate's code" for kind, depth in _MODE_DEPTHS.items()
+                 if depth()), "")
+
+
 def as_pair(out: Any) -> Any:
     """A tuple or list the candidate returned, as a plain tuple, read through the base class's own methods: a
     subclass's `__iter__` or `__getitem__` never runs (the runner's checks would run the candidate's code after the

@@ -11,11 +11,11 @@ GPU is shared and not yet this evaluation's alone: then `hold` later times the L
 `reference` (the judge calibrates its clock on a function of ours while this process is still trusted), `load`
 (the candidate is imported: from here on this process is the candidate's), then `call`s: the judge has written
 a fresh input into the shared A (or, `staged`, into the host stage, to be copied into A here); flush L2, time
-`custom_kernel` with CUDA events on the current stream, copy the outputs into the shared H and tau,
-synchronise the device, and answer with the times and what was seen (form problems, work that escaped the
-timed stream, replaced machinery). A `prime` is an untimed call on whatever A holds, before a staged call
-(qrjudge/calls.py, Context.call). The judge checks the outputs itself, against its own copy of the input, and
-compares the times with its own clock.
+`custom_kernel` with CUDA events on the current stream, copy the outputs into the shared H and tau, synchronise
+the device, say `done` and wait while the judge copies them (wire.Channel.handover), then answer with the times and
+what was seen (form problems, work that escaped the timed stream, replaced machinery). A `prime` is an untimed call
+on whatever A holds, before a staged call (qrjudge/calls.py, Context.call). The judge checks the outputs itself,
+against its own copy of the input, and compares the times with its own clock.
 """
 
 from __future__ import annotations
@@ -140,9 +140,7 @@ class Session:
         lap("arena")
         self.timer = timing.CudaTimer(idle=go.get("idle", True)) if cuda else timing.HostTimer()
         lap("timer")
-        self.sanity, self.as_pair = checker.sanity, checker.as_pair
-        # bound before any candidate exists, as the C functions they are (a replaced attribute of torch._C is not them)
-        self.modes = {"function": torch._C._len_torch_function_stack, "dispatch": torch._C._len_torch_dispatch_stack}
+        self.sanity, self.as_pair, self.modes_left = checker.sanity, checker.as_pair, checker.modes_left
         self.fn: Any = None
         self.scope: Any = contextlib.nullcontext
         if not args.baseline:
@@ -215,9 +213,8 @@ class Session:
                 out = fn(a)
             timer.stop()
             disarm.check()
-            left = self.modes_left()
-            if left:
-                return {"tamper": left}
+            if self.modes_left():
+                return {"tamper": self.modes_left()}
             out = self.as_pair(out)
             problem = self.sanity(a, out)
             if not problem:
@@ -232,12 +229,6 @@ class Session:
         del out
         return {"event_us": timer.elapsed_us(), "wall_us": wall_us, "problem": problem, "escaped": escaped,
                 "tamper": self.critical.changed()}
-
-    def modes_left(self) -> str:
-        """'' unless a torch function or dispatch mode of the candidate's is still active: its code would run inside
-        the runner's own torch calls (its checks, the copy of the outputs), after the timed region."""
-        left = [kind for kind, depth in self.modes.items() if depth()]
-        return f"a torch {left[0]} mode left active by the candidate's code" if left else ""
 
     def _chosen(self, message: dict[str, Any]) -> tuple[Callable[[Any], Any], Callable[[], Any]]:
         """(the function a call runs, the scope it runs in): the judge's reference before the candidate is

@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 
 from qrjudge import cases  # noqa: E402
 from qrjudge.cases import CASES, ILL, Spec, make_batch, mixed_cases  # noqa: E402
-from qrjudge.checker import as_pair, check, householder_q, sanity, strict_fp32  # noqa: E402
+from qrjudge.checker import as_pair, check, householder_q, modes_left, sanity, strict_fp32  # noqa: E402
 from qrjudge.guard import scan  # noqa: E402
 from tests.conftest import ROOT  # noqa: E402
 
@@ -109,6 +109,36 @@ def test_the_outputs_are_read_without_running_the_candidates_code() -> None:
 
     assert "plain torch tensors" in sanity(a, (h.as_subclass(Lazy), tau)) and ran == []
     assert "plain torch tensors" in sanity(a, (h, tau.as_subclass(Lazy))) and ran == []
+
+
+def test_a_torch_mode_left_active_is_named() -> None:
+    """A torch function or dispatch mode still on torch's stacks after a call would run the candidate's code in the
+    runner's own checks: `modes_left` names it, asking the stacks through functions bound at the judge's import, so
+    a replaced `torch._C._len_torch_function_stack` changes nothing."""
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Quiet(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    class Watching(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    assert modes_left() == ""
+    for mode, kind in ((Quiet(), "function"), (Watching(), "dispatch")):
+        mode.__enter__()
+        try:
+            honest = torch._C._len_torch_function_stack
+            torch._C._len_torch_function_stack = lambda: 0
+            try:
+                assert modes_left() == f"a torch {kind} mode left active by the candidate's code"
+            finally:
+                torch._C._len_torch_function_stack = honest
+        finally:
+            mode.__exit__(None, None, None)
+    assert modes_left() == ""
 
 
 def test_the_runner_waits_for_the_judges_copy_in_code_bound_before_any_candidate(monkeypatch) -> None:
