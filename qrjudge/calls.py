@@ -9,8 +9,8 @@ import argparse
 import math
 import random
 import time
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from qrjudge.kept import Deferred
@@ -129,13 +129,14 @@ class Context:
         first = self.runner.line(sent.nonce, sent.where)
         done = time.perf_counter()
         wall = (done - sent.began) * 1e6
-        if first.get("done") is True:
+        said_done = first.get("done") is True
+        if said_done:
             if keep is not None:
                 keep(sent)
                 if self.device.type == "cuda":
                     self.torch.cuda.synchronize(self.device)  # the copy made before the runner runs on
             self.runner.kept(sent.nonce)
-        reply = self.runner.reply(sent.nonce, sent.where) if first.get("done") is True else first
+        reply = self.runner.reply(sent.nonce, sent.where) if said_done else first
         self.spent["runner"] += done - sent.began
         self.spent["tail"] += time.perf_counter() - done
         reply = judge_reply(reply, sent.where)
