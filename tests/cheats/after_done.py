@@ -3,9 +3,11 @@
 # Work done once the judge's clock has stopped: custom_kernel returns zeros at once and, for a moment, replaces
 # torch.equal, which the runner calls on the shared outputs after its `done` line (the check for work left on
 # another stream); the stand-in writes the true factorisation into them and puts torch.equal back before anything
-# looks. Pure Python, no name the scan reads, every shape timed at almost nothing: judged `ok` at 162.5 us against
-# the honest kernel's 1,135.6 on the CPU self-test until the judge took its copy of the outputs at `done`, with the
-# runner waiting (qrjudge/wire.py, `Channel.handover`). Now its late write is seen.
+# looks. Pure Python, no name the scan reads, every shape timed at almost nothing: judged `ok` at 155.1 us on the CPU
+# self-test, where the honest kernel scores about 1,130 (162.5 against 1,135.6 in a first version's pair), until the
+# judge took its copy of the outputs at `done`, with the runner waiting (qrjudge/wire.py, `Channel.handover`). Now its
+# late write is seen. (A first version factored twice, H from one call and tau from the other: on a GPU blocked_wy's
+# rounding does not repeat, and the two disagreed on a near-rank test, notebook 2026-12-03/run107-run108.)
 import torch
 from base import custom_kernel as honest
 
