@@ -129,10 +129,10 @@ class Context:
         first = self.runner.line(sent.nonce, sent.where)
         done = time.perf_counter()
         wall = (done - sent.began) * 1e6
-        said_done = first.get("done") is True
+        said_done, kept = first.get("done") is True, None
         if said_done:
             if keep is not None:
-                keep(sent)
+                kept = keep(sent)
                 if self.device.type == "cuda":
                     self.torch.cuda.synchronize(self.device)  # the copy made before the runner runs on
             self.runner.kept(sent.nonce)
@@ -143,7 +143,7 @@ class Context:
         a, _, _ = self.arena.views(sent.spec.batch, sent.spec.n)
         if not self.torch.equal(a, sent.a):
             raise Verdict("incorrect", f"{sent.where}: custom_kernel modified its input A")
-        return Call(sent.seed, sent.a, reply, wall)
+        return Call(sent.seed, sent.a, reply, wall, kept)
 
 
 class Sent(NamedTuple):
@@ -160,6 +160,7 @@ class Call(NamedTuple):
     a: Any  # the judge's own copy of the input
     reply: dict[str, Any]
     wall_us: float  # the judge's clock, from asking to the reply
+    kept: Any = None  # what `keep` took of the outputs at `done`
 
 
 Keep = Callable[[Sent], Any]  # the judge's copy of a call's outputs, taken at its `done` (Context.receive)

@@ -105,16 +105,17 @@ def time_shape(ctx: Context, spec: Any, plan: Plan) -> dict[str, Any]:
     gaps: list[float] = []
     host = hostwatch.sample(ctx.runner.pid, probe=False)  # the judge's loop runs once, after the calls
     started = time.monotonic()
-    kept: list[Any] = []  # what the judge kept of the last call, taken at its `done`
+    kept = None  # what the judge kept of the previous call, taken at its `done`
 
-    def keep(sent: Any) -> None:
+    def keep(sent: Any) -> Any:
         rows = None if sample == spec.batch else ctx.rng.sample(range(spec.batch), sample)  # drawn after the call
-        kept[:] = [stash.add(len(events) + 1, sent.a, rows)]
+        return stash.add(len(events) + 1, sent.a, rows)
 
     while not enough(events, plan, started, min_runs(plan, spec.batch, sample)):
-        if kept and not stash.unchanged(kept[0]):
+        if kept is not None and not stash.unchanged(kept):
             raise Verdict("rejected", f"{where}: the outputs changed after the call was reported finished")
         call = ctx.call(spec, where, primed, keep, timed=True, flush=True)
+        kept = call.kept
         reports.append(call.reply["event_us"])
         events.append(timed_us(ctx, spec, call.wall_us, call.reply["event_us"]))
         walls.append(call.reply["wall_us"])
