@@ -213,8 +213,8 @@ class Session:
                 out = fn(a)
             timer.stop()
             disarm.check()
-            if self.modes_left():
-                return {"tamper": self.modes_left()}
+            if left := self.modes_left():
+                return {"tamper": left}
             out = self.as_pair(out)
             problem = self.sanity(a, out)
             if not problem:

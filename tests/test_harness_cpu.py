@@ -114,7 +114,7 @@ def test_the_outputs_are_read_without_running_the_candidates_code() -> None:
 def test_a_torch_mode_left_active_is_named() -> None:
     """A torch function or dispatch mode still on torch's stacks after a call would run the candidate's code in the
     runner's own checks: `modes_left` names it, asking the stacks through functions bound at the judge's import, so
-    a replaced `torch._C._len_torch_function_stack` changes nothing."""
+    a replaced `torch._C._len_torch_function_stack` (or `_len_torch_dispatch_stack`) changes nothing."""
     from torch.overrides import TorchFunctionMode
     from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -130,12 +130,13 @@ def test_a_torch_mode_left_active_is_named() -> None:
     for mode, kind in ((Quiet(), "function"), (Watching(), "dispatch")):
         mode.__enter__()
         try:
-            honest = torch._C._len_torch_function_stack
-            torch._C._len_torch_function_stack = lambda: 0
+            depth = f"_len_torch_{kind}_stack"  # the stack this mode is on, its depth replaced by a liar
+            honest = getattr(torch._C, depth)
+            setattr(torch._C, depth, lambda: 0)
             try:
                 assert modes_left() == f"a torch {kind} mode left active by the candidate's code"
             finally:
-                torch._C._len_torch_function_stack = honest
+                setattr(torch._C, depth, honest)
         finally:
             mode.__exit__(None, None, None)
     assert modes_left() == ""
