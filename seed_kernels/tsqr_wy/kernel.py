@@ -119,6 +119,10 @@ CLUSTER_MBAR = 1  # @tune CLUSTER_MBAR: 0 1
 # cluster barrier a column (0) put a release fence (MEMBAR.ALL.GPU) on every column's chain: 2x4096 13.5 ms a call
 # against 14.7, 8x2048 7.3 against 7.9 (H100, 2026-12-06, NOTES.md)
 
+WG_FROM = 0  # @tune WG_FROM: 0 48 256
+# batches from which the trailing update's V^T C and C -= V W run on Hopper's warpgroup MMA in split TF32 (wgmma.cu:
+# wg_vtc and wg_update, compiled for sm_90a; 0: never), on a GPU of compute capability 9.0 only
+
 STAGED_FROM = 0  # batches from which staged.cu's kernels carry _apply (0: none; slower so far: NOTES.md)
 
 STAGED_VTC = 1  # V^T C by x3s_vtc (1), x3f_vtc (2, fragment-major) or cuBLAS (0) (with STAGED_FROM)
@@ -131,6 +135,7 @@ _SOURCE = _COMMON + Path(__file__).with_name("qr.cu").read_text()
 _REG_SOURCE = _COMMON + Path(__file__).with_name("reg_panel.cu").read_text()
 _COL_SOURCE = _COMMON + Path(__file__).with_name("cols.cu").read_text()
 _TF32X3_SOURCE = Path(__file__).with_name("tf32x3.cu").read_text()
+_WG_SOURCE = _TF32X3_SOURCE + Path(__file__).with_name("wgmma.cu").read_text()  # made only where WG_FROM is
 _STAGED_SOURCE = _TF32X3_SOURCE + Path(__file__).with_name("staged.cu").read_text()  # made only where STAGED_FROM is
 _NAMES = ("panel_qr", "small_qr", "build_t", "gram", "mb_panel", "mb_cluster", "trail_update")
 
@@ -237,6 +242,57 @@ def _tf32x3(name):
             _TF32X3[kernel] = module.get_function(kernel)
         _TF32X3["tf32x3_apply"].max_dynamic_shared_size_bytes = SMEM_BUDGET
     return _TF32X3[name]
+
+
+_WG = {}
+_WG_SHARED = 4 * 128 * 32 * 4 + 1024  # wgmma.cu's WG_SHARED: a block's dynamic shared memory
+
+
+def _wg(name):
+    """wgmma.cu's kernel `name` (wg_update, wg_vtc), its module compiled for sm_90a on first use."""
+    if not _WG:
+        module = cp.RawModule(code=_WG_SOURCE, options=("--std=c++17", "-arch=sm_90a"))
+        for kernel in ("wg_update", "wg_vtc"):
+            _WG[kernel] = module.get_function(kernel)
+            _WG[kernel].max_dynamic_shared_size_bytes = _WG_SHARED
+    return _WG[name]
+
+
+def _wg_fits(Vm, C):
+    """Where wg_vtc and wg_update take the update: from WG_FROM matrices, on compute capability 9.0 (sm_90a's code
+    runs there only), V at most 64 columns (a multiple of 8), C's rows in pairs of columns (tf32x3_fits's)."""
+    return bool(WG_FROM) and Vm.shape[0] >= WG_FROM and _capability(C.device) == (9, 0) and _tf32x3_fits(Vm, C)
+
+
+_CAPABILITY = {}
+
+
+def _capability(device):
+    if device.index not in _CAPABILITY:
+        _CAPABILITY[device.index] = torch.cuda.get_device_capability(device)
+    return _CAPABILITY[device.index]
+
+
+def _wg_vtc(Vm, C):
+    """W = V^T C by wg_vtc: a 128-column strip of C a block, all its rows."""
+    batch, m, w = Vm.shape
+    N = C.shape[2]
+    W = C.new_empty(batch, w, N)
+    _wg("wg_vtc")((-(-N // 128), 1, batch), (128,), (*_strided(Vm), *_strided(C), *_strided(W), cp.int32(m),
+                                                     cp.int32(N), cp.int32(w)), shared_mem=_WG_SHARED)
+    return W
+
+
+def _wg_update(Vm, W, C, sign):
+    """C += sign V W by wg_update: a 128-column strip of C a block, over tiles of 64 rows (row groups enough for
+    about three blocks an SM)."""
+    batch, m, w = Vm.shape
+    N = C.shape[2]
+    strips = -(-N // 128)
+    groups = min(-(-m // 64), max(1, -(-3 * _sms(C.device) // (batch * strips))))
+    _wg("wg_update")((strips, groups, batch), (128,), (*_strided(C), *_strided(Vm), *_strided(W), cp.int32(m),
+                                                       cp.int32(N), cp.int32(w), cp.float32(sign)),
+                     shared_mem=_WG_SHARED)
 
 
 _STAGED_KERNELS = {}
@@ -684,6 +740,9 @@ def _apply(Vm, Tm, C):
     if STAGED_FROM and batch >= STAGED_FROM and w <= 64 and w % 8 == 0:
         W = _staged_vtc(Vm, C) if STAGED_VTC else torch.bmm(Vm.transpose(1, 2), C)
         _staged_update(Vm, torch.bmm(Tm.transpose(1, 2), W).neg_(), C)
+        return
+    if _wg_fits(Vm, C):  # split TF32 on wgmma (Hopper)
+        _wg_update(Vm, torch.bmm(Tm.transpose(1, 2), _wg_vtc(Vm, C)), C, -1.0)
         return
     fits = _tf32x3_fits(Vm, C)
     if CHUNK_TW and batch < VTC_BELOW and fits and w <= 32:  # -T^T V^T C, the chunks summed, in one launch

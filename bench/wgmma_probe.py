@@ -1,0 +1,127 @@
+"""Issue "the seed at 60x": tsqr_wy's trailing update C += s V Wn on Hopper's warpgroup MMA (wgmma.cu's wg_update,
+split TF32, C the accumulator) against cuBLAS's FP32 baddbmm (640x512's updates now) and the seed's mma.sync
+tf32x3_update (60x1024's). First how the module compiles for sm_90a (CuPy appends its own -arch=sm_90 to the
+options; `route` says which route gave wgmma), then each one's largest error against float64 (relative to the
+result's largest value) on edge shapes and both signs, then milliseconds per call (CUDA events, median of 20) on
+the seed's shapes, with the row groups of wg_update varied.
+
+    python bench/wgmma_probe.py            (on an H100 or H200)
+"""
+
+import sys
+from pathlib import Path
+
+import cupy as cp
+import torch
+from apply_probe import load, timed  # (bench/ is the script's directory, first on sys.path)
+
+HERE = Path(__file__).resolve().parents[1] / "seed_kernels" / "tsqr_wy"
+SHARED = 4 * 128 * 32 * 4 + 1024  # wgmma.cu's WG_SHARED
+SOURCE = (HERE / "tf32x3.cu").read_text() + (HERE / "wgmma.cu").read_text()
+
+
+def route():
+    """The module, and how it was compiled: CuPy's RawModule with -arch=sm_90a among the options, or else NVRTC
+    through CuPy's bindings, the cubin loaded as a module."""
+    try:
+        module = cp.RawModule(code=SOURCE, options=("--std=c++17", "-arch=sm_90a"))
+        module.get_function("wg_compiled")
+        print("route: RawModule with -arch=sm_90a")
+    except Exception as exc:  # noqa: BLE001 (a probe: say what failed, try the other route)
+        print(f"route: RawModule failed ({str(exc).splitlines()[0][:200]}); NVRTC directly")
+        from cupy.cuda import nvrtc
+        program = nvrtc.createProgram(SOURCE, "wgmma.cu", [], [])
+        nvrtc.compileProgram(program, ["--std=c++17", "-arch=sm_90a"])
+        module = cp.cuda.function.Module()
+        module.load(nvrtc.getCUBIN(program))
+    flag = torch.zeros(1, dtype=torch.int32, device="cuda")
+    module.get_function("wg_compiled")((1,), (1,), (cp.uint64(flag.data_ptr()),))
+    torch.cuda.synchronize()
+    return module, int(flag.item())
+
+
+def wg_update(module, V, Wn, C, s=1.0, groups=None, sms=132):
+    batch, m, w = V.shape
+    N = C.shape[2]
+    strips = -(-N // 128)
+    if groups is None:
+        groups = min(-(-m // 64), max(1, -(-3 * sms // (batch * strips))))
+    f = module.get_function("wg_update")
+    f.max_dynamic_shared_size_bytes = SHARED
+    f((strips, groups, batch), (128,),
+      (cp.uint64(C.data_ptr()), cp.int32(C.stride(1)), cp.int64(C.stride(0)),
+       cp.uint64(V.data_ptr()), cp.int32(V.stride(1)), cp.int64(V.stride(0)),
+       cp.uint64(Wn.data_ptr()), cp.int32(Wn.stride(1)), cp.int64(Wn.stride(0)),
+       cp.int32(m), cp.int32(N), cp.int32(w), cp.float32(s)), shared_mem=SHARED)
+
+
+def wg_vtc(module, V, C):
+    batch, m, w = V.shape
+    N = C.shape[2]
+    W = torch.empty(batch, w, N, device=C.device)
+    f = module.get_function("wg_vtc")
+    f.max_dynamic_shared_size_bytes = SHARED
+    f((-(-N // 128), 1, batch), (128,),
+      (cp.uint64(V.data_ptr()), cp.int32(V.stride(1)), cp.int64(V.stride(0)),
+       cp.uint64(C.data_ptr()), cp.int32(C.stride(1)), cp.int64(C.stride(0)),
+       cp.uint64(W.data_ptr()), cp.int32(W.stride(1)), cp.int64(W.stride(0)),
+       cp.int32(m), cp.int32(N), cp.int32(w)), shared_mem=SHARED)
+    return W
+
+
+def case(batch, m, N, w, offset=0):
+    """V, Wn and C a view at column `offset` of a square batch (C's row stride the matrix's, as in the seed)."""
+    n = max(m, N + offset)
+    H = torch.randn(batch, n, n, device="cuda")
+    return torch.randn(batch, m, w, device="cuda"), torch.randn(batch, w, N, device="cuda"), H[:, n - m:, offset:]
+
+
+def error(C, C0, V, Wn, s):
+    ref = C0.double() + s * torch.bmm(V.double(), Wn.double())
+    return ((C.double() - ref).abs().max() / ref.abs().max()).item()
+
+
+def main(argv):
+    module, ok = route()
+    print(f"compiled: wg_compiled says {ok} (1: wgmma)", flush=True)
+    if not ok:
+        return 1
+    worst = 0.0
+    for batch, m, N, w, offset, s in [(3, 100, 70, 24, 6, 1.0), (2, 64, 128, 64, 0, -1.0), (5, 200, 330, 32, 2, -1.0),
+                                      (4, 512, 448, 64, 64, 1.0), (2, 1024, 992, 32, 32, -1.0), (1, 7, 2, 8, 0, 1.0)]:
+        V, Wn, C = case(batch, m, N, w, offset)
+        C0 = C.clone()
+        wg_update(module, V, Wn, C, s)
+        torch.cuda.synchronize()
+        e = error(C, C0, V, Wn, s)
+        C.copy_(C0)
+        C.baddbmm_(V, Wn, alpha=s)
+        print(f"{batch}x({m}x{N}) w={w} s={s:+.0f}: wg_update {e:.2e}, FP32 baddbmm {error(C, C0, V, Wn, s):.2e}",
+              flush=True)
+        W = wg_vtc(module, V, C0)
+        ref = torch.bmm(V.double().transpose(1, 2), C0.double())
+        ev = ((W.double() - ref).abs().max() / ref.abs().max()).item()
+        eb = ((torch.bmm(V.transpose(1, 2), C0).double() - ref).abs().max() / ref.abs().max()).item()
+        print(f"    V^T C: wg_vtc {ev:.2e}, FP32 bmm {eb:.2e}", flush=True)
+        worst = max(worst, e, ev)
+    if worst > 1e-5:
+        print(f"WRONG: largest error {worst:.2e}; no timings")
+        return 1
+    k = load()
+    for batch, m, N, w in [(640, 512, 448, 64), (640, 320, 256, 64), (640, 512, 32, 32), (60, 1024, 960, 64),
+                           (60, 512, 448, 64), (8, 2048, 2016, 32)]:
+        V, Wn, C = case(batch, m, N, w, w)
+        line = [f"{batch}x({m}x{N}) w={w}:"]
+        line.append(f"FP32 baddbmm {timed(lambda: C.baddbmm_(V, Wn, alpha=-1.0)):.3f}")
+        line.append(f"tf32x3_update {timed(lambda: k._tf32x3_update(V, Wn, C)):.3f}")
+        for groups in (None, 1, 2, 4, 8):
+            line.append(f"wg_update(groups {groups or 'auto'}) {timed(lambda: wg_update(module, V, Wn, C, 1.0, groups)):.3f}")
+        line.append(f"| V^T C: FP32 bmm {timed(lambda: torch.bmm(V.transpose(1, 2), C)):.3f}")
+        line.append(f"tf32x3_vtc {timed(lambda: k._tf32x3_vtc(V, C)):.3f}")
+        line.append(f"wg_vtc {timed(lambda: wg_vtc(module, V, C)):.3f}")
+        print(" ".join(line), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,219 @@
+// Split TF32 on Hopper's warpgroup MMA (wgmma, sm_90a), compiled after tf32x3.cu (its to_tf32 and split) as a
+// module of its own, made only where WG_UPDATE sends a trailing update here (kernel.py's _wg_update).
+//
+// wg_update: C (m x N, row stride ldc) += s V (m x w, ldv) Wn (w x N, ldw), per matrix (strides cstride, vstride,
+// wstride), s = +1 or -1. The mma.sync kernels of tf32x3.cu and staged.cu issue one instruction per 16 x 8 x 8 product
+// and move every operand through registers; they only matched cuBLAS's FP32 on 640x512's updates (NOTES.md). Here a
+// warpgroup (4 warps) multiplies 64 x 128 x 8 in one wgmma: Wn's hi and lo halves wait in shared memory in the
+// layout wgmma reads (below), V's come from registers, and C's tile is the accumulator itself, loaded into it before
+// the products and stored from it after (C read and written once). A product is lo*hi + hi*lo + hi*hi, as in
+// tf32x3.cu: three wgmma a step of 8.
+//
+// Block: one warpgroup on a strip of 128 columns of C, walking tiles of 64 rows (rows0, rows0 + 64 * gridDim.y, ...)
+// so that Wn's strip is staged once for all of them. Grid: (ceil(N / 128), row groups, batch). N even, C's rows
+// 8-byte aligned (pairs of columns as float2), w a multiple of 8 of at most 64.
+//
+// Layouts (PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate"), lane = 4 g + t of warp q:
+// - the accumulator of m64nNk8: register 4 j + 2 h + c holds row 16 q + g + 8 h, column 8 j + 2 t + c;
+// - A (64 x 8, tf32) from registers: a0 (16 q + g, t), a1 (16 q + g + 8, t), a2 (16 q + g, t + 4),
+//   a3 (16 q + g + 8, t + 4), mma.sync's m16n8k8 fragment a warp;
+// - B (8 x N) from shared memory, K-major with the 128-byte swizzle: column n of B is a row of 32 floats (128 bytes,
+//   k = 0..31 of one half of w), its 16-byte chunk c at chunk c ^ (n % 8); eight such rows make a 1024-byte atom
+//   (1024-byte aligned), atoms 1024 bytes apart (SBO); a step of 8 starts 32 bytes further into the row.
+
+#ifndef WG_N
+#define WG_N 128  // columns of C a block (the wgmma's N)
+#endif
+#define WG_HALF (WG_N * 32)  // floats of one 32-wide half of w, for WG_N columns
+#define WG_SHARED (4 * WG_HALF * 4 + 1024)  // bytes: hi and lo, two halves each, and room to align to 1024
+
+__device__ __forceinline__ unsigned long long wg_descriptor(const float* p) {
+#if defined(__CUDA_ARCH__)
+  const unsigned long long a = (unsigned long long)__cvta_generic_to_shared(p);
+#else
+  const unsigned long long a = 0;
+#endif
+  // start address >> 4 (bits 0-13), LBO 16 bytes (16-29, unused by a K-major swizzled operand), SBO 1024 bytes
+  // (32-45), 128-byte swizzle (62-63)
+  return ((a & 0x3FFFFull) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
+}
+
+#if defined(__CUDA_ARCH__) && (defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(__CUDA_ARCH_SPECIFIC__))
+#define WG_ASM(...) asm volatile(__VA_ARGS__)
+#define WG_OK 1
+#else
+#define WG_ASM(...) __trap()  // wgmma needs sm_90a: elsewhere a call traps (kernel.py sends nothing here)
+#define WG_OK 0
+#endif
+
+// D (64 x 128) += A (registers) B (shared memory, descriptor b)
+__device__ __forceinline__ void wg_mma(float (&d)[64], const unsigned (&a)[4], unsigned long long b) {
+  WG_ASM("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+         "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, "
+         "%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, "
+         "%33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, "
+         "%54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+           "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+           "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+           "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+           "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+           "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+           "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+}
+
+__device__ __forceinline__ void wg_fence() { WG_ASM("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_commit() { WG_ASM("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_wait() { WG_ASM("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+// shared memory written by threads, read next by wgmma (the async proxy)
+__device__ __forceinline__ void wg_publish() { WG_ASM("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+// A strip of W (columns n0.., w rows: Wn's for wg_update, 32 of C's for wg_vtc) split into hi and lo, stored where
+// wg_mma's B reads them: thread n takes column n of the strip (a row of B), four k at a time (one 16-byte chunk),
+// zeros beyond N and beyond w.
+__device__ __forceinline__ void wg_stage_b(float* hi, float* lo, const float* __restrict__ W, int ldw, int n0, int N,
+                                           int w) {
+  const int n = threadIdx.x;
+  const bool in = n0 + n < N;
+  for (int k = 0; k < w; k += 4) {
+    float x[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) x[e] = in && k + e < w ? W[(size_t)(k + e) * ldw + n0 + n] : 0.f;
+    unsigned h[4], l[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) split(x[e], h[e], l[e]);
+    const int at = (k >> 5) * WG_HALF + n * 32 + ((((k & 31) >> 2) ^ (n & 7)) << 2);
+    *reinterpret_cast<uint4*>(hi + at) = make_uint4(h[0], h[1], h[2], h[3]);
+    *reinterpret_cast<uint4*>(lo + at) = make_uint4(l[0], l[1], l[2], l[3]);
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(128) wg_update(float* __restrict__ C, int ldc, long long cstride,
+                                                          const float* __restrict__ V, int ldv, long long vstride,
+                                                          const float* __restrict__ W, int ldw, long long wstride,
+                                                          int m, int N, int w, float s) {
+  extern __shared__ unsigned char wg_raw[];
+  float* hi = reinterpret_cast<float*>(((size_t)wg_raw + 1023) & ~(size_t)1023);
+  float* lo = hi + 2 * WG_HALF;
+  const int lane = threadIdx.x & 31, q = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int n0 = blockIdx.x * WG_N;
+  C += blockIdx.z * cstride;
+  V += blockIdx.z * vstride;
+  W += blockIdx.z * wstride;
+  wg_stage_b(hi, lo, W, ldw, n0, N, w);
+  wg_publish();
+  __syncthreads();
+  for (int row0 = blockIdx.y * 64; row0 < m; row0 += 64 * gridDim.y) {
+    const int r = row0 + 16 * q + g;
+    float d[64];
+#pragma unroll
+    for (int j = 0; j < WG_N / 8; ++j) {
+      const int c = n0 + 8 * j + 2 * t;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float2 x = make_float2(0.f, 0.f);
+        if (c < N && r + 8 * h < m) x = *reinterpret_cast<const float2*>(C + (size_t)(r + 8 * h) * ldc + c);
+        d[4 * j + 2 * h] = x.x, d[4 * j + 2 * h + 1] = x.y;
+      }
+    }
+    unsigned ah[8][4], al[8][4];  // V's fragments for every step of 8, loaded before any product
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int row = r + 8 * (e & 1), col = 8 * k + t + 4 * (e >> 1);
+        const float x = 8 * k < w && row < m ? s * V[(size_t)row * ldv + col] : 0.f;
+        split(x, ah[k][e], al[k][e]);
+      }
+    }
+    wg_fence();
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      if (8 * k < w) {
+        const int at = (k >> 2) * WG_HALF + 8 * (k & 3);
+        wg_mma(d, al[k], wg_descriptor(hi + at));
+        wg_mma(d, ah[k], wg_descriptor(lo + at));
+        wg_mma(d, ah[k], wg_descriptor(hi + at));
+      }
+    }
+    wg_commit();
+    wg_wait();
+#pragma unroll
+    for (int j = 0; j < WG_N / 8; ++j) {
+      const int c = n0 + 8 * j + 2 * t;
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        if (c < N && r + 8 * h < m)
+          *reinterpret_cast<float2*>(C + (size_t)(r + 8 * h) * ldc + c) = make_float2(d[4 * j + 2 * h],
+                                                                                    d[4 * j + 2 * h + 1]);
+    }
+  }
+}
+
+// wg_vtc: W (w x N, row stride ldw) = V^T C, per matrix: D = W's 64 x 128 tile (rows beyond w zero), A = V^T from
+// registers (lane 4 g + t of warp q: V's rows k + t and k + t + 4, columns 16 q + g and 16 q + g + 8), B = C's strip,
+// 32 rows at a time split into hi and lo and staged where wg_mma's B reads them (C read once, from global memory, by
+// the block of its strip). Grid: (ceil(N / 128), 1, batch); w at most 64.
+extern "C" __global__ void __launch_bounds__(128) wg_vtc(const float* __restrict__ V, int ldv, long long vstride,
+                                                       const float* __restrict__ C, int ldc, long long cstride,
+                                                       float* __restrict__ W, int ldw, long long wstride, int m,
+                                                       int N, int w) {
+  extern __shared__ unsigned char wg_raw[];
+  float* hi = reinterpret_cast<float*>(((size_t)wg_raw + 1023) & ~(size_t)1023);
+  float* lo = hi + 2 * WG_HALF;
+  const int lane = threadIdx.x & 31, q = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int n0 = blockIdx.x * WG_N, col = 16 * q + g;
+  C += blockIdx.z * cstride;
+  V += blockIdx.z * vstride;
+  W += blockIdx.z * wstride;
+  float d[64];
+#pragma unroll
+  for (int i = 0; i < 64; ++i) d[i] = 0.f;
+  for (int k0 = 0; k0 < m; k0 += 32) {
+    const int half = (k0 >> 5) & 1;  // two halves in turn: a half is restaged only after the other's products
+    wg_stage_b(hi + half * WG_HALF, lo + half * WG_HALF, C + (size_t)k0 * ldc, ldc, n0, N, min(32, m - k0));
+    if (m - k0 < 32)  // rows beyond m: zeros (wg_stage_b wrote only m - k0 of them)
+      for (int k = (m - k0 + 3) & ~3; k < 32; k += 4) {
+        const int at = half * WG_HALF + threadIdx.x * 32 + (((k >> 2) ^ (threadIdx.x & 7)) << 2);
+        *reinterpret_cast<uint4*>(hi + at) = make_uint4(0u, 0u, 0u, 0u);
+        *reinterpret_cast<uint4*>(lo + at) = make_uint4(0u, 0u, 0u, 0u);
+      }
+    unsigned ah[4][4], al[4][4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int row = k0 + 8 * k + t + 4 * (e >> 1), c = col + 8 * (e & 1);
+        split(row < m && c < w ? V[(size_t)row * ldv + c] : 0.f, ah[k][e], al[k][e]);
+      }
+    wg_publish();
+    __syncthreads();
+    wg_fence();
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const int at = half * WG_HALF + 8 * k;
+      wg_mma(d, al[k], wg_descriptor(hi + at));
+      wg_mma(d, ah[k], wg_descriptor(lo + at));
+      wg_mma(d, ah[k], wg_descriptor(hi + at));
+    }
+    wg_commit();
+    wg_wait();
+  }
+#pragma unroll
+  for (int j = 0; j < WG_N / 8; ++j) {
+    const int c = n0 + 8 * j + 2 * t;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = col + 8 * h;
+      if (r < w && c < N) {
+        W[(size_t)r * ldw + c] = d[4 * j + 2 * h];
+        if (c + 1 < N) W[(size_t)r * ldw + c + 1] = d[4 * j + 2 * h + 1];
+      }
+    }
+  }
+}
+
+// 1 where this module was compiled with wgmma (sm_90a), 0 where its kernels trap
+extern "C" __global__ void wg_compiled(int* out) { *out = WG_OK; }
