@@ -21,6 +21,12 @@
 //   k = 0..31 of one half of w), its 16-byte chunk c at chunk c ^ (n % 8); eight such rows make a 1024-byte atom
 //   (1024-byte aligned), atoms 1024 bytes apart (SBO); a step of 8 starts 32 bytes further into the row.
 
+// The A fragment's register e: 8 rows down when WG_ROW(e) (e = 1, 3), 4 columns on when WG_COL(e) (e = 2, 3)
+#ifndef WG_ROW
+#define WG_ROW(e) ((e) & 1)
+#define WG_COL(e) ((e) >> 1)
+#endif
+
 #ifndef WG_N
 #define WG_N 128  // columns of C a block (the wgmma's N)
 #endif
@@ -123,7 +129,7 @@ extern "C" __global__ void __launch_bounds__(128) wg_update(float* __restrict__ 
     for (int k = 0; k < 8; ++k) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int row = r + 8 * (e & 1), col = 8 * k + t + 4 * (e >> 1);
+        const int row = r + 8 * WG_ROW(e), col = 8 * k + t + 4 * WG_COL(e);
         const float x = 8 * k < w && row < m ? s * V[(size_t)row * ldv + col] : 0.f;
         split(x, ah[k][e], al[k][e]);
       }
@@ -185,7 +191,7 @@ extern "C" __global__ void __launch_bounds__(128) wg_vtc(const float* __restrict
     for (int k = 0; k < 4; ++k)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int row = k0 + 8 * k + t + 4 * (e >> 1), c = col + 8 * (e & 1);
+        const int row = k0 + 8 * k + t + 4 * WG_COL(e), c = col + 8 * WG_ROW(e);
         split(row < m && c < w ? V[(size_t)row * ldv + c] : 0.f, ah[k][e], al[k][e]);
       }
     wg_publish();
