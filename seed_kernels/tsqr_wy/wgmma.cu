@@ -36,6 +36,8 @@
 __device__ __forceinline__ unsigned long long wg_descriptor(const float* p) {
 #if defined(__CUDA_ARCH__)
   const unsigned long long a = (unsigned long long)__cvta_generic_to_shared(p);
+#elif defined(EMU_SHARED_OFFSET)
+  const unsigned long long a = EMU_SHARED_OFFSET(p);  // (tests/cuda_on_cpu/emu.h)
 #else
   const unsigned long long a = 0;
 #endif
@@ -47,6 +49,9 @@ __device__ __forceinline__ unsigned long long wg_descriptor(const float* p) {
 #if defined(__CUDA_ARCH__) && (defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(__CUDA_ARCH_SPECIFIC__))
 #define WG_ASM(...) asm volatile(__VA_ARGS__)
 #define WG_OK 1
+#elif defined(EMU_WGMMA)
+#define WG_ASM(...) ((void)0)  // a CPU's stand-in: wg_mma is the emulator's, the fences have nothing to order
+#define WG_OK 1
 #else
 #define WG_ASM(...) __trap()  // wgmma needs sm_90a: elsewhere a call traps (kernel.py sends nothing here)
 #define WG_OK 0
@@ -54,6 +59,9 @@ __device__ __forceinline__ unsigned long long wg_descriptor(const float* p) {
 
 // D (64 x 128) += A (registers) B (shared memory, descriptor b)
 __device__ __forceinline__ void wg_mma(float (&d)[64], const unsigned (&a)[4], unsigned long long b) {
+#if defined(EMU_WGMMA) && !defined(__CUDA_ARCH__)
+  EMU_WGMMA(d, a, b);
+#else
   WG_ASM("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
          "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, "
          "%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, "
@@ -68,6 +76,7 @@ __device__ __forceinline__ void wg_mma(float (&d)[64], const unsigned (&a)[4], u
            "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
            "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+#endif
 }
 
 __device__ __forceinline__ void wg_fence() { WG_ASM("wgmma.fence.sync.aligned;\n" ::: "memory"); }
@@ -100,7 +109,7 @@ extern "C" __global__ void __launch_bounds__(128) wg_update(float* __restrict__ 
                                                           const float* __restrict__ V, int ldv, long long vstride,
                                                           const float* __restrict__ W, int ldw, long long wstride,
                                                           int m, int N, int w, float s) {
-  extern __shared__ unsigned char wg_raw[];
+  extern __shared__ uint4 wg_raw[];
   float* hi = reinterpret_cast<float*>(((size_t)wg_raw + 1023) & ~(size_t)1023);
   float* lo = hi + 2 * WG_HALF;
   const int lane = threadIdx.x & 31, q = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
@@ -166,7 +175,7 @@ extern "C" __global__ void __launch_bounds__(128) wg_vtc(const float* __restrict
                                                        const float* __restrict__ C, int ldc, long long cstride,
                                                        float* __restrict__ W, int ldw, long long wstride, int m,
                                                        int N, int w) {
-  extern __shared__ unsigned char wg_raw[];
+  extern __shared__ uint4 wg_raw[];
   float* hi = reinterpret_cast<float*>(((size_t)wg_raw + 1023) & ~(size_t)1023);
   float* lo = hi + 2 * WG_HALF;
   const int lane = threadIdx.x & 31, q = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;

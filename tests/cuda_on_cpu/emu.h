@@ -44,6 +44,7 @@ struct uint4 {
 };
 inline float2 make_float2(float x, float y) { return {x, y}; }
 inline uint2 make_uint2(unsigned x, unsigned y) { return {x, y}; }
+inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
 inline unsigned __float_as_uint(float x) {
   unsigned u;
   std::memcpy(&u, &x, sizeof u);
@@ -85,7 +86,7 @@ inline std::vector<float> exchange;  // a slot per thread of the cluster for the
 struct Fragments {
   unsigned a[4], b[2];
 };
-inline std::vector<Fragments> fragments;  // a slot per thread for mma_tf32
+inline std::vector<Fragments> fragments;  // a slot per thread for mma_tf32 (and wgmma_tf32's A)
 inline std::map<std::tuple<unsigned, int, std::type_index>, Region> shared;  // (block, id, type)
 inline std::vector<std::vector<char>> dynamic;                                 // per block
 
@@ -158,6 +159,46 @@ inline void mma_tf32(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[
     d[0] += a0 * b0, d[1] += a0 * b1, d[2] += a8 * b0, d[3] += a8 * b1;
   }
   wait(group);  // nobody posts the next fragments before every lane has read these
+}
+
+// The block's dynamic shared memory as wgmma's descriptor addresses it: bytes from its start (18 bits, as the
+// descriptor's field holds them), and back.
+inline unsigned long long shared_offset(const void* p) {
+  return (unsigned long long)(static_cast<const char*>(p) - dynamic[running->block].data());
+}
+
+// wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 with A from registers, for the calling thread of a block of
+// one warpgroup (128 threads): every thread posts its A fragment (warp q, lane 4 g + t: a0 (16 q + g, t), a1 (16 q
+// + g + 8, t), a2 (16 q + g, t + 4), a3 (16 q + g + 8, t + 4), the layout of the PTX ISA's figure for .tf32) and adds
+// to its 64 accumulators (register 4 j + 2 h + c: row 16 q + g + 8 h, column 8 j + 2 t + c) A times B, B (8 x 128)
+// read from shared memory as the descriptor says: start address (bits 0-13, in 16 bytes), SBO (32-45) between
+// groups of 8 columns, the 128-byte swizzle (bits 62-63 = 1; the only mode here): column n of B is a row of
+// 128 bytes, its 16-byte chunk c stored at chunk c ^ (the row's address bits 7-9). Operands cut to TF32.
+inline void wgmma_tf32(float (&d)[64], const unsigned (&a)[4], unsigned long long desc) {
+  if (block_dim.x != 128 || (desc >> 62) != 1) {
+    std::fprintf(stderr, "wgmma_tf32: a block of one warpgroup and the 128-byte swizzle only\n");
+    std::exit(3);
+  }
+  const unsigned me = slot(), group = block_group(running->block), base = me - thread_index.x;
+  fragments[me] = {{a[0], a[1], a[2], a[3]}, {0, 0}};
+  wait(group);
+  const unsigned q = thread_index.x / 32, lane = thread_index.x & 31, g = lane >> 2, t = lane & 3;
+  auto tf32 = [](unsigned u) { return __uint_as_float(u & 0xFFFFE000u); };
+  const char* start = dynamic[running->block].data() + ((desc & 0x3FFFull) << 4);
+  const size_t sbo = ((desc >> 32) & 0x3FFFull) << 4;
+  auto b = [&](unsigned k, unsigned n) {
+    const uintptr_t at = reinterpret_cast<uintptr_t>(start) + (n / 8) * sbo + (n % 8) * 128 + k * 4;
+    unsigned u;
+    std::memcpy(&u, reinterpret_cast<const void*>(at ^ (((at >> 7) & 7) << 4)), sizeof u);
+    return tf32(u);
+  };
+  for (unsigned h = 0; h < 2; ++h)
+    for (unsigned k = 0; k < 8; ++k) {
+      const float x = tf32(fragments[base + 32 * q + 4 * g + k % 4].a[h + 2 * (k / 4)]);
+      for (unsigned j = 0; j < 16; ++j)
+        for (unsigned c = 0; c < 2; ++c) d[4 * j + 2 * h + c] += x * b(k, 8 * j + 2 * t + c);
+    }
+  wait(group);  // nobody posts the next fragments before every thread has read these
 }
 
 template <class T>
@@ -315,6 +356,8 @@ inline void launch(dim3 grid, unsigned block, unsigned cluster, unsigned seed, s
 #define __launch_bounds__(...)
 #define __cluster_dims__(...)
 #define EMU_MMA emu::mma_tf32
+#define EMU_WGMMA emu::wgmma_tf32
+#define EMU_SHARED_OFFSET emu::shared_offset
 
 inline void __syncthreads() { emu::wait(emu::block_group(emu::running->block)); }
 inline void __syncwarp(unsigned = 0xffffffffu) {

@@ -1,0 +1,47 @@
+// Runs wgmma.cu's wg_update or wg_vtc through emu.h (its wgmma_tf32 for the warpgroup's MMA) on operands read from a
+// file, launched as kernel.py's _wg_update and _wg_vtc launch them. KERNEL_FILE is tf32x3.cu + wgmma.cu.
+//   -DEMU_UPDATE: driver IN OUT BATCH M N W SEED GROUPS SIGN   IN: V (BATCH x M x W), Wn (W x N), C (M x N) a matrix;
+//                 OUT: C + SIGN V Wn
+//   -DEMU_VTC:    driver IN OUT BATCH M N W SEED               IN: V, C;  OUT: W = V^T C (BATCH x W x N)
+// All row-major float32; C's rows LDC = N + 2 floats apart (a view of a wider matrix, as the seed's C is).
+#include <cstdint>
+
+#include "emu.h"
+#include KERNEL_FILE
+
+int main(int argc, char** argv) {
+  if (argc < 8) {
+    std::fprintf(stderr, "usage: %s IN OUT BATCH M N W SEED [GROUPS SIGN]\n", argv[0]);
+    return 2;
+  }
+  const int batch = std::atoi(argv[3]), m = std::atoi(argv[4]), N = std::atoi(argv[5]), w = std::atoi(argv[6]);
+  const unsigned seed = (unsigned)std::atoi(argv[7]);
+  const int ldc = N + 2;
+  std::vector<float> V((size_t)batch * m * w), W((size_t)batch * w * N), C((size_t)batch * m * ldc, 0.f);
+  FILE* in = std::fopen(argv[1], "rb");
+  if (!in || std::fread(V.data(), sizeof(float), V.size(), in) != V.size()) return 2;
+#ifdef EMU_UPDATE
+  if (std::fread(W.data(), sizeof(float), W.size(), in) != W.size()) return 2;
+#endif
+  for (size_t r = 0; r < (size_t)batch * m; ++r)
+    if (std::fread(&C[r * ldc], sizeof(float), N, in) != (size_t)N) return 2;
+  std::fclose(in);
+  const unsigned strips = (unsigned)((N + WG_N - 1) / WG_N);
+#ifdef EMU_UPDATE
+  const float sign = (float)std::atof(argv[9]);
+  emu::launch(dim3{strips, (unsigned)std::atoi(argv[8]), (unsigned)batch}, 128, 1, seed, WG_SHARED, [&] {
+    wg_update(C.data(), ldc, (long long)m * ldc, V.data(), w, (long long)m * w, W.data(), N, (long long)w * N, m, N,
+              w, sign);
+  });
+  std::vector<float> result((size_t)batch * m * N);
+  for (size_t r = 0; r < (size_t)batch * m; ++r) std::memcpy(&result[r * N], &C[r * ldc], N * sizeof(float));
+#else
+  emu::launch(dim3{strips, 1, (unsigned)batch}, 128, 1, seed, WG_SHARED, [&] {
+    wg_vtc(V.data(), w, (long long)m * w, C.data(), ldc, (long long)m * ldc, W.data(), N, (long long)w * N, m, N, w);
+  });
+  const std::vector<float>& result = W;
+#endif
+  FILE* out = std::fopen(argv[2], "wb");
+  std::fwrite(result.data(), sizeof(float), result.size(), out);
+  return std::fclose(out) == 0 ? 0 : 2;
+}
