@@ -530,6 +530,22 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             assert (ldc, cstride, ldv, vstride, ldw, wstride) == (C.stride(1), C.stride(0), V.stride(1),
                                                                    V.stride(0), W.stride(1), W.stride(0))
             C[:, :m, :N] += tf32x3_matmul(V[:, :m, :w], W[:, :w, :N])
+        elif name == "wg_update":  # tests/test_cuda_on_cpu.py runs its code (and wg_vtc's)
+            C, ldc, cstride, V, ldv, vstride, W, ldw, wstride, m, N, w, sign = args
+            assert block == (128,) and grid[0] == -(-N // 128) and grid[2] == C.shape[0], (grid, C.shape)
+            assert 1 <= grid[1] <= -(-m // 64) and sign in (1.0, -1.0), (grid, sign)  # row groups
+            assert shared_mem == 4 * 128 * 32 * 4 + 1024 and w <= 64 and w % 8 == 0, (shared_mem, w)
+            assert N % 2 == 0 and ldc % 2 == 0 and C.storage_offset() % 2 == 0, (N, ldc)
+            assert (ldc, cstride, ldv, vstride, ldw, wstride) == (C.stride(1), C.stride(0), V.stride(1),
+                                                                   V.stride(0), W.stride(1), W.stride(0))
+            C[:, :m, :N] += sign * tf32x3_matmul(V[:, :m, :w], W[:, :w, :N])
+        elif name == "wg_vtc":
+            V, ldv, vstride, C, ldc, cstride, W, ldw, wstride, m, N, w = args
+            assert block == (128,) and grid == (-(-N // 128), 1, V.shape[0]), (grid, V.shape)
+            assert shared_mem == 4 * 128 * 32 * 4 + 1024 and w <= 64 and W.shape[1:] == (w, N), (shared_mem, w)
+            assert (ldc, cstride, ldv, vstride, ldw, wstride) == (C.stride(1), C.stride(0), V.stride(1),
+                                                                   V.stride(0), W.stride(1), W.stride(0))
+            W[:] = tf32x3_matmul(V[:, :m, :w].transpose(1, 2), C[:, :m, :N])
         elif name in ("x3s_vtc32", "x3s_vtc64", "x3f_vtc"):
             V, ldv, vstride, w, C, ldc, cstride, m, N, P, rows = args
             most = 64 if name == "x3f_vtc" else int(name[-2:])  # W's rows (32 or 64) and columns a block
@@ -586,7 +602,7 @@ def load(overrides: dict[str, object]) -> types.ModuleType:
         MODULES.append(options)
         return types.SimpleNamespace(code=code, options=options, get_function=lambda name: stand_in(name, options))
     cupy.RawModule = raw_module
-    cupy.int32, cupy.int64, cupy.uint64 = int, int, (lambda x: x)
+    cupy.int32, cupy.int64, cupy.uint64, cupy.float32 = int, int, (lambda x: x), float
     cupy.cuda = types.SimpleNamespace(Device=lambda index: contextlib.nullcontext(), ExternalStream=None)
     sys.modules["cupy"] = cupy
     text = KERNEL.read_text()
@@ -599,6 +615,7 @@ def load(overrides: dict[str, object]) -> types.ModuleType:
     module._ptr = lambda t: t
     module._stream = lambda device: contextlib.nullcontext()
     module._sms = lambda device: 8  # a GPU of 8 SMs: several blocks per matrix at these sizes
+    module._capability = lambda device: (9, 0)  # a Hopper's: wgmma.cu's kernels where WG_FROM sends updates
 
     def fork(device: object) -> None:  # one stream on a CPU: the look-ahead's panels run in order, counted here
         CALLS["lookahead"] = CALLS.get("lookahead", 0) + 1
@@ -656,6 +673,8 @@ def main() -> int:
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "STAGED_FROM": 1},  # x3s_vtc64 too
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "STAGED_FROM": 1,
                        "STAGED_UPDATE": 2, "STAGED_VTC": 2},  # x3f_strip, x3f_vtc
+                      {**base, "MB_BELOW": 0, "WG_FROM": 1},  # every update by wg_vtc and wg_update
+                      {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "WG_FROM": 1},  # 64 wide too
                       *({**base, "MB_BELOW": 0, "OUTER_FROM": 0, **outer} for outer in
                       ({"OUTER_NB": 64}, {"NB": 16, "OUTER_NB": 64}, {"OUTER_NB": 96},
                        {"OUTER_NB": 64, "OUTER_AHEAD": 0}))):  # (OUTER_AHEAD 0: one set of V and T, one stream)
@@ -663,7 +682,7 @@ def main() -> int:
         module = load(overrides)
         # several outer blocks; 2 and 4 rows a thread; V^T C over several chunks of rows
         taller = any(overrides.get(key) for key in ("OUTER_NB", "CHUNK_TW", "RP_WARPS", "VTC_BELOW", "APPLY_ROWS", "COL_PANEL_BELOW",
-                                                  "COL_CLUSTER", "STAGED_FROM"))
+                                                  "COL_CLUSTER", "STAGED_FROM", "WG_FROM"))
         sizes = ((2, 70), (3, 45), (1, 33)) + (((2, 150),) if taller else ()) + (((1, 300),) if "RP_WARPS" in
                                                                                    overrides else ())
         sizes += ((3, 32), (2, 17), (1, 1)) if overrides.get("COL_N") else ()
