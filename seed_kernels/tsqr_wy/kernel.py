@@ -19,8 +19,8 @@ The matrix is walked in panels of NB columns. A panel is factored by the first o
 The trailing columns get Q_panel^T = I - V T^T V^T (`_apply`): in one kernel in split TF32 (tf32x3_apply) for
 batches of APPLY_FROM to APPLY_BELOW and panels of at most APPLY_ROWS rows; otherwise as three batched GEMMs,
 V^T C and C -= V W in split TF32 for small batches (tf32x3.cu, VTC_BELOW and TF32X3_BELOW; between them chunk_tw sums
-V^T C's chunks and makes -T^T W in one launch, CHUNK_TW) and by cuBLAS in FP32
-for the rest (staged.cu's kernels, split TF32 staged through shared memory, from STAGED_FROM matrices: off);
+V^T C's chunks and makes -T^T W in one launch, CHUNK_TW), on a Hopper from WG_FROM matrices by wgmma.cu's split TF32
+on the warpgroup MMA (wg_vtc, wg_update), and by cuBLAS in FP32 for the rest (staged.cu's kernels, split TF32 staged through shared memory, from STAGED_FROM matrices: off);
 trail_update does it in one kernel below FUSED_BELOW. With OUTER_NB, panels are gathered into blocks of that many
 columns whose merged reflectors update the columns beyond in one pass (`_Outer`), for batches of at least
 OUTER_FROM; with OUTER_AHEAD the next block is factored on a second stream beside that pass (`_by_blocks`).
