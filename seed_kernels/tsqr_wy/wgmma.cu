@@ -79,6 +79,14 @@ __device__ __forceinline__ void wg_mma(float (&d)[64], const unsigned (&a)[4], u
 #endif
 }
 
+// d += a b, a split in registers, b's halves in shared memory (at bh and bl): the small terms first, as tf32x3.cu's mma3
+__device__ __forceinline__ void wg_mma3(float (&d)[64], const unsigned (&ah)[4], const unsigned (&al)[4],
+                                        const float* bh, const float* bl) {
+  wg_mma(d, al, wg_descriptor(bh));
+  wg_mma(d, ah, wg_descriptor(bl));
+  wg_mma(d, ah, wg_descriptor(bh));
+}
+
 __device__ __forceinline__ void wg_fence() { WG_ASM("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wg_commit() { WG_ASM("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wg_wait() { WG_ASM("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
@@ -102,6 +110,28 @@ __device__ __forceinline__ void wg_stage_b(float* hi, float* lo, const float* __
     const int at = (k >> 5) * WG_HALF + n * 32 + ((((k & 31) >> 2) ^ (n & 7)) << 2);
     *reinterpret_cast<uint4*>(hi + at) = make_uint4(h[0], h[1], h[2], h[3]);
     *reinterpret_cast<uint4*>(lo + at) = make_uint4(l[0], l[1], l[2], l[3]);
+  }
+}
+
+// The accumulator's tile into P (row stride ld): its row 16 q + g + 8 h to row r + 8 h (r = first + 16 q + g, this
+// thread's), those below `rows` only, columns n0.. below N, in pairs where both are in (float2 where ld and n0 are even).
+__device__ __forceinline__ void wg_store(const float (&d)[64], float* __restrict__ P, int ld, int r, int rows, int n0,
+                                         int N) {
+  const int t = threadIdx.x & 3;
+#pragma unroll
+  for (int j = 0; j < WG_N / 8; ++j) {
+    const int c = n0 + 8 * j + 2 * t;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float* p = P + (size_t)(r + 8 * h) * ld + c;
+      if (r + 8 * h >= rows || c >= N) continue;
+      if (c + 1 < N && ((ld | n0) & 1) == 0)
+        *reinterpret_cast<float2*>(p) = make_float2(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
+      else {
+        p[0] = d[4 * j + 2 * h];
+        if (c + 1 < N) p[1] = d[4 * j + 2 * h + 1];
+      }
+    }
   }
 }
 
@@ -148,22 +178,12 @@ extern "C" __global__ void __launch_bounds__(128) wg_update(float* __restrict__ 
     for (int k = 0; k < 8; ++k) {
       if (8 * k < w) {
         const int at = (k >> 2) * WG_HALF + 8 * (k & 3);
-        wg_mma(d, al[k], wg_descriptor(hi + at));
-        wg_mma(d, ah[k], wg_descriptor(lo + at));
-        wg_mma(d, ah[k], wg_descriptor(hi + at));
+        wg_mma3(d, ah[k], al[k], hi + at, lo + at);
       }
     }
     wg_commit();
     wg_wait();
-#pragma unroll
-    for (int j = 0; j < WG_N / 8; ++j) {
-      const int c = n0 + 8 * j + 2 * t;
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-        if (c < N && r + 8 * h < m)
-          *reinterpret_cast<float2*>(C + (size_t)(r + 8 * h) * ldc + c) = make_float2(d[4 * j + 2 * h],
-                                                                                    d[4 * j + 2 * h + 1]);
-    }
+    wg_store(d, C, ldc, r, m, n0, N);
   }
 }
 
@@ -209,25 +229,12 @@ extern "C" __global__ void __launch_bounds__(128) wg_vtc(const float* __restrict
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
       const int at = half * WG_HALF + 8 * k;
-      wg_mma(d, al[k], wg_descriptor(hi + at));
-      wg_mma(d, ah[k], wg_descriptor(lo + at));
-      wg_mma(d, ah[k], wg_descriptor(hi + at));
+      wg_mma3(d, ah[k], al[k], hi + at, lo + at);
     }
     wg_commit();
     wg_wait();
   }
-#pragma unroll
-  for (int j = 0; j < WG_N / 8; ++j) {
-    const int c = n0 + 8 * j + 2 * t;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int r = col + 8 * h;
-      if (r < w && c < N) {
-        W[(size_t)r * ldw + c] = d[4 * j + 2 * h];
-        if (c + 1 < N) W[(size_t)r * ldw + c + 1] = d[4 * j + 2 * h + 1];
-      }
-    }
-  }
+  wg_store(d, W, ldw, col, w, n0, N);
 }
 
 // 1 where this module was compiled with wgmma (sm_90a), 0 where its kernels trap
