@@ -540,8 +540,8 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
                                                                    V.stride(0), W.stride(1), W.stride(0))
             C[:, :m, :N] += sign * tf32x3_matmul(V[:, :m, :w], W[:, :w, :N])
         elif name == "wg_vtc":
-            V, ldv, vstride, C, ldc, cstride, W, ldw, wstride, m, N, w = args
-            assert block == (128,) and grid == (-(-N // 128), 1, V.shape[0]), (grid, V.shape)
+            V, ldv, vstride, C, ldc, cstride, W, ldw, wstride, m, N, w, rows = args
+            assert block == (128,) and grid == (-(-N // 128), 1, V.shape[0]) and rows == m, (grid, V.shape, rows)
             assert shared_mem == 4 * 128 * 32 * 4 + 1024 and w <= 64 and W.shape[1:] == (w, N), (shared_mem, w)
             assert (ldc, cstride, ldv, vstride, ldw, wstride) == (C.stride(1), C.stride(0), V.stride(1),
                                                                    V.stride(0), W.stride(1), W.stride(0))

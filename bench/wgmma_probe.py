@@ -55,18 +55,21 @@ def wg_update(module, V, Wn, C, s=1.0, groups=None, sms=132):
        cp.int32(m), cp.int32(N), cp.int32(w), cp.float32(s)), shared_mem=SHARED)
 
 
-def wg_vtc(module, V, C):
+def wg_vtc(module, V, C, chunks=1):
+    """V^T C by wg_vtc, its rows in `chunks` chunks (multiples of 32 rows) whose products torch then sums."""
     batch, m, w = V.shape
     N = C.shape[2]
-    W = torch.empty(batch, w, N, device=C.device)
+    rows = -(-m // chunks // 32) * 32
+    chunks = -(-m // rows)
+    P = torch.empty(batch, chunks, w, N, device=C.device)
     f = module.get_function("wg_vtc")
     f.max_dynamic_shared_size_bytes = SHARED
-    f((-(-N // 128), 1, batch), (128,),
+    f((-(-N // 128), chunks, batch), (128,),
       (cp.uint64(V.data_ptr()), cp.int32(V.stride(1)), cp.int64(V.stride(0)),
        cp.uint64(C.data_ptr()), cp.int32(C.stride(1)), cp.int64(C.stride(0)),
-       cp.uint64(W.data_ptr()), cp.int32(W.stride(1)), cp.int64(W.stride(0)),
-       cp.int32(m), cp.int32(N), cp.int32(w)), shared_mem=SHARED)
-    return W
+       cp.uint64(P.data_ptr()), cp.int32(N), cp.int64(chunks * w * N),
+       cp.int32(m), cp.int32(N), cp.int32(w), cp.int32(rows)), shared_mem=SHARED)
+    return P[:, 0] if chunks == 1 else P.sum(1)
 
 
 def case(batch, m, N, w, offset=0):
@@ -109,7 +112,7 @@ def check(module):
         C.baddbmm_(V, Wn, alpha=s)
         print(f"{batch}x({m}x{N}) w={w} s={s:+.0f}: wg_update {e:.2e}, FP32 baddbmm {error(C, C0, V, Wn, s):.2e}",
               flush=True)
-        W = wg_vtc(module, V, C0)
+        W = wg_vtc(module, V, C0, 1 + (m > 64))
         ref = torch.bmm(V.double().transpose(1, 2), C0.double())
         ev = ((W.double() - ref).abs().max() / ref.abs().max()).item()
         eb = ((torch.bmm(V.transpose(1, 2), C0).double() - ref).abs().max() / ref.abs().max()).item()
@@ -130,7 +133,8 @@ def time_all(module):
             line.append(f"wg_update(groups {groups or 'auto'}) {timed(lambda: wg_update(module, V, Wn, C, 1.0, groups)):.3f}")
         line.append(f"| V^T C: FP32 bmm {timed(lambda: torch.bmm(V.transpose(1, 2), C)):.3f}")
         line.append(f"tf32x3_vtc {timed(lambda: k._tf32x3_vtc(V, C)):.3f}")
-        line.append(f"wg_vtc {timed(lambda: wg_vtc(module, V, C)):.3f}")
+        for chunks in (1, 2, 4):
+            line.append(f"wg_vtc({chunks}) {timed(lambda: wg_vtc(module, V, C, chunks)):.3f}")
         print(" ".join(line), flush=True)
 
 

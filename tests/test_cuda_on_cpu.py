@@ -290,22 +290,24 @@ def wg_binary(tmp_path: Path, mode: str) -> Path:
     return binary
 
 
-@pytest.mark.parametrize(("batch", "m", "N", "w", "groups"), [(2, 100, 70, 24, 1), (1, 130, 260, 64, 2),
+@pytest.mark.parametrize(("batch", "m", "N", "w", "groups"), [(2, 100, 70, 24, 4), (1, 130, 260, 64, 2),
                                                              (1, 7, 2, 8, 1), (1, 200, 130, 32, 3)])
 def test_wgmma_update_and_vtc_on_the_emulated_warpgroup_mma(tmp_path: Path, batch: int, m: int, N: int, w: int,
                                                            groups: int) -> None:
-    """wg_update (C - V Wn, over row groups) and wg_vtc (V^T C): their staging into wgmma's swizzled layout, the
+    """wg_update (C - V Wn, over row groups) and wg_vtc (V^T C, over chunks of rows): their staging into wgmma's swizzled layout, the
     A fragments and the accumulator, as emu.h's wgmma_tf32 reads the PTX ISA's layouts; edges of every kind (rows
     past m, columns past N and past a strip of 128, w below 64); the same bits under two schedules."""
     V, Wn, C = torch.randn(batch, m, w), torch.randn(batch, w, N), torch.randn(batch, m, N)
+    rows = 32 * groups  # wg_vtc's chunks of rows: the first case in one chunk, the others in several
+    products = [V[:, r:r + rows].double().transpose(1, 2) @ C[:, r:r + rows].double() for r in range(0, m, rows)]
     for mode, operands, expected in (("UPDATE", (V, Wn, C), C.double() - V.double() @ Wn.double()),
-                                     ("VTC", (V, C), V.double().transpose(1, 2) @ C.double())):
+                                     ("VTC", (V, C), torch.stack(products, 1))):
         binary = wg_binary(tmp_path, mode)
         np.concatenate([x.numpy().ravel() for x in operands]).astype(np.float32).tofile(tmp_path / "in.bin")
         runs = []
         for seed in (1, 2):
             args = [str(binary), str(tmp_path / "in.bin"), str(tmp_path / "out.bin"), str(batch), str(m), str(N),
-                    str(w), str(seed), *((str(groups), "-1") if mode == "UPDATE" else ())]
+                    str(w), str(seed), *((str(groups), "-1") if mode == "UPDATE" else (str(rows),))]
             run = subprocess.run(args, check=False, timeout=300, capture_output=True, text=True)
             assert run.returncode == 0, run.stderr[-2000:]
             runs.append(torch.from_numpy(np.fromfile(tmp_path / "out.bin", np.float32)).reshape(expected.shape))

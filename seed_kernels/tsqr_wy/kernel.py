@@ -279,7 +279,7 @@ def _wg_vtc(Vm, C):
     N = C.shape[2]
     W = C.new_empty(batch, w, N)
     _wg("wg_vtc")((-(-N // 128), 1, batch), (128,), (*_strided(Vm), *_strided(C), *_strided(W), cp.int32(m),
-                                                     cp.int32(N), cp.int32(w)), shared_mem=_WG_SHARED)
+                                                     cp.int32(N), cp.int32(w), cp.int32(m)), shared_mem=_WG_SHARED)
     return W
 
 

@@ -190,11 +190,13 @@ extern "C" __global__ void __launch_bounds__(128) wg_update(float* __restrict__ 
 // wg_vtc: W (w x N, row stride ldw) = V^T C, per matrix: D = W's 64 x 128 tile (rows beyond w zero), A = V^T from
 // registers (lane 4 g + t of warp q: V's rows k + t and k + t + 4, columns 16 q + g and 16 q + g + 8), B = C's strip,
 // 32 rows at a time split into hi and lo and staged where wg_mma's B reads them (C read once, from global memory, by
-// the block of its strip). Grid: (ceil(N / 128), 1, batch); w at most 64.
+// the block of its strip). With `rows` < m the rows are split into chunks of that many (a multiple of 32), chunk y
+// making its own product W_y = V_y^T C_y at W + y w ldw (kernel.py sums them). Grid: (ceil(N / 128), chunks, batch);
+// w at most 64.
 extern "C" __global__ void __launch_bounds__(128) wg_vtc(const float* __restrict__ V, int ldv, long long vstride,
                                                        const float* __restrict__ C, int ldc, long long cstride,
                                                        float* __restrict__ W, int ldw, long long wstride, int m,
-                                                       int N, int w) {
+                                                       int N, int w, int rows) {
   extern __shared__ uint4 wg_raw[];
   float* hi = reinterpret_cast<float*>(((size_t)wg_raw + 1023) & ~(size_t)1023);
   float* lo = hi + 2 * WG_HALF;
@@ -202,11 +204,12 @@ extern "C" __global__ void __launch_bounds__(128) wg_vtc(const float* __restrict
   const int n0 = blockIdx.x * WG_N, col = 16 * q + g;
   C += blockIdx.z * cstride;
   V += blockIdx.z * vstride;
-  W += blockIdx.z * wstride;
+  W += blockIdx.z * wstride + (size_t)blockIdx.y * w * ldw;
+  m = min(m, (int)(blockIdx.y + 1) * rows);  // this chunk's rows end here
   float d[64];
 #pragma unroll
   for (int i = 0; i < 64; ++i) d[i] = 0.f;
-  for (int k0 = 0; k0 < m; k0 += 32) {
+  for (int k0 = blockIdx.y * rows; k0 < m; k0 += 32) {
     const int half = (k0 >> 5) & 1;  // two halves in turn: a half is restaged only after the other's products
     wg_stage_b(hi + half * WG_HALF, lo + half * WG_HALF, C + (size_t)k0 * ldc, ldc, n0, N, min(32, m - k0));
     if (m - k0 < 32)  // rows beyond m: zeros (wg_stage_b wrote only m - k0 of them)

@@ -2,7 +2,8 @@
 // file, launched as kernel.py's _wg_update and _wg_vtc launch them. KERNEL_FILE is tf32x3.cu + wgmma.cu.
 //   -DEMU_UPDATE: driver IN OUT BATCH M N W SEED GROUPS SIGN   IN: V (BATCH x M x W), Wn (W x N), C (M x N) a matrix;
 //                 OUT: C + SIGN V Wn
-//   -DEMU_VTC:    driver IN OUT BATCH M N W SEED               IN: V, C;  OUT: W = V^T C (BATCH x W x N)
+//   -DEMU_VTC:    driver IN OUT BATCH M N W SEED ROWS          IN: V, C;  OUT: W = V^T C over chunks of ROWS rows
+//                 (BATCH x chunks x W x N)
 // All row-major float32; C's rows LDC = N + 2 floats apart (a view of a wider matrix, as the seed's C is).
 #include <cstdint>
 
@@ -36,8 +37,11 @@ int main(int argc, char** argv) {
   std::vector<float> result((size_t)batch * m * N);
   for (size_t r = 0; r < (size_t)batch * m; ++r) std::memcpy(&result[r * N], &C[r * ldc], N * sizeof(float));
 #else
-  emu::launch(dim3{strips, 1, (unsigned)batch}, 128, 1, seed, WG_SHARED, [&] {
-    wg_vtc(V.data(), w, (long long)m * w, C.data(), ldc, (long long)m * ldc, W.data(), N, (long long)w * N, m, N, w);
+  const int rows = std::atoi(argv[8]), chunks = (m + rows - 1) / rows;
+  W.assign((size_t)batch * chunks * w * N, 0.f);
+  emu::launch(dim3{strips, (unsigned)chunks, (unsigned)batch}, 128, 1, seed, WG_SHARED, [&] {
+    wg_vtc(V.data(), w, (long long)m * w, C.data(), ldc, (long long)m * ldc, W.data(), N, (long long)chunks * w * N, m,
+           N, w, rows);
   });
   const std::vector<float>& result = W;
 #endif
