@@ -93,21 +93,25 @@ __device__ __forceinline__ void wg_wait() { WG_ASM("wgmma.wait_group.sync.aligne
 // shared memory written by threads, read next by wgmma (the async proxy)
 __device__ __forceinline__ void wg_publish() { WG_ASM("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
-// A strip of W (columns n0.., w rows: Wn's for wg_update, 32 of C's for wg_vtc) split into hi and lo, stored where
-// wg_mma's B reads them: thread n takes column n of the strip (a row of B), four k at a time (one 16-byte chunk),
-// zeros beyond N and beyond w.
-__device__ __forceinline__ void wg_stage_b(float* hi, float* lo, const float* __restrict__ W, int ldw, int n0, int N,
-                                           int w) {
-  const int n = threadIdx.x;
-  const bool in = n0 + n < N;
-  for (int k = 0; k < w; k += 4) {
-    float x[4];
+// Rows k0..k0 + 31 of column n0 + threadIdx.x of W (row stride ldw) into x: zeros past `rows` and past N. A warp
+// reads 32 consecutive floats a row.
+__device__ __forceinline__ void wg_load_column(float (&x)[32], const float* __restrict__ W, int ldw, int k0, int rows,
+                                               int n0, int N) {
+  const int n = n0 + threadIdx.x;
 #pragma unroll
-    for (int e = 0; e < 4; ++e) x[e] = in && k + e < w ? W[(size_t)(k + e) * ldw + n0 + n] : 0.f;
+  for (int k = 0; k < 32; ++k) x[k] = n < N && k0 + k < rows ? W[(size_t)(k0 + k) * ldw + n] : 0.f;
+}
+
+// x split into hi and lo, each stored as row threadIdx.x of a 32-wide half of B where wg_mma reads it (K-major,
+// 128-byte swizzle: 16-byte chunk c at chunk c ^ (row % 8); a quarter warp's eight stores hit every bank once).
+__device__ __forceinline__ void wg_put_column(const float (&x)[32], float* hi, float* lo) {
+  const int n = threadIdx.x;
+#pragma unroll
+  for (int c = 0; c < 8; ++c) {
     unsigned h[4], l[4];
 #pragma unroll
-    for (int e = 0; e < 4; ++e) split(x[e], h[e], l[e]);
-    const int at = (k >> 5) * WG_HALF + n * 32 + ((((k & 31) >> 2) ^ (n & 7)) << 2);
+    for (int e = 0; e < 4; ++e) split(x[4 * c + e], h[e], l[e]);
+    const int at = n * 32 + ((c ^ (n & 7)) << 2);
     *reinterpret_cast<uint4*>(hi + at) = make_uint4(h[0], h[1], h[2], h[3]);
     *reinterpret_cast<uint4*>(lo + at) = make_uint4(l[0], l[1], l[2], l[3]);
   }
@@ -147,7 +151,11 @@ extern "C" __global__ void __launch_bounds__(128) wg_update(float* __restrict__ 
   C += blockIdx.z * cstride;
   V += blockIdx.z * vstride;
   W += blockIdx.z * wstride;
-  wg_stage_b(hi, lo, W, ldw, n0, N, w);
+  for (int k0 = 0; k0 < w; k0 += 32) {  // Wn's strip, w rows, in halves of 32
+    float x[32];
+    wg_load_column(x, W, ldw, k0, w, n0, N);
+    wg_put_column(x, hi + (k0 >> 5) * WG_HALF, lo + (k0 >> 5) * WG_HALF);
+  }
   wg_publish();
   __syncthreads();
   for (int row0 = blockIdx.y * 64; row0 < m; row0 += 64 * gridDim.y) {
@@ -189,8 +197,8 @@ extern "C" __global__ void __launch_bounds__(128) wg_update(float* __restrict__ 
 
 // wg_vtc: W (w x N, row stride ldw) = V^T C, per matrix: D = W's 64 x 128 tile (rows beyond w zero), A = V^T from
 // registers (lane 4 g + t of warp q: V's rows k + t and k + t + 4, columns 16 q + g and 16 q + g + 8), B = C's strip,
-// 32 rows at a time split into hi and lo and staged where wg_mma's B reads them (C read once, from global memory, by
-// the block of its strip). With `rows` < m the rows are split into chunks of that many (a multiple of 32), chunk y
+// 32 rows at a time split into hi and lo and staged where wg_mma's B reads them, the next 32 loaded into registers
+// while the products run (C read once, from global memory, by the block of its strip). With `rows` < m the rows are split into chunks of that many (a multiple of 32), chunk y
 // making its own product W_y = V_y^T C_y at W + y w ldw (kernel.py sums them). Grid: (ceil(N / 128), chunks, batch);
 // w at most 64.
 extern "C" __global__ void __launch_bounds__(128) wg_vtc(const float* __restrict__ V, int ldv, long long vstride,
@@ -209,15 +217,11 @@ extern "C" __global__ void __launch_bounds__(128) wg_vtc(const float* __restrict
   float d[64];
 #pragma unroll
   for (int i = 0; i < 64; ++i) d[i] = 0.f;
+  float x[32];  // C's next 32 rows: loaded while the products of the rows before run
+  wg_load_column(x, C, ldc, blockIdx.y * rows, m, n0, N);
   for (int k0 = blockIdx.y * rows; k0 < m; k0 += 32) {
     const int half = (k0 >> 5) & 1;  // two halves in turn: a half is restaged only after the other's products
-    wg_stage_b(hi + half * WG_HALF, lo + half * WG_HALF, C + (size_t)k0 * ldc, ldc, n0, N, min(32, m - k0));
-    if (m - k0 < 32)  // rows beyond m: zeros (wg_stage_b wrote only m - k0 of them)
-      for (int k = (m - k0 + 3) & ~3; k < 32; k += 4) {
-        const int at = half * WG_HALF + threadIdx.x * 32 + (((k >> 2) ^ (threadIdx.x & 7)) << 2);
-        *reinterpret_cast<uint4*>(hi + at) = make_uint4(0u, 0u, 0u, 0u);
-        *reinterpret_cast<uint4*>(lo + at) = make_uint4(0u, 0u, 0u, 0u);
-      }
+    wg_put_column(x, hi + half * WG_HALF, lo + half * WG_HALF);
     unsigned ah[4][4], al[4][4];
 #pragma unroll
     for (int k = 0; k < 4; ++k)
@@ -228,6 +232,7 @@ extern "C" __global__ void __launch_bounds__(128) wg_vtc(const float* __restrict
       }
     wg_publish();
     __syncthreads();
+    if (k0 + 32 < m) wg_load_column(x, C, ldc, k0 + 32, m, n0, N);
     wg_fence();
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
