@@ -198,9 +198,9 @@ extern "C" __global__ void __launch_bounds__(128) wg_update(float* __restrict__ 
 // wg_vtc: W (w x N, row stride ldw) = V^T C, per matrix: D = W's 64 x 128 tile (rows beyond w zero), A = V^T from
 // registers (lane 4 g + t of warp q: V's rows k + t and k + t + 4, columns 16 q + g and 16 q + g + 8), B = C's strip,
 // 32 rows at a time split into hi and lo and staged where wg_mma's B reads them, the next 32 loaded into registers
-// while the products run (C read once, from global memory, by the block of its strip). With `rows` < m the rows are split into chunks of that many (a multiple of 32), chunk y
-// making its own product W_y = V_y^T C_y at W + y w ldw (kernel.py sums them). Grid: (ceil(N / 128), chunks, batch);
-// w at most 64.
+// while the products run (C read once, from global memory, by the block of its strip). With `rows` < m the rows are
+// split into chunks of that many (a multiple of 32), chunk y making its own product W_y = V_y^T C_y at W + y w ldw
+// (the caller sums them). Grid: (ceil(N / 128), chunks, batch); w at most 64.
 extern "C" __global__ void __launch_bounds__(128) wg_vtc(const float* __restrict__ V, int ldv, long long vstride,
                                                        const float* __restrict__ C, int ldc, long long cstride,
                                                        float* __restrict__ W, int ldw, long long wstride, int m,
