@@ -76,7 +76,8 @@ def case(batch, m, N, w, offset=0):
     """V, Wn and C a view at column `offset` of a square batch (C's row stride the matrix's, as in the seed)."""
     n = max(m, N + offset)
     H = torch.randn(batch, n, n, device="cuda")
-    return torch.randn(batch, m, w, device="cuda"), torch.randn(batch, w, N, device="cuda"), H[:, n - m:, offset:offset + N]
+    V, Wn = torch.randn(batch, m, w, device="cuda"), torch.randn(batch, w, N, device="cuda")
+    return V, Wn, H[:, n - m:, offset:offset + N]
 
 
 def error(C, C0, V, Wn, s):
@@ -130,7 +131,8 @@ def time_all(module):
         line.append(f"FP32 baddbmm {timed(lambda: C.baddbmm_(V, Wn, alpha=-1.0)):.3f}")
         line.append(f"tf32x3_update {timed(lambda: k._tf32x3_update(V, Wn, C)):.3f}")
         for groups in (None, 1, 2, 4, 8):
-            line.append(f"wg_update(groups {groups or 'auto'}) {timed(lambda: wg_update(module, V, Wn, C, 1.0, groups)):.3f}")
+            ms = timed(lambda: wg_update(module, V, Wn, C, 1.0, groups))
+            line.append(f"wg_update(groups {groups or 'auto'}) {ms:.3f}")
         line.append(f"| V^T C: FP32 bmm {timed(lambda: torch.bmm(V.transpose(1, 2), C)):.3f}")
         line.append(f"tf32x3_vtc {timed(lambda: k._tf32x3_vtc(V, C)):.3f}")
         for chunks in (1, 2, 4):

@@ -79,7 +79,8 @@ __device__ __forceinline__ void wg_mma(float (&d)[64], const unsigned (&a)[4], u
 #endif
 }
 
-// d += a b, a split in registers, b's halves in shared memory (at bh and bl): the small terms first, as tf32x3.cu's mma3
+// d += a b, a split in registers, b's halves in shared memory (at bh and bl): the small terms first, as tf32x3.cu's
+// mma3
 __device__ __forceinline__ void wg_mma3(float (&d)[64], const unsigned (&ah)[4], const unsigned (&al)[4],
                                         const float* bh, const float* bl) {
   wg_mma(d, al, wg_descriptor(bh));
@@ -117,8 +118,9 @@ __device__ __forceinline__ void wg_put_column(const float (&x)[32], float* hi, f
   }
 }
 
-// The accumulator's tile into P (row stride ld): its row 16 q + g + 8 h to row r + 8 h (r = first + 16 q + g, this
-// thread's), those below `rows` only, columns n0.. below N, in pairs where both are in (float2 where ld and n0 are even).
+// The accumulator's tile into P (row stride ld): its row 16 q + g + 8 h to row r + 8 h (r, this thread's: a first row
+// + 16 q + g), those below `rows` only, columns n0.. below N, in pairs where both are in (float2 where ld and n0 are
+// even).
 __device__ __forceinline__ void wg_store(const float (&d)[64], float* __restrict__ P, int ld, int r, int rows, int n0,
                                          int N) {
   const int t = threadIdx.x & 3;
