@@ -19,8 +19,9 @@ The matrix is walked in panels of NB columns. A panel is factored by the first o
 The trailing columns get Q_panel^T = I - V T^T V^T (`_apply`): in one kernel in split TF32 (tf32x3_apply) for
 batches of APPLY_FROM to APPLY_BELOW and panels of at most APPLY_ROWS rows; otherwise as three batched GEMMs,
 V^T C and C -= V W in split TF32 for small batches (tf32x3.cu, VTC_BELOW and TF32X3_BELOW; between them chunk_tw sums
-V^T C's chunks and makes -T^T W in one launch, CHUNK_TW), on a Hopper from WG_FROM matrices by wgmma.cu's split TF32
-on the warpgroup MMA (wg_vtc, wg_update), and by cuBLAS in FP32 for the rest (staged.cu's kernels, split TF32 staged through shared memory, from STAGED_FROM matrices: off);
+V^T C's chunks and makes -T^T W in one launch, CHUNK_TW) and by cuBLAS in FP32 for the rest (staged.cu's kernels, split
+TF32 staged through shared memory, from STAGED_FROM matrices: off); on a Hopper, from WG_FROM matrices, all of it by
+wgmma.cu's split TF32 on the warpgroup MMA (wg_vtc, wg_update) instead;
 trail_update does it in one kernel below FUSED_BELOW. With OUTER_NB, panels are gathered into blocks of that many
 columns whose merged reflectors update the columns beyond in one pass (`_Outer`), for batches of at least
 OUTER_FROM; with OUTER_AHEAD the next block is factored on a second stream beside that pass (`_by_blocks`).
@@ -732,17 +733,18 @@ def _apply(Vm, Tm, C):
     on the H200 (2026-12-06, same call) 2x4096 14.18 -> 13.11 ms and 8x2048 7.63 -> 7.11 in `full` (the look-ahead's
     update of the next panel's columns is on the chain of every panel: bench/timeline.py); after cuBLAS's V^T C
     (60x1024) it lost (6.08 -> 6.15-6.23), so it is not used there. tf32x3_apply for the updates within 640x512's
-    outer blocks only (on the look-ahead's side stream) lost too: 7.88 against 7.64 ms (H100, NOTES.md)."""
+    outer blocks only (on the look-ahead's side stream) lost too: 7.88 against 7.64 ms (H100, NOTES.md). Before all of
+    these, on a Hopper from WG_FROM matrices: wg_vtc, T^T W by cuBLAS and wg_update (wgmma.cu, NOTES.md)."""
     batch, m, w = Vm.shape
+    if _wg_fits(Vm, C):  # split TF32 on wgmma (a Hopper)
+        _wg_update(Vm, torch.bmm(Tm.transpose(1, 2), _wg_vtc(Vm, C)), C, -1.0)
+        return
     if APPLY_FROM <= batch < APPLY_BELOW and m <= APPLY_ROWS and _apply_fits(m, w):
         _tf32x3_apply(Vm, Tm, C)
         return
     if STAGED_FROM and batch >= STAGED_FROM and w <= 64 and w % 8 == 0:
         W = _staged_vtc(Vm, C) if STAGED_VTC else torch.bmm(Vm.transpose(1, 2), C)
         _staged_update(Vm, torch.bmm(Tm.transpose(1, 2), W).neg_(), C)
-        return
-    if _wg_fits(Vm, C):  # split TF32 on wgmma (Hopper)
-        _wg_update(Vm, torch.bmm(Tm.transpose(1, 2), _wg_vtc(Vm, C)), C, -1.0)
         return
     fits = _tf32x3_fits(Vm, C)
     if CHUNK_TW and batch < VTC_BELOW and fits and w <= 32:  # -T^T V^T C, the chunks summed, in one launch
