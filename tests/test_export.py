@@ -108,6 +108,28 @@ def test_a_source_nvrtc_refuses_is_a_compile_error_with_nvrtcs_log() -> None:
     assert 'error: identifier "x" is undefined' in verdict["message"], verdict
 
 
+def test_the_stand_in_compiles_for_the_architecture_a_source_names() -> None:
+    """A module whose options name an architecture (wgmma.cu's sm_90a: wgmma has no other target) is compiled for
+    that one alone; any other for the GPU's own (CuPy's way)."""
+    shim: dict[str, object] = {}
+    exec((ROOT / "evolver" / "commands" / "export_shim.txt").read_text(), shim)
+    seen: list[list[str]] = []
+
+    class Recording:  # the extension, as far as a module's making goes
+        def compile(self, code: str, name: str, flags: list[str]) -> bytes:
+            seen.append(flags)
+            return b""
+
+        def load(self, image: bytes) -> int:
+            return 1
+
+    shim["_evolve_api"], shim["_evolve_arch"] = Recording, lambda: "--gpu-architecture=sm_90"
+    for options in (("--std=c++17", "-arch=sm_90a"), ("--std=c++17",)):
+        shim["_EvolveRawModule"]("__global__ void k() {}", options=options)  # type: ignore[operator]
+    architectures = [[f for f in flags if f.startswith(("-arch", "--gpu-architecture"))] for flags in seen]
+    assert architectures == [["-arch=sm_90a"], ["--gpu-architecture=sm_90"]], seen
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("seed", ["blocked_wy", "tsqr_wy"])
 def test_the_exported_file_passes_the_judge_on_a_gpu(tmp_path: Path, seed: str) -> None:
