@@ -1,5 +1,5 @@
 // Split TF32 on Hopper's warpgroup MMA (wgmma, sm_90a), compiled after tf32x3.cu (its to_tf32 and split) as a
-// module of its own, made only where WG_UPDATE sends a trailing update here (kernel.py's _wg_update).
+// module of its own, made only where WG_FROM sends a trailing update here (kernel.py's _wg).
 //
 // wg_update: C (m x N, row stride ldc) += s V (m x w, ldv) Wn (w x N, ldw), per matrix (strides cstride, vstride,
 // wstride), s = +1 or -1. The mma.sync kernels of tf32x3.cu and staged.cu issue one instruction per 16 x 8 x 8 product
@@ -9,7 +9,7 @@
 // the products and stored from it after (C read and written once). A product is lo*hi + hi*lo + hi*hi, as in
 // tf32x3.cu: three wgmma a step of 8.
 //
-// Block: one warpgroup on a strip of 128 columns of C, walking tiles of 64 rows (rows0, rows0 + 64 * gridDim.y, ...)
+// Block: one warpgroup on a strip of 128 columns of C, walking tiles of 64 rows (row0, row0 + 64 * gridDim.y, ...)
 // so that Wn's strip is staged once for all of them. Grid: (ceil(N / 128), row groups, batch). N even, C's rows
 // 8-byte aligned (pairs of columns as float2), w a multiple of 8 of at most 64.
 //
@@ -27,9 +27,7 @@
 #define WG_COL(e) ((e) >> 1)
 #endif
 
-#ifndef WG_N
-#define WG_N 128  // columns of C a block (the wgmma's N)
-#endif
+#define WG_N 128  // columns of C a block: the wgmma's N (wg_mma's m64n128k8)
 #define WG_HALF (WG_N * 32)  // floats of one 32-wide half of w, for WG_N columns
 #define WG_SHARED (4 * WG_HALF * 4 + 1024)  // bytes: hi and lo, two halves each, and room to align to 1024
 
@@ -120,7 +118,7 @@ __device__ __forceinline__ void wg_put_column(const float (&x)[32], float* hi, f
 
 // The accumulator's tile into P (row stride ld): its row 16 q + g + 8 h to row r + 8 h (r, this thread's: a first row
 // + 16 q + g), those below `rows` only, columns n0.. below N, in pairs where both are in (float2 where ld and n0 are
-// even).
+// even: P itself 8-byte aligned, as kernel.py's _tf32x3_fits has C's view).
 __device__ __forceinline__ void wg_store(const float (&d)[64], float* __restrict__ P, int ld, int r, int rows, int n0,
                                          int N) {
   const int t = threadIdx.x & 3;
