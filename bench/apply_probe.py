@@ -1,9 +1,8 @@
 """One trailing update of tsqr_wy (C = (I - V T V^T)^T C) timed several ways on the GPU: tf32x3_apply (one
 kernel, the tile in shared memory), cuBLAS's three FP32 GEMMs (kernel.py's _apply with APPLY_ROWS = 0 and no
-split TF32), the split-TF32 pair tf32x3_vtc + tf32x3_update, the staged pairs x3s_vtc + x3s_strip and x3f_vtc +
-x3f_strip (fragment-major), each strip also after cuBLAS's V^T C; then each half alone (V^T C: cuBLAS, x3s_vtc,
-x3f_vtc; C += V Wn: cuBLAS, x3s_strip, x3f_strip). Milliseconds per call by CUDA events, median of 20, and each
-one's largest error against float64 relative to the result's largest value. Shapes: 640x512's first outer block
+split TF32), the split-TF32 pair tf32x3_vtc + tf32x3_update, and on a Hopper wgmma.cu's wg_vtc + wg_update; then
+each half alone (V^T C: cuBLAS, wg_vtc; C += V Wn: cuBLAS, wg_update). Milliseconds per call by CUDA events, median
+of 20, and each one's largest error against float64 relative to the result's largest value. Shapes: 640x512's first outer block
 (w = 64, 512 rows, 448 columns), its fourth (w = 64, 320 rows, 256 columns), an inner panel's update (w = 32, 512
 rows, 32 columns) and 60x1024's first panel (w = 32). Occupancy, issue rate and spills: run it under `ncu
 --kernel-name tf32x3_apply` (docs/benchmarks-history.md, eleventh pass).
@@ -19,6 +18,7 @@ from pathlib import Path
 import torch
 
 KERNEL = Path(__file__).resolve().parents[1] / "seed_kernels" / "tsqr_wy" / "kernel.py"
+HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)  # wgmma.cu's kernels run
 
 
 def load(path=KERNEL):
@@ -61,20 +61,14 @@ def main(argv):
         def pair(V=V, T=T, C=C):
             k._tf32x3_update(V, torch.bmm(T.transpose(1, 2), k._tf32x3_vtc(V, C)).neg_(), C)
 
-        def staged(V=V, T=T, C=C):
-            k._staged_update(V, torch.bmm(T.transpose(1, 2), k._staged_vtc(V, C)).neg_(), C)
-
-        def staged_update(V=V, T=T, C=C):  # cuBLAS's V^T C, a staged C += V Wn (STAGED_VTC = 0)
-            k._staged_update(V, torch.bmm(T.transpose(1, 2), torch.bmm(V.transpose(1, 2), C)).neg_(), C)
+        def wgmma(V=V, T=T, C=C):  # wgmma.cu (a Hopper's): wg_vtc, T^T W by cuBLAS, wg_update
+            k._wg_update(V, torch.bmm(T.transpose(1, 2), k._wg_vtc(V, C)), C, -1.0)
 
         Cd, Vd, Td = C0.double(), V.double(), T.double()
         whole = Cd - Vd @ (Td.transpose(1, 2) @ (Vd.transpose(1, 2) @ Cd))
-        for name, fn, update, vtc in (("tf32x3_apply", fused, 1, 1), ("cuBLAS x3", cublas, 1, 1),
-                                      ("split vtc+update", pair, 1, 1), ("x3s_vtc + x3s_strip", staged, 1, 1),
-                                      ("x3f_vtc + x3f_strip", staged, 2, 2),
-                                      ("cuBLAS vtc + x3s_strip", staged_update, 1, 1),
-                                      ("cuBLAS vtc + x3f_strip", staged_update, 2, 1)):
-            k.STAGED_UPDATE, k.STAGED_VTC = update, vtc
+        ways = [("tf32x3_apply", fused), ("cuBLAS x3", cublas), ("split vtc+update", pair)]
+        ways += [("wg_vtc + wg_update", wgmma)] if HOPPER else []
+        for name, fn in ways:
             C.copy_(C0)
             fn()
             error = ((C.double() - whole).abs().max() / whole.abs().max()).item()
@@ -93,13 +87,11 @@ def halves(k, V, C0, C):
     vtc = V.double().transpose(1, 2) @ C0.double()
     update = C0.double() + V.double() @ Wn.double()
     line = ["   halves:"]
-    for name, fn, want in (("V^T C cuBLAS", lambda: torch.bmm(V.transpose(1, 2), C0), vtc),
-                           ("V^T C x3s", lambda: k._staged_vtc(V, C0), vtc),
-                           ("V^T C x3f", lambda: k._staged_vtc(V, C0), vtc),
-                           ("C+=V Wn cuBLAS", lambda: C.baddbmm_(V, Wn), update),
-                           ("C+=V Wn x3s_strip", lambda: k._staged_update(V, Wn, C) or C, update),
-                           ("C+=V Wn x3f_strip", lambda: k._staged_update(V, Wn, C) or C, update)):
-        k.STAGED_VTC, k.STAGED_UPDATE = (2 if "x3f" in name else 1), (2 if "x3f" in name else 1)
+    ways = [("V^T C cuBLAS", lambda: torch.bmm(V.transpose(1, 2), C0), vtc),
+            ("C+=V Wn cuBLAS", lambda: C.baddbmm_(V, Wn), update)]
+    ways += [("V^T C wg_vtc", lambda: k._wg_vtc(V, C0), vtc),
+             ("C+=V Wn wg_update", lambda: k._wg_update(V, Wn, C, 1.0) or C, update)] if HOPPER else []
+    for name, fn, want in ways:
         C.copy_(C0)
         got = fn()
         error = ((got.double() - want).abs().max() / want.abs().max()).item()

@@ -1,6 +1,7 @@
-"""The machine code of a CUDA file's kernels, without a GPU: nvcc compiles it for sm_90 (the H200), ptxas says
-each kernel's registers, spills and shared memory, and cuobjdump's SASS gives its instructions, its MMAs (HMMA)
-and, for each loop (a branch back to an earlier address), the instructions and MMAs of its body: the figure that
+"""The machine code of a CUDA file's kernels, without a GPU: nvcc compiles it for sm_90a (the H100's and H200's
+own target, which wgmma needs), ptxas says each kernel's registers, spills and shared memory, and cuobjdump's SASS
+gives its instructions, its MMAs (HMMA, and wgmma's HGMMA) and, for each loop (a branch back to an earlier
+address), the instructions and MMAs of its body: the figure that
 showed where tf32x3_apply's first version spent its issue slots (docs/benchmarks-history.md, eleventh pass). A static
 count, not a profile: it says what a loop issues per trip, not how often it runs or how long it waits.
 
@@ -24,7 +25,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ARCH = "sm_90"
+ARCH = "sm_90a"
+MMAS = ("HMMA", "HGMMA")  # mma.sync's and wgmma's opcodes
 LINE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)(.*?);")
 
 
@@ -37,14 +39,14 @@ class Kernel:
     code: list[tuple[int, str, str]] = field(default_factory=list)  # (address, opcode, operands)
 
     def loops(self) -> list[tuple[int, int, int, int]]:
-        """(start, end, instructions, HMMAs) of each backward branch's body, innermost first."""
+        """(start, end, instructions, MMAs) of each backward branch's body, innermost first."""
         found = []
         for at, (address, opcode, operands) in enumerate(self.code):
             target = re.search(r"0x([0-9a-f]+)", operands)
             if opcode.startswith("BRA") and target and int(target.group(1), 16) < address:
                 start = int(target.group(1), 16)
                 body = [op for a, op, _ in self.code[:at + 1] if a >= start]
-                found.append((start, address, len(body), sum(op.startswith("HMMA") for op in body)))
+                found.append((start, address, len(body), sum(op.startswith(MMAS) for op in body)))
         return sorted(found, key=lambda loop: loop[1] - loop[0])
 
 
@@ -100,7 +102,7 @@ def compile_kernels(sources: list[Path], defines: list[str]) -> dict[str, Kernel
 
 def report(kernel: Kernel) -> list[str]:
     ops = [op for _, op, _ in kernel.code]
-    mmas = sum(op.startswith("HMMA") for op in ops)
+    mmas = sum(op.startswith(MMAS) for op in ops)
     lines = [(f"{kernel.name}: {kernel.registers} registers, {kernel.spill_bytes} bytes spilled, "
               f"{kernel.shared_bytes} bytes static shared memory; {len(ops)} instructions, {mmas} MMAs")]
     for start, end, count, loop_mmas in kernel.loops():

@@ -521,15 +521,6 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             chunks, columns = P.shape[1], 32 if name == "tf32x3_vtc64" else 64  # W's columns a block
             assert block == (128,) and grid == (-(-N // columns), chunks, V.shape[0]) and w <= int(name[-2:]), grid
             vtc_by_chunks(args, 8, "tf32x3 split")
-        elif name in ("x3s_strip", "x3f_strip"):  # tests/test_cuda_on_cpu.py runs their code
-            C, ldc, cstride, V, ldv, vstride, W, ldw, wstride, m, N, w = args
-            assert block == (128,) and grid[0] == -(-N // 64) and grid[2] == C.shape[0], (grid, C.shape)
-            assert 1 <= grid[1] <= -(-m // 64), grid  # row groups: any number up to the tiles of 64 rows
-            shared = 64 * 1024 if name == "x3f_strip" else 128 * 68 * 8
-            assert shared_mem == shared and w <= 64 and w % 8 == 0, (shared_mem, w)
-            assert (ldc, cstride, ldv, vstride, ldw, wstride) == (C.stride(1), C.stride(0), V.stride(1),
-                                                                   V.stride(0), W.stride(1), W.stride(0))
-            C[:, :m, :N] += tf32x3_matmul(V[:, :m, :w], W[:, :w, :N])
         elif name == "wg_update":  # tests/test_cuda_on_cpu.py runs its code (and wg_vtc's)
             C, ldc, cstride, V, ldv, vstride, W, ldw, wstride, m, N, w, sign = args
             assert block == (128,) and grid[0] == -(-N // 128) and grid[2] == C.shape[0], (grid, C.shape)
@@ -546,13 +537,6 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             assert (ldc, cstride, ldv, vstride, ldw, wstride) == (C.stride(1), C.stride(0), V.stride(1),
                                                                    V.stride(0), W.stride(1), W.stride(0))
             W[:] = tf32x3_matmul(V[:, :m, :w].transpose(1, 2), C[:, :m, :N])
-        elif name in ("x3s_vtc32", "x3s_vtc64", "x3f_vtc"):
-            V, ldv, vstride, w, C, ldc, cstride, m, N, P, rows = args
-            most = 64 if name == "x3f_vtc" else int(name[-2:])  # W's rows (32 or 64) and columns a block
-            chunks, columns = P.shape[1], 4096 // most
-            assert block == (128,) and grid == (-(-N // columns), chunks, V.shape[0]) and w <= most, grid
-            assert shared_mem == (32 * 1024 if name == "x3f_vtc" else 32 * (68 + columns + 4) * 8), shared_mem
-            vtc_by_chunks(args, 32, "x3s split")
         elif name in ("col_qr", "lane_qr"):
             A, H, tau, n = args
             threads = 32 * n if name == "col_qr" else 32
@@ -669,10 +653,6 @@ def main() -> int:
                       {**base, "MB_BELOW": 0, "APPLY_FROM": 0},  # every update by tf32x3_apply
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "APPLY_FROM": 0},  # 64 wide too
                       {**base, "MB_BELOW": 0, "APPLY_FROM": 0, "APPLY_ROWS": 100},  # and cuBLAS above 100 rows
-                      {**base, "MB_BELOW": 0, "STAGED_FROM": 1},  # every update by x3s_vtc32 and x3s_strip
-                      {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "STAGED_FROM": 1},  # x3s_vtc64 too
-                      {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "STAGED_FROM": 1,
-                       "STAGED_UPDATE": 2, "STAGED_VTC": 2},  # x3f_strip, x3f_vtc
                       {**base, "MB_BELOW": 0, "WG_FROM": 1},  # every update by wg_vtc and wg_update
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "WG_FROM": 1},  # 64 wide too
                       *({**base, "MB_BELOW": 0, "OUTER_FROM": 0, **outer} for outer in
@@ -682,7 +662,7 @@ def main() -> int:
         module = load(overrides)
         # several outer blocks; 2 and 4 rows a thread; V^T C over several chunks of rows
         taller = any(overrides.get(key) for key in ("OUTER_NB", "CHUNK_TW", "RP_WARPS", "VTC_BELOW", "APPLY_ROWS", "COL_PANEL_BELOW",
-                                                  "COL_CLUSTER", "STAGED_FROM", "WG_FROM"))
+                                                  "COL_CLUSTER", "WG_FROM"))
         sizes = ((2, 70), (3, 45), (1, 33)) + (((2, 150),) if taller else ()) + (((1, 300),) if "RP_WARPS" in
                                                                                    overrides else ())
         sizes += ((3, 32), (2, 17), (1, 1)) if overrides.get("COL_N") else ()

@@ -19,9 +19,8 @@ The matrix is walked in panels of NB columns. A panel is factored by the first o
 The trailing columns get Q_panel^T = I - V T^T V^T (`_apply`): in one kernel in split TF32 (tf32x3_apply) for
 batches of APPLY_FROM to APPLY_BELOW and panels of at most APPLY_ROWS rows; otherwise as three batched GEMMs,
 V^T C and C -= V W in split TF32 for small batches (tf32x3.cu, VTC_BELOW and TF32X3_BELOW; between them chunk_tw sums
-V^T C's chunks and makes -T^T W in one launch, CHUNK_TW) and by cuBLAS in FP32 for the rest (staged.cu's kernels, split
-TF32 staged through shared memory, from STAGED_FROM matrices: off); on a Hopper, from WG_FROM matrices, all of it by
-wgmma.cu's split TF32 on the warpgroup MMA (wg_vtc, wg_update) instead;
+V^T C's chunks and makes -T^T W in one launch, CHUNK_TW) and by cuBLAS in FP32 for the rest; on a Hopper, from
+WG_FROM matrices, all of it by wgmma.cu's split TF32 on the warpgroup MMA (wg_vtc, wg_update) instead;
 trail_update does it in one kernel below FUSED_BELOW. With OUTER_NB, panels are gathered into blocks of that many
 columns whose merged reflectors update the columns beyond in one pass (`_Outer`), for batches of at least
 OUTER_FROM; with OUTER_AHEAD the next block is factored on a second stream beside that pass (`_by_blocks`).
@@ -124,11 +123,6 @@ WG_FROM = 0  # @tune WG_FROM: 0 48 256
 # batches from which the trailing update's V^T C and C -= V W run on Hopper's warpgroup MMA in split TF32 (wgmma.cu:
 # wg_vtc and wg_update, compiled for sm_90a; 0: never), on a GPU of compute capability 9.0 only
 
-STAGED_FROM = 0  # batches from which staged.cu's kernels carry _apply (0: none; slower so far: NOTES.md)
-
-STAGED_VTC = 1  # V^T C by x3s_vtc (1), x3f_vtc (2, fragment-major) or cuBLAS (0) (with STAGED_FROM)
-
-STAGED_UPDATE = 1  # C += V Wn by x3s_strip (1) or x3f_strip (2, fragment-major) (with STAGED_FROM)
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
 _COMMON = Path(__file__).with_name("common.cu").read_text()  # defines and helpers of the modules below
@@ -137,7 +131,6 @@ _REG_SOURCE = _COMMON + Path(__file__).with_name("reg_panel.cu").read_text()
 _COL_SOURCE = _COMMON + Path(__file__).with_name("cols.cu").read_text()
 _TF32X3_SOURCE = Path(__file__).with_name("tf32x3.cu").read_text()
 _WG_SOURCE = _TF32X3_SOURCE + Path(__file__).with_name("wgmma.cu").read_text()  # made only where WG_FROM is
-_STAGED_SOURCE = _TF32X3_SOURCE + Path(__file__).with_name("staged.cu").read_text()  # made only where STAGED_FROM is
 _NAMES = ("panel_qr", "small_qr", "build_t", "gram", "mb_panel", "mb_cluster", "trail_update")
 
 
@@ -227,12 +220,6 @@ def _panel_launch(name):
 
 
 _TF32X3 = {}
-_XS_LD = 68  # staged.cu's XS_LD: a staged tile's row stride, in (hi, lo) pairs of 8 bytes
-# the staged kernels' threads and dynamic shared memory: a strip's V tile and Wn's 64 columns (staged by rows or by
-# fragment), x3s_vtc's 32 rows of V (up to 64 columns) and of C (4096 / WR columns), x3f_vtc's planes
-_STAGED = {"x3s_strip": (128, (64 + 64) * _XS_LD * 8), "x3f_strip": (128, 64 * 1024),
-           "x3s_vtc32": (128, 32 * (_XS_LD + 128 + 4) * 8), "x3s_vtc64": (128, 32 * (_XS_LD + 64 + 4) * 8),
-           "x3f_vtc": (128, 32 * 1024)}
 
 
 def _tf32x3(name):
@@ -296,19 +283,6 @@ def _wg_update(Vm, W, C, sign):
                      shared_mem=_WG_SHARED)
 
 
-_STAGED_KERNELS = {}
-
-
-def _staged(name):
-    """staged.cu's kernel `name`, its module compiled on first use (tf32x3.cu's text before it)."""
-    if not _STAGED_KERNELS:
-        module = _module(_STAGED_SOURCE)
-        for kernel, (_, shared) in _STAGED.items():
-            _STAGED_KERNELS[kernel] = module.get_function(kernel)
-            _STAGED_KERNELS[kernel].max_dynamic_shared_size_bytes = shared
-    return _STAGED_KERNELS[name]
-
-
 def _reg_rows(batch, m):
     """Rows per thread for reg_panel on an m-row panel (0: it does not take this panel): the fewest that hold
     it, at most REG_ROWS; reg_panel needs a lane per column (NB = 32)."""
@@ -353,7 +327,7 @@ def compile_info():
             info[f"{name}/{warps}w"] = _attrs(f)
     for name, f in _REGISTERS.items():
         info[name if name.startswith("col_") else f"{name}/{RP_WARPS}w"] = _attrs(f)
-    for name, f in (*_TF32X3.items(), *_STAGED_KERNELS.items()):
+    for name, f in (*_TF32X3.items(), *_WG.items()):
         info[name] = _attrs(f)
     return info | {"NB": NB, "NWARPS": NWARPS, "NWARPS_WIDE": NWARPS_WIDE, "WIDE_BELOW": WIDE_BELOW,
                    "SMALL_N": SMALL_N, "MIN_WIDTH": MIN_WIDTH, "TINY_N": TINY_N, "TINY_WARPS": TINY_WARPS,
@@ -368,8 +342,7 @@ def compile_info():
                    "VTC_BELOW": VTC_BELOW, "TF32X3_BELOW": TF32X3_BELOW, "TF32X3_ROWS": TF32X3_ROWS,
                    "APPLY_ROWS": APPLY_ROWS, "APPLY_FROM": APPLY_FROM, "APPLY_BELOW": APPLY_BELOW,
                    "LOOKAHEAD_BELOW": LOOKAHEAD_BELOW, "CHUNK_TW": CHUNK_TW, "CLUSTER_MBAR": CLUSTER_MBAR,
-                   "STAGED_FROM": STAGED_FROM,
-                   "STAGED_VTC": STAGED_VTC, "STAGED_UPDATE": STAGED_UPDATE}
+                   "WG_FROM": WG_FROM}
 
 
 def _attrs(f):
@@ -727,8 +700,8 @@ def _apply(Vm, Tm, C):
     There the split-TF32 kernels took 2x4096 from 32.7 to 26.2 ms and 8x2048 from 13.6 to 12.9 (V^T C 10.5 -> 4.0
     ms on 2x4096), and lost to cuBLAS on 640x512 (8.3 against 7.7). The staged pair (x3s_vtc, x3s_update: each value
     split once into shared memory) lost too, on an H100 (2026-12-05): 640x512 8.7-9.4 ms against cuBLAS's 8.0 in
-    every configuration, so STAGED_FROM is 0; x3s_update was removed since, and x3s_strip and the fragment-major
-    x3f_strip and x3f_vtc lost in the seed too (on another H100: 2852-2931 us against 2822-2832; NOTES.md).
+    every configuration; x3s_strip and the fragment-major x3f_strip and x3f_vtc lost in the seed too (on another H100:
+    2852-2931 us against 2822-2832; NOTES.md): staged.cu was removed (its source at f7a9ab7).
     After tf32x3_vtc, chunk_tw (CHUNK_TW) sums the chunks and makes Wn = -T^T W in one launch where torch took three:
     on the H200 (2026-12-06, same call) 2x4096 14.18 -> 13.11 ms and 8x2048 7.63 -> 7.11 in `full` (the look-ahead's
     update of the next panel's columns is on the chain of every panel: bench/timeline.py); after cuBLAS's V^T C
@@ -741,10 +714,6 @@ def _apply(Vm, Tm, C):
         return
     if APPLY_FROM <= batch < APPLY_BELOW and m <= APPLY_ROWS and _apply_fits(m, w):
         _tf32x3_apply(Vm, Tm, C)
-        return
-    if STAGED_FROM and batch >= STAGED_FROM and w <= 64 and w % 8 == 0:
-        W = _staged_vtc(Vm, C) if STAGED_VTC else torch.bmm(Vm.transpose(1, 2), C)
-        _staged_update(Vm, torch.bmm(Tm.transpose(1, 2), W).neg_(), C)
         return
     fits = _tf32x3_fits(Vm, C)
     if CHUNK_TW and batch < VTC_BELOW and fits and w <= 32:  # -T^T V^T C, the chunks summed, in one launch
@@ -802,27 +771,6 @@ def _tf32x3_update(Vm, Wn, C):
                              (*_strided(C), *_strided(Vm), *_strided(Wn), cp.int32(m), cp.int32(N), cp.int32(w)))
 
 
-def _staged_update(Vm, Wn, C):
-    """C += V Wn by x3s_strip (STAGED_UPDATE 1) or x3f_strip (2), 64 columns of C a block over every few tiles of 64
-    rows (row groups enough for about four blocks an SM)."""
-    batch, m, w = Vm.shape
-    N = C.shape[2]
-    name = ("x3s_strip", "x3f_strip")[STAGED_UPDATE - 1]
-    threads, shared = _STAGED[name]
-    groups = min(-(-m // 64), max(1, -(-4 * _sms(C.device) // (batch * -(-N // 64)))))
-    _staged(name)((-(-N // 64), groups, batch), (threads,),
-                  (*_strided(C), *_strided(Vm), *_strided(Wn), cp.int32(m), cp.int32(N), cp.int32(w)),
-                  shared_mem=shared)
-
-
-def _staged_vtc(Vm, C):
-    """V^T C by x3s_vtc32 or 64 (32 or 64 of W's rows, 128 or 64 of its columns a block) or, with STAGED_VTC = 2,
-    x3f_vtc (64 x 64), over chunks of multiples of 32 rows (`_vtc_by_chunks`)."""
-    w = Vm.shape[2]
-    name = "x3f_vtc" if STAGED_VTC == 2 else "x3s_vtc32" if w <= 32 else "x3s_vtc64"
-    return _vtc_by_chunks(_staged(name), Vm, C, 128 if name == "x3s_vtc32" else 64, 32, 32, _STAGED[name][1])
-
-
 def _tf32x3_vtc(Vm, C, summed=True):
     """V^T C by tf32x3_vtc32 or 64 (W's columns 64 or 32 a block), over chunks of multiples of 8 rows
     (`_vtc_by_chunks`; the chunks' products not summed: (batch, chunks, w, N))."""
@@ -831,7 +779,7 @@ def _tf32x3_vtc(Vm, C, summed=True):
     return _vtc_by_chunks(vtc, Vm, C, 64 if w <= 32 else 32, 64, 8, summed=summed)
 
 
-def _vtc_by_chunks(kernel, Vm, C, columns, least, multiple, shared=0, summed=True):
+def _vtc_by_chunks(kernel, Vm, C, columns, least, multiple, summed=True):
     """V^T C by `kernel` (128 threads; a block makes `columns` of W's columns over one chunk of rows), the rows split
     into chunks of at least `least` rows, a multiple of `multiple`, until the grid has about four blocks an SM, the
     chunks' sums then added up by torch (or, not `summed`, the chunks' products)."""
@@ -843,8 +791,7 @@ def _vtc_by_chunks(kernel, Vm, C, columns, least, multiple, shared=0, summed=Tru
     chunks = -(-m // rows)
     P = torch.empty(batch, chunks, w, N, device=C.device, dtype=torch.float32)
     kernel((tiles, chunks, batch), (128,),
-           (*_strided(Vm), cp.int32(w), *_strided(C), cp.int32(m), cp.int32(N), _ptr(P), cp.int32(rows)),
-           shared_mem=shared)
+           (*_strided(Vm), cp.int32(w), *_strided(C), cp.int32(m), cp.int32(N), _ptr(P), cp.int32(rows)))
     if not summed:
         return P
     return P[:, 0] if chunks == 1 else P.sum(1)

@@ -2,8 +2,9 @@
 // module of its own, made only where WG_FROM sends a trailing update here (kernel.py's _wg).
 //
 // wg_update: C (m x N, row stride ldc) += s V (m x w, ldv) Wn (w x N, ldw), per matrix (strides cstride, vstride,
-// wstride), s = +1 or -1. The mma.sync kernels of tf32x3.cu and staged.cu issue one instruction per 16 x 8 x 8 product
-// and move every operand through registers; they only matched cuBLAS's FP32 on 640x512's updates (NOTES.md). Here a
+// wstride), s = +1 or -1. The mma.sync kernels of tf32x3.cu (and staged.cu's, removed) issue one instruction per
+// 16 x 8 x 8 product and move every operand through registers; they only matched cuBLAS's FP32 on 640x512's updates
+// (NOTES.md). Here a
 // warpgroup (4 warps) multiplies 64 x 128 x 8 in one wgmma: Wn's hi and lo halves wait in shared memory in the
 // layout wgmma reads (below), V's come from registers, and C's tile is the accumulator itself, loaded into it before
 // the products and stored from it after (C read and written once). A product is lo*hi + hi*lo + hi*hi, as in
