@@ -11,6 +11,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -88,6 +89,26 @@ def test_tsqr_wy_paths_pass_quick(overrides: list[str]) -> None:
     assert result["status"] == "ok", result.get("error")
 
 
+def tsqr_wy_module() -> Any:
+    """tsqr_wy's kernel.py as a module of its own, so a test calls its kernels directly."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("tsqr_wy_kernel", SEEDS / "tsqr_wy" / "kernel.py")
+    assert spec and spec.loader
+    kernel = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(kernel)
+    return kernel
+
+
+def assert_only_view_changed(H: Any, before: Any, first: int, N: int) -> None:
+    """Nothing of H changed outside the view H[:, 5:, first:first + N] that a kernel wrote."""
+    import torch
+
+    outside = torch.ones_like(H, dtype=torch.bool)
+    outside[:, 5:, first:first + N] = False
+    assert torch.equal(H[outside], before[outside])
+
+
 @pytest.mark.parametrize("m, N, w", [(16, 1, 8), (33, 31, 16), (70, 5, 48), (100, 33, 24), (512, 448, 64),
                                      (1024, 992, 32), (1088, 40, 64)])
 def test_tsqr_wy_fused_update_matches_float64(m: int, N: int, w: int) -> None:
@@ -96,11 +117,7 @@ def test_tsqr_wy_fused_update_matches_float64(m: int, N: int, w: int) -> None:
     largest entry, and no entry outside the view touched. Sizes: partial tiles (N not a multiple of 32), rows not a
     multiple of 32, every width class (V of 8 to 64 columns), the largest C that fits in shared memory."""
     torch = pytest.importorskip("torch")
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("tsqr_wy_kernel", SEEDS / "tsqr_wy" / "kernel.py")
-    kernel = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(kernel)
+    kernel = tsqr_wy_module()
     torch.manual_seed(0)
     batch = 3
     V = torch.randn(batch, m + 3, 70, device="cuda")[:, 3:, :w]
@@ -115,9 +132,7 @@ def test_tsqr_wy_fused_update_matches_float64(m: int, N: int, w: int) -> None:
     torch.cuda.synchronize()
     error = (C.double() - expected).abs().max().item() / expected.abs().max().item()
     assert error < 1e-5, error
-    outside = torch.ones_like(H, dtype=torch.bool)
-    outside[:, 5:, 7:7 + N] = False
-    assert torch.equal(H[outside], before[outside])
+    assert_only_view_changed(H, before, 7, N)
 
 
 @pytest.mark.parametrize("m, N, w", [(16, 2, 8), (70, 6, 48), (100, 34, 24), (512, 448, 64), (1024, 992, 32),
@@ -129,11 +144,7 @@ def test_tsqr_wy_wgmma_update_matches_float64(m: int, N: int, w: int) -> None:
     torch = pytest.importorskip("torch")
     if torch.cuda.get_device_capability() != (9, 0):
         pytest.skip("wgmma needs compute capability 9.0")
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("tsqr_wy_kernel", SEEDS / "tsqr_wy" / "kernel.py")
-    kernel = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(kernel)
+    kernel = tsqr_wy_module()
     torch.manual_seed(0)
     batch = 3
     V = torch.randn(batch, m + 3, 70, device="cuda")[:, 3:, :w]
@@ -149,9 +160,7 @@ def test_tsqr_wy_wgmma_update_matches_float64(m: int, N: int, w: int) -> None:
     torch.cuda.synchronize()
     error = (C.double() - expected).abs().max().item() / expected.abs().max().item()
     assert error < 1e-5, error
-    outside = torch.ones_like(H, dtype=torch.bool)
-    outside[:, 5:, 8:8 + N] = False
-    assert torch.equal(H[outside], before[outside])
+    assert_only_view_changed(H, before, 8, N)
 
 
 def cheat_dir(tmp_path: Path, name: str) -> Path:
