@@ -256,6 +256,7 @@ _CAPABILITY = {}
 
 
 def _capability(device):
+    """The device's compute capability, asked once (torch asks the driver each time)."""
     if device.index not in _CAPABILITY:
         _CAPABILITY[device.index] = torch.cuda.get_device_capability(device)
     return _CAPABILITY[device.index]
