@@ -18,7 +18,6 @@ from pathlib import Path
 import torch
 
 KERNEL = Path(__file__).resolve().parents[1] / "seed_kernels" / "tsqr_wy" / "kernel.py"
-HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)  # wgmma.cu's kernels run
 
 
 def load(path=KERNEL):
@@ -27,6 +26,11 @@ def load(path=KERNEL):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def hopper():
+    """Whether this GPU runs wgmma.cu's kernels (compute capability 9.0: sm_90a's code)."""
+    return torch.cuda.get_device_capability() == (9, 0)
 
 
 def timed(fn, reps=20):
@@ -67,7 +71,7 @@ def main(argv):
         Cd, Vd, Td = C0.double(), V.double(), T.double()
         whole = Cd - Vd @ (Td.transpose(1, 2) @ (Vd.transpose(1, 2) @ Cd))
         ways = [("tf32x3_apply", fused), ("cuBLAS x3", cublas), ("split vtc+update", pair)]
-        ways += [("wg_vtc + wg_update", wgmma)] if HOPPER else []
+        ways += [("wg_vtc + wg_update", wgmma)] if hopper() else []
         for name, fn in ways:
             C.copy_(C0)
             fn()
@@ -90,7 +94,7 @@ def halves(k, V, C0, C):
     ways = [("V^T C cuBLAS", lambda: torch.bmm(V.transpose(1, 2), C0), vtc),
             ("C+=V Wn cuBLAS", lambda: C.baddbmm_(V, Wn), update)]
     ways += [("V^T C wg_vtc", lambda: k._wg_vtc(V, C0), vtc),
-             ("C+=V Wn wg_update", lambda: k._wg_update(V, Wn, C, 1.0) or C, update)] if HOPPER else []
+             ("C+=V Wn wg_update", lambda: k._wg_update(V, Wn, C, 1.0) or C, update)] if hopper() else []
     for name, fn, want in ways:
         C.copy_(C0)
         got = fn()

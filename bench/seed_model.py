@@ -531,12 +531,15 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
                                                                    V.stride(0), W.stride(1), W.stride(0))
             C[:, :m, :N] += sign * tf32x3_matmul(V[:, :m, :w], W[:, :w, :N])
         elif name == "wg_vtc":
-            V, ldv, vstride, C, ldc, cstride, W, ldw, wstride, m, N, w, rows = args
-            assert block == (128,) and grid == (-(-N // 128), 1, V.shape[0]) and rows == m, (grid, V.shape, rows)
-            assert shared_mem == 4 * 128 * 32 * 4 + 1024 and w <= 64 and W.shape[1:] == (w, N), (shared_mem, w)
-            assert (ldc, cstride, ldv, vstride, ldw, wstride) == (C.stride(1), C.stride(0), V.stride(1),
-                                                                   V.stride(0), W.stride(1), W.stride(0))
-            W[:] = tf32x3_matmul(V[:, :m, :w].transpose(1, 2), C[:, :m, :N])
+            V, ldv, vstride, C, ldc, cstride, P, ldw, wstride, m, N, w, rows = args  # P: each chunk's product
+            chunks = -(-m // rows)
+            assert block == (128,) and grid == (-(-N // 128), chunks, V.shape[0]) and rows % 32 == 0, (grid, rows)
+            assert shared_mem == 4 * 128 * 32 * 4 + 1024 and w <= 64 and P.shape[1:] == (chunks, w, N), shared_mem
+            assert P.is_contiguous() and (ldw, wstride) == (N, chunks * w * N), (ldw, wstride)
+            assert (ldc, cstride, ldv, vstride) == (C.stride(1), C.stride(0), V.stride(1), V.stride(0))
+            for chunk in range(chunks):
+                r = slice(chunk * rows, min(m, (chunk + 1) * rows))
+                P[:, chunk] = tf32x3_matmul(V[:, r, :w].transpose(1, 2), C[:, r, :N])
         elif name in ("col_qr", "lane_qr"):
             A, H, tau, n = args
             threads = 32 * n if name == "col_qr" else 32

@@ -1,75 +1,43 @@
-"""Issue "the seed at 60x": tsqr_wy's trailing update C += s V Wn on Hopper's warpgroup MMA (wgmma.cu's wg_update,
-split TF32, C the accumulator) against cuBLAS's FP32 baddbmm (640x512's updates now) and the seed's mma.sync
-tf32x3_update (60x1024's). First how the module compiles for sm_90a (CuPy appends its own -arch=sm_90 to the
-options; `route` says which route gave wgmma), then each one's largest error against float64 (relative to the
-result's largest value) on edge shapes and both signs, then milliseconds per call (CUDA events, median of 20) on
-the seed's shapes, with the row groups of wg_update varied.
+"""Issue "the seed at 60x": tsqr_wy's trailing update on Hopper's warpgroup MMA (wgmma.cu's wg_update, C += s V Wn
+with C the accumulator, and wg_vtc, V^T C, both split TF32), launched by kernel.py's own _wg_update and _wg_vtc,
+against cuBLAS's FP32 (640x512's updates now) and the seed's mma.sync tf32x3 kernels (60x1024's). First how the
+module compiles for sm_90a (CuPy appends its own -arch=sm_90 to the options; `route` says which route gave wgmma),
+then each one's largest error against float64 (relative to the result's largest value) on edge shapes and both
+signs, then milliseconds per call (CUDA events, median of 20) on the seed's shapes, with wg_update's row groups and
+wg_vtc's chunks of rows varied.
 
     python bench/wgmma_probe.py            (on an H100 or H200)
 """
 
 import sys
-from pathlib import Path
 
 import cupy as cp
 import torch
 from apply_probe import load, timed  # (bench/ is the script's directory, first on sys.path)
 
-HERE = Path(__file__).resolve().parents[1] / "seed_kernels" / "tsqr_wy"
-SHARED = 4 * 128 * 32 * 4 + 1024  # wgmma.cu's WG_SHARED
-SOURCE = (HERE / "tf32x3.cu").read_text() + (HERE / "wgmma.cu").read_text()
 
-
-def route(defines=()):
-    """The module, and how it was compiled: CuPy's RawModule with -arch=sm_90a among the options, or else NVRTC
-    through CuPy's bindings, the cubin loaded as a module."""
+def route(k, defines=()):
+    """wgmma.cu's module for kernel.py `k` to launch (in its _WG), and whether it was compiled with wgmma (its
+    wg_compiled says 1): CuPy's RawModule with -arch=sm_90a among the options, as kernel.py's _wg makes it, or else
+    NVRTC through CuPy's bindings, the cubin loaded as a module."""
     try:
-        module = cp.RawModule(code=SOURCE, options=("--std=c++17", "-arch=sm_90a", *defines))
+        module = cp.RawModule(code=k._WG_SOURCE, options=("--std=c++17", "-arch=sm_90a", *defines))
         module.get_function("wg_compiled")
         print("route: RawModule with -arch=sm_90a")
     except Exception as exc:  # noqa: BLE001 (a probe: say what failed, try the other route)
         print(f"route: RawModule failed ({str(exc).splitlines()[0][:200]}); NVRTC directly")
         from cupy.cuda import nvrtc
-        program = nvrtc.createProgram(SOURCE, "wgmma.cu", [], [])
+        program = nvrtc.createProgram(k._WG_SOURCE, "wgmma.cu", [], [])
         nvrtc.compileProgram(program, ["--std=c++17", "-arch=sm_90a", *defines])
         module = cp.cuda.function.Module()
         module.load(nvrtc.getCUBIN(program))
+    for name in ("wg_update", "wg_vtc"):
+        k._WG[name] = module.get_function(name)
+        k._WG[name].max_dynamic_shared_size_bytes = k._WG_SHARED
     flag = torch.zeros(1, dtype=torch.int32, device="cuda")
     module.get_function("wg_compiled")((1,), (1,), (cp.uint64(flag.data_ptr()),))
     torch.cuda.synchronize()
-    return module, int(flag.item())
-
-
-def wg_update(module, V, Wn, C, s=1.0, groups=None, sms=132):
-    batch, m, w = V.shape
-    N = C.shape[2]
-    strips = -(-N // 128)
-    if groups is None:
-        groups = min(-(-m // 64), max(1, -(-3 * sms // (batch * strips))))
-    f = module.get_function("wg_update")
-    f.max_dynamic_shared_size_bytes = SHARED
-    f((strips, groups, batch), (128,),
-      (cp.uint64(C.data_ptr()), cp.int32(C.stride(1)), cp.int64(C.stride(0)),
-       cp.uint64(V.data_ptr()), cp.int32(V.stride(1)), cp.int64(V.stride(0)),
-       cp.uint64(Wn.data_ptr()), cp.int32(Wn.stride(1)), cp.int64(Wn.stride(0)),
-       cp.int32(m), cp.int32(N), cp.int32(w), cp.float32(s)), shared_mem=SHARED)
-
-
-def wg_vtc(module, V, C, chunks=1):
-    """V^T C by wg_vtc, its rows in `chunks` chunks (multiples of 32 rows) whose products torch then sums."""
-    batch, m, w = V.shape
-    N = C.shape[2]
-    rows = -(-m // chunks // 32) * 32
-    chunks = -(-m // rows)
-    P = torch.empty(batch, chunks, w, N, device=C.device)
-    f = module.get_function("wg_vtc")
-    f.max_dynamic_shared_size_bytes = SHARED
-    f((-(-N // 128), chunks, batch), (128,),
-      (cp.uint64(V.data_ptr()), cp.int32(V.stride(1)), cp.int64(V.stride(0)),
-       cp.uint64(C.data_ptr()), cp.int32(C.stride(1)), cp.int64(C.stride(0)),
-       cp.uint64(P.data_ptr()), cp.int32(N), cp.int64(chunks * w * N),
-       cp.int32(m), cp.int32(N), cp.int32(w), cp.int32(rows)), shared_mem=SHARED)
-    return P[:, 0] if chunks == 1 else P.sum(1)
+    return int(flag.item())
 
 
 def case(batch, m, N, w, offset=0):
@@ -86,34 +54,36 @@ def error(C, C0, V, Wn, s):
 
 
 def main(argv):
-    module, ok = route()
+    k = load()
+    ok = route(k)
     print(f"compiled: wg_compiled says {ok} (1: wgmma)", flush=True)
     if not ok:
         return 1
-    worst = check(module)
+    worst = check(k)
     if worst > 1e-5:  # the A fragment's other order (a1 and a2 exchanged), as a diagnosis
         print(f"WRONG: largest error {worst:.2e}; with a1 and a2 exchanged:")
-        check(route(("-DWG_ROW(e)=((e)>>1)", "-DWG_COL(e)=((e)&1)"))[0])
+        route(k, ("-DWG_ROW(e)=((e)>>1)", "-DWG_COL(e)=((e)&1)"))
+        check(k)
         return 1
-    time_all(module)
+    time_all(k)
     return 0
 
 
-def check(module):
+def check(k):
     """The largest error of wg_update and wg_vtc over edge shapes, each printed beside FP32's."""
     worst = 0.0
     for batch, m, N, w, offset, s in [(3, 100, 70, 24, 6, 1.0), (2, 64, 128, 64, 0, -1.0), (5, 200, 330, 32, 2, -1.0),
                                       (4, 512, 448, 64, 64, 1.0), (2, 1024, 992, 32, 32, -1.0), (1, 7, 2, 8, 0, 1.0)]:
         V, Wn, C = case(batch, m, N, w, offset)
         C0 = C.clone()
-        wg_update(module, V, Wn, C, s)
+        k._wg_update(V, Wn, C, s)
         torch.cuda.synchronize()
         e = error(C, C0, V, Wn, s)
         C.copy_(C0)
         C.baddbmm_(V, Wn, alpha=s)
         print(f"{batch}x({m}x{N}) w={w} s={s:+.0f}: wg_update {e:.2e}, FP32 baddbmm {error(C, C0, V, Wn, s):.2e}",
               flush=True)
-        W = wg_vtc(module, V, C0, 1 + (m > 64))
+        W = k._wg_vtc(V, C0, 1 + (m > 64))
         ref = torch.bmm(V.double().transpose(1, 2), C0.double())
         ev = ((W.double() - ref).abs().max() / ref.abs().max()).item()
         eb = ((torch.bmm(V.transpose(1, 2), C0).double() - ref).abs().max() / ref.abs().max()).item()
@@ -122,8 +92,7 @@ def check(module):
     return worst
 
 
-def time_all(module):
-    k = load()
+def time_all(k):
     for batch, m, N, w in [(640, 512, 448, 64), (640, 320, 256, 64), (640, 512, 32, 32), (60, 1024, 960, 64),
                            (60, 512, 448, 64), (8, 2048, 2016, 32)]:
         V, Wn, C = case(batch, m, N, w, w)
@@ -131,12 +100,12 @@ def time_all(module):
         line.append(f"FP32 baddbmm {timed(lambda: C.baddbmm_(V, Wn, alpha=-1.0)):.3f}")
         line.append(f"tf32x3_update {timed(lambda: k._tf32x3_update(V, Wn, C)):.3f}")
         for groups in (None, 1, 2, 4, 8):
-            ms = timed(lambda: wg_update(module, V, Wn, C, 1.0, groups))
+            ms = timed(lambda: k._wg_update(V, Wn, C, 1.0, groups))
             line.append(f"wg_update(groups {groups or 'auto'}) {ms:.3f}")
         line.append(f"| V^T C: FP32 bmm {timed(lambda: torch.bmm(V.transpose(1, 2), C)):.3f}")
         line.append(f"tf32x3_vtc {timed(lambda: k._tf32x3_vtc(V, C)):.3f}")
         for chunks in (1, 2, 4):
-            line.append(f"wg_vtc({chunks}) {timed(lambda: wg_vtc(module, V, C, chunks)):.3f}")
+            line.append(f"wg_vtc({chunks}) {timed(lambda: k._wg_vtc(V, C, chunks)):.3f}")
         print(" ".join(line), flush=True)
 
 

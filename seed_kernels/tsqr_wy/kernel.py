@@ -252,33 +252,33 @@ def _wg_fits(Vm, C):
     return bool(WG_FROM) and Vm.shape[0] >= WG_FROM and _capability(C.device) == (9, 0) and _tf32x3_fits(Vm, C)
 
 
-_CAPABILITY = {}
-
-
 def _capability(device):
-    """The device's compute capability, asked once (torch asks the driver each time)."""
-    if device.index not in _CAPABILITY:
-        _CAPABILITY[device.index] = torch.cuda.get_device_capability(device)
-    return _CAPABILITY[device.index]
+    """The device's compute capability (major, minor)."""
+    properties = _properties(device)
+    return properties.major, properties.minor
 
 
-def _wg_vtc(Vm, C):
-    """W = V^T C by wg_vtc: a 128-column strip of C a block, all its rows."""
+def _wg_vtc(Vm, C, chunks=1):
+    """W = V^T C by wg_vtc: a 128-column strip of C a block, its rows in `chunks` chunks (of multiples of 32 rows)
+    whose products torch then sums (one chunk: all the rows in one block, nothing to sum)."""
     batch, m, w = Vm.shape
     N = C.shape[2]
-    W = C.new_empty(batch, w, N)
-    _wg("wg_vtc")((-(-N // 128), 1, batch), (128,), (*_strided(Vm), *_strided(C), *_strided(W), cp.int32(m),
-                                                     cp.int32(N), cp.int32(w), cp.int32(m)), shared_mem=_WG_SHARED)
-    return W
+    rows = -(-m // chunks // 32) * 32
+    chunks = -(-m // rows)
+    P = C.new_empty(batch, chunks, w, N)
+    _wg("wg_vtc")((-(-N // 128), chunks, batch), (128,),
+                  (*_strided(Vm), *_strided(C), _ptr(P), cp.int32(N), cp.int64(chunks * w * N), cp.int32(m),
+                   cp.int32(N), cp.int32(w), cp.int32(rows)), shared_mem=_WG_SHARED)
+    return P[:, 0] if chunks == 1 else P.sum(1)
 
 
-def _wg_update(Vm, W, C, sign):
-    """C += sign V W by wg_update: a 128-column strip of C a block, over tiles of 64 rows (row groups enough for
-    about three blocks an SM)."""
+def _wg_update(Vm, W, C, sign, groups=None):
+    """C += sign V W by wg_update: a 128-column strip of C a block, over tiles of 64 rows in `groups` row groups (by
+    default enough for about three blocks an SM)."""
     batch, m, w = Vm.shape
     N = C.shape[2]
     strips = -(-N // 128)
-    groups = min(-(-m // 64), max(1, -(-3 * _sms(C.device) // (batch * strips))))
+    groups = groups or min(-(-m // 64), max(1, -(-3 * _sms(C.device) // (batch * strips))))
     _wg("wg_update")((strips, groups, batch), (128,), (*_strided(C), *_strided(Vm), *_strided(W), cp.int32(m),
                                                        cp.int32(N), cp.int32(w), cp.float32(sign)),
                      shared_mem=_WG_SHARED)
@@ -440,13 +440,18 @@ def _workspace(A):
             torch.empty(n, batch, device=A.device, dtype=torch.int32))  # barrier counts, per panel start k
 
 
-_SMS = {}
+_PROPERTIES = {}
+
+
+def _properties(device):
+    """The device's properties (its SMs, its compute capability), asked once."""
+    if device.index not in _PROPERTIES:
+        _PROPERTIES[device.index] = torch.cuda.get_device_properties(device)
+    return _PROPERTIES[device.index]
 
 
 def _sms(device):
-    if device.index not in _SMS:
-        _SMS[device.index] = torch.cuda.get_device_properties(device).multi_processor_count
-    return _SMS[device.index]
+    return _properties(device).multi_processor_count
 
 
 def _clustered(batch):
