@@ -61,9 +61,12 @@ def main(argv):
         return 1
     worst = check(k)
     if worst > 1e-5:  # the A fragment's other order (a1 and a2 exchanged), as a diagnosis
-        print(f"WRONG: largest error {worst:.2e}; with a1 and a2 exchanged:")
+        print(f"WRONG: largest error {worst:.2e}; where single elements land:")
+        layout(k)
+        print("with a1 and a2 exchanged:")
         route(k, ("-DWG_ROW(e)=((e)>>1)", "-DWG_COL(e)=((e)&1)"))
         check(k)
+        layout(k)
         return 1
     time_all(k)
     return 0
@@ -90,6 +93,34 @@ def check(k):
         print(f"    V^T C: wg_vtc {ev:.2e}, FP32 bmm {eb:.2e}", flush=True)
         worst = max(worst, e, ev)
     return worst
+
+
+def layout(k):
+    """Where one element of V lands, for a diagnosis: V one-hot at (r, j), Wn[j', c] = 256 j' + c + 1, so that
+    C = V Wn is row r of Wn at row r; each nonzero of C is decoded as (its row, the j' and c its value names). And
+    for V^T C: V one-hot at (r, j), C[r', c] = 256 r' + c + 1, so that W = V^T C is C's row r at W's row j."""
+    m, N, w = 64, 128, 16
+    Wn = (256 * torch.arange(w, device="cuda")[:, None] + torch.arange(N, device="cuda") + 1).float()[None]
+    Cv = (256 * torch.arange(m, device="cuda")[:, None] + torch.arange(N, device="cuda") + 1).float()[None]
+    for r, j in [(0, 0), (1, 0), (0, 1), (8, 3), (17, 9), (63, 15)]:
+        V = torch.zeros(1, m, w, device="cuda")
+        V[0, r, j] = 1.0
+        C = torch.zeros(1, m, N, device="cuda")
+        k._wg_update(V, Wn, C, 1.0)
+        W = k._wg_vtc(V, Cv, 1)
+        torch.cuda.synchronize()
+        print(f"  V[{r},{j}] = 1: C += V Wn {decode(C[0], 'row')}; V^T C {decode(W[0], 'j')} "
+              f"(right: row {r} <- j' {j}, c = column; j {j} <- r' {r}, c = column)", flush=True)
+
+
+def decode(X, what):
+    rows, cols = X.nonzero(as_tuple=True)
+    if not len(rows):
+        return "all zero"
+    values = X[rows, cols].round().long() - 1
+    firsts = sorted({(int(r), int(v) // 256) for r, v in zip(rows.tolist(), values.tolist())})[:6]
+    shifted = int(((values % 256) != cols).sum())
+    return f"{len(rows)} nonzero, ({what}, source row) {firsts}, {shifted} with the column shifted"
 
 
 def time_all(k):
