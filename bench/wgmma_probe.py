@@ -135,8 +135,8 @@ def time_all(k):
             line.append(f"wg_update(groups {groups or 'auto'}) {ms:.3f}")
         line.append(f"| V^T C: FP32 bmm {timed(lambda: torch.bmm(V.transpose(1, 2), C)):.3f}")
         line.append(f"tf32x3_vtc {timed(lambda: k._tf32x3_vtc(V, C)):.3f}")
-        for chunks in (1, 2, 4):
-            line.append(f"wg_vtc({chunks}) {timed(lambda: k._wg_vtc(V, C, chunks)):.3f}")
+        for chunks in (None, 1, 2, 4):
+            line.append(f"wg_vtc(chunks {chunks or 'auto'}) {timed(lambda: k._wg_vtc(V, C, chunks)):.3f}")
         print(" ".join(line), flush=True)
 
 

@@ -258,11 +258,13 @@ def _capability(device):
     return properties.major, properties.minor
 
 
-def _wg_vtc(Vm, C, chunks=1):
+def _wg_vtc(Vm, C, chunks=None):
     """W = V^T C by wg_vtc: a 128-column strip of C a block, its rows in `chunks` chunks (of multiples of 32 rows)
-    whose products torch then sums (one chunk: all the rows in one block, nothing to sum)."""
+    whose products torch then sums (one chunk: all the rows in one block, nothing to sum). By default enough chunks
+    for about three blocks an SM, as _wg_update's row groups: small batches of tall matrices (8x2048, 2x4096)."""
     batch, m, w = Vm.shape
     N = C.shape[2]
+    chunks = chunks or _blocks_short(C.device, batch * -(-N // 128), -(-m // 32))
     rows = -(-m // chunks // 32) * 32
     chunks = -(-m // rows)
     P = C.new_empty(batch, chunks, w, N)
@@ -272,13 +274,19 @@ def _wg_vtc(Vm, C, chunks=1):
     return P[:, 0] if chunks == 1 else P.sum(1)
 
 
+def _blocks_short(device, blocks, most):
+    """How many ways (at most `most`) to split each of `blocks` blocks for about three blocks an SM (wgmma.cu's
+    kernels: 155-156 registers a thread, three blocks of 128 threads fit an SM)."""
+    return min(most, max(1, -(-3 * _sms(device) // blocks)))
+
+
 def _wg_update(Vm, W, C, sign, groups=None):
     """C += sign V W by wg_update: a 128-column strip of C a block, over tiles of 64 rows in `groups` row groups (by
     default enough for about three blocks an SM)."""
     batch, m, w = Vm.shape
     N = C.shape[2]
     strips = -(-N // 128)
-    groups = groups or min(-(-m // 64), max(1, -(-3 * _sms(C.device) // (batch * strips))))
+    groups = groups or _blocks_short(C.device, batch * strips, -(-m // 64))
     _wg("wg_update")((strips, groups, batch), (128,), (*_strided(C), *_strided(Vm), *_strided(W), cp.int32(m),
                                                        cp.int32(N), cp.int32(w), cp.float32(sign)),
                      shared_mem=_WG_SHARED)
