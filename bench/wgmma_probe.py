@@ -4,7 +4,7 @@ against cuBLAS's FP32 (640x512's updates now) and the seed's mma.sync tf32x3 ker
 module compiles for sm_90a (CuPy appends its own -arch=sm_90 to the options; `route` says which route gave wgmma),
 then each one's largest error against float64 (relative to the result's largest value) on edge shapes and both
 signs, then milliseconds per call (CUDA events, median of 20) on the seed's shapes, with wg_update's row groups and
-wg_vtc's chunks of rows varied.
+wg_vtc's chunks of rows varied; then wg_update again with its products in one chain of wgmma (WG_ONE_CHAIN=1).
 
     python bench/wgmma_probe.py            (on an H100 or H200)
 """
@@ -69,11 +69,15 @@ def main(argv):
         layout(k)
         return 1
     time_all(k)
+    print("wg_update's products in one chain of wgmma (WG_ONE_CHAIN=1):")
+    route(k, ("-DWG_ONE_CHAIN=1",))
+    print(f"  its largest error {check(k, quiet=True):.2e}")
+    time_all(k, vtc=False)
     return 0
 
 
-def check(k):
-    """The largest error of wg_update and wg_vtc over edge shapes, each printed beside FP32's."""
+def check(k, quiet=False):
+    """The largest error of wg_update and wg_vtc over edge shapes, each printed beside FP32's (unless quiet)."""
     worst = 0.0
     for batch, m, N, w, offset, s in [(3, 100, 70, 24, 6, 1.0), (2, 64, 128, 64, 0, -1.0), (5, 200, 330, 32, 2, -1.0),
                                       (4, 512, 448, 64, 64, 1.0), (2, 1024, 992, 32, 32, -1.0), (1, 7, 2, 8, 0, 1.0)]:
@@ -84,13 +88,15 @@ def check(k):
         e = error(C, C0, V, Wn, s)
         C.copy_(C0)
         C.baddbmm_(V, Wn, alpha=s)
-        print(f"{batch}x({m}x{N}) w={w} s={s:+.0f}: wg_update {e:.2e}, FP32 baddbmm {error(C, C0, V, Wn, s):.2e}",
-              flush=True)
+        if not quiet:
+            print(f"{batch}x({m}x{N}) w={w} s={s:+.0f}: wg_update {e:.2e}, FP32 baddbmm {error(C, C0, V, Wn, s):.2e}",
+                  flush=True)
         W = k._wg_vtc(V, C0, 1 + (m > 64))
         ref = torch.bmm(V.double().transpose(1, 2), C0.double())
         ev = ((W.double() - ref).abs().max() / ref.abs().max()).item()
         eb = ((torch.bmm(V.transpose(1, 2), C0).double() - ref).abs().max() / ref.abs().max()).item()
-        print(f"    V^T C: wg_vtc {ev:.2e}, FP32 bmm {eb:.2e}", flush=True)
+        if not quiet:
+            print(f"    V^T C: wg_vtc {ev:.2e}, FP32 bmm {eb:.2e}", flush=True)
         worst = max(worst, e, ev)
     return worst
 
@@ -123,7 +129,7 @@ def decode(X, what):
     return f"{len(rows)} nonzero, ({what}, source row) {firsts}, {shifted} with the column shifted"
 
 
-def time_all(k):
+def time_all(k, vtc=True):
     for batch, m, N, w in [(640, 512, 448, 64), (640, 320, 256, 64), (640, 512, 32, 32), (60, 1024, 960, 64),
                            (60, 512, 448, 64), (8, 2048, 2016, 32)]:
         V, Wn, C = case(batch, m, N, w, w)
@@ -133,6 +139,9 @@ def time_all(k):
         for groups in (None, 1, 2, 4, 8):
             ms = timed(lambda: k._wg_update(V, Wn, C, 1.0, groups))
             line.append(f"wg_update(groups {groups or 'auto'}) {ms:.3f}")
+        if not vtc:
+            print(" ".join(line), flush=True)
+            continue
         line.append(f"| V^T C: FP32 bmm {timed(lambda: torch.bmm(V.transpose(1, 2), C)):.3f}")
         line.append(f"tf32x3_vtc {timed(lambda: k._tf32x3_vtc(V, C)):.3f}")
         for chunks in (None, 1, 2, 4):

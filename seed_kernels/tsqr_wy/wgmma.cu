@@ -28,6 +28,14 @@
 #define WG_COL(e) ((e) >> 1)
 #endif
 
+// WG_ONE_CHAIN 1: wg_update's products for w <= 32 and for w <= 64 as two straight chains of wgmma (one group
+// to wait for; 168 registers, three blocks an SM by its launch bounds); 0: a step of 8 at a time behind a test of w
+// (the compiler then fences each step's three on their own; 156 registers). bench/wgmma_probe.py times both.
+#ifndef WG_ONE_CHAIN
+#define WG_ONE_CHAIN 0
+#endif
+#define WG_UPDATE_BLOCKS (WG_ONE_CHAIN ? 3 : 1)
+
 #define WG_N 128  // columns of C a block: the wgmma's N (wg_mma's m64n128k8)
 #define WG_HALF (WG_N * 32)  // floats of one 32-wide half of w, for WG_N columns
 #define WG_SHARED (4 * WG_HALF * 4 + 1024)  // bytes: hi and lo, two halves each, and room to align to 1024
@@ -87,6 +95,18 @@ __device__ __forceinline__ void wg_mma3(float (&d)[64], const unsigned (&ah)[4],
   wg_mma(d, ah, wg_descriptor(bh));
 }
 
+// d += the first STEPS steps of 8 of a b (a's fragments a step, b's halves staged at hi and lo): one chain of
+// 3 STEPS wgmma with no branch between them
+template <int STEPS>
+__device__ __forceinline__ void wg_steps(float (&d)[64], const unsigned (&ah)[8][4], const unsigned (&al)[8][4],
+                                         const float* hi, const float* lo) {
+#pragma unroll
+  for (int k = 0; k < STEPS; ++k) {
+    const int at = (k >> 2) * WG_HALF + 8 * (k & 3);
+    wg_mma3(d, ah[k], al[k], hi + at, lo + at);
+  }
+}
+
 __device__ __forceinline__ void wg_fence() { WG_ASM("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wg_commit() { WG_ASM("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wg_wait() { WG_ASM("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
@@ -140,7 +160,7 @@ __device__ __forceinline__ void wg_store(const float (&d)[64], float* __restrict
   }
 }
 
-extern "C" __global__ void __launch_bounds__(128) wg_update(float* __restrict__ C, int ldc, long long cstride,
+extern "C" __global__ void __launch_bounds__(128, WG_UPDATE_BLOCKS) wg_update(float* __restrict__ C, int ldc, long long cstride,
                                                           const float* __restrict__ V, int ldv, long long vstride,
                                                           const float* __restrict__ W, int ldw, long long wstride,
                                                           int m, int N, int w, float s) {
@@ -183,6 +203,12 @@ extern "C" __global__ void __launch_bounds__(128) wg_update(float* __restrict__ 
       }
     }
     wg_fence();
+#if WG_ONE_CHAIN
+    if (w > 32)  // (steps past w multiply zeros: V's fragments there are 0, Wn's rows past w staged as 0)
+      wg_steps<8>(d, ah, al, hi, lo);
+    else
+      wg_steps<4>(d, ah, al, hi, lo);
+#else
 #pragma unroll
     for (int k = 0; k < 8; ++k) {
       if (8 * k < w) {
@@ -190,6 +216,7 @@ extern "C" __global__ void __launch_bounds__(128) wg_update(float* __restrict__ 
         wg_mma3(d, ah[k], al[k], hi + at, lo + at);
       }
     }
+#endif
     wg_commit();
     wg_wait();
     wg_store(d, C, ldc, r, m, n0, N);
