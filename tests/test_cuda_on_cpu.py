@@ -296,10 +296,10 @@ def wg_binary(tmp_path: Path, mode: str, chain: int = 0) -> Path:
                                                              (1, 7, 2, 8, 1), (1, 200, 130, 32, 3)])
 def test_wgmma_update_and_vtc_on_the_emulated_warpgroup_mma(tmp_path: Path, batch: int, m: int, N: int, w: int,
                                                            groups: int) -> None:
-    """wg_update (C - V Wn, over row groups) and wg_vtc (V^T C, over chunks of rows): their staging into wgmma's swizzled layout, the
-    A fragments and the accumulator, as emu.h's wgmma_tf32 reads the PTX ISA's layouts; edges of every kind (rows
-    past m, columns past N and past a strip of 128, w below 64); the same bits under two schedules; wg_update's
-    products a step at a time and in one chain (WG_ONE_CHAIN)."""
+    """wg_update (C - V Wn, over row groups) and wg_vtc (V^T C, over chunks of rows): their staging into wgmma's
+    swizzled layout, the A fragments and the accumulator, as emu.h's wgmma_tf32 reads the PTX ISA's layouts; edges of
+    every kind (rows past m, columns past N and past a strip of 128, w below 64); the same bits under two schedules;
+    wg_update's products a step at a time and in one chain (WG_ONE_CHAIN)."""
     V, Wn, C = torch.randn(batch, m, w), torch.randn(batch, w, N), torch.randn(batch, m, N)
     rows = 32 * groups  # wg_vtc's chunks of rows: the first case in one chunk, the others in several
     products = [V[:, r:r + rows].double().transpose(1, 2) @ C[:, r:r + rows].double() for r in range(0, m, rows)]
