@@ -32,8 +32,13 @@ if [[ -n ${START:-} ]]; then  # the seed as it was before the climb: constants o
     "$work/evolve.toml") || exit 1
   made=$($py "$root/bench/variant.py" "$seed_dir" $START) || { log "START=$START: no such constants"; exit 1; }
   rm -rf "$seed_dir" && mv "$made" "$seed_dir"
-  git -C "$repo" add -A && git -C "$repo" commit -qm "the seed before the climb: $START" || exit 1
-  log "the seed before the climb: $START"
+  git -C "$repo" add -A || exit 1
+  if git -C "$repo" diff --cached --quiet; then  # (START names the seed as it ships: nothing to commit)
+    log "the seed before the climb: $START, as it ships"
+  else
+    git -C "$repo" commit -qm "the seed before the climb: $START" || exit 1
+    log "the seed before the climb: $START"
+  fi
 fi
 evolve() { (cd "$work" && PYTHONPATH=$repo${PYTHONPATH:+:$PYTHONPATH} $py -m evolver "$@") 2>&1 | tee -a "$OUT/climb.log"; }
 command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a "$OUT/pass.log"

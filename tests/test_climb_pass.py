@@ -45,3 +45,21 @@ def test_a_climb_records_the_winning_steps_and_its_bundle_pulls(tmp_path: Path) 
     pulled = subprocess.run([*evolve, "pull", "climb"], cwd=clone / "tests" / "climb_problem", capture_output=True, text=True,
                             env={**os.environ, "PYTHONPATH": str(clone)}, timeout=120)
     assert "pulled from climb" in pulled.stdout, pulled.stdout + pulled.stderr
+
+
+@pytest.mark.slow
+def test_a_start_that_names_the_seed_as_it_ships_is_no_step(tmp_path: Path) -> None:
+    """START set to the seed's own defaults (the steps file's record of where a climb began, the tree's seed not yet
+    moved on): nothing to commit before the run, and the climb goes on (it stopped there, on git's "nothing to
+    commit")."""
+    steps = tmp_path / "steps.txt"
+    steps.write_text("WIDTH=32 -- by hand: sixteen times as wide\n")
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHON": sys.executable, "STEPS": str(steps), "PROBLEM": "tests/climb_problem",
+           "OUT": str(out), "START": "WIDTH=2"}
+    proc = subprocess.run(["bash", "bench/climb_pass.sh"], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    log = (out / "pass.log").read_text()
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "the seed before the climb: WIDTH=2, as it ships" in log, log
+    assert "step 1: faster than best by more than min_gain: evolve add" in log, log
