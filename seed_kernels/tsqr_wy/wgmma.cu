@@ -29,8 +29,9 @@
 #endif
 
 // WG_ONE_CHAIN 1: wg_update's products for w <= 32 and for w <= 64 as two straight chains of wgmma (one group
-// to wait for; 168 registers, three blocks an SM by its launch bounds); 0: a step of 8 at a time behind a test of w
-// (the compiler then fences each step's three on their own; 156 registers). bench/wgmma_probe.py times both.
+// to wait for; 168 registers and a 4-byte spill, three blocks an SM by its launch bounds); 0: a step of 8 at a time
+// behind a test of w (the compiler then fences each step's three on their own; 158 registers; nvcc 13.0).
+// bench/wgmma_probe.py times both.
 #ifndef WG_ONE_CHAIN
 #define WG_ONE_CHAIN 0
 #endif
@@ -95,16 +96,20 @@ __device__ __forceinline__ void wg_mma3(float (&d)[64], const unsigned (&ah)[4],
   wg_mma(d, ah, wg_descriptor(bh));
 }
 
-// d += the first STEPS steps of 8 of a b (a's fragments a step, b's halves staged at hi and lo): one chain of
-// 3 STEPS wgmma with no branch between them
+// d += step k of 8 of a b: a's fragments for the step, b's halves staged at hi and lo (step k at half k / 4, 8 k % 32
+// floats into its rows)
+__device__ __forceinline__ void wg_step(float (&d)[64], const unsigned (&ah)[8][4], const unsigned (&al)[8][4],
+                                        const float* hi, const float* lo, int k) {
+  const int at = (k >> 2) * WG_HALF + 8 * (k & 3);
+  wg_mma3(d, ah[k], al[k], hi + at, lo + at);
+}
+
+// the first STEPS steps: one chain of 3 STEPS wgmma with no branch between them
 template <int STEPS>
 __device__ __forceinline__ void wg_steps(float (&d)[64], const unsigned (&ah)[8][4], const unsigned (&al)[8][4],
                                          const float* hi, const float* lo) {
 #pragma unroll
-  for (int k = 0; k < STEPS; ++k) {
-    const int at = (k >> 2) * WG_HALF + 8 * (k & 3);
-    wg_mma3(d, ah[k], al[k], hi + at, lo + at);
-  }
+  for (int k = 0; k < STEPS; ++k) wg_step(d, ah, al, hi, lo, k);
 }
 
 __device__ __forceinline__ void wg_fence() { WG_ASM("wgmma.fence.sync.aligned;\n" ::: "memory"); }
@@ -160,10 +165,10 @@ __device__ __forceinline__ void wg_store(const float (&d)[64], float* __restrict
   }
 }
 
-extern "C" __global__ void __launch_bounds__(128, WG_UPDATE_BLOCKS) wg_update(float* __restrict__ C, int ldc, long long cstride,
-                                                          const float* __restrict__ V, int ldv, long long vstride,
-                                                          const float* __restrict__ W, int ldw, long long wstride,
-                                                          int m, int N, int w, float s) {
+extern "C" __global__ void __launch_bounds__(128, WG_UPDATE_BLOCKS)
+    wg_update(float* __restrict__ C, int ldc, long long cstride, const float* __restrict__ V, int ldv,
+              long long vstride, const float* __restrict__ W, int ldw, long long wstride, int m, int N, int w,
+              float s) {
   extern __shared__ uint4 wg_raw[];
   float* hi = reinterpret_cast<float*>(((size_t)wg_raw + 1023) & ~(size_t)1023);
   float* lo = hi + 2 * WG_HALF;
@@ -210,12 +215,8 @@ extern "C" __global__ void __launch_bounds__(128, WG_UPDATE_BLOCKS) wg_update(fl
       wg_steps<4>(d, ah, al, hi, lo);
 #else
 #pragma unroll
-    for (int k = 0; k < 8; ++k) {
-      if (8 * k < w) {
-        const int at = (k >> 2) * WG_HALF + 8 * (k & 3);
-        wg_mma3(d, ah[k], al[k], hi + at, lo + at);
-      }
-    }
+    for (int k = 0; k < 8; ++k)
+      if (8 * k < w) wg_step(d, ah, al, hi, lo, k);
 #endif
     wg_commit();
     wg_wait();
