@@ -3,8 +3,8 @@ replaced by a Python stand-in, against torch.geqrf. mb_panel and trail_update ar
 (block, warp and lane indices as qr.cu has them; the phases are separated by barriers, so running them one
 after another is what the GPU does), reg_panel column by column with its warps' sums (T from the same sums),
 tf32x3_apply lane by lane (each MMA from its fragments, as PTX defines them; shared memory as one array, each
-index checked against its region), col_qr warp by warp, lane_qr lane by lane, col_panel and col_cluster by reg_panel's arithmetic;
-panel_qr, gram and build_t by their plain arithmetic, tf32x3's other GEMMs (chunk by chunk) by theirs in split
+index checked against its region), col_qr warp by warp, lane_qr and lane_qr_ahead lane by lane, col_panel and
+col_cluster by reg_panel's arithmetic; panel_qr, gram and build_t by their plain arithmetic, tf32x3's other GEMMs (chunk by chunk) by theirs in split
 TF32.
 It checks the orchestration and the index arithmetic before device time is spent, never the CUDA code itself
 (tests/test_cuda_on_cpu.py runs the one-block and cluster kernels' own source on the CPU).
@@ -186,6 +186,36 @@ def lane_qr(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
                 w = f(t * two_chains(a[j, c], v[1:], below_c))
                 a[j:, c] = (a[j:, c] - (w * v).astype(f)).astype(f)
             a[j + 1:, j] = v[1:]
+        a[j, j], tau[j] = beta, t
+    return a[:n, :n], tau
+
+
+def lane_qr_ahead(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """cols.cu's lane_qr_ahead: each sum in two chains (rows i by i % 2), and a column's dot product taken with lane
+    j's column x as it stands, v^T a = a_j + scale (x^T a) (one fma), the update by (w scale) x. (H, tau) in
+    float32."""
+    n = P.shape[0]
+    f = np.float32
+    a = np.zeros((32, 32), f)  # a[row, lane]
+    a[:n, :n] = P
+    tau = np.zeros(n, f)
+
+    def two_chains(j: int, x: np.ndarray, y: np.ndarray) -> np.float32:
+        s = [f(0)] * 2
+        for i in range(j + 1, 32):
+            s[i & 1] = f(s[i & 1] + f(x[i] * y[i]))
+        return f(s[0] + s[1])
+
+    for j in range(n):
+        x = a[:, j].copy()
+        t, scale, beta = reflector(x[j], two_chains(j, x, x))
+        if t != 0:
+            for c in range(j + 1, 32):
+                w = f(t * f(np.float64(scale) * np.float64(two_chains(j, x, a[:, c])) + np.float64(a[j, c])))
+                ws = f(w * scale)
+                a[j, c] = f(a[j, c] - w)
+                a[j + 1:, c] = (a[j + 1:, c] - (ws * x[j + 1:]).astype(f)).astype(f)
+            a[j + 1:, j] = (x[j + 1:] * scale).astype(f)
         a[j, j], tau[j] = beta, t
     return a[:n, :n], tau
 
@@ -540,12 +570,13 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             for chunk in range(chunks):
                 r = slice(chunk * rows, min(m, (chunk + 1) * rows))
                 P[:, chunk] = tf32x3_matmul(V[:, r, :w].transpose(1, 2), C[:, r, :N])
-        elif name in ("col_qr", "lane_qr"):
+        elif name in ("col_qr", "lane_qr", "lane_qr_ahead"):
             A, H, tau, n = args
             threads = 32 * n if name == "col_qr" else 32
             assert block == (threads,) and grid == (A.shape[0],) and shared_mem == 0 and n <= 32, (grid, block)
+            model = {"col_qr": col_qr, "lane_qr": lane_qr, "lane_qr_ahead": lane_qr_ahead}[name]
             for b in range(A.shape[0]):
-                out, t = col_qr(A[b].numpy()) if name == "col_qr" else lane_qr(A[b].numpy())
+                out, t = model(A[b].numpy())
                 H[b], tau[b] = torch.from_numpy(out), torch.from_numpy(t)
         elif name.startswith("colk_qr"):
             A, H, tau, n = args
@@ -645,6 +676,7 @@ def main() -> int:
                       {**base, "MB_ROWS": 16, "LOOKAHEAD_BELOW": 64},  # and none outside graphs
                       {**base, "COL_N": 32, "LANE_QR": 0},  # n <= 32: col_qr
                       {**base, "COL_N": 32, "LANE_QR": 1},  # and lane_qr
+                      {**base, "COL_N": 32, "LANE_QR": 2},  # and lane_qr_ahead
                       {**base, "COL_N": 32, "COLK_N": 192},  # and colk_qr up to 192
                       {**base, "MB_BELOW": 0, "COL_PANEL_BELOW": 64, "COL_ROWS": 32},  # up to 1024 rows: col_panel
                       {**base, "MB_BELOW": 0, "COL_PANEL_BELOW": 64, "COL_ROWS": 32, "OUTER_FROM": 0,

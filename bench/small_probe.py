@@ -3,7 +3,9 @@ process: the values of one constant of kernel.py (by default LANE_QR 0 and 1: co
 COLK_N=0,192`: the path before colk_qr and colk_qr), timed two ways, rounds alternating between them so that a
 drift of the clock falls on both:
 
-- `single`, as the judge times a call: an L2 flush of 256 MiB, then CUDA events around the one call;
+- `single`: an L2 flush of 256 MiB, then CUDA events around the one call (the host's launch in it);
+- `held`, as the judge times a call: the same behind a hold (torch.cuda._sleep, about 100 us, before the start
+  event), so that the call's launches are queued when the GPU reaches it and only the GPU's part is timed;
 - `loop`, as GPU MODE's eval.py does: one flush, then LOOP calls back to back on as many distinct inputs between two
   events, divided by LOOP; and `host`, the host's own time a call in that loop (its launches, no waiting): a
   loop at the host's pace is launch-bound.
@@ -27,9 +29,15 @@ import torch
 from apply_probe import KERNEL, load  # (bench/ is the script's directory, first on sys.path)
 
 
-def between_events(fn):
-    """Milliseconds between two events around fn(), and the host's own milliseconds in fn() (no waiting)."""
+HOLD_CYCLES = 200_000  # about 100 us at the H100's and H200's clocks: longer than the host takes to launch a call
+
+
+def between_events(fn, hold=False):
+    """Milliseconds between two events around fn(), and the host's own milliseconds in fn() (no waiting); with
+    `hold`, the GPU held busy (one thread spinning) from just before the start event while the host launches."""
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    if hold:
+        torch.cuda._sleep(HOLD_CYCLES)
     start.record()
     began = time.perf_counter()
     fn()
@@ -70,7 +78,7 @@ def main() -> int:
     inputs = [torch.randn(batch, n, n, device="cuda") for _ in range(args.loop)]
     want = torch.linalg.qr(inputs[0].double(), mode="r")[1].abs()
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-    times = {(name, way): [] for name in kinds for way in ("single", "loop", "host")}
+    times = {(name, way): [] for name in kinds for way in ("single", "held", "loop", "host")}
     graphs = {name: {} for name in kinds}
     for name, values in kinds.items():
         use(k, values, graphs[name])
@@ -81,6 +89,8 @@ def main() -> int:
             use(k, values, graphs[name])
             flush.zero_()
             times[name, "single"].append(1e3 * between_events(lambda: k.custom_kernel(inputs[0]))[0])
+            flush.zero_()
+            times[name, "held"].append(1e3 * between_events(lambda: k.custom_kernel(inputs[0]), hold=True)[0])
             flush.zero_()
             ms, host = between_events(lambda: [k.custom_kernel(a) for a in inputs])
             times[name, "loop"].append(1e3 * ms / args.loop)

@@ -114,6 +114,49 @@ extern "C" __global__ void __launch_bounds__(32) lane_qr(const float* __restrict
   lane_out(a, H + (size_t)blockIdx.x * n * n, n);
 }
 
+// lane_qr_ahead (LANE_QR 2): lane_qr with each lane's dot product taken before the reflector is known. Below row j,
+// v = scale x (x: lane j's column as it stands), so v^T a = a_j + scale (x^T a), and x^T a needs only x, which lane
+// j's shuffles bring while every lane sums its norm and lane j makes the reflector. A column's chain: the norm, the
+// reflector, two shuffles, two FMAs and the next column's update, where lane_qr's chain also ran a dot product
+// after the reflector's scale had come (nvcc may not reassociate it). Sums in two chains, as lane_qr's (lane_qr_fast,
+// with four and with reciprocals in the reflector, took 16.0 us on 20x32 where lane_qr took 15.1: H200, run38).
+extern "C" __global__ void __launch_bounds__(32) lane_qr_ahead(const float* __restrict__ Ain,
+                                                                float* __restrict__ H, float* __restrict__ tau,
+                                                                int n) {
+  const int lane = threadIdx.x;
+  float a[32], x[32];
+  lane_in(a, Ain + (size_t)blockIdx.x * n * n, n);
+#pragma unroll
+  for (int j = 0; j < 32; ++j) {
+    if (j >= n) break;
+    float s[2] = {0.f, 0.f}, d[2] = {0.f, 0.f};  // this lane's norm below row j, and x^T a
+#pragma unroll
+    for (int i = j + 1; i < 32; ++i) {
+      x[i] = __shfl_sync(0xffffffffu, a[i], j);
+      s[i & 1] += a[i] * a[i];
+      d[i & 1] += x[i] * a[i];
+    }
+    float t, scale, beta;
+    reflector(a[j], s[0] + s[1], t, scale, beta);  // lane j's is column j's
+    t = __shfl_sync(0xffffffffu, t, j);
+    scale = __shfl_sync(0xffffffffu, scale, j);
+    if (lane == j) {
+      if (t != 0.f) {
+#pragma unroll
+        for (int i = j + 1; i < 32; ++i) a[i] *= scale;  // v below the diagonal; a column left alone keeps x
+      }
+      a[j] = beta;
+      tau[(size_t)blockIdx.x * n + j] = t;
+    } else if (lane > j && t != 0.f) {
+      const float w = t * fmaf(scale, d[0] + d[1], a[j]), ws = w * scale;
+      a[j] -= w;
+#pragma unroll
+      for (int i = j + 1; i < 32; ++i) a[i] -= ws * x[i];
+    }
+  }
+  lane_out(a, H + (size_t)blockIdx.x * n * n, n);
+}
+
 // colk_qr: a matrix of 32 < n <= 32 K in one block of 32 warps, col_qr's chain for n up to 192: column c in warp
 // c % 32 (its slot c / 32) and row r in lane r % 32 (its slot r / 32), K columns a warp and K rows a lane, the
 // whole matrix in registers. A blocked factorization of 40x176 walks six panels, each a panel kernel and a
