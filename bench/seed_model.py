@@ -3,7 +3,7 @@ replaced by a Python stand-in, against torch.geqrf. mb_panel and trail_update ar
 (block, warp and lane indices as qr.cu has them; the phases are separated by barriers, so running them one
 after another is what the GPU does), reg_panel column by column with its warps' sums (T from the same sums),
 tf32x3_apply lane by lane (each MMA from its fragments, as PTX defines them; shared memory as one array, each
-index checked against its region), col_qr warp by warp, lane_qr and lane_qr_ahead lane by lane, col_panel and
+index checked against its region), col_qr warp by warp, lane_qr lane by lane, col_panel and
 col_cluster by reg_panel's arithmetic; panel_qr, gram and build_t by their plain arithmetic, tf32x3's other GEMMs (chunk by chunk) by theirs in split
 TF32.
 It checks the orchestration and the index arithmetic before device time is spent, never the CUDA code itself
@@ -160,40 +160,9 @@ def col_qr(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def lane_qr(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """cols.cu's lane_qr on one n x n matrix (n <= 32): column c is lane c's registers (rows beyond n zero); each
-    sum in the kernel's order, two chains of alternate rows added at the end (a column's dot product starts its
-    first chain at alpha). (H, tau) in float32."""
-    n = P.shape[0]
-    f = np.float32
-    a = np.zeros((32, 32), f)  # a[row, lane]
-    a[:n, :n] = P
-    tau = np.zeros(n, f)
-
-    def two_chains(first: np.float32, x: np.ndarray, y: np.ndarray) -> np.float32:
-        s = [first, f(0)]
-        for k, i in enumerate(range(len(x))):
-            s[k % 2] = f(s[k % 2] + f(x[i] * y[i]))
-        return f(s[0] + s[1])
-
-    for j in range(n):
-        below = a[j + 1:, j]
-        alpha, xnorm2 = a[j, j], two_chains(f(0), below, below)
-        t, scale, beta = reflector(alpha, xnorm2)
-        v = np.concatenate([[f(1)], (scale * below).astype(f)]).astype(f)
-        if t != 0:
-            for c in range(j + 1, 32):
-                below_c = a[j + 1:, c]
-                w = f(t * two_chains(a[j, c], v[1:], below_c))
-                a[j:, c] = (a[j:, c] - (w * v).astype(f)).astype(f)
-            a[j + 1:, j] = v[1:]
-        a[j, j], tau[j] = beta, t
-    return a[:n, :n], tau
-
-
-def lane_qr_ahead(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """cols.cu's lane_qr_ahead: each sum in two chains (rows i by i % 2), and a column's dot product taken with lane
-    j's column x as it stands, v^T a = a_j + scale (x^T a) (one fma), the update by (w scale) x. (H, tau) in
-    float32."""
+    """cols.cu's lane_qr on one n x n matrix (n <= 32), column c lane c's registers (rows beyond n zero): each sum
+    in two chains (rows i by i % 2), and a column's dot product taken with lane j's column x as it stands, v^T a =
+    a_j + scale (x^T a) (one fma), the update by (w scale) x. (H, tau) in float32."""
     n = P.shape[0]
     f = np.float32
     a = np.zeros((32, 32), f)  # a[row, lane]
@@ -570,11 +539,11 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             for chunk in range(chunks):
                 r = slice(chunk * rows, min(m, (chunk + 1) * rows))
                 P[:, chunk] = tf32x3_matmul(V[:, r, :w].transpose(1, 2), C[:, r, :N])
-        elif name in ("col_qr", "lane_qr", "lane_qr_ahead"):
+        elif name in ("col_qr", "lane_qr"):
             A, H, tau, n = args
             threads = 32 * n if name == "col_qr" else 32
             assert block == (threads,) and grid == (A.shape[0],) and shared_mem == 0 and n <= 32, (grid, block)
-            model = {"col_qr": col_qr, "lane_qr": lane_qr, "lane_qr_ahead": lane_qr_ahead}[name]
+            model = {"col_qr": col_qr, "lane_qr": lane_qr}[name]
             for b in range(A.shape[0]):
                 out, t = model(A[b].numpy())
                 H[b], tau[b] = torch.from_numpy(out), torch.from_numpy(t)
@@ -676,7 +645,6 @@ def main() -> int:
                       {**base, "MB_ROWS": 16, "LOOKAHEAD_BELOW": 64},  # and none outside graphs
                       {**base, "COL_N": 32, "LANE_QR": 0},  # n <= 32: col_qr
                       {**base, "COL_N": 32, "LANE_QR": 1},  # and lane_qr
-                      {**base, "COL_N": 32, "LANE_QR": 2},  # and lane_qr_ahead
                       {**base, "COL_N": 32, "COLK_N": 192},  # and colk_qr up to 192
                       {**base, "MB_BELOW": 0, "COL_PANEL_BELOW": 64, "COL_ROWS": 32},  # up to 1024 rows: col_panel
                       {**base, "MB_BELOW": 0, "COL_PANEL_BELOW": 64, "COL_ROWS": 32, "OUTER_FROM": 0,

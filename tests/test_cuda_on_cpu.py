@@ -1,6 +1,6 @@
 """tsqr_wy's one-block and cluster kernels, their CUDA source itself, run on the CPU (tests/cuda_on_cpu/emu.h: a
 fiber per thread, the barriers, shuffles and cluster stores as the kernel has them), launched as kernel.py
-launches them: lane_qr, lane_qr_ahead, col_qr and small_qr on every test matrix of the contract with n <= 32,
+launches them: lane_qr, col_qr and small_qr on every test matrix of the contract with n <= 32,
 judged by the harness's own checker; col_panel, col_cluster, reg_panel and reg_cluster on panels against LAPACK's reflectors and larft's T
 (reg_cluster with its sums exchanged through mbarriers too); wgmma.cu's wg_update and wg_vtc on an emulated
 warpgroup MMA;
@@ -92,7 +92,7 @@ def whole(binary: Path, A: torch.Tensor, seed: int = 1) -> tuple[torch.Tensor, t
     the same): lane_qr one warp, col_qr a warp per column, small_qr TINY_WARPS = 8 warps and the matrix in dynamic
     shared memory."""
     batch, n, _ = A.shape
-    threads, shared = {"lane_qr": (32, 0), "lane_qr_ahead": (32, 0), "col_qr": (32 * n, 0)}.get(
+    threads, shared = {"lane_qr": (32, 0), "col_qr": (32 * n, 0)}.get(
         binary.name, (1024, 0) if binary.name.startswith("colk_qr") else (256, n * (n + 1) * 4))
     out = launch(binary, A, threads, shared, seed, [])
     return out[:batch * n * n].reshape(batch, n, n), out[batch * n * n:].reshape(batch, n)
@@ -128,7 +128,7 @@ def contract_batches(most: int) -> dict[int, torch.Tensor]:
     return {n: torch.cat(parts) for n, parts in batches.items()}
 
 
-@pytest.mark.parametrize("kernel", ["lane_qr", "lane_qr_ahead", "col_qr", "small_qr"])
+@pytest.mark.parametrize("kernel", ["lane_qr", "col_qr", "small_qr"])
 def test_the_whole_matrix_kernels_pass_the_contracts_checks_on_every_small_test_matrix(tmp_path: Path,
                                                                                       kernel: str) -> None:
     from qrjudge.checker import check
@@ -247,8 +247,7 @@ def test_the_emulator_catches_an_mbarrier_waiting_for_bytes_never_sent(tmp_path:
         panel(binary, torch.randn(1, 300, 300), 0, 32)
 
 
-@pytest.mark.parametrize("kernel", ["lane_qr", "lane_qr_ahead", "col_qr", "colk_qr4", "col_panel8", "reg_panel1",
-                                    "col_cluster4"])
+@pytest.mark.parametrize("kernel", ["lane_qr", "col_qr", "colk_qr4", "col_panel8", "reg_panel1", "col_cluster4"])
 def test_the_kernels_give_the_same_bits_under_any_schedule(tmp_path: Path, kernel: str) -> None:
     binary = build(tmp_path, "reg_panel.cu" if kernel.startswith("reg_") else "cols.cu", kernel)
     if kernel.startswith(("lane_qr", "col_qr", "colk_qr")):

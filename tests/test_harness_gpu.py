@@ -64,7 +64,7 @@ def test_seed_passes_quick(seed: str) -> None:
     ["OUTER_FROM=1", "VTC_BELOW=4096", "TF32X3_BELOW=4096", "APPLY_ROWS=0"],
     ["APPLY_FROM=0", "APPLY_BELOW=4096", "APPLY_ROWS=1088", "OUTER_FROM=1"],
     ["RP_WARPS=16", "REG_ROWS=2"], ["LOOKAHEAD_BELOW=0"], ["LOOKAHEAD_BELOW=1024", "CLUSTER_FROM=1"],
-    ["COL_N=32", "COL_PANEL_BELOW=1024", "COL_ROWS=32", "COL_CLUSTER=1"], ["LANE_QR=0"], ["LANE_QR=2"],
+    ["COL_N=32", "COL_PANEL_BELOW=1024", "COL_ROWS=32", "COL_CLUSTER=1"], ["LANE_QR=0"],
     ["COL_PANEL_BELOW=1024", "OUTER_FROM=1"], ["COL_CLUSTER=1", "CLUSTER_FROM=1", "MB_BELOW=64"],
     ["COLK_N=0"], ["COL_N=0", "COLK_N=0", "COL_PANEL_BELOW=0"],
     ["CLUSTER_MBAR=0"], ["WG_FROM=1"], ["WG_FROM=1", "OUTER_FROM=1"]], ids="+".join)  # -k COL_CLUSTER: by constant
@@ -75,7 +75,7 @@ def test_tsqr_wy_paths_pass_quick(overrides: list[str]) -> None:
     split TF32 by three kernels (tf32x3_vtc32 and tf32x3_update; tf32x3_vtc64 inside the outer blocks) and by
     tf32x3_apply at every batch (64-wide outer blocks too), the 16-warp register panel, the panel loop without
     look-ahead and with it at every batch that runs as a CUDA graph, multi-block panels clustered at every batch,
-    col_qr and lane_qr_ahead for n <= 32 (lane_qr is the default), col_panel for every single-block panel it holds
+    col_qr for n <= 32 (lane_qr is the default), col_panel for every single-block panel it holds
     (inside the outer blocks too), col_cluster for the clustered ones (at batches under 64 too), n of 33 to 192
     without colk_qr (small_qr and the panels), none of them (small_qr and reg_panel, the defaults before the
     fourteenth pass), reg_cluster exchanging its sums by cluster barriers (before the mbarriers), and every update by

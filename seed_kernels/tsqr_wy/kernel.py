@@ -4,8 +4,7 @@ and why each default is what it is: NOTES.md beside this file.
 
 The matrix is walked in panels of NB columns. A panel is factored by the first of these that takes it:
 - n <= COL_N (a whole small matrix), in registers: lane_qr (cols.cu; LANE_QR 1), one warp, a
-  lane per column (LANE_QR 2: lane_qr_ahead, its dot products off the column's chain), or col_qr (LANE_QR 0), a
-  warp per column; n <= COLK_N (at most 192): colk_qr, 32 warps,
+  lane per column, or col_qr (LANE_QR 0), a warp per column; n <= COLK_N (at most 192): colk_qr, 32 warps,
   column c in warp c % 32 and row r in lane r % 32, the whole matrix in registers; n <= SMALL_N: small_qr,
   the whole matrix in shared memory in one launch (TINY_WARPS warps a block for n <= TINY_N);
 - batches under MB_BELOW matrices: a multi-block panel, as a thread block cluster per matrix from CLUSTER_FROM
@@ -57,7 +56,7 @@ TINY_WARPS = 8  # @tune TINY_WARPS: 1 2 4 8
 
 COL_N = 32  # @tune COL_N: 0 32
 
-LANE_QR = 1  # @tune LANE_QR: 0 1 2
+LANE_QR = 1  # @tune LANE_QR: 0 1
 
 COLK_N = 192  # @tune COLK_N: 0 128 192
 
@@ -191,7 +190,7 @@ _kernels(NWARPS)  # at import: a candidate whose CUDA does not compile fails her
 _REGISTERS = {}  # reg_panel.cu's and cols.cu's kernels, by name
 
 
-_WHOLE = ("col_qr", "lane_qr", "lane_qr_ahead")  # cols.cu's whole-matrix kernels (n <= 32), by LANE_QR
+_WHOLE = ("col_qr", "lane_qr")  # cols.cu's whole-matrix kernels (n <= 32), by LANE_QR
 _COLK = ("colk_qr4", "colk_qr6")  # and up to 128 and 192 (COLK_N)
 
 
