@@ -3,9 +3,9 @@ replaced by a Python stand-in, against torch.geqrf. mb_panel and trail_update ar
 (block, warp and lane indices as qr.cu has them; the phases are separated by barriers, so running them one
 after another is what the GPU does), reg_panel column by column with its warps' sums (T from the same sums),
 tf32x3_apply lane by lane (each MMA from its fragments, as PTX defines them; shared memory as one array, each
-index checked against its region), col_qr warp by warp, lane_qr lane by lane, col_panel and
-col_cluster by reg_panel's arithmetic; panel_qr, gram and build_t by their plain arithmetic, tf32x3's other GEMMs (chunk by chunk) by theirs in split
-TF32.
+index checked against its region), col_qr warp by warp, lane_qr lane by lane, col_panel and col_cluster by
+reg_panel's arithmetic; panel_qr, gram and build_t by their plain arithmetic, tf32x3's other GEMMs (chunk by chunk)
+by theirs in split TF32.
 It checks the orchestration and the index arithmetic before device time is spent, never the CUDA code itself
 (tests/test_cuda_on_cpu.py runs the one-block and cluster kernels' own source on the CPU).
 `--gates` shows what split TF32 does to the contract's gates (on one 512 and one 1024 matrix, with plain TF32
@@ -543,9 +543,8 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             A, H, tau, n = args
             threads = 32 * n if name == "col_qr" else 32
             assert block == (threads,) and grid == (A.shape[0],) and shared_mem == 0 and n <= 32, (grid, block)
-            model = {"col_qr": col_qr, "lane_qr": lane_qr}[name]
             for b in range(A.shape[0]):
-                out, t = model(A[b].numpy())
+                out, t = col_qr(A[b].numpy()) if name == "col_qr" else lane_qr(A[b].numpy())
                 H[b], tau[b] = torch.from_numpy(out), torch.from_numpy(t)
         elif name.startswith("colk_qr"):
             A, H, tau, n = args
