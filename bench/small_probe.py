@@ -4,8 +4,9 @@ COLK_N=0,192`: the path before colk_qr and colk_qr), timed two ways, rounds alte
 drift of the clock falls on both:
 
 - `single`: an L2 flush of 256 MiB, then CUDA events around the one call (the host's launch in it);
-- `held`, as the judge times a call: the same behind a hold (torch.cuda._sleep, about 100 us, before the start
-  event), so that the call's launches are queued when the GPU reaches it and only the GPU's part is timed;
+- `held`: the same behind a hold (torch.cuda._sleep, one thread spinning about 100 us, before the start event), so
+  that the call's launches are queued when the GPU reaches it and only the GPU's part is timed, as the judge's hold
+  (qrjudge/timing.py's Hold, which fills every SM) does for a call on one stream;
 - `loop`, as GPU MODE's eval.py does: one flush, then LOOP calls back to back on as many distinct inputs between two
   events, divided by LOOP; and `host`, the host's own time a call in that loop (its launches, no waiting): a
   loop at the host's pace is launch-bound.

@@ -276,7 +276,7 @@ def _wg_vtc(Vm, C, chunks=None):
 
 def _blocks_short(device, blocks, most):
     """How many ways (at most `most`) to split each of `blocks` blocks for about three blocks an SM (wgmma.cu's
-    kernels: 155-168 registers a thread, three blocks of 128 threads fit an SM)."""
+    kernels: 158-168 registers a thread, three blocks of 128 threads fit an SM)."""
     return min(most, max(1, -(-3 * _sms(device) // blocks)))
 
 
