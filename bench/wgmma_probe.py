@@ -1,5 +1,6 @@
 """Issue "the seed at 60x": tsqr_wy's trailing update on Hopper's warpgroup MMA (wgmma.cu's wg_update, C += s V Wn
-with C the accumulator, and wg_vtc, V^T C, both split TF32), launched by kernel.py's own _wg_update and _wg_vtc,
+with C the accumulator, wg_update_piped, the same with C's next tiles in flight, and wg_vtc, V^T C, all split TF32),
+launched by kernel.py's own _wg_update and _wg_vtc,
 against cuBLAS's FP32 (640x512's updates now) and the seed's mma.sync tf32x3 kernels (60x1024's). First how the
 module compiles for sm_90a (CuPy appends its own -arch=sm_90 to the options; `route` says which route gave wgmma),
 then each one's largest error against float64 (relative to the result's largest value) on edge shapes and both
@@ -31,9 +32,9 @@ def route(k, defines=()):
         nvrtc.compileProgram(program, ["--std=c++17", "-arch=sm_90a", *defines])
         module = cp.cuda.function.Module()
         module.load(nvrtc.getCUBIN(program))
-    for name in ("wg_update", "wg_vtc"):
+    for name in ("wg_update", "wg_vtc", "wg_update_piped"):
         k._WG[name] = module.get_function(name)
-        k._WG[name].max_dynamic_shared_size_bytes = k._WG_SHARED
+        k._WG[name].max_dynamic_shared_size_bytes = k._WG_PIPED_SHARED if name.endswith("piped") else k._WG_SHARED
     flag = torch.zeros(1, dtype=torch.int32, device="cuda")
     module.get_function("wg_compiled")((1,), (1,), (cp.uint64(flag.data_ptr()),))
     torch.cuda.synchronize()
@@ -78,19 +79,23 @@ def main(argv):
 
 
 def check(k):
-    """The largest error of wg_update and wg_vtc over edge shapes, each printed beside FP32's."""
+    """The largest error of wg_update, wg_update_piped and wg_vtc over edge shapes, each printed beside FP32's."""
     worst = 0.0
     for batch, m, N, w, offset, s in [(3, 100, 70, 24, 6, 1.0), (2, 64, 128, 64, 0, -1.0), (5, 200, 330, 32, 2, -1.0),
                                       (4, 512, 448, 64, 64, 1.0), (2, 1024, 992, 32, 32, -1.0), (1, 8, 2, 8, 0, 1.0)]:
         V, Wn, C = case(batch, m, N, w, offset)
         C0 = C.clone()
-        k._wg_update(V, Wn, C, s)
-        torch.cuda.synchronize()
-        e = error(C, C0, V, Wn, s)
+        errors = []
+        for kernel in ("wg_update", "wg_update_piped"):
+            C.copy_(C0)
+            k._wg_update(V, Wn, C, s, kernel=kernel)
+            torch.cuda.synchronize()
+            errors.append(error(C, C0, V, Wn, s))
+        e = max(errors)
         C.copy_(C0)
         C.baddbmm_(V, Wn, alpha=s)
-        print(f"{batch}x({m}x{N}) w={w} s={s:+.0f}: wg_update {e:.2e}, FP32 baddbmm {error(C, C0, V, Wn, s):.2e}",
-              flush=True)
+        print(f"{batch}x({m}x{N}) w={w} s={s:+.0f}: wg_update {errors[0]:.2e}, wg_update_piped {errors[1]:.2e}, "
+              f"FP32 baddbmm {error(C, C0, V, Wn, s):.2e}", flush=True)
         W = k._wg_vtc(V, C0, 1 + (m > 64))
         ref = torch.bmm(V.double().transpose(1, 2), C0.double())
         ev = ((W.double() - ref).abs().max() / ref.abs().max()).item()
@@ -136,8 +141,11 @@ def time_all(k, vtc=True):
         line.append(f"FP32 baddbmm {timed(lambda: C.baddbmm_(V, Wn, alpha=-1.0)):.3f}")
         line.append(f"tf32x3_update {timed(lambda: k._tf32x3_update(V, Wn, C)):.3f}")
         for groups in (None, 1, 2, 4, 8):
-            ms = timed(lambda: k._wg_update(V, Wn, C, 1.0, groups))
+            ms = timed(lambda: k._wg_update(V, Wn, C, 1.0, groups, "wg_update"))
             line.append(f"wg_update(groups {groups or 'auto'}) {ms:.3f}")
+        for groups in (None, 2, 4):
+            ms = timed(lambda: k._wg_update(V, Wn, C, 1.0, groups))
+            line.append(f"wg_update_piped(groups {groups or 'auto'}) {ms:.3f}")
         if not vtc:
             print(" ".join(line), flush=True)
             continue

@@ -138,10 +138,10 @@ def test_tsqr_wy_fused_update_matches_float64(m: int, N: int, w: int) -> None:
 @pytest.mark.parametrize("m, N, w", [(16, 2, 8), (70, 6, 48), (100, 34, 24), (512, 448, 64), (1024, 992, 32),
                                      (130, 260, 64)])
 def test_tsqr_wy_wgmma_update_matches_float64(m: int, N: int, w: int) -> None:
-    """wgmma.cu's wg_vtc and wg_update (kernel.py's _wg_vtc, in one chunk of rows and in two, and _wg_update: V^T C,
-    then C -= V W) on strided views like the ones kernel.py passes, against float64: within 1e-5 of the result's
-    largest entry, nothing outside the view touched. On a GPU of compute capability 9.0 only (sm_90a's code runs
-    nowhere else)."""
+    """wgmma.cu's wg_vtc, wg_update and wg_update_piped (kernel.py's _wg_vtc, in one chunk of rows and in two, and
+    _wg_update: V^T C, then C -= V W) on strided views like the ones kernel.py passes, against float64: within 1e-5
+    of the result's largest entry, nothing outside the view touched. On a GPU of compute capability 9.0 only (sm_90a's
+    code runs nowhere else)."""
     torch = pytest.importorskip("torch")
     if torch.cuda.get_device_capability() != (9, 0):
         pytest.skip("wgmma needs compute capability 9.0")
@@ -158,11 +158,14 @@ def test_tsqr_wy_wgmma_update_matches_float64(m: int, N: int, w: int) -> None:
         error = (W.double() - expected_w).abs().max().item() / expected_w.abs().max().item()
         assert error < 1e-5, (chunks, error)
     expected = C.double() - V.double() @ W.double()
-    kernel._wg_update(V, W, C, -1.0)
-    torch.cuda.synchronize()
-    error = (C.double() - expected).abs().max().item() / expected.abs().max().item()
-    assert error < 1e-5, error
-    assert_only_view_changed(H, before, 8, N)
+    C0 = C.clone()
+    for name in ("wg_update", "wg_update_piped"):
+        C.copy_(C0)
+        kernel._wg_update(V, W, C, -1.0, kernel=name)
+        torch.cuda.synchronize()
+        error = (C.double() - expected).abs().max().item() / expected.abs().max().item()
+        assert error < 1e-5, (name, error)
+        assert_only_view_changed(H, before, 8, N)
 
 
 def cheat_dir(tmp_path: Path, name: str) -> Path:

@@ -20,7 +20,7 @@ The trailing columns get Q_panel^T = I - V T^T V^T (`_apply`): in one kernel in 
 batches of APPLY_FROM to APPLY_BELOW and panels of at most APPLY_ROWS rows; otherwise as three batched GEMMs,
 V^T C and C -= V W in split TF32 for small batches (tf32x3.cu, VTC_BELOW and TF32X3_BELOW; between them chunk_tw sums
 V^T C's chunks and makes -T^T W in one launch, CHUNK_TW) and by cuBLAS in FP32 for the rest; on a Hopper, from
-WG_FROM matrices, all of it by wgmma.cu's split TF32 on the warpgroup MMA (wg_vtc, wg_update) instead;
+WG_FROM matrices, C -= V W of at least 128 columns by wgmma.cu's split TF32 on the warpgroup MMA (wg_update_piped);
 trail_update does it in one kernel below FUSED_BELOW. With OUTER_NB, panels are gathered into blocks of that many
 columns whose merged reflectors update the columns beyond in one pass (`_Outer`), for batches of at least
 OUTER_FROM; with OUTER_AHEAD the next block is factored on a second stream beside that pass (`_by_blocks`).
@@ -120,8 +120,8 @@ CLUSTER_MBAR = 1  # @tune CLUSTER_MBAR: 0 1
 # against 14.7, 8x2048 7.3 against 7.9 (H100, 2026-12-06, NOTES.md)
 
 WG_FROM = 0  # @tune WG_FROM: 0 48 256
-# batches from which the trailing update's V^T C and C -= V W run on Hopper's warpgroup MMA in split TF32 (wgmma.cu:
-# wg_vtc and wg_update, compiled for sm_90a; 0: never), on a GPU of compute capability 9.0 only
+# batches from which the trailing update's C -= V W (at least 128 columns) runs on Hopper's warpgroup MMA in split
+# TF32 (wgmma.cu's wg_update_piped, compiled for sm_90a; 0: never), on a GPU of compute capability 9.0 only
 
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
@@ -234,22 +234,26 @@ def _tf32x3(name):
 
 _WG = {}
 _WG_SHARED = 4 * 128 * 32 * 4 + 1024  # wgmma.cu's WG_SHARED: a block's dynamic shared memory
+_WG_PIPED_SHARED = _WG_SHARED + 2 * 64 * 136 * 4  # its WG_PIPED_SHARED: two staged tiles of C (WG_STAGES, WG_LDT)
 
 
 def _wg(name):
     """wgmma.cu's kernel `name` (wg_update, wg_vtc), its module compiled for sm_90a on first use."""
     if not _WG:
         module = cp.RawModule(code=_WG_SOURCE, options=("--std=c++17", "-arch=sm_90a"))
-        for kernel in ("wg_update", "wg_vtc"):
+        for kernel in ("wg_update", "wg_vtc", "wg_update_piped"):
             _WG[kernel] = module.get_function(kernel)
-            _WG[kernel].max_dynamic_shared_size_bytes = _WG_SHARED
+            _WG[kernel].max_dynamic_shared_size_bytes = _WG_PIPED_SHARED if kernel.endswith("piped") else _WG_SHARED
     return _WG[name]
 
 
 def _wg_fits(Vm, C):
-    """Where wg_vtc and wg_update take the update: from WG_FROM matrices, on compute capability 9.0 (sm_90a's code
-    runs there only), V at most 64 columns (a multiple of 8), C's rows in pairs of columns (tf32x3_fits's)."""
-    return bool(WG_FROM) and Vm.shape[0] >= WG_FROM and _capability(C.device) == (9, 0) and _tf32x3_fits(Vm, C)
+    """Where wg_update_piped takes C -= V W: from WG_FROM matrices, on compute capability 9.0 (sm_90a's code runs
+    there only), C at least a strip of 128 columns wide (at 32, the updates within 640x512's outer blocks, wg_update
+    took 0.104 ms against cuBLAS's 0.072: its tile three quarters empty), V at most 64 columns (a multiple of 8),
+    C's rows in pairs of columns (tf32x3_fits's)."""
+    return (bool(WG_FROM) and Vm.shape[0] >= WG_FROM and C.shape[2] >= 128 and _capability(C.device) == (9, 0)
+            and _tf32x3_fits(Vm, C))
 
 
 def _capability(device):
@@ -274,22 +278,24 @@ def _wg_vtc(Vm, C, chunks=None):
     return P[:, 0] if chunks == 1 else P.sum(1)
 
 
-def _blocks_short(device, blocks, most):
-    """How many ways (at most `most`) to split each of `blocks` blocks for about three blocks an SM (wgmma.cu's
-    kernels: 158-168 registers a thread, three blocks of 128 threads fit an SM)."""
-    return min(most, max(1, -(-3 * _sms(device) // blocks)))
+def _blocks_short(device, blocks, most, per_sm=3):
+    """How many ways (at most `most`) to split each of `blocks` blocks for about `per_sm` blocks an SM (wgmma.cu's
+    wg_vtc and wg_update: 155-158 registers a thread, three blocks of 128 threads fit an SM; wg_update_piped: one,
+    by its shared memory)."""
+    return min(most, max(1, -(-per_sm * _sms(device) // blocks)))
 
 
-def _wg_update(Vm, W, C, sign, groups=None):
-    """C += sign V W by wg_update: a 128-column strip of C a block, over tiles of 64 rows in `groups` row groups (by
-    default enough for about three blocks an SM)."""
+def _wg_update(Vm, W, C, sign, groups=None, kernel="wg_update_piped"):
+    """C += sign V W by wg_update_piped (or wg_update): a 128-column strip of C a block, over tiles of 64 rows in
+    `groups` row groups (by default enough for about a block an SM, three for wg_update)."""
     batch, m, w = Vm.shape
     N = C.shape[2]
     strips = -(-N // 128)
-    groups = groups or _blocks_short(C.device, batch * strips, -(-m // 64))
-    _wg("wg_update")((strips, groups, batch), (128,), (*_strided(C), *_strided(Vm), *_strided(W), cp.int32(m),
-                                                       cp.int32(N), cp.int32(w), cp.float32(sign)),
-                     shared_mem=_WG_SHARED)
+    piped = kernel == "wg_update_piped"
+    groups = groups or _blocks_short(C.device, batch * strips, -(-m // 64), 1 if piped else 3)
+    _wg(kernel)((strips, groups, batch), (128,), (*_strided(C), *_strided(Vm), *_strided(W), cp.int32(m), cp.int32(N),
+                                                  cp.int32(w), cp.float32(sign)),
+                shared_mem=_WG_PIPED_SHARED if piped else _WG_SHARED)
 
 
 def _reg_rows(batch, m):
@@ -721,11 +727,8 @@ def _apply(Vm, Tm, C):
     update of the next panel's columns is on the chain of every panel: bench/timeline.py); after cuBLAS's V^T C
     (60x1024) it lost (6.08 -> 6.15-6.23), so it is not used there. tf32x3_apply for the updates within 640x512's
     outer blocks only (on the look-ahead's side stream) lost too: 7.88 against 7.64 ms (H100, NOTES.md). Before all of
-    these, on a Hopper from WG_FROM matrices: wg_vtc, T^T W by cuBLAS and wg_update (wgmma.cu, NOTES.md)."""
+    these, on a Hopper from WG_FROM matrices, C -= V W by wg_update_piped (wgmma.cu, NOTES.md)."""
     batch, m, w = Vm.shape
-    if _wg_fits(Vm, C):  # split TF32 on wgmma (a Hopper)
-        _wg_update(Vm, torch.bmm(Tm.transpose(1, 2), _wg_vtc(Vm, C)), C, -1.0)
-        return
     if APPLY_FROM <= batch < APPLY_BELOW and m <= APPLY_ROWS and _apply_fits(m, w):
         _tf32x3_apply(Vm, Tm, C)
         return
@@ -735,7 +738,9 @@ def _apply(Vm, Tm, C):
     else:
         W = _tf32x3_vtc(Vm, C) if batch < VTC_BELOW and fits else torch.bmm(Vm.transpose(1, 2), C)
         W, sign = torch.bmm(Tm.transpose(1, 2), W), -1.0  # T^T V^T C
-    if batch < TF32X3_BELOW and m >= TF32X3_ROWS and fits:
+    if _wg_fits(Vm, C):  # split TF32 on wgmma (a Hopper)
+        _wg_update(Vm, W, C, sign)
+    elif batch < TF32X3_BELOW and m >= TF32X3_ROWS and fits:
         _tf32x3_update(Vm, W if sign > 0 else W.neg_(), C)
     else:
         C.baddbmm_(Vm, W, alpha=sign)  # C - V T^T V^T C

@@ -1,7 +1,7 @@
 // Runs wgmma.cu's wg_update or wg_vtc through emu.h (its wgmma_tf32 for the warpgroup's MMA) on operands read from a
 // file, launched as kernel.py's _wg_update and _wg_vtc launch them. KERNEL_FILE is tf32x3.cu + wgmma.cu.
 //   -DEMU_UPDATE: driver IN OUT BATCH M N W SEED GROUPS SIGN   IN: V (BATCH x M x W), Wn (W x N), C (M x N) a matrix;
-//                 OUT: C + SIGN V Wn
+//                 OUT: C + SIGN V Wn (with -DEMU_PIPED by wg_update_piped)
 //   -DEMU_VTC:    driver IN OUT BATCH M N W SEED ROWS          IN: V, C;  OUT: W = V^T C over chunks of ROWS rows
 //                 (BATCH x chunks x W x N)
 // All row-major float32; C's rows LDC = N + 2 floats apart (a view of a wider matrix, as the seed's C is).
@@ -30,9 +30,16 @@ int main(int argc, char** argv) {
   const unsigned strips = (unsigned)((N + WG_N - 1) / WG_N);
 #ifdef EMU_UPDATE
   const float sign = (float)std::atof(argv[9]);
-  emu::launch(dim3{strips, (unsigned)std::atoi(argv[8]), (unsigned)batch}, 128, 1, seed, WG_SHARED, [&] {
-    wg_update(C.data(), ldc, (long long)m * ldc, V.data(), w, (long long)m * w, W.data(), N, (long long)w * N, m, N,
-              w, sign);
+#ifdef EMU_PIPED
+  const auto kernel = wg_update_piped;
+  const size_t shared = WG_PIPED_SHARED;
+#else
+  const auto kernel = wg_update;
+  const size_t shared = WG_SHARED;
+#endif
+  emu::launch(dim3{strips, (unsigned)std::atoi(argv[8]), (unsigned)batch}, 128, 1, seed, shared, [&] {
+    kernel(C.data(), ldc, (long long)m * ldc, V.data(), w, (long long)m * w, W.data(), N, (long long)w * N, m, N, w,
+           sign);
   });
   std::vector<float> result((size_t)batch * m * N);
   for (size_t r = 0; r < (size_t)batch * m; ++r) std::memcpy(&result[r * N], &C[r * ldc], N * sizeof(float));
