@@ -524,8 +524,9 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             C, ldc, cstride, V, ldv, vstride, W, ldw, wstride, m, N, w, sign = args
             assert block == (128,) and grid[0] == -(-N // 128) and grid[2] == C.shape[0], (grid, C.shape)
             assert 1 <= grid[1] <= -(-m // 64) and sign in (1.0, -1.0), (grid, sign)  # row groups
-            staged = 2 * 64 * 136 * 4 if name == "wg_update_piped" else 0  # its two staged tiles of C
-            assert shared_mem == 4 * 128 * 32 * 4 + 1024 + staged and w <= 64 and w % 8 == 0, (shared_mem, w)
+            staged, tile = shared_mem - (4 * 128 * 32 * 4 + 1024), 64 * 136 * 4  # wg_update_piped's tiles of C
+            assert staged in ((tile, 2 * tile, 3 * tile) if name == "wg_update_piped" else (0,)), shared_mem
+            assert w <= 64 and w % 8 == 0, w
             assert N % 2 == 0 and ldc % 2 == 0 and C.storage_offset() % 2 == 0, (N, ldc)
             assert (ldc, cstride, ldv, vstride, ldw, wstride) == (C.stride(1), C.stride(0), V.stride(1),
                                                                    V.stride(0), W.stride(1), W.stride(0))

@@ -234,13 +234,14 @@ def _tf32x3(name):
 
 _WG = {}
 _WG_SHARED = 4 * 128 * 32 * 4 + 1024  # wgmma.cu's WG_SHARED: a block's dynamic shared memory
-_WG_PIPED_SHARED = _WG_SHARED + 2 * 64 * 136 * 4  # its WG_PIPED_SHARED: two staged tiles of C (WG_STAGES, WG_LDT)
+_WG_STAGES = 2  # wg_update_piped's tiles of C in flight (wgmma.cu's WG_STAGES)
+_WG_PIPED_SHARED = _WG_SHARED + _WG_STAGES * 64 * 136 * 4  # its WG_PIPED_SHARED: the staged tiles (WG_LDT = 136)
 
 
 def _wg(name):
     """wgmma.cu's kernel `name` (wg_update, wg_vtc), its module compiled for sm_90a on first use."""
     if not _WG:
-        module = cp.RawModule(code=_WG_SOURCE, options=("--std=c++17", "-arch=sm_90a"))
+        module = cp.RawModule(code=_WG_SOURCE, options=("--std=c++17", "-arch=sm_90a", f"-DWG_STAGES={_WG_STAGES}"))
         for kernel in ("wg_update", "wg_vtc", "wg_update_piped"):
             _WG[kernel] = module.get_function(kernel)
             _WG[kernel].max_dynamic_shared_size_bytes = _WG_PIPED_SHARED if kernel.endswith("piped") else _WG_SHARED
@@ -287,12 +288,14 @@ def _blocks_short(device, blocks, most, per_sm=3):
 
 def _wg_update(Vm, W, C, sign, groups=None, kernel="wg_update_piped"):
     """C += sign V W by wg_update_piped (or wg_update): a 128-column strip of C a block, over tiles of 64 rows in
-    `groups` row groups (by default enough for about a block an SM, three for wg_update)."""
+    `groups` row groups (by default enough for as many blocks an SM as its shared memory allows, three for
+    wg_update)."""
     batch, m, w = Vm.shape
     N = C.shape[2]
     strips = -(-N // 128)
     piped = kernel == "wg_update_piped"
-    groups = groups or _blocks_short(C.device, batch * strips, -(-m // 64), 1 if piped else 3)
+    per_sm = 232448 // _WG_PIPED_SHARED if piped else 3  # (an SM's 227 KiB of shared memory)
+    groups = groups or _blocks_short(C.device, batch * strips, -(-m // 64), per_sm)
     _wg(kernel)((strips, groups, batch), (128,), (*_strided(C), *_strided(Vm), *_strided(W), cp.int32(m), cp.int32(N),
                                                   cp.int32(w), cp.float32(sign)),
                 shared_mem=_WG_PIPED_SHARED if piped else _WG_SHARED)

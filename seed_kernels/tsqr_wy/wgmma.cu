@@ -266,8 +266,9 @@ __device__ __forceinline__ void wg_copy_wait() {
 
 // C's 64 rows from row0 (below m) and WG_N columns from n0 (below N, in pairs: N even) into the staged tile T
 __device__ __forceinline__ void wg_stage_tile(float* T, const float* C, int ldc, int row0, int m, int n0, int N) {
-  for (int i = threadIdx.x; i < 64 * WG_N / 2; i += 128) {
-    const int r = i / (WG_N / 2), c = 2 * (i % (WG_N / 2));
+  const int c = 2 * (threadIdx.x % (WG_N / 2));  // a thread's pair of columns, in every other row
+#pragma unroll 4
+  for (int r = threadIdx.x / (WG_N / 2); r < 64; r += 128 / (WG_N / 2)) {
     const bool valid = row0 + r < m && n0 + c < N;
     wg_copy8(T + r * WG_LDT + c, valid ? C + (size_t)(row0 + r) * ldc + n0 + c : C, valid);
   }
