@@ -5,7 +5,7 @@ against cuBLAS's FP32 (640x512's updates now) and the seed's mma.sync tf32x3 ker
 module compiles for sm_90a (CuPy appends its own -arch=sm_90 to the options; `route` says which route gave wgmma),
 then each one's largest error against float64 (relative to the result's largest value) on edge shapes and both
 signs, then milliseconds per call (CUDA events, median of 20) on the seed's shapes, with wg_update's row groups and
-wg_vtc's chunks of rows varied; then wg_update again with its products in one chain of wgmma (WG_ONE_CHAIN=1).
+wg_vtc's chunks of rows varied; then wg_update again with its products a step at a time (WG_ONE_CHAIN=0).
 
     python bench/wgmma_probe.py            (on an H100 or H200)
 """
@@ -71,8 +71,8 @@ def main(argv):
         layout(k)
         return 1
     time_all(k)
-    print("wg_update's products in one chain of wgmma (WG_ONE_CHAIN=1):")
-    route(k, ("-DWG_ONE_CHAIN=1",))
+    print("wg_update's products a step of 8 at a time (WG_ONE_CHAIN=0):")
+    route(k, ("-DWG_ONE_CHAIN=0",))
     print(f"  its largest error {check(k):.2e}")
     time_all(k, vtc=False)
     return 0

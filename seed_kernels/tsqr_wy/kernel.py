@@ -234,6 +234,7 @@ def _tf32x3(name):
 
 _WG = {}
 _WG_SHARED = 4 * 128 * 32 * 4 + 1024  # wgmma.cu's WG_SHARED: a block's dynamic shared memory
+_WG_UPDATE = "wg_update_piped"  # the kernel WG_FROM sends C -= V W to: wg_update_piped or wg_update
 _WG_STAGES = 2  # wg_update_piped's tiles of C in flight (wgmma.cu's WG_STAGES)
 _WG_PIPED_SHARED = _WG_SHARED + _WG_STAGES * 64 * 136 * 4  # its WG_PIPED_SHARED: the staged tiles (WG_LDT = 136)
 
@@ -286,15 +287,17 @@ def _blocks_short(device, blocks, most, per_sm=3):
     return min(most, max(1, -(-per_sm * _sms(device) // blocks)))
 
 
-def _wg_update(Vm, W, C, sign, groups=None, kernel="wg_update_piped"):
-    """C += sign V W by wg_update_piped (or wg_update): a 128-column strip of C a block, over tiles of 64 rows in
-    `groups` row groups (by default enough for as many blocks an SM as its shared memory allows, three for
-    wg_update)."""
+def _wg_update(Vm, W, C, sign, groups=None, kernel=None):
+    """C += sign V W by wg_update_piped or wg_update (`kernel`, by default _WG_UPDATE): a 128-column strip of C a
+    block, over tiles of 64 rows in `groups` row groups; by default, for wg_update_piped enough for as many blocks an
+    SM as its shared memory allows, for wg_update about four waves of three blocks an SM (60x(1024x960): 0.269 ms in
+    four row groups against 0.337 in one, bench/wgmma_probe.py on an H100, 2026-12-07)."""
     batch, m, w = Vm.shape
     N = C.shape[2]
     strips = -(-N // 128)
+    kernel = kernel or _WG_UPDATE
     piped = kernel == "wg_update_piped"
-    per_sm = 232448 // _WG_PIPED_SHARED if piped else 3  # (an SM's 227 KiB of shared memory)
+    per_sm = 232448 // _WG_PIPED_SHARED if piped else 12  # (an SM's 227 KiB of shared memory)
     groups = groups or _blocks_short(C.device, batch * strips, -(-m // 64), per_sm)
     _wg(kernel)((strips, groups, batch), (128,), (*_strided(C), *_strided(Vm), *_strided(W), cp.int32(m), cp.int32(N),
                                                   cp.int32(w), cp.float32(sign)),

@@ -31,9 +31,10 @@
 // WG_ONE_CHAIN 1: wg_update's products for w <= 32 and for w <= 64 as two straight chains of wgmma (one group
 // to wait for; 168 registers and a 4-byte spill, three blocks an SM by its launch bounds); 0: a step of 8 at a time
 // behind a test of w (the compiler then fences each step's three on their own; 158 registers; nvcc 13.0).
-// bench/wgmma_probe.py times both.
+// bench/wgmma_probe.py times both: 1 was faster at every shape (H100, 2026-12-07: 640x(512x448) w = 64 0.665-0.712
+// ms against 0.724-0.787, 60x(1024x960) 0.269-0.342 against 0.302-0.370).
 #ifndef WG_ONE_CHAIN
-#define WG_ONE_CHAIN 0
+#define WG_ONE_CHAIN 1
 #endif
 #define WG_UPDATE_BLOCKS (WG_ONE_CHAIN ? 3 : 1)
 
