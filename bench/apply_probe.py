@@ -1,7 +1,7 @@
 """One trailing update of tsqr_wy (C = (I - V T V^T)^T C) timed several ways on the GPU: tf32x3_apply (one
 kernel, the tile in shared memory), cuBLAS's three FP32 GEMMs (kernel.py's _apply with APPLY_ROWS = 0 and no
-split TF32), the split-TF32 pair tf32x3_vtc + tf32x3_update, and on a Hopper wgmma.cu's wg_vtc + wg_update; then
-each half alone (V^T C: cuBLAS, wg_vtc; C += V Wn: cuBLAS, wg_update). Milliseconds per call by CUDA events, median
+split TF32), the split-TF32 pair tf32x3_vtc + tf32x3_update, and on a Hopper cuBLAS's V^T C + wgmma.cu's wg_update;
+then each half alone (V^T C: cuBLAS; C += V Wn: cuBLAS, wg_update). Milliseconds per call by CUDA events, median
 of 20, and each one's largest error against float64 relative to the result's largest value. Shapes: 640x512's first outer block
 (w = 64, 512 rows, 448 columns), its fourth (w = 64, 320 rows, 256 columns), an inner panel's update (w = 32, 512
 rows, 32 columns) and 60x1024's first panel (w = 32). Occupancy, issue rate and spills: run it under `ncu
@@ -65,13 +65,13 @@ def main(argv):
         def pair(V=V, T=T, C=C):
             k._tf32x3_update(V, torch.bmm(T.transpose(1, 2), k._tf32x3_vtc(V, C)).neg_(), C)
 
-        def wgmma(V=V, T=T, C=C):  # wgmma.cu (a Hopper's): wg_vtc, T^T W by cuBLAS, wg_update
-            k._wg_update(V, torch.bmm(T.transpose(1, 2), k._wg_vtc(V, C)), C, -1.0)
+        def wgmma(V=V, T=T, C=C):  # as WG_FROM has it on a Hopper: V^T C and T^T W by cuBLAS, wg_update (wgmma.cu)
+            k._wg_update(V, torch.bmm(T.transpose(1, 2), torch.bmm(V.transpose(1, 2), C)), C, -1.0)
 
         Cd, Vd, Td = C0.double(), V.double(), T.double()
         whole = Cd - Vd @ (Td.transpose(1, 2) @ (Vd.transpose(1, 2) @ Cd))
         ways = [("tf32x3_apply", fused), ("cuBLAS x3", cublas), ("split vtc+update", pair)]
-        ways += [("wg_vtc + wg_update", wgmma)] if hopper() else []
+        ways += [("cuBLAS + wg_update", wgmma)] if hopper() else []
         for name, fn in ways:
             C.copy_(C0)
             fn()
@@ -93,8 +93,7 @@ def halves(k, V, C0, C):
     line = ["   halves:"]
     ways = [("V^T C cuBLAS", lambda: torch.bmm(V.transpose(1, 2), C0), vtc),
             ("C+=V Wn cuBLAS", lambda: C.baddbmm_(V, Wn), update)]
-    ways += [("V^T C wg_vtc", lambda: k._wg_vtc(V, C0), vtc),
-             ("C+=V Wn wg_update", lambda: k._wg_update(V, Wn, C, 1.0) or C, update)] if hopper() else []
+    ways += [("C+=V Wn wg_update", lambda: k._wg_update(V, Wn, C, 1.0) or C, update)] if hopper() else []
     for name, fn, want in ways:
         C.copy_(C0)
         got = fn()

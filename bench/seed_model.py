@@ -520,27 +520,15 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             chunks, columns = P.shape[1], 32 if name == "tf32x3_vtc64" else 64  # W's columns a block
             assert block == (128,) and grid == (-(-N // columns), chunks, V.shape[0]) and w <= int(name[-2:]), grid
             vtc_by_chunks(args, 8, "tf32x3 split")
-        elif name in ("wg_update", "wg_update_piped"):  # tests/test_cuda_on_cpu.py runs their code (and wg_vtc's)
+        elif name == "wg_update":  # tests/test_cuda_on_cpu.py runs its code
             C, ldc, cstride, V, ldv, vstride, W, ldw, wstride, m, N, w, sign = args
             assert block == (128,) and grid[0] == -(-N // 128) and grid[2] == C.shape[0], (grid, C.shape)
             assert 1 <= grid[1] <= -(-m // 64) and sign in (1.0, -1.0), (grid, sign)  # row groups
-            staged, tile = shared_mem - (4 * 128 * 32 * 4 + 1024), 64 * 136 * 4  # wg_update_piped's tiles of C
-            assert staged in ((tile, 2 * tile, 3 * tile) if name == "wg_update_piped" else (0,)), shared_mem
-            assert w <= 64 and w % 8 == 0, w
-            assert N % 2 == 0 and ldc % 2 == 0 and C.storage_offset() % 2 == 0, (N, ldc)
+            assert shared_mem == 4 * 128 * 32 * 4 + 1024 and w <= 64 and w % 8 == 0, (shared_mem, w)
+            assert N >= 128 and N % 2 == 0 and ldc % 2 == 0 and C.storage_offset() % 2 == 0, (N, ldc)
             assert (ldc, cstride, ldv, vstride, ldw, wstride) == (C.stride(1), C.stride(0), V.stride(1),
                                                                    V.stride(0), W.stride(1), W.stride(0))
             C[:, :m, :N] += sign * tf32x3_matmul(V[:, :m, :w], W[:, :w, :N])
-        elif name == "wg_vtc":
-            V, ldv, vstride, C, ldc, cstride, P, ldw, wstride, m, N, w, rows = args  # P: each chunk's product
-            chunks = -(-m // rows)
-            assert block == (128,) and grid == (-(-N // 128), chunks, V.shape[0]) and rows % 32 == 0, (grid, rows)
-            assert shared_mem == 4 * 128 * 32 * 4 + 1024 and w <= 64 and P.shape[1:] == (chunks, w, N), shared_mem
-            assert P.is_contiguous() and (ldw, wstride) == (N, chunks * w * N), (ldw, wstride)
-            assert (ldc, cstride, ldv, vstride) == (C.stride(1), C.stride(0), V.stride(1), V.stride(0))
-            for chunk in range(chunks):
-                r = slice(chunk * rows, min(m, (chunk + 1) * rows))
-                P[:, chunk] = tf32x3_matmul(V[:, r, :w].transpose(1, 2), C[:, r, :N])
         elif name in ("col_qr", "lane_qr"):
             A, H, tau, n = args
             threads = 32 * n if name == "col_qr" else 32
@@ -657,7 +645,7 @@ def main() -> int:
                       {**base, "MB_BELOW": 0, "APPLY_FROM": 0},  # every update by tf32x3_apply
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "APPLY_FROM": 0},  # 64 wide too
                       {**base, "MB_BELOW": 0, "APPLY_FROM": 0, "APPLY_ROWS": 100},  # and cuBLAS above 100 rows
-                      {**base, "MB_BELOW": 0, "WG_FROM": 1},  # every C -= V W of 128 columns by wg_update_piped
+                      {**base, "MB_BELOW": 0, "WG_FROM": 1},  # every C -= V W of 128 columns by wg_update
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "WG_FROM": 1},  # 64 wide too
                       *({**base, "MB_BELOW": 0, "OUTER_FROM": 0, **outer} for outer in
                       ({"OUTER_NB": 64}, {"NB": 16, "OUTER_NB": 64}, {"OUTER_NB": 96},
@@ -673,7 +661,7 @@ def main() -> int:
         sizes += ((2, 128), (1, 129), (2, 176), (1, 192)) if overrides.get("COLK_N") else ()
         sizes += ((1, 600),) if overrides.get("COL_PANEL_BELOW") else ()  # col_panel32 (or reg_panel) above 512 rows
         sizes += ((1, 1100),) if overrides.get("COL_CLUSTER") else ()  # col_cluster8 above 8 x 128 rows
-        sizes += ((1, 260),) if overrides.get("WG_FROM") else ()  # updates of 128 columns and more: wg_update_piped
+        sizes += ((1, 260),) if overrides.get("WG_FROM") else ()  # updates of 128 columns and more: wg_update
         for batch, n in sizes:
             A = torch.randn(batch, n, n)
             H, tau = module.custom_kernel(A)

@@ -1,11 +1,11 @@
-"""Issue "the seed at 60x": tsqr_wy's trailing update on Hopper's warpgroup MMA (wgmma.cu's wg_update, C += s V Wn
-with C the accumulator, wg_update_piped, the same with C's next tiles in flight, and wg_vtc, V^T C, all split TF32),
-launched by kernel.py's own _wg_update and _wg_vtc,
-against cuBLAS's FP32 (640x512's updates now) and the seed's mma.sync tf32x3 kernels (60x1024's). First how the
-module compiles for sm_90a (CuPy appends its own -arch=sm_90 to the options; `route` says which route gave wgmma),
-then each one's largest error against float64 (relative to the result's largest value) on edge shapes and both
-signs, then milliseconds per call (CUDA events, median of 20) on the seed's shapes, with wg_update's row groups and
-wg_vtc's chunks of rows varied; then wg_update again with its products a step at a time (WG_ONE_CHAIN=0).
+"""Issue "the seed at 60x": tsqr_wy's C -= V W on Hopper's warpgroup MMA (wgmma.cu's wg_update, C += s V Wn in split
+TF32 with C the accumulator), launched by kernel.py's own _wg_update, against cuBLAS's FP32 (640x512's and
+60x1024's updates before WG_FROM) and the seed's mma.sync tf32x3_update. First how the module compiles for sm_90a
+(CuPy appends its own -arch=sm_90 to the options; `route` says which route gave wgmma), then its largest error
+against float64 (relative to the result's largest value) on edge shapes and both signs, then milliseconds per call
+(CUDA events, median of 20) on the seed's shapes, with wg_update's row groups varied. Its earlier companions
+(wg_vtc, V^T C; wg_update_piped, C's next tiles staged by cp.async; the step-at-a-time chain) lost here and were
+removed (NOTES.md).
 
     python bench/wgmma_probe.py            (on an H100 or H200)
 """
@@ -32,9 +32,8 @@ def route(k, defines=()):
         nvrtc.compileProgram(program, ["--std=c++17", "-arch=sm_90a", *defines])
         module = cp.cuda.function.Module()
         module.load(nvrtc.getCUBIN(program))
-    for name in ("wg_update", "wg_vtc", "wg_update_piped"):
-        k._WG[name] = module.get_function(name)
-        k._WG[name].max_dynamic_shared_size_bytes = k._WG_PIPED_SHARED if name.endswith("piped") else k._WG_SHARED
+    k._WG["wg_update"] = module.get_function("wg_update")
+    k._WG["wg_update"].max_dynamic_shared_size_bytes = k._WG_SHARED
     flag = torch.zeros(1, dtype=torch.int32, device="cuda")
     module.get_function("wg_compiled")((1,), (1,), (cp.uint64(flag.data_ptr()),))
     torch.cuda.synchronize()
@@ -71,56 +70,39 @@ def main(argv):
         layout(k)
         return 1
     time_all(k)
-    print("wg_update's products a step of 8 at a time (WG_ONE_CHAIN=0):")
-    route(k, ("-DWG_ONE_CHAIN=0",))
-    print(f"  its largest error {check(k):.2e}")
-    time_all(k, vtc=False)
     return 0
 
 
 def check(k):
-    """The largest error of wg_update, wg_update_piped and wg_vtc over edge shapes, each printed beside FP32's."""
+    """The largest error of wg_update over edge shapes, each printed beside FP32's."""
     worst = 0.0
     for batch, m, N, w, offset, s in [(3, 100, 70, 24, 6, 1.0), (2, 64, 128, 64, 0, -1.0), (5, 200, 330, 32, 2, -1.0),
                                       (4, 512, 448, 64, 64, 1.0), (2, 1024, 992, 32, 32, -1.0), (1, 8, 2, 8, 0, 1.0)]:
         V, Wn, C = case(batch, m, N, w, offset)
         C0 = C.clone()
-        errors = []
-        for kernel in ("wg_update", "wg_update_piped"):
-            C.copy_(C0)
-            k._wg_update(V, Wn, C, s, kernel=kernel)
-            torch.cuda.synchronize()
-            errors.append(error(C, C0, V, Wn, s))
-        e = max(errors)
+        k._wg_update(V, Wn, C, s)
+        torch.cuda.synchronize()
+        e = error(C, C0, V, Wn, s)
         C.copy_(C0)
         C.baddbmm_(V, Wn, alpha=s)
-        print(f"{batch}x({m}x{N}) w={w} s={s:+.0f}: wg_update {errors[0]:.2e}, wg_update_piped {errors[1]:.2e}, "
-              f"FP32 baddbmm {error(C, C0, V, Wn, s):.2e}", flush=True)
-        W = k._wg_vtc(V, C0, 1 + (m > 64))
-        ref = torch.bmm(V.double().transpose(1, 2), C0.double())
-        ev = ((W.double() - ref).abs().max() / ref.abs().max()).item()
-        eb = ((torch.bmm(V.transpose(1, 2), C0).double() - ref).abs().max() / ref.abs().max()).item()
-        print(f"    V^T C: wg_vtc {ev:.2e}, FP32 bmm {eb:.2e}", flush=True)
-        worst = max(worst, e, ev)
+        print(f"{batch}x({m}x{N}) w={w} s={s:+.0f}: wg_update {e:.2e}, FP32 baddbmm {error(C, C0, V, Wn, s):.2e}",
+              flush=True)
+        worst = max(worst, e)
     return worst
 
 
 def layout(k):
     """Where one element of V lands, for a diagnosis: V one-hot at (r, j), Wn[j', c] = 256 j' + c + 1, so that
-    C = V Wn is row r of Wn at row r; each nonzero of C is decoded as (its row, the j' and c its value names). And
-    for V^T C: V one-hot at (r, j), C[r', c] = 256 r' + c + 1, so that W = V^T C is C's row r at W's row j."""
+    C = V Wn is row r of Wn at row r; each nonzero of C is decoded as (its row, the j' and c its value names)."""
     m, N, w = 64, 128, 16
     Wn = (256 * torch.arange(w, device="cuda")[:, None] + torch.arange(N, device="cuda") + 1).float()[None]
-    Cv = (256 * torch.arange(m, device="cuda")[:, None] + torch.arange(N, device="cuda") + 1).float()[None]
     for r, j in [(0, 0), (1, 0), (0, 1), (8, 3), (17, 9), (63, 15)]:
         V = torch.zeros(1, m, w, device="cuda")
         V[0, r, j] = 1.0
         C = torch.zeros(1, m, N, device="cuda")
         k._wg_update(V, Wn, C, 1.0)
-        W = k._wg_vtc(V, Cv, 1)
         torch.cuda.synchronize()
-        print(f"  V[{r},{j}] = 1: C += V Wn {decode(C[0], 'row')}; V^T C {decode(W[0], 'j')} "
-              f"(right: row {r} <- j' {j}, c = column; j {j} <- r' {r}, c = column)", flush=True)
+        print(f"  V[{r},{j}] = 1: C += V Wn {decode(C[0], 'row')} (right: row {r} <- j' {j}, c = column)", flush=True)
 
 
 def decode(X, what):
@@ -133,7 +115,7 @@ def decode(X, what):
     return f"{len(rows)} nonzero, ({what}, source row) {firsts}, {shifted} with the column shifted"
 
 
-def time_all(k, vtc=True):
+def time_all(k):
     for batch, m, N, w in [(640, 512, 448, 64), (640, 320, 256, 64), (640, 512, 32, 32), (60, 1024, 960, 64),
                            (60, 512, 448, 64), (8, 2048, 2016, 32)]:
         V, Wn, C = case(batch, m, N, w, w)
@@ -141,18 +123,8 @@ def time_all(k, vtc=True):
         line.append(f"FP32 baddbmm {timed(lambda: C.baddbmm_(V, Wn, alpha=-1.0)):.3f}")
         line.append(f"tf32x3_update {timed(lambda: k._tf32x3_update(V, Wn, C)):.3f}")
         for groups in (None, 1, 2, 4, 8):
-            ms = timed(lambda: k._wg_update(V, Wn, C, 1.0, groups, "wg_update"))
-            line.append(f"wg_update(groups {groups or 'auto'}) {ms:.3f}")
-        for groups in (None, 2, 4):
             ms = timed(lambda: k._wg_update(V, Wn, C, 1.0, groups))
-            line.append(f"wg_update_piped(groups {groups or 'auto'}) {ms:.3f}")
-        if not vtc:
-            print(" ".join(line), flush=True)
-            continue
-        line.append(f"| V^T C: FP32 bmm {timed(lambda: torch.bmm(V.transpose(1, 2), C)):.3f}")
-        line.append(f"tf32x3_vtc {timed(lambda: k._tf32x3_vtc(V, C)):.3f}")
-        for chunks in (None, 1, 2, 4):
-            line.append(f"wg_vtc(chunks {chunks or 'auto'}) {timed(lambda: k._wg_vtc(V, C, chunks)):.3f}")
+            line.append(f"wg_update(groups {groups or 'auto'}) {ms:.3f}")
         print(" ".join(line), flush=True)
 
 

@@ -2,8 +2,7 @@
 fiber per thread, the barriers, shuffles and cluster stores as the kernel has them), launched as kernel.py
 launches them: lane_qr, col_qr and small_qr on every test matrix of the contract with n <= 32,
 judged by the harness's own checker; col_panel, col_cluster, reg_panel and reg_cluster on panels against LAPACK's reflectors and larft's T
-(reg_cluster with its sums exchanged through mbarriers too); wgmma.cu's wg_update and wg_vtc on an emulated
-warpgroup MMA;
+(reg_cluster with its sums exchanged through mbarriers too); wgmma.cu's wg_update on an emulated warpgroup MMA;
 under two schedules, which must give the same bits. A machine without a GPU cannot otherwise run a kernel at all:
 bench/seed_model.py checks kernel.py's orchestration with stand-ins, this checks the code the GPU will run."""
 
@@ -281,46 +280,37 @@ def test_chunk_tw_sums_the_chunks_and_makes_minus_t_transposed_w(tmp_path: Path,
     assert torch.equal(*runs)
 
 
-def wg_binary(tmp_path: Path, mode: str, chain: int = 0) -> Path:
-    """wgmma.cu's driver (tests/cuda_on_cpu/wg_driver.cpp) for wg_update (UPDATE, its products in one chain of wgmma
-    with `chain` 1), wg_update_piped (PIPED) or wg_vtc (VTC)."""
-    source, binary = tmp_path / "wgmma.cu", tmp_path / f"wg_{mode}{chain}"
+def wg_binary(tmp_path: Path) -> Path:
+    """wgmma.cu's driver (tests/cuda_on_cpu/wg_driver.cpp) for wg_update."""
+    source, binary = tmp_path / "wgmma.cu", tmp_path / "wg_update"
     source.write_text(emulated((SEED / "tf32x3.cu").read_text() + (SEED / "wgmma.cu").read_text()))
-    defines = ["-DEMU_UPDATE", "-DEMU_PIPED"] if mode == "PIPED" else [f"-DEMU_{mode}"]
-    subprocess.run(["g++", "-std=c++17", "-O2", "-Wno-unknown-pragmas", *defines, f"-DWG_ONE_CHAIN={chain}",
-                    f'-DKERNEL_FILE="{source}"', f"-I{EMU}", str(EMU / "wg_driver.cpp"), "-o", str(binary)],
-                   check=True, timeout=300)
+    subprocess.run(["g++", "-std=c++17", "-O2", "-Wno-unknown-pragmas", f'-DKERNEL_FILE="{source}"', f"-I{EMU}",
+                    str(EMU / "wg_driver.cpp"), "-o", str(binary)], check=True, timeout=300)
     return binary
 
 
 @pytest.mark.parametrize(("batch", "m", "N", "w", "groups"), [(2, 100, 70, 24, 4), (1, 130, 260, 64, 2),
                                                              (1, 7, 2, 8, 1), (1, 200, 130, 32, 3),
                                                              (1, 300, 140, 40, 1)])
-def test_wgmma_update_and_vtc_on_the_emulated_warpgroup_mma(tmp_path: Path, batch: int, m: int, N: int, w: int,
-                                                           groups: int) -> None:
-    """wg_update (C - V Wn, over row groups) and wg_vtc (V^T C, over chunks of rows): their staging into wgmma's
-    swizzled layout, the A fragments and the accumulator, as emu.h's wgmma_tf32 reads the PTX ISA's layouts; edges of
-    every kind (rows past m, columns past N and past a strip of 128, w below 64); the same bits under two schedules;
-    wg_update's products a step at a time and in one chain (WG_ONE_CHAIN); wg_update_piped (C's tiles staged ahead,
-    the last case's row group walking more tiles than it has stages, each stage taken again)."""
+def test_wgmma_update_on_the_emulated_warpgroup_mma(tmp_path: Path, batch: int, m: int, N: int, w: int,
+                                                    groups: int) -> None:
+    """wg_update (C - V Wn, over row groups): its staging into wgmma's swizzled layout, the A fragments and the
+    accumulator, as emu.h's wgmma_tf32 reads the PTX ISA's layouts; edges of every kind (rows past m, columns past N
+    and past a strip of 128, w below 64 and below 32, a row group walking several tiles); the same bits under two
+    schedules."""
     V, Wn, C = torch.randn(batch, m, w), torch.randn(batch, w, N), torch.randn(batch, m, N)
-    rows = 32 * groups  # wg_vtc's chunks of rows: the first case in one chunk, the others in several
-    products = [V[:, r:r + rows].double().transpose(1, 2) @ C[:, r:r + rows].double() for r in range(0, m, rows)]
-    update = C.double() - V.double() @ Wn.double()
-    cases = (("UPDATE", 0, (V, Wn, C), update), ("UPDATE", 1, (V, Wn, C), update), ("PIPED", 0, (V, Wn, C), update),
-             ("VTC", 0, (V, C), torch.stack(products, 1)))
-    for mode, chain, operands, expected in cases:
-        binary = wg_binary(tmp_path, mode, chain)
-        np.concatenate([x.numpy().ravel() for x in operands]).astype(np.float32).tofile(tmp_path / "in.bin")
-        runs = []
-        for seed in (1, 2):
-            args = [str(binary), str(tmp_path / "in.bin"), str(tmp_path / "out.bin"), str(batch), str(m), str(N),
-                    str(w), str(seed), *((str(groups), "-1") if mode != "VTC" else (str(rows),))]
-            run = subprocess.run(args, check=False, timeout=300, capture_output=True, text=True)
-            assert run.returncode == 0, run.stderr[-2000:]
-            runs.append(torch.from_numpy(np.fromfile(tmp_path / "out.bin", np.float32)).reshape(expected.shape))
-        assert (runs[0].double() - expected).abs().max() / expected.abs().max() < 2e-6, (mode, chain)
-        assert torch.equal(*runs), (mode, chain)
+    expected = C.double() - V.double() @ Wn.double()
+    binary = wg_binary(tmp_path)
+    np.concatenate([x.numpy().ravel() for x in (V, Wn, C)]).astype(np.float32).tofile(tmp_path / "in.bin")
+    runs = []
+    for seed in (1, 2):
+        args = [str(binary), str(tmp_path / "in.bin"), str(tmp_path / "out.bin"), str(batch), str(m), str(N), str(w),
+                str(seed), str(groups), "-1"]
+        run = subprocess.run(args, check=False, timeout=300, capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr[-2000:]
+        runs.append(torch.from_numpy(np.fromfile(tmp_path / "out.bin", np.float32)).reshape(expected.shape))
+    assert (runs[0].double() - expected).abs().max() / expected.abs().max() < 2e-6
+    assert torch.equal(*runs)
 
 
 def test_the_emulator_catches_a_missing_barrier(tmp_path: Path) -> None:

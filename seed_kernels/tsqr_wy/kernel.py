@@ -20,7 +20,7 @@ The trailing columns get Q_panel^T = I - V T^T V^T (`_apply`): in one kernel in 
 batches of APPLY_FROM to APPLY_BELOW and panels of at most APPLY_ROWS rows; otherwise as three batched GEMMs,
 V^T C and C -= V W in split TF32 for small batches (tf32x3.cu, VTC_BELOW and TF32X3_BELOW; between them chunk_tw sums
 V^T C's chunks and makes -T^T W in one launch, CHUNK_TW) and by cuBLAS in FP32 for the rest; on a Hopper, from
-WG_FROM matrices, C -= V W of at least 128 columns by wgmma.cu's split TF32 on the warpgroup MMA (wg_update_piped);
+WG_FROM matrices, C -= V W of at least 128 columns by wgmma.cu's split TF32 on the warpgroup MMA (wg_update);
 trail_update does it in one kernel below FUSED_BELOW. With OUTER_NB, panels are gathered into blocks of that many
 columns whose merged reflectors update the columns beyond in one pass (`_Outer`), for batches of at least
 OUTER_FROM; with OUTER_AHEAD the next block is factored on a second stream beside that pass (`_by_blocks`).
@@ -119,9 +119,10 @@ CLUSTER_MBAR = 1  # @tune CLUSTER_MBAR: 0 1
 # cluster barrier a column (0) put a release fence (MEMBAR.ALL.GPU) on every column's chain: 2x4096 13.5 ms a call
 # against 14.7, 8x2048 7.3 against 7.9 (H100, 2026-12-06, NOTES.md)
 
-WG_FROM = 0  # @tune WG_FROM: 0 48 256
+WG_FROM = 48  # @tune WG_FROM: 0 48 256
 # batches from which the trailing update's C -= V W (at least 128 columns) runs on Hopper's warpgroup MMA in split
-# TF32 (wgmma.cu's wg_update_piped, compiled for sm_90a; 0: never), on a GPU of compute capability 9.0 only
+# TF32 (wgmma.cu's wg_update, compiled for sm_90a; 0: never), on a GPU of compute capability 9.0 only: 640x512 and
+# 60x1024, the judge's `full` 2,567 us against 2,622 (three runs each, alternating; H100, 2026-12-07, NOTES.md)
 
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
@@ -130,7 +131,7 @@ _SOURCE = _COMMON + Path(__file__).with_name("qr.cu").read_text()
 _REG_SOURCE = _COMMON + Path(__file__).with_name("reg_panel.cu").read_text()
 _COL_SOURCE = _COMMON + Path(__file__).with_name("cols.cu").read_text()
 _TF32X3_SOURCE = Path(__file__).with_name("tf32x3.cu").read_text()
-_WG_SOURCE = _TF32X3_SOURCE + Path(__file__).with_name("wgmma.cu").read_text()  # made only where WG_FROM is
+_WG_SOURCE = _TF32X3_SOURCE + Path(__file__).with_name("wgmma.cu").read_text()  # made only where WG_FROM is used
 _NAMES = ("panel_qr", "small_qr", "build_t", "gram", "mb_panel", "mb_cluster", "trail_update")
 
 
@@ -138,12 +139,13 @@ _MODULES = {}
 
 
 def _module(source, warps=None):
-    """The module of `source`, made once: qr.cu or reg_panel.cu for blocks of `warps` warps, or cols.cu or
-    tf32x3.cu (no warps). CuPy compiles a module on its first get_function."""
+    """The module of `source`, made once: qr.cu or reg_panel.cu for blocks of `warps` warps, or cols.cu, tf32x3.cu
+    or wgmma.cu (no warps; wgmma.cu for sm_90a, where wgmma is). CuPy compiles a module on its first get_function."""
     if (source, warps) not in _MODULES:
         values = {"NB": NB, "NWARPS": warps, "GRAM_ROWS": GRAM_ROWS, "MB_CLUSTER": MB_CLUSTER or 8,
                   "CLUSTER_MBAR": CLUSTER_MBAR}
-        options = ("--std=c++17", *(f"-D{name}={values[name]}" for name in _DEFINES.get(source, ())))
+        options = ("--std=c++17", *(f"-D{name}={values[name]}" for name in _DEFINES.get(source, ())),
+                   *(("-arch=sm_90a",) if source is _WG_SOURCE else ()))
         _MODULES[source, warps] = cp.RawModule(code=source, options=options)
     return _MODULES[source, warps]
 
@@ -184,6 +186,8 @@ def _kernels(warps):
 _AT_IMPORT = [(_SOURCE, NWARPS), (_COL_SOURCE, None), (_TF32X3_SOURCE, None)]
 if NB == 32:  # reg_panel takes panels only with a lane per column
     _AT_IMPORT.append((_REG_SOURCE, RP_WARPS))
+if WG_FROM and torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0):  # (_wg_fits's GPU)
+    _AT_IMPORT.append((_WG_SOURCE, None))
 for _source, _warps in _AT_IMPORT:
     _module(_source, _warps)
 _kernels(NWARPS)  # at import: a candidate whose CUDA does not compile fails here, not in its first call
@@ -234,26 +238,21 @@ def _tf32x3(name):
 
 _WG = {}
 _WG_SHARED = 4 * 128 * 32 * 4 + 1024  # wgmma.cu's WG_SHARED: a block's dynamic shared memory
-_WG_UPDATE = "wg_update_piped"  # the kernel WG_FROM sends C -= V W to: wg_update_piped or wg_update
-_WG_STAGES = 2  # wg_update_piped's tiles of C in flight (wgmma.cu's WG_STAGES)
-_WG_PIPED_SHARED = _WG_SHARED + _WG_STAGES * 64 * 136 * 4  # its WG_PIPED_SHARED: the staged tiles (WG_LDT = 136)
 
 
-def _wg(name):
-    """wgmma.cu's kernel `name` (wg_update, wg_vtc), its module compiled for sm_90a on first use."""
+def _wg():
+    """wgmma.cu's wg_update, its module compiled for sm_90a on first use."""
     if not _WG:
-        module = cp.RawModule(code=_WG_SOURCE, options=("--std=c++17", "-arch=sm_90a", f"-DWG_STAGES={_WG_STAGES}"))
-        for kernel in ("wg_update", "wg_vtc", "wg_update_piped"):
-            _WG[kernel] = module.get_function(kernel)
-            _WG[kernel].max_dynamic_shared_size_bytes = _WG_PIPED_SHARED if kernel.endswith("piped") else _WG_SHARED
-    return _WG[name]
+        _WG["wg_update"] = _module(_WG_SOURCE).get_function("wg_update")
+        _WG["wg_update"].max_dynamic_shared_size_bytes = _WG_SHARED
+    return _WG["wg_update"]
 
 
 def _wg_fits(Vm, C):
-    """Where wg_update_piped takes C -= V W: from WG_FROM matrices, on compute capability 9.0 (sm_90a's code runs
-    there only), C at least a strip of 128 columns wide (at 32, the updates within 640x512's outer blocks, wg_update
-    took 0.104 ms against cuBLAS's 0.072: its tile three quarters empty), V at most 64 columns (a multiple of 8),
-    C's rows in pairs of columns (tf32x3_fits's)."""
+    """Where wg_update takes C -= V W: from WG_FROM matrices, on compute capability 9.0 (sm_90a's code runs there
+    only), C at least a strip of 128 columns wide (at 32, the updates within 640x512's outer blocks, it took 0.104 ms
+    against cuBLAS's 0.072: its tile three quarters empty), V at most 64 columns (a multiple of 8), C's rows in pairs
+    of columns (tf32x3_fits's)."""
     return (bool(WG_FROM) and Vm.shape[0] >= WG_FROM and C.shape[2] >= 128 and _capability(C.device) == (9, 0)
             and _tf32x3_fits(Vm, C))
 
@@ -264,44 +263,16 @@ def _capability(device):
     return properties.major, properties.minor
 
 
-def _wg_vtc(Vm, C, chunks=None):
-    """W = V^T C by wg_vtc: a 128-column strip of C a block, its rows in `chunks` chunks (of multiples of 32 rows)
-    whose products torch then sums (one chunk: all the rows in one block, nothing to sum). By default enough chunks
-    for about three blocks an SM, as _wg_update's row groups: small batches of tall matrices (8x2048, 2x4096)."""
-    batch, m, w = Vm.shape
-    N = C.shape[2]
-    chunks = chunks or _blocks_short(C.device, batch * -(-N // 128), -(-m // 32))
-    rows = -(-m // chunks // 32) * 32
-    chunks = -(-m // rows)
-    P = C.new_empty(batch, chunks, w, N)
-    _wg("wg_vtc")((-(-N // 128), chunks, batch), (128,),
-                  (*_strided(Vm), *_strided(C), _ptr(P), cp.int32(N), cp.int64(chunks * w * N), cp.int32(m),
-                   cp.int32(N), cp.int32(w), cp.int32(rows)), shared_mem=_WG_SHARED)
-    return P[:, 0] if chunks == 1 else P.sum(1)
-
-
-def _blocks_short(device, blocks, most, per_sm=3):
-    """How many ways (at most `most`) to split each of `blocks` blocks for about `per_sm` blocks an SM (wgmma.cu's
-    wg_vtc and wg_update: 155-158 registers a thread, three blocks of 128 threads fit an SM; wg_update_piped: one,
-    by its shared memory)."""
-    return min(most, max(1, -(-per_sm * _sms(device) // blocks)))
-
-
-def _wg_update(Vm, W, C, sign, groups=None, kernel=None):
-    """C += sign V W by wg_update_piped or wg_update (`kernel`, by default _WG_UPDATE): a 128-column strip of C a
-    block, over tiles of 64 rows in `groups` row groups; by default, for wg_update_piped enough for as many blocks an
-    SM as its shared memory allows, for wg_update about four waves of three blocks an SM (60x(1024x960): 0.269 ms in
-    four row groups against 0.337 in one, bench/wgmma_probe.py on an H100, 2026-12-07)."""
+def _wg_update(Vm, W, C, sign, groups=None):
+    """C += sign V W by wg_update: a 128-column strip of C a block, over tiles of 64 rows in `groups` row groups, by
+    default about four waves of three blocks an SM (60x(1024x960): 0.269 ms in four row groups against 0.337 in one;
+    bench/wgmma_probe.py on an H100, 2026-12-07)."""
     batch, m, w = Vm.shape
     N = C.shape[2]
     strips = -(-N // 128)
-    kernel = kernel or _WG_UPDATE
-    piped = kernel == "wg_update_piped"
-    per_sm = 232448 // _WG_PIPED_SHARED if piped else 12  # (an SM's 227 KiB of shared memory)
-    groups = groups or _blocks_short(C.device, batch * strips, -(-m // 64), per_sm)
-    _wg(kernel)((strips, groups, batch), (128,), (*_strided(C), *_strided(Vm), *_strided(W), cp.int32(m), cp.int32(N),
-                                                  cp.int32(w), cp.float32(sign)),
-                shared_mem=_WG_PIPED_SHARED if piped else _WG_SHARED)
+    groups = groups or min(-(-m // 64), max(1, -(-12 * _sms(C.device) // (batch * strips))))
+    _wg()((strips, groups, batch), (128,), (*_strided(C), *_strided(Vm), *_strided(W), cp.int32(m), cp.int32(N),
+                                            cp.int32(w), cp.float32(sign)), shared_mem=_WG_SHARED)
 
 
 def _reg_rows(batch, m):
@@ -733,7 +704,7 @@ def _apply(Vm, Tm, C):
     update of the next panel's columns is on the chain of every panel: bench/timeline.py); after cuBLAS's V^T C
     (60x1024) it lost (6.08 -> 6.15-6.23), so it is not used there. tf32x3_apply for the updates within 640x512's
     outer blocks only (on the look-ahead's side stream) lost too: 7.88 against 7.64 ms (H100, NOTES.md). Before all of
-    these, on a Hopper from WG_FROM matrices, C -= V W by wg_update_piped (wgmma.cu, NOTES.md)."""
+    these, on a Hopper from WG_FROM matrices, C -= V W by wg_update (wgmma.cu, NOTES.md)."""
     batch, m, w = Vm.shape
     if APPLY_FROM <= batch < APPLY_BELOW and m <= APPLY_ROWS and _apply_fits(m, w):
         _tf32x3_apply(Vm, Tm, C)

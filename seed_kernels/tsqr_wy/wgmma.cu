@@ -12,7 +12,11 @@
 //
 // Block: one warpgroup on a strip of 128 columns of C, walking tiles of 64 rows (row0, row0 + 64 * gridDim.y, ...)
 // so that Wn's strip is staged once for all of them. Grid: (ceil(N / 128), row groups, batch). N even, C's rows
-// 8-byte aligned (pairs of columns as float2), w a multiple of 8 of at most 64.
+// 8-byte aligned (pairs of columns as float2), w a multiple of 8 of at most 64. A tile's products are one chain of
+// wgmma, 12 or 24 (w up to 32 or 64), one group to wait for: 168 registers and a 4-byte spill (nvcc 13.0), three
+// blocks an SM. A step of 8 at a time behind tests of w (the compiler then fenced each step's three; 158 registers)
+// was slower at every shape bench/wgmma_probe.py timed; so were the tile's next C staged by cp.async with one block
+// an SM, and wg_vtc, V^T C on wgmma (NOTES.md).
 //
 // Layouts (PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate"), lane = 4 g + t of warp q:
 // - the accumulator of m64nNk8: register 4 j + 2 h + c holds row 16 q + g + 8 h, column 8 j + 2 t + c;
@@ -27,16 +31,6 @@
 #define WG_ROW(e) ((e) & 1)
 #define WG_COL(e) ((e) >> 1)
 #endif
-
-// WG_ONE_CHAIN 1: wg_update's products for w <= 32 and for w <= 64 as two straight chains of wgmma (one group
-// to wait for; 168 registers and a 4-byte spill, three blocks an SM by its launch bounds); 0: a step of 8 at a time
-// behind a test of w (the compiler then fences each step's three on their own; 158 registers; nvcc 13.0).
-// bench/wgmma_probe.py times both: 1 was faster at every shape (H100, 2026-12-07: 640x(512x448) w = 64 0.665-0.712
-// ms against 0.724-0.787, 60x(1024x960) 0.269-0.342 against 0.302-0.370).
-#ifndef WG_ONE_CHAIN
-#define WG_ONE_CHAIN 1
-#endif
-#define WG_UPDATE_BLOCKS (WG_ONE_CHAIN ? 3 : 1)
 
 #define WG_N 128  // columns of C a block: the wgmma's N (wg_mma's m64n128k8)
 #define WG_HALF (WG_N * 32)  // floats of one 32-wide half of w, for WG_N columns
@@ -166,7 +160,7 @@ __device__ __forceinline__ void wg_store(const float (&d)[64], float* __restrict
   }
 }
 
-extern "C" __global__ void __launch_bounds__(128, WG_UPDATE_BLOCKS)
+extern "C" __global__ void __launch_bounds__(128, 3)
     wg_update(float* __restrict__ C, int ldc, long long cstride, const float* __restrict__ V, int ldv,
               long long vstride, const float* __restrict__ W, int ldw, long long wstride, int m, int N, int w,
               float s) {
@@ -209,191 +203,14 @@ extern "C" __global__ void __launch_bounds__(128, WG_UPDATE_BLOCKS)
       }
     }
     wg_fence();
-#if WG_ONE_CHAIN
-    if (w > 32)  // (steps past w multiply zeros: V's fragments there are 0, Wn's rows past w staged as 0)
+    if (w > 32)  // one chain of wgmma (steps past w multiply zeros: V's fragments there are 0, Wn's rows past w too)
       wg_steps<8>(d, ah, al, hi, lo);
     else
       wg_steps<4>(d, ah, al, hi, lo);
-#else
-#pragma unroll
-    for (int k = 0; k < 8; ++k)
-      if (8 * k < w) wg_step(d, ah, al, hi, lo, k);
-#endif
     wg_commit();
     wg_wait();
     wg_store(d, C, ldc, r, m, n0, N);
   }
-}
-
-// wg_update_piped: wg_update with C's tiles and V's fragments loaded while the products before them run. wg_update
-// loads a tile of C into the accumulator, waits for it, multiplies, stores: 640x512's widest update moved 1.6 TB/s
-// with three blocks an SM (H100, NOTES.md). Here the block's next WG_STAGES tiles of C are in flight at once
-// (cp.async into shared memory, rows WG_LDT floats apart), V's next fragments are loaded into registers while the
-// wgmma run, and the first tiles are asked for before Wn's strip is staged. One block an SM (its shared memory):
-// grid (ceil(N / 128), row groups, batch) as wg_update's.
-#ifndef WG_STAGES
-#define WG_STAGES 2
-#endif
-#define WG_LDT (WG_N + 8)  // a staged tile's row stride: a warp's float2 reads of 8 rows x 4 pairs in 2 wavefronts
-#define WG_TILE (64 * WG_LDT)  // floats of a staged tile
-#define WG_PIPED_SHARED (WG_SHARED + WG_STAGES * WG_TILE * 4)
-
-// 8 bytes from global memory at src into shared memory at dst, asynchronously; zeros where !valid (src then unread)
-__device__ __forceinline__ void wg_copy8(float* dst, const float* src, bool valid) {
-#if defined(__CUDA_ARCH__)
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"((unsigned)__cvta_generic_to_shared(dst)),
-               "l"(src), "r"(valid ? 8 : 0)
-               : "memory");
-#else
-  dst[0] = valid ? src[0] : 0.f;  // (a CPU's copy lands at once)
-  dst[1] = valid ? src[1] : 0.f;
-#endif
-}
-
-// the copies asked for since the last commit, as one group
-__device__ __forceinline__ void wg_copy_commit() {
-#if defined(__CUDA_ARCH__)
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-
-// this thread's groups of copies landed, all but the latest PENDING
-template <int PENDING>
-__device__ __forceinline__ void wg_copy_wait() {
-#if defined(__CUDA_ARCH__)
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
-#endif
-}
-
-// C's 64 rows from row0 (below m) and WG_N columns from n0 (below N, in pairs: N even) into the staged tile T
-__device__ __forceinline__ void wg_stage_tile(float* T, const float* C, int ldc, int row0, int m, int n0, int N) {
-  const int c = 2 * (threadIdx.x % (WG_N / 2));  // a thread's pair of columns, in every other row
-#pragma unroll 4
-  for (int r = threadIdx.x / (WG_N / 2); r < 64; r += 128 / (WG_N / 2)) {
-    const bool valid = row0 + r < m && n0 + c < N;
-    wg_copy8(T + r * WG_LDT + c, valid ? C + (size_t)(row0 + r) * ldc + n0 + c : C, valid);
-  }
-}
-
-// s V's values for this thread's A fragments of the tile at row r (its first row + 16 q + g), every step of 8
-__device__ __forceinline__ void wg_load_v(float (&v)[8][4], const float* __restrict__ V, int ldv, int r, int m, int w,
-                                          float s) {
-  const int t = threadIdx.x & 3;
-#pragma unroll
-  for (int k = 0; k < 8; ++k)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int row = r + 8 * WG_ROW(e), col = 8 * k + t + 4 * WG_COL(e);
-      v[k][e] = 8 * k < w && row < m ? s * V[(size_t)row * ldv + col] : 0.f;
-    }
-}
-
-extern "C" __global__ void __launch_bounds__(128, 1)
-    wg_update_piped(float* __restrict__ C, int ldc, long long cstride, const float* __restrict__ V, int ldv,
-                    long long vstride, const float* __restrict__ W, int ldw, long long wstride, int m, int N, int w,
-                    float s) {
-  extern __shared__ uint4 wg_raw[];
-  float* hi = reinterpret_cast<float*>(((size_t)wg_raw + 1023) & ~(size_t)1023);
-  float* lo = hi + 2 * WG_HALF;
-  float* tiles = hi + 4 * WG_HALF;
-  const int lane = threadIdx.x & 31, q = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-  const int n0 = blockIdx.x * WG_N, step = 64 * gridDim.y;
-  C += blockIdx.z * cstride;
-  V += blockIdx.z * vstride;
-  W += blockIdx.z * wstride;
-  int row0 = blockIdx.y * 64;
-  for (int i = 0; i < WG_STAGES; ++i) {  // a group per tile, empty past m, so that wait_group counts tiles
-    if (row0 + i * step < m) wg_stage_tile(tiles + i * WG_TILE, C, ldc, row0 + i * step, m, n0, N);
-    wg_copy_commit();
-  }
-  float v[8][4];
-  wg_load_v(v, V, ldv, row0 + 16 * q + g, m, w, s);
-  for (int k0 = 0; k0 < w; k0 += 32) {
-    float x[32];
-    wg_load_column(x, W, ldw, k0, w, n0, N);
-    wg_put_column(x, hi + (k0 >> 5) * WG_HALF, lo + (k0 >> 5) * WG_HALF);
-  }
-  wg_publish();
-  for (int i = 0; row0 < m; ++i, row0 += step) {
-    float* T = tiles + (i % WG_STAGES) * WG_TILE;
-    const int r = row0 + 16 * q + g;
-    wg_copy_wait<WG_STAGES - 1>();
-    __syncthreads();  // every thread's copies of this tile (and, the first time, Wn's strip) are in
-    float d[64];
-#pragma unroll
-    for (int j = 0; j < WG_N / 8; ++j)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const float2 x = *reinterpret_cast<const float2*>(T + (16 * q + g + 8 * h) * WG_LDT + 8 * j + 2 * t);
-        d[4 * j + 2 * h] = x.x, d[4 * j + 2 * h + 1] = x.y;
-      }
-    unsigned ah[8][4], al[8][4];
-#pragma unroll
-    for (int k = 0; k < 8; ++k)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) split(v[k][e], ah[k][e], al[k][e]);
-    __syncthreads();  // every thread has read T: it takes the tile WG_STAGES on
-    if (row0 + WG_STAGES * step < m) wg_stage_tile(T, C, ldc, row0 + WG_STAGES * step, m, n0, N);
-    wg_copy_commit();
-    wg_fence();
-#pragma unroll
-    for (int k = 0; k < 8; ++k)
-      if (8 * k < w) wg_step(d, ah, al, hi, lo, k);
-    wg_commit();
-    if (row0 + step < m) wg_load_v(v, V, ldv, r + step, m, w, s);  // the next tile's, while the products run
-    wg_wait();
-    wg_store(d, C, ldc, r, m, n0, N);
-  }
-}
-
-// wg_vtc: W (w x N, row stride ldw) = V^T C, per matrix: D = W's 64 x 128 tile (rows beyond w zero), A = V^T from
-// registers (lane 4 g + t of warp q: V's rows k + t and k + t + 4, columns 16 q + g and 16 q + g + 8), B = C's strip,
-// 32 rows at a time split into hi and lo and staged where wg_mma's B reads them, the next 32 loaded into registers
-// while the products run (C read once, from global memory, by the block of its strip). With `rows` < m the rows are
-// split into chunks of that many (a multiple of 32), chunk y making its own product W_y = V_y^T C_y at W + y w ldw
-// (the caller sums them). Grid: (ceil(N / 128), chunks, batch); w at most 64.
-extern "C" __global__ void __launch_bounds__(128) wg_vtc(const float* __restrict__ V, int ldv, long long vstride,
-                                                       const float* __restrict__ C, int ldc, long long cstride,
-                                                       float* __restrict__ W, int ldw, long long wstride, int m,
-                                                       int N, int w, int rows) {
-  extern __shared__ uint4 wg_raw[];
-  float* hi = reinterpret_cast<float*>(((size_t)wg_raw + 1023) & ~(size_t)1023);
-  float* lo = hi + 2 * WG_HALF;
-  const int lane = threadIdx.x & 31, q = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-  const int n0 = blockIdx.x * WG_N, col = 16 * q + g;
-  C += blockIdx.z * cstride;
-  V += blockIdx.z * vstride;
-  W += blockIdx.z * wstride + (size_t)blockIdx.y * w * ldw;
-  m = min(m, (int)(blockIdx.y + 1) * rows);  // this chunk's rows end here
-  float d[64];
-#pragma unroll
-  for (int i = 0; i < 64; ++i) d[i] = 0.f;
-  float x[32];  // C's next 32 rows: loaded while the products of the rows before run
-  wg_load_column(x, C, ldc, blockIdx.y * rows, m, n0, N);
-  for (int k0 = blockIdx.y * rows; k0 < m; k0 += 32) {
-    const int half = (k0 >> 5) & 1;  // two halves in turn: a half is restaged only after the other's products
-    wg_put_column(x, hi + half * WG_HALF, lo + half * WG_HALF);
-    unsigned ah[4][4], al[4][4];
-#pragma unroll
-    for (int k = 0; k < 4; ++k)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int row = k0 + 8 * k + t + 4 * WG_COL(e), c = col + 8 * WG_ROW(e);
-        split(row < m && c < w ? V[(size_t)row * ldv + c] : 0.f, ah[k][e], al[k][e]);
-      }
-    wg_publish();
-    __syncthreads();
-    if (k0 + 32 < m) wg_load_column(x, C, ldc, k0 + 32, m, n0, N);
-    wg_fence();
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      const int at = half * WG_HALF + 8 * k;
-      wg_mma3(d, ah[k], al[k], hi + at, lo + at);
-    }
-    wg_commit();
-    wg_wait();
-  }
-  wg_store(d, W, ldw, col, w, n0, N);
 }
 
 // 1 where this module was compiled with wgmma (sm_90a), 0 where its kernels trap

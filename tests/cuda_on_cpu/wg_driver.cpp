@@ -1,9 +1,7 @@
-// Runs wgmma.cu's wg_update or wg_vtc through emu.h (its wgmma_tf32 for the warpgroup's MMA) on operands read from a
-// file, launched as kernel.py's _wg_update and _wg_vtc launch them. KERNEL_FILE is tf32x3.cu + wgmma.cu.
-//   -DEMU_UPDATE: driver IN OUT BATCH M N W SEED GROUPS SIGN   IN: V (BATCH x M x W), Wn (W x N), C (M x N) a matrix;
-//                 OUT: C + SIGN V Wn (with -DEMU_PIPED by wg_update_piped)
-//   -DEMU_VTC:    driver IN OUT BATCH M N W SEED ROWS          IN: V, C;  OUT: W = V^T C over chunks of ROWS rows
-//                 (BATCH x chunks x W x N)
+// Runs wgmma.cu's wg_update through emu.h (its wgmma_tf32 for the warpgroup's MMA) on operands read from a file,
+// launched as kernel.py's _wg_update launches it. KERNEL_FILE is tf32x3.cu + wgmma.cu.
+//   driver IN OUT BATCH M N W SEED GROUPS SIGN   IN: V (BATCH x M x W), Wn (W x N), C (M x N) a matrix;
+//                                               OUT: C + SIGN V Wn
 // All row-major float32; C's rows LDC = N + 2 floats apart (a view of a wider matrix, as the seed's C is).
 #include <cstdint>
 
@@ -11,8 +9,8 @@
 #include KERNEL_FILE
 
 int main(int argc, char** argv) {
-  if (argc < 8) {
-    std::fprintf(stderr, "usage: %s IN OUT BATCH M N W SEED [GROUPS SIGN]\n", argv[0]);
+  if (argc < 10) {
+    std::fprintf(stderr, "usage: %s IN OUT BATCH M N W SEED GROUPS SIGN\n", argv[0]);
     return 2;
   }
   const int batch = std::atoi(argv[3]), m = std::atoi(argv[4]), N = std::atoi(argv[5]), w = std::atoi(argv[6]);
@@ -21,37 +19,18 @@ int main(int argc, char** argv) {
   std::vector<float> V((size_t)batch * m * w), W((size_t)batch * w * N), C((size_t)batch * m * ldc, 0.f);
   FILE* in = std::fopen(argv[1], "rb");
   if (!in || std::fread(V.data(), sizeof(float), V.size(), in) != V.size()) return 2;
-#ifdef EMU_UPDATE
   if (std::fread(W.data(), sizeof(float), W.size(), in) != W.size()) return 2;
-#endif
   for (size_t r = 0; r < (size_t)batch * m; ++r)
     if (std::fread(&C[r * ldc], sizeof(float), N, in) != (size_t)N) return 2;
   std::fclose(in);
   const unsigned strips = (unsigned)((N + WG_N - 1) / WG_N);
-#ifdef EMU_UPDATE
   const float sign = (float)std::atof(argv[9]);
-#ifdef EMU_PIPED
-  const auto kernel = wg_update_piped;
-  const size_t shared = WG_PIPED_SHARED;
-#else
-  const auto kernel = wg_update;
-  const size_t shared = WG_SHARED;
-#endif
-  emu::launch(dim3{strips, (unsigned)std::atoi(argv[8]), (unsigned)batch}, 128, 1, seed, shared, [&] {
-    kernel(C.data(), ldc, (long long)m * ldc, V.data(), w, (long long)m * w, W.data(), N, (long long)w * N, m, N, w,
-           sign);
+  emu::launch(dim3{strips, (unsigned)std::atoi(argv[8]), (unsigned)batch}, 128, 1, seed, WG_SHARED, [&] {
+    wg_update(C.data(), ldc, (long long)m * ldc, V.data(), w, (long long)m * w, W.data(), N, (long long)w * N, m, N,
+              w, sign);
   });
   std::vector<float> result((size_t)batch * m * N);
   for (size_t r = 0; r < (size_t)batch * m; ++r) std::memcpy(&result[r * N], &C[r * ldc], N * sizeof(float));
-#else
-  const int rows = std::atoi(argv[8]), chunks = (m + rows - 1) / rows;
-  W.assign((size_t)batch * chunks * w * N, 0.f);
-  emu::launch(dim3{strips, (unsigned)chunks, (unsigned)batch}, 128, 1, seed, WG_SHARED, [&] {
-    wg_vtc(V.data(), w, (long long)m * w, C.data(), ldc, (long long)m * ldc, W.data(), N, (long long)chunks * w * N, m,
-           N, w, rows);
-  });
-  const std::vector<float>& result = W;
-#endif
   FILE* out = std::fopen(argv[2], "wb");
   std::fwrite(result.data(), sizeof(float), result.size(), out);
   return std::fclose(out) == 0 ? 0 : 2;
