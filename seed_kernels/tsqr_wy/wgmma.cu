@@ -1,5 +1,5 @@
 // Split TF32 on Hopper's warpgroup MMA (wgmma, sm_90a), compiled after tf32x3.cu (its to_tf32 and split) as a
-// module of its own, made only where WG_FROM sends a trailing update here (kernel.py's _wg).
+// module of its own, made on a Hopper where WG_FROM sends trailing updates here (kernel.py's _wg, _AT_IMPORT).
 //
 // wg_update: C (m x N, row stride ldc) += s V (m x w, ldv) Wn (w x N, ldw), per matrix (strides cstride, vstride,
 // wstride), s = +1 or -1. The mma.sync kernels of tf32x3.cu (and staged.cu's, removed) issue one instruction per
