@@ -3,7 +3,8 @@
 # wgmma.cu's wg_update, measured on H100s only). Any Hopper, an H200 first (the README's H200 figure is for the seed
 # before two steps). Carry .whl and .devrun.
 # 1. bench/seed_pass.sh on the seed as it ships (geqrf, blocked_wy, the seed in `full`, five repeats, `final`) and the
-#    seed before wg_update (WG_FROM=0) in the same run: issue #33 point 1's table for this seed: ~3 min.
+#    seed before wg_update (WG_FROM=0) in the same run: issue #33 point 1's table for this seed; then bench/timeline.py
+#    on 640x512 and 60x1024 (which stream is the critical path now that C -= V W is wgmma's): ~4 min.
 # 2. the contest's view of this seed (#33 point 3: export --check, GPU MODE's eval.py test and benchmark modes, a fresh
 #    extension directory; wgmma.cu now compiles at import on a Hopper): ~7 min (run108's job68.sh).
 cd "$(dirname "$0")/.."
@@ -15,6 +16,10 @@ if [[ ${1:-1} == 1 ]]; then
   s=$(date +%s)
   SKIP_PROFILE=1 VARIANTS="WG_FROM=0" OUT=$OUT/seed timeout 300 bash bench/seed_pass.sh > $OUT/seed_stdout.txt 2>&1
   echo "seed pass rc $? $(( $(date +%s) - s )) s"; tail -16 $OUT/seed/pass.log | cut -c1-160
+  for shape in "640 512" "60 1024"; do
+    timeout 90 python3 bench/timeline.py $shape > "$OUT/timeline_${shape/ /x}.txt" 2>&1
+    grep -E 'kernels,|busy|panels:' "$OUT/timeline_${shape/ /x}.txt"
+  done
 else
   export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@localhost
   s=$(date +%s)
