@@ -7,12 +7,15 @@
 #    on 640x512 and 60x1024 (which stream is the critical path now that C -= V W is wgmma's): ~4 min.
 # 2. the contest's view of this seed (#33 point 3: export --check, GPU MODE's eval.py test and benchmark modes, a fresh
 #    extension directory; wgmma.cu now compiles at import on a Hopper): ~7 min (run108's job68.sh).
+# 3. .devrun/ncu_source.sh: wg_update's warp stalls instruction by instruction (what holds a tile's chain): ~2 min.
 cd "$(dirname "$0")/.."
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl >/dev/null 2>&1
 export PYTHONPATH=$PWD:/tmp/site PYTHONUNBUFFERED=1
 git config --global user.name bench; git config --global user.email bench@localhost
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-if [[ ${1:-1} == 1 ]]; then
+if [[ ${1:-1} == 3 ]]; then
+  bash .devrun/ncu_source.sh
+elif [[ ${1:-1} == 1 ]]; then
   s=$(date +%s)
   SKIP_PROFILE=1 VARIANTS="WG_FROM=0" OUT=$OUT/seed timeout 300 bash bench/seed_pass.sh > $OUT/seed_stdout.txt 2>&1
   echo "seed pass rc $? $(( $(date +%s) - s )) s"; tail -16 $OUT/seed/pass.log | cut -c1-160
