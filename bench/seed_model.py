@@ -591,7 +591,7 @@ def load(overrides: dict[str, object]) -> types.ModuleType:
     module._ptr = lambda t: t
     module._stream = lambda device: contextlib.nullcontext()
     module._sms = lambda device: 8  # a GPU of 8 SMs: several blocks per matrix at these sizes
-    module._capability = lambda device: (9, 0)  # a Hopper's: wgmma.cu's kernels where WG_FROM sends updates
+    module._capability = lambda device: module._WG_CAPABILITY  # a Hopper's: wg_update where WG_FROM sends updates
 
     def fork(device: object) -> None:  # one stream on a CPU: the look-ahead's panels run in order, counted here
         CALLS["lookahead"] = CALLS.get("lookahead", 0) + 1

@@ -132,6 +132,7 @@ _REG_SOURCE = _COMMON + Path(__file__).with_name("reg_panel.cu").read_text()
 _COL_SOURCE = _COMMON + Path(__file__).with_name("cols.cu").read_text()
 _TF32X3_SOURCE = Path(__file__).with_name("tf32x3.cu").read_text()
 _WG_SOURCE = _TF32X3_SOURCE + Path(__file__).with_name("wgmma.cu").read_text()  # made on a Hopper, with WG_FROM
+_WG_CAPABILITY = (9, 0)  # the compute capability wgmma.cu's code (sm_90a) runs on, and no other
 _NAMES = ("panel_qr", "small_qr", "build_t", "gram", "mb_panel", "mb_cluster", "trail_update")
 
 
@@ -186,7 +187,7 @@ def _kernels(warps):
 _AT_IMPORT = [(_SOURCE, NWARPS), (_COL_SOURCE, None), (_TF32X3_SOURCE, None)]
 if NB == 32:  # reg_panel takes panels only with a lane per column
     _AT_IMPORT.append((_REG_SOURCE, RP_WARPS))
-if WG_FROM and torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0):  # (_wg_fits's GPU)
+if WG_FROM and torch.cuda.is_available() and torch.cuda.get_device_capability() == _WG_CAPABILITY:
     _AT_IMPORT.append((_WG_SOURCE, None))
 for _source, _warps in _AT_IMPORT:
     _module(_source, _warps)
@@ -237,7 +238,8 @@ def _tf32x3(name):
 
 
 _WG = {}
-_WG_SHARED = 4 * 128 * 32 * 4 + 1024  # wgmma.cu's WG_SHARED: a block's dynamic shared memory
+_WG_N = 128  # wgmma.cu's WG_N: the columns of C a block takes (its wgmma's N)
+_WG_SHARED = 4 * _WG_N * 32 * 4 + 1024  # wgmma.cu's WG_SHARED: a block's dynamic shared memory
 
 
 def _wg():
@@ -253,8 +255,8 @@ def _wg_fits(Vm, C):
     only), C at least a strip of 128 columns wide (at 32, the updates within 640x512's outer blocks, it took 0.104 ms
     against cuBLAS's 0.072: its tile three quarters empty), V at most 64 columns (a multiple of 8), C's rows in pairs
     of columns (tf32x3_fits's)."""
-    return (bool(WG_FROM) and Vm.shape[0] >= WG_FROM and C.shape[2] >= 128 and _capability(C.device) == (9, 0)
-            and _tf32x3_fits(Vm, C))
+    return (bool(WG_FROM) and Vm.shape[0] >= WG_FROM and C.shape[2] >= _WG_N
+            and _capability(C.device) == _WG_CAPABILITY and _tf32x3_fits(Vm, C))
 
 
 def _capability(device):
@@ -269,7 +271,7 @@ def _wg_update(Vm, W, C, sign, groups=None):
     bench/wgmma_probe.py on an H100, 2026-12-07)."""
     batch, m, w = Vm.shape
     N = C.shape[2]
-    strips = -(-N // 128)
+    strips = -(-N // _WG_N)
     groups = groups or min(-(-m // 64), max(1, -(-12 * _sms(C.device) // (batch * strips))))
     _wg()((strips, groups, batch), (128,), (*_strided(C), *_strided(Vm), *_strided(W), cp.int32(m), cp.int32(N),
                                             cp.int32(w), cp.float32(sign)), shared_mem=_WG_SHARED)
