@@ -529,6 +529,15 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             assert (ldc, cstride, ldv, vstride, ldw, wstride) == (C.stride(1), C.stride(0), V.stride(1),
                                                                    V.stride(0), W.stride(1), W.stride(0))
             C[:, :m, :N] += sign * tf32x3_matmul(V[:, :m, :w], W[:, :w, :N])
+        elif name == "wg_apply":  # tests/test_cuda_on_cpu.py runs its code
+            C, ldc, cstride, V, ldv, vstride, T, ldt, tstride, m, N, w = args
+            assert block == (128,) and grid == (-(-N // 64), 1, C.shape[0]), (grid, C.shape)
+            assert shared_mem == 4 * 64 * 32 * 4 + 1024 and w <= 64 and w % 8 == 0, (shared_mem, w)
+            assert N >= 128 and N % 2 == 0 and ldc % 2 == 0 and C.storage_offset() % 2 == 0, (N, ldc)
+            assert (ldc, cstride, ldv, vstride, ldt, tstride) == (C.stride(1), C.stride(0), V.stride(1),
+                                                                   V.stride(0), T.stride(1), T.stride(0))
+            W = tf32x3_matmul(V[:, :m, :w].transpose(1, 2), C[:, :m, :N])
+            C[:, :m, :N] -= tf32x3_matmul(V[:, :m, :w], tf32x3_matmul(T[:, :w, :w].transpose(1, 2), W))
         elif name in ("col_qr", "lane_qr"):
             A, H, tau, n = args
             threads = 32 * n if name == "col_qr" else 32
@@ -647,6 +656,8 @@ def main() -> int:
                       {**base, "MB_BELOW": 0, "APPLY_FROM": 0, "APPLY_ROWS": 100},  # and cuBLAS above 100 rows
                       {**base, "MB_BELOW": 0, "WG_FROM": 1},  # every C -= V W of 128 columns by wg_update
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "WG_FROM": 1},  # 64 wide too
+                      {**base, "MB_BELOW": 0, "WG_FROM": 1, "WG_APPLY": 1},  # the whole update by wg_apply
+                      {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "WG_FROM": 1, "WG_APPLY": 1},
                       *({**base, "MB_BELOW": 0, "OUTER_FROM": 0, **outer} for outer in
                       ({"OUTER_NB": 64}, {"NB": 16, "OUTER_NB": 64}, {"OUTER_NB": 96},
                        {"OUTER_NB": 64, "OUTER_AHEAD": 0}))):  # (OUTER_AHEAD 0: one set of V and T, one stream)

@@ -32,8 +32,9 @@ def route(k, defines=()):
         nvrtc.compileProgram(program, ["--std=c++17", "-arch=sm_90a", *defines])
         module = cp.cuda.function.Module()
         module.load(nvrtc.getCUBIN(program))
-    k._WG["wg_update"] = module.get_function("wg_update")
-    k._WG["wg_update"].max_dynamic_shared_size_bytes = k._WG_SHARED
+    for name, shared in k._WG_SHARED.items():
+        k._WG[name] = module.get_function(name)
+        k._WG[name].max_dynamic_shared_size_bytes = shared
     flag = torch.zeros(1, dtype=torch.int32, device="cuda")
     module.get_function("wg_compiled")((1,), (1,), (cp.uint64(flag.data_ptr()),))
     torch.cuda.synchronize()

@@ -281,7 +281,7 @@ def test_chunk_tw_sums_the_chunks_and_makes_minus_t_transposed_w(tmp_path: Path,
 
 
 def wg_binary(tmp_path: Path) -> Path:
-    """wgmma.cu's driver (tests/cuda_on_cpu/wg_driver.cpp) for wg_update."""
+    """wgmma.cu's driver (tests/cuda_on_cpu/wg_driver.cpp) for wg_update and wg_apply."""
     source, binary = tmp_path / "wgmma.cu", tmp_path / "wg_update"
     source.write_text(emulated((SEED / "tf32x3.cu").read_text() + (SEED / "wgmma.cu").read_text()))
     subprocess.run(["g++", "-std=c++17", "-O2", "-Wno-unknown-pragmas", f'-DKERNEL_FILE="{source}"', f"-I{EMU}",
@@ -306,6 +306,29 @@ def test_wgmma_update_on_the_emulated_warpgroup_mma(tmp_path: Path, batch: int, 
     for seed in (1, 2):
         args = [str(binary), str(tmp_path / "in.bin"), str(tmp_path / "out.bin"), str(batch), str(m), str(N), str(w),
                 str(seed), str(groups), "-1"]
+        run = subprocess.run(args, check=False, timeout=300, capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr[-2000:]
+        runs.append(torch.from_numpy(np.fromfile(tmp_path / "out.bin", np.float32)).reshape(expected.shape))
+    assert (runs[0].double() - expected).abs().max() / expected.abs().max() < 2e-6
+    assert torch.equal(*runs)
+
+
+@pytest.mark.parametrize(("batch", "m", "N", "w"), [(2, 100, 70, 24), (1, 130, 130, 64), (1, 7, 2, 8),
+                                                   (1, 97, 64, 40), (1, 200, 190, 32)])
+def test_wgmma_apply_on_the_emulated_warpgroup_mma(tmp_path: Path, batch: int, m: int, N: int, w: int) -> None:
+    """wg_apply (C - V T^T V^T C in one launch): C^T's fragments over chunks of 32 rows beside V's chunks staged in
+    turn, W staged from the accumulator for -T^T W and Wn for C's tiles; edges of every kind (m not a multiple of 32
+    or 64, N past a strip of 64 and odd strips, w below 32 and between 32 and 64); the same bits under two
+    schedules."""
+    V, T, C = torch.randn(batch, m, w), torch.randn(batch, w, w).triu(), torch.randn(batch, m, N)
+    Vd, Cd = V.double(), C.double()
+    expected = Cd - Vd @ (T.double().transpose(1, 2) @ (Vd.transpose(1, 2) @ Cd))
+    binary = wg_binary(tmp_path)
+    np.concatenate([x.numpy().ravel() for x in (V, T, C)]).astype(np.float32).tofile(tmp_path / "in.bin")
+    runs = []
+    for seed in (1, 2):
+        args = [str(binary), str(tmp_path / "in.bin"), str(tmp_path / "out.bin"), str(batch), str(m), str(N), str(w),
+                str(seed), "apply"]
         run = subprocess.run(args, check=False, timeout=300, capture_output=True, text=True)
         assert run.returncode == 0, run.stderr[-2000:]
         runs.append(torch.from_numpy(np.fromfile(tmp_path / "out.bin", np.float32)).reshape(expected.shape))

@@ -67,7 +67,8 @@ def test_seed_passes_quick(seed: str) -> None:
     ["COL_N=32", "COL_PANEL_BELOW=1024", "COL_ROWS=32", "COL_CLUSTER=1"], ["LANE_QR=0"],
     ["COL_PANEL_BELOW=1024", "OUTER_FROM=1"], ["COL_CLUSTER=1", "CLUSTER_FROM=1", "MB_BELOW=64"],
     ["COLK_N=0"], ["COL_N=0", "COLK_N=0", "COL_PANEL_BELOW=0"],
-    ["CLUSTER_MBAR=0"], ["WG_FROM=0"], ["WG_FROM=1"], ["WG_FROM=1", "OUTER_FROM=1"]], ids="+".join)  # -k COL_CLUSTER: by constant
+    ["CLUSTER_MBAR=0"], ["WG_FROM=0"], ["WG_FROM=1"], ["WG_FROM=1", "OUTER_FROM=1"], ["WG_APPLY=1"],
+    ["WG_APPLY=1", "WG_FROM=1", "OUTER_FROM=1"]], ids="+".join)  # -k COL_CLUSTER: by constant
 def test_tsqr_wy_paths_pass_quick(overrides: list[str]) -> None:
     """tsqr_wy's other paths (each a constant of kernel.py, bench/variant.py): the panel without registers, the
     multi-block panel without clusters and always as one (reg_cluster, 1 and 2 rows a thread, and mb_cluster where
@@ -80,7 +81,8 @@ def test_tsqr_wy_paths_pass_quick(overrides: list[str]) -> None:
     without colk_qr (small_qr and the panels), none of them (small_qr and reg_panel, the defaults before the
     fourteenth pass), reg_cluster exchanging its sums by cluster barriers (before the mbarriers), and C -= V W by
     cuBLAS where WG_FROM sends it to wgmma.cu's wg_update on a Hopper, and by wg_update at every batch wherever it
-    is 128 columns wide (in outer blocks too; elsewhere WG_FROM changes nothing)."""
+    is 128 columns wide (in outer blocks too; elsewhere WG_FROM changes nothing), and the whole update there by
+    wg_apply (WG_APPLY), where the default sends it and at every batch."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
         pytest.skip("timing needs the GPU to itself")
     sys.path.insert(0, str(ROOT / "bench"))
@@ -155,6 +157,32 @@ def test_tsqr_wy_wgmma_update_matches_float64(m: int, N: int, w: int) -> None:
     W = V.transpose(1, 2) @ C
     expected = C.double() - V.double() @ W.double()
     kernel._wg_update(V, W, C, -1.0)
+    torch.cuda.synchronize()
+    error = (C.double() - expected).abs().max().item() / expected.abs().max().item()
+    assert error < 1e-5, error
+    assert_only_view_changed(H, before, 8, N)
+
+
+@pytest.mark.parametrize("m, N, w", [(16, 2, 8), (70, 6, 48), (100, 34, 24), (512, 448, 64), (1024, 992, 32),
+                                     (130, 260, 64), (97, 130, 40)])
+def test_tsqr_wy_wgmma_apply_matches_float64(m: int, N: int, w: int) -> None:
+    """wgmma.cu's wg_apply (kernel.py's _wg_apply: C = C - V T^T V^T C in one launch) on strided views like the ones
+    kernel.py passes, against float64: within 1e-5 of the result's largest entry, nothing outside the view touched.
+    On a GPU of compute capability 9.0 only."""
+    torch = pytest.importorskip("torch")
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("wgmma needs compute capability 9.0")
+    kernel = tsqr_wy_module()
+    torch.manual_seed(0)
+    batch = 3
+    V = torch.randn(batch, m + 3, 70, device="cuda")[:, 3:, :w]
+    T = torch.randn(batch, 80, 80, device="cuda")[:, :w, :w].triu() / w
+    H = torch.randn(batch, m + 5, N + 10, device="cuda")
+    before = H.clone()
+    C = H[:, 5:, 8:8 + N]
+    Vd, Cd = V.double(), C.double()
+    expected = Cd - Vd @ (T.double().transpose(1, 2) @ (Vd.transpose(1, 2) @ Cd))
+    kernel._wg_apply(V, T, C)
     torch.cuda.synchronize()
     error = (C.double() - expected).abs().max().item() / expected.abs().max().item()
     assert error < 1e-5, error

@@ -124,6 +124,11 @@ WG_FROM = 48  # @tune WG_FROM: 0 48 256
 # TF32 (wgmma.cu's wg_update, compiled for sm_90a; 0: never), on a GPU of compute capability 9.0 only: 640x512 and
 # 60x1024, the judge's `full` 2,567 us against 2,622 (three runs each, alternating; H100, 2026-12-07, NOTES.md)
 
+WG_APPLY = 0  # @tune WG_APPLY: 0 1
+# where wg_update would take C -= V W, the whole update (V^T C, T^T W and C -= V W) by wgmma.cu's wg_apply in one
+# launch instead (1): V^T C on the tensor cores, where cuBLAS's FP32 is bound by its arithmetic; C read twice, not three
+# times; not yet measured on a GPU
+
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
 _COMMON = Path(__file__).with_name("common.cu").read_text()  # defines and helpers of the modules below
@@ -238,16 +243,18 @@ def _tf32x3(name):
 
 
 _WG = {}
-_WG_N = 128  # wgmma.cu's WG_N: the columns of C a block takes (its wgmma's N)
-_WG_SHARED = 4 * _WG_N * 32 * 4 + 1024  # wgmma.cu's WG_SHARED: a block's dynamic shared memory
+_WG_N = 128  # wgmma.cu's WG_N: the columns of C a block of wg_update takes (its wgmma's N)
+_WA_N = 64  # wgmma.cu's WA_N: wg_apply's
+_WG_SHARED = {"wg_update": 4 * _WG_N * 32 * 4 + 1024, "wg_apply": 4 * _WA_N * 32 * 4 + 1024}  # WG_SHARED, WA_SHARED
 
 
-def _wg():
-    """wgmma.cu's wg_update, its module compiled for sm_90a on first use."""
+def _wg(name="wg_update"):
+    """wgmma.cu's kernel `name` (wg_update or wg_apply), its module compiled for sm_90a on first use."""
     if not _WG:
-        _WG["wg_update"] = _module(_WG_SOURCE).get_function("wg_update")
-        _WG["wg_update"].max_dynamic_shared_size_bytes = _WG_SHARED
-    return _WG["wg_update"]
+        for kernel, shared in _WG_SHARED.items():
+            _WG[kernel] = _module(_WG_SOURCE).get_function(kernel)
+            _WG[kernel].max_dynamic_shared_size_bytes = shared
+    return _WG[name]
 
 
 def _wg_fits(Vm, C):
@@ -274,7 +281,16 @@ def _wg_update(Vm, W, C, sign, groups=None):
     strips = -(-N // _WG_N)
     groups = groups or min(-(-m // 64), max(1, -(-12 * _sms(C.device) // (batch * strips))))
     _wg()((strips, groups, batch), (128,), (*_strided(C), *_strided(Vm), *_strided(W), cp.int32(m), cp.int32(N),
-                                            cp.int32(w), cp.float32(sign)), shared_mem=_WG_SHARED)
+                                            cp.int32(w), cp.float32(sign)), shared_mem=_WG_SHARED["wg_update"])
+
+
+def _wg_apply(Vm, Tm, C):
+    """C = (I - V T V^T)^T C by wg_apply in one launch: a 64-column strip of C a block, V^T C, T^T W and C -= V W on
+    wgmma, C read twice (the second time soon after the first) and written once."""
+    batch, m, w = Vm.shape
+    N = C.shape[2]
+    _wg("wg_apply")((-(-N // _WA_N), 1, batch), (128,), (*_strided(C), *_strided(Vm), *_strided(Tm), cp.int32(m),
+                                                        cp.int32(N), cp.int32(w)), shared_mem=_WG_SHARED["wg_apply"])
 
 
 def _reg_rows(batch, m):
@@ -336,7 +352,7 @@ def compile_info():
                    "VTC_BELOW": VTC_BELOW, "TF32X3_BELOW": TF32X3_BELOW, "TF32X3_ROWS": TF32X3_ROWS,
                    "APPLY_ROWS": APPLY_ROWS, "APPLY_FROM": APPLY_FROM, "APPLY_BELOW": APPLY_BELOW,
                    "LOOKAHEAD_BELOW": LOOKAHEAD_BELOW, "CHUNK_TW": CHUNK_TW, "CLUSTER_MBAR": CLUSTER_MBAR,
-                   "WG_FROM": WG_FROM}
+                   "WG_FROM": WG_FROM, "WG_APPLY": WG_APPLY}
 
 
 def _attrs(f):
@@ -706,10 +722,14 @@ def _apply(Vm, Tm, C):
     update of the next panel's columns is on the chain of every panel: bench/timeline.py); after cuBLAS's V^T C
     (60x1024) it lost (6.08 -> 6.15-6.23), so it is not used there. tf32x3_apply for the updates within 640x512's
     outer blocks only (on the look-ahead's side stream) lost too: 7.88 against 7.64 ms (H100, NOTES.md). On a Hopper,
-    from WG_FROM matrices, C -= V W of at least 128 columns is wg_update's (wgmma.cu, NOTES.md)."""
+    from WG_FROM matrices, C -= V W of at least 128 columns is wg_update's (wgmma.cu, NOTES.md), or with WG_APPLY the
+    whole update there is wg_apply's."""
     batch, m, w = Vm.shape
     if APPLY_FROM <= batch < APPLY_BELOW and m <= APPLY_ROWS and _apply_fits(m, w):
         _tf32x3_apply(Vm, Tm, C)
+        return
+    if WG_APPLY and _wg_fits(Vm, C):  # the whole update in one launch on wgmma (a Hopper)
+        _wg_apply(Vm, Tm, C)
         return
     fits = _tf32x3_fits(Vm, C)
     if CHUNK_TW and batch < VTC_BELOW and fits and w <= 32:  # -T^T V^T C, the chunks summed, in one launch

@@ -82,9 +82,27 @@ __device__ __forceinline__ void wg_mma(float (&d)[64], const unsigned (&a)[4], u
 #endif
 }
 
+// D (64 x 64) += A (registers) B (shared memory, descriptor b): wg_apply's m64n64k8
+__device__ __forceinline__ void wg_mma(float (&d)[32], const unsigned (&a)[4], unsigned long long b) {
+#if defined(EMU_WGMMA) && !defined(__CUDA_ARCH__)
+  EMU_WGMMA(d, a, b);
+#else
+  WG_ASM("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+         "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, "
+         "%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+         "{%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
+         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+           "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+           "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+#endif
+}
+
 // d += a b, a split in registers, b's halves in shared memory (at bh and bl): the small terms first, as tf32x3.cu's
 // mma3
-__device__ __forceinline__ void wg_mma3(float (&d)[64], const unsigned (&ah)[4], const unsigned (&al)[4],
+template <int R>  // R accumulators a thread: N = 2 R (m64n128k8 or m64n64k8)
+__device__ __forceinline__ void wg_mma3(float (&d)[R], const unsigned (&ah)[4], const unsigned (&al)[4],
                                         const float* bh, const float* bl) {
   wg_mma(d, al, wg_descriptor(bh));
   wg_mma(d, ah, wg_descriptor(bl));
@@ -92,19 +110,47 @@ __device__ __forceinline__ void wg_mma3(float (&d)[64], const unsigned (&ah)[4],
 }
 
 // d += step k of 8 of a b: a's fragments for the step, b's halves staged at hi and lo (step k at half k / 4, 8 k % 32
-// floats into its rows)
-__device__ __forceinline__ void wg_step(float (&d)[64], const unsigned (&ah)[8][4], const unsigned (&al)[8][4],
+// floats into its rows; a half is 32 floats for each of B's N = 2 R rows)
+template <int R, int S>
+__device__ __forceinline__ void wg_step(float (&d)[R], const unsigned (&ah)[S][4], const unsigned (&al)[S][4],
                                         const float* hi, const float* lo, int k) {
-  const int at = (k >> 2) * WG_HALF + 8 * (k & 3);
+  const int at = (k >> 2) * 64 * R + 8 * (k & 3);
   wg_mma3(d, ah[k], al[k], hi + at, lo + at);
 }
 
 // the first STEPS steps: one chain of 3 STEPS wgmma with no branch between them
-template <int STEPS>
-__device__ __forceinline__ void wg_steps(float (&d)[64], const unsigned (&ah)[8][4], const unsigned (&al)[8][4],
+template <int STEPS, int R, int S>
+__device__ __forceinline__ void wg_steps(float (&d)[R], const unsigned (&ah)[S][4], const unsigned (&al)[S][4],
                                          const float* hi, const float* lo) {
 #pragma unroll
   for (int k = 0; k < STEPS; ++k) wg_step(d, ah, al, hi, lo, k);
+}
+
+// A's fragments for S steps of 8 of a 64-row A whose element (i, k) is X[i ld + k] (X[k ld + i] if TRANSPOSED): this
+// thread's rows i and i + 8 (i = 16 q + g), those below `rows` and columns k below `depth` (a multiple of 8; else 0),
+// scaled by s and split. All loads first (from inside X even where the value is not used), then the splits: loaded
+// and split a step at a time, each step's loads waited for its split before the next step's were issued (nvcc 13.0's
+// SASS of wg_update: eight round trips to memory a tile).
+template <bool TRANSPOSED, int S>
+__device__ __forceinline__ void wg_fragments(unsigned (&ah)[S][4], unsigned (&al)[S][4], const float* __restrict__ X,
+                                             int ld, int rows, int depth, float s) {
+  const int lane = threadIdx.x & 31, i = 16 * (threadIdx.x >> 5) + (lane >> 2), t = lane & 3;
+  float x[S][4];
+#pragma unroll
+  for (int k = 0; k < S; ++k)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int row = i + 8 * WG_ROW(e), col = 8 * k + t + 4 * WG_COL(e);
+      const int at = TRANSPOSED ? col * ld + row : row * ld + col;
+      x[k][e] = X[row < rows && 8 * k < depth ? at : 0];
+    }
+#pragma unroll
+  for (int k = 0; k < S; ++k)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const bool in = i + 8 * WG_ROW(e) < rows && 8 * k < depth;
+      split(in ? s * x[k][e] : 0.f, ah[k][e], al[k][e]);
+    }
 }
 
 __device__ __forceinline__ void wg_fence() { WG_ASM("wgmma.fence.sync.aligned;\n" ::: "memory"); }
@@ -140,11 +186,12 @@ __device__ __forceinline__ void wg_put_column(const float (&x)[32], float* hi, f
 // The accumulator's tile into P (row stride ld): its row 16 q + g + 8 h to row r + 8 h (r, this thread's: a first row
 // + 16 q + g), those below `rows` only, columns n0.. below N, in pairs where both are in (float2 where ld and n0 are
 // even: P itself 8-byte aligned, as kernel.py's _tf32x3_fits has C's view).
-__device__ __forceinline__ void wg_store(const float (&d)[64], float* __restrict__ P, int ld, int r, int rows, int n0,
+template <int R>
+__device__ __forceinline__ void wg_store(const float (&d)[R], float* __restrict__ P, int ld, int r, int rows, int n0,
                                          int N) {
   const int t = threadIdx.x & 3;
 #pragma unroll
-  for (int j = 0; j < WG_N / 8; ++j) {
+  for (int j = 0; j < R / 4; ++j) {
     const int c = n0 + 8 * j + 2 * t;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -160,6 +207,23 @@ __device__ __forceinline__ void wg_store(const float (&d)[64], float* __restrict
   }
 }
 
+// The accumulator's tile from P, as wg_store stores it (zeros past `rows` and N; C's rows 8-byte aligned, N even)
+template <int R>
+__device__ __forceinline__ void wg_load_tile(float (&d)[R], const float* __restrict__ P, int ld, int r, int rows,
+                                             int n0, int N) {
+  const int t = threadIdx.x & 3;
+#pragma unroll
+  for (int j = 0; j < R / 4; ++j) {
+    const int c = n0 + 8 * j + 2 * t;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float2 x = make_float2(0.f, 0.f);
+      if (c < N && r + 8 * h < rows) x = *reinterpret_cast<const float2*>(P + (size_t)(r + 8 * h) * ld + c);
+      d[4 * j + 2 * h] = x.x, d[4 * j + 2 * h + 1] = x.y;
+    }
+  }
+}
+
 extern "C" __global__ void __launch_bounds__(128, 3)
     wg_update(float* __restrict__ C, int ldc, long long cstride, const float* __restrict__ V, int ldv,
               long long vstride, const float* __restrict__ W, int ldw, long long wstride, int m, int N, int w,
@@ -167,7 +231,7 @@ extern "C" __global__ void __launch_bounds__(128, 3)
   extern __shared__ uint4 wg_raw[];
   float* hi = reinterpret_cast<float*>(((size_t)wg_raw + 1023) & ~(size_t)1023);
   float* lo = hi + 2 * WG_HALF;
-  const int lane = threadIdx.x & 31, q = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int lane = threadIdx.x & 31, q = threadIdx.x >> 5, g = lane >> 2;
   const int n0 = blockIdx.x * WG_N;
   C += blockIdx.z * cstride;
   V += blockIdx.z * vstride;
@@ -182,37 +246,154 @@ extern "C" __global__ void __launch_bounds__(128, 3)
   for (int row0 = blockIdx.y * 64; row0 < m; row0 += 64 * gridDim.y) {
     const int r = row0 + 16 * q + g;
     float d[64];
-#pragma unroll
-    for (int j = 0; j < WG_N / 8; ++j) {
-      const int c = n0 + 8 * j + 2 * t;
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        float2 x = make_float2(0.f, 0.f);
-        if (c < N && r + 8 * h < m) x = *reinterpret_cast<const float2*>(C + (size_t)(r + 8 * h) * ldc + c);
-        d[4 * j + 2 * h] = x.x, d[4 * j + 2 * h + 1] = x.y;
-      }
-    }
-    // V's fragments for every step of 8: all 32 values loaded before any is used, from an address inside V even
-    // where the value is not (then taken as 0). Loaded and split a step at a time behind `8 k < w`, each step's loads
-    // waited for its split before the next step's were issued: eight round trips to memory a tile (nvcc 13.0's SASS).
-    float v[8][4];
-#pragma unroll
-    for (int k = 0; k < 8; ++k)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int row = r + 8 * WG_ROW(e), col = 8 * k + t + 4 * WG_COL(e);
-        v[k][e] = V[8 * k < w && row < m ? (size_t)row * ldv + col : 0];
-      }
-    unsigned ah[8][4], al[8][4];
-#pragma unroll
-    for (int k = 0; k < 8; ++k)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const bool in = 8 * k < w && r + 8 * WG_ROW(e) < m;
-        split(in ? s * v[k][e] : 0.f, ah[k][e], al[k][e]);
-      }
+    wg_load_tile(d, C, ldc, r, m, n0, N);
+    unsigned ah[8][4], al[8][4];  // V's fragments for every step of 8
+    wg_fragments<false>(ah, al, V + (size_t)row0 * ldv, ldv, m - row0, w, s);
     wg_fence();
     if (w > 32)  // one chain of wgmma (steps past w multiply zeros: V's fragments there are 0, Wn's rows past w too)
+      wg_steps<8>(d, ah, al, hi, lo);
+    else
+      wg_steps<4>(d, ah, al, hi, lo);
+    wg_commit();
+    wg_wait();
+    wg_store(d, C, ldc, r, m, n0, N);
+  }
+}
+
+// wg_apply: C (m x N) = (I - V T V^T)^T C = C - V T^T V^T C per matrix (V m x w, T w x w), in one launch: the three
+// GEMMs of kernel.py's _apply, where cuBLAS's V^T C in FP32 is bound by its arithmetic (640x(512x448): 18.8 GFLOP in
+// 0.45 ms) and C is read three times. A block (one warpgroup) takes a strip of WA_N = 64 columns of C through:
+// 1. W^T (64 x w) = C^T V over chunks of 32 rows: A = C^T from registers (C's rows straight from memory, the next
+//    chunk's loaded while this chunk's products run), B = the chunk of V (32 x w, zero past w) in shared memory;
+// 2. Wn = -T^T W (w x 64): W staged from the accumulator as B, A = -T^T from registers;
+// 3. C -= V ... as wg_update: Wn staged as B, C's tiles of 64 rows the accumulator, V's fragments as A.
+// C is read twice (the second time soon after the first, from L2 where the strip is still there) and written once;
+// one launch where there were three (and torch's T^T W between them). Grid: (ceil(N / 64), 1, batch). N even, C's
+// rows 8-byte aligned, w a multiple of 8 of at most 64. Shared memory: two buffers of B (hi and lo halves, 32 floats
+// deep for each of 64 rows), WA_SHARED bytes.
+#define WA_N 64  // columns of C a block: the m64n64k8's N
+#define WA_HALF (WA_N * 32)  // floats of one 32-deep half of B, for WA_N rows
+#define WA_SHARED (4 * WA_HALF * 4 + 1024)  // bytes: hi and lo, two halves each, and room to align to 1024
+
+// x as element (n, k) of B (row n, k < 64: half k / 32) split into hi and lo where wg_mma reads it (WA_N rows a half)
+__device__ __forceinline__ void wa_put(float* hi, float* lo, int n, int k, float x) {
+  const int at = (k >> 5) * WA_HALF + n * 32 + ((((k & 31) >> 2) ^ (n & 7)) << 2) + (k & 3);
+  unsigned h, l;
+  split(x, h, l);
+  hi[at] = __uint_as_float(h);
+  lo[at] = __uint_as_float(l);
+}
+
+// Rows r0..r0 + 31 of V (zero past m and past column w) as B's first half: thread th loads column th % 64 of rows
+// 16 (th / 64) on (a warp reads 32 consecutive floats a row) and stores them as 4 chunks of 16 bytes
+__device__ __forceinline__ void wa_load_v(float (&x)[16], const float* __restrict__ V, int ldv, int r0, int m, int w) {
+  const int col = threadIdx.x & 63, row = r0 + 16 * (threadIdx.x >> 6);
+#pragma unroll
+  for (int j = 0; j < 16; ++j) x[j] = col < w && row + j < m ? V[(size_t)(row + j) * ldv + col] : 0.f;
+}
+
+__device__ __forceinline__ void wa_put_v(const float (&x)[16], float* hi, float* lo) {
+  const int n = threadIdx.x & 63, c0 = 4 * (threadIdx.x >> 6);
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    unsigned h[4], l[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) split(x[4 * c + e], h[e], l[e]);
+    const int at = n * 32 + (((c0 + c) ^ (n & 7)) << 2);
+    *reinterpret_cast<uint4*>(hi + at) = make_uint4(h[0], h[1], h[2], h[3]);
+    *reinterpret_cast<uint4*>(lo + at) = make_uint4(l[0], l[1], l[2], l[3]);
+  }
+}
+
+// C^T's A fragments for a chunk of 32 rows from r0 (4 steps): element (i, k) = C[(r0 + k) ldc + n0 + i], raw
+__device__ __forceinline__ void wa_load_ct(float (&x)[4][4], const float* __restrict__ C, int ldc, int r0, int m,
+                                           int n0, int N) {
+  const int lane = threadIdx.x & 31, i = 16 * (threadIdx.x >> 5) + (lane >> 2), t = lane & 3;
+#pragma unroll
+  for (int k = 0; k < 4; ++k)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int col = n0 + i + 8 * WG_ROW(e), row = r0 + 8 * k + t + 4 * WG_COL(e);
+      x[k][e] = col < N && row < m ? C[(size_t)row * ldc + col] : 0.f;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(128, 3)
+    wg_apply(float* __restrict__ C, int ldc, long long cstride, const float* __restrict__ V, int ldv,
+             long long vstride, const float* __restrict__ T, int ldt, long long tstride, int m, int N, int w) {
+  extern __shared__ uint4 wg_raw[];
+  float* buf = reinterpret_cast<float*>(((size_t)wg_raw + 1023) & ~(size_t)1023);
+  float *hi = buf, *lo = buf + 2 * WA_HALF;  // B: hi's two halves, then lo's
+  const int lane = threadIdx.x & 31, q = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int n0 = blockIdx.x * WA_N;
+  C += blockIdx.z * cstride;
+  V += blockIdx.z * vstride;
+  T += blockIdx.z * tstride;
+
+  // 1. W^T = C^T V, 32 rows a chunk, V's chunks in the two halves in turn
+  float d[32];
+#pragma unroll
+  for (int i = 0; i < 32; ++i) d[i] = 0.f;
+  float c[4][4], v[16];
+  wa_load_ct(c, C, ldc, 0, m, n0, N);
+  wa_load_v(v, V, ldv, 0, m, w);
+  for (int r0 = 0, b = 0; r0 < m; r0 += 32, b ^= 1) {
+    wa_put_v(v, hi + b * WA_HALF, lo + b * WA_HALF);
+    unsigned ah[4][4], al[4][4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) split(c[k][e], ah[k][e], al[k][e]);
+    wg_publish();
+    __syncthreads();
+    if (r0 + 32 < m) {  // the next chunk's loads in flight while this chunk's products run
+      wa_load_ct(c, C, ldc, r0 + 32, m, n0, N);
+      wa_load_v(v, V, ldv, r0 + 32, m, w);
+    }
+    wg_fence();
+    wg_steps<4>(d, ah, al, hi + b * WA_HALF, lo + b * WA_HALF);
+    wg_commit();
+    wg_wait();
+  }
+  __syncthreads();  // every warp's products done before the buffers are restaged
+
+  // 2. Wn = -T^T W: W (w x 64, from d: W^T's row 16 q + g + 8 h, column 8 j + 2 t + e) as B; A (a, k) = -T[k][a]
+#pragma unroll
+  for (int j = 0; j < 8; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) wa_put(hi, lo, 16 * q + g + 8 * h, 8 * j + 2 * t + e, d[4 * j + 2 * h + e]);
+  unsigned ah[8][4], al[8][4];
+  wg_fragments<true>(ah, al, T, ldt, w, w, -1.f);
+  wg_publish();
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < 32; ++i) d[i] = 0.f;
+  wg_fence();
+  if (w > 32)
+    wg_steps<8>(d, ah, al, hi, lo);
+  else
+    wg_steps<4>(d, ah, al, hi, lo);
+  wg_commit();
+  wg_wait();
+  __syncthreads();
+
+  // 3. C += V Wn: Wn (d: row 16 q + g + 8 h, column 8 j + 2 t + e) as B, then C's tiles of 64 rows as wg_update's
+#pragma unroll
+  for (int j = 0; j < 8; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) wa_put(hi, lo, 8 * j + 2 * t + e, 16 * q + g + 8 * h, d[4 * j + 2 * h + e]);
+  wg_publish();
+  __syncthreads();
+  for (int row0 = 0; row0 < m; row0 += 64) {
+    const int r = row0 + 16 * q + g;
+    wg_load_tile(d, C, ldc, r, m, n0, N);
+    wg_fragments<false>(ah, al, V + (size_t)row0 * ldv, ldv, m - row0, w, 1.f);
+    wg_fence();
+    if (w > 32)
       wg_steps<8>(d, ah, al, hi, lo);
     else
       wg_steps<4>(d, ah, al, hi, lo);

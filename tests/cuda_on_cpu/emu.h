@@ -167,14 +167,15 @@ inline unsigned long long shared_offset(const void* p) {
   return (unsigned long long)(static_cast<const char*>(p) - dynamic[running->block].data());
 }
 
-// wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 with A from registers, for the calling thread of a block of
-// one warpgroup (128 threads): every thread posts its A fragment (warp q, lane 4 g + t: a0 (16 q + g, t), a1 (16 q
-// + g + 8, t), a2 (16 q + g, t + 4), a3 (16 q + g + 8, t + 4), the layout of the PTX ISA's figure for .tf32) and adds
-// to its 64 accumulators (register 4 j + 2 h + c: row 16 q + g + 8 h, column 8 j + 2 t + c) A times B, B (8 x 128)
-// read from shared memory as the descriptor says: start address (bits 0-13, in 16 bytes), SBO (32-45) between
-// groups of 8 columns, the 128-byte swizzle (bits 62-63 = 1; the only mode here): column n of B is a row of
-// 128 bytes, its 16-byte chunk c stored at chunk c ^ (the row's address bits 7-9). Operands cut to TF32.
-inline void wgmma_tf32(float (&d)[64], const unsigned (&a)[4], unsigned long long desc) {
+// wgmma.mma_async.sync.aligned.m64nNk8.f32.tf32.tf32 (N = 2 R: 128 or 64) with A from registers, for the calling
+// thread of a block of one warpgroup (128 threads): every thread posts its A fragment (warp q, lane 4 g + t: a0 (16 q
+// + g, t), a1 (16 q + g + 8, t), a2 (16 q + g, t + 4), a3 (16 q + g + 8, t + 4), the layout of the PTX ISA's figure
+// for .tf32) and adds to its R accumulators (register 4 j + 2 h + c: row 16 q + g + 8 h, column 8 j + 2 t + c) A
+// times B, B (8 x N) read from shared memory as the descriptor says: start address (bits 0-13, in 16 bytes), SBO
+// (32-45) between groups of 8 columns, the 128-byte swizzle (bits 62-63 = 1; the only mode here): column n of B is a
+// row of 128 bytes, its 16-byte chunk c stored at chunk c ^ (the row's address bits 7-9). Operands cut to TF32.
+template <size_t R>
+inline void wgmma_tf32(float (&d)[R], const unsigned (&a)[4], unsigned long long desc) {
   if (block_dim.x != 128 || (desc >> 62) != 1) {
     std::fprintf(stderr, "wgmma_tf32: a block of one warpgroup and the 128-byte swizzle only\n");
     std::exit(3);
@@ -195,7 +196,7 @@ inline void wgmma_tf32(float (&d)[64], const unsigned (&a)[4], unsigned long lon
   for (unsigned h = 0; h < 2; ++h)
     for (unsigned k = 0; k < 8; ++k) {
       const float x = tf32(fragments[base + 32 * q + 4 * g + k % 4].a[h + 2 * (k / 4)]);
-      for (unsigned j = 0; j < 16; ++j)
+      for (unsigned j = 0; j < R / 4; ++j)
         for (unsigned c = 0; c < 2; ++c) d[4 * j + 2 * h + c] += x * b(k, 8 * j + 2 * t + c);
     }
   wait(group);  // nobody posts the next fragments before every thread has read these
