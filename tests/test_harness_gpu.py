@@ -138,29 +138,42 @@ def test_tsqr_wy_fused_update_matches_float64(m: int, N: int, w: int) -> None:
     assert_only_view_changed(H, before, 7, N)
 
 
+def wg_views(m: int, N: int, w: int) -> tuple[Any, Any, Any]:
+    """V (3 x m x w) and C (3 x m x N) as views like the ones kernel.py passes to wgmma.cu (rows of a wider matrix, C
+    from its column 8), and H, the matrices C is a view of; skipped but on a GPU of compute capability 9.0 (sm_90a's
+    code runs nowhere else)."""
+    torch = pytest.importorskip("torch")
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("wgmma needs compute capability 9.0")
+    torch.manual_seed(0)
+    V = torch.randn(3, m + 3, 70, device="cuda")[:, 3:, :w]
+    H = torch.randn(3, m + 5, N + 10, device="cuda")
+    return V, H, H[:, 5:, 8:8 + N]
+
+
+def assert_wg_result(C: Any, expected: Any, H: Any, before: Any) -> None:
+    """C (wg_views's) within 1e-5 of float64's `expected`, relative to its largest entry, and H unchanged outside C."""
+    import torch
+
+    torch.cuda.synchronize()
+    error = (C.double() - expected).abs().max().item() / expected.abs().max().item()
+    assert error < 1e-5, error
+    assert_only_view_changed(H, before, 8, C.shape[2])
+
+
 @pytest.mark.parametrize("m, N, w", [(16, 2, 8), (70, 6, 48), (100, 34, 24), (512, 448, 64), (1024, 992, 32),
                                      (130, 260, 64)])
 def test_tsqr_wy_wgmma_update_matches_float64(m: int, N: int, w: int) -> None:
     """wgmma.cu's wg_update (kernel.py's _wg_update: C -= V W) on strided views like the ones kernel.py passes,
     against float64: within 1e-5 of the result's largest entry, nothing outside the view touched. On a GPU of
     compute capability 9.0 only (sm_90a's code runs nowhere else)."""
-    torch = pytest.importorskip("torch")
-    if torch.cuda.get_device_capability() != (9, 0):
-        pytest.skip("wgmma needs compute capability 9.0")
+    V, H, C = wg_views(m, N, w)
     kernel = tsqr_wy_module()
-    torch.manual_seed(0)
-    batch = 3
-    V = torch.randn(batch, m + 3, 70, device="cuda")[:, 3:, :w]
-    H = torch.randn(batch, m + 5, N + 10, device="cuda")
     before = H.clone()
-    C = H[:, 5:, 8:8 + N]
     W = V.transpose(1, 2) @ C
     expected = C.double() - V.double() @ W.double()
     kernel._wg_update(V, W, C, -1.0)
-    torch.cuda.synchronize()
-    error = (C.double() - expected).abs().max().item() / expected.abs().max().item()
-    assert error < 1e-5, error
-    assert_only_view_changed(H, before, 8, N)
+    assert_wg_result(C, expected, H, before)
 
 
 @pytest.mark.parametrize("m, N, w", [(16, 2, 8), (70, 6, 48), (100, 34, 24), (512, 448, 64), (1024, 992, 32),
@@ -169,24 +182,14 @@ def test_tsqr_wy_wgmma_apply_matches_float64(m: int, N: int, w: int) -> None:
     """wgmma.cu's wg_apply (kernel.py's _wg_apply: C = C - V T^T V^T C in one launch) on strided views like the ones
     kernel.py passes, against float64: within 1e-5 of the result's largest entry, nothing outside the view touched.
     On a GPU of compute capability 9.0 only."""
-    torch = pytest.importorskip("torch")
-    if torch.cuda.get_device_capability() != (9, 0):
-        pytest.skip("wgmma needs compute capability 9.0")
+    V, H, C = wg_views(m, N, w)
     kernel = tsqr_wy_module()
-    torch.manual_seed(0)
-    batch = 3
-    V = torch.randn(batch, m + 3, 70, device="cuda")[:, 3:, :w]
-    T = torch.randn(batch, 80, 80, device="cuda")[:, :w, :w].triu() / w
-    H = torch.randn(batch, m + 5, N + 10, device="cuda")
     before = H.clone()
-    C = H[:, 5:, 8:8 + N]
+    T = (H.new_empty(V.shape[0], 80, 80).normal_()[:, :w, :w].triu() / w)
     Vd, Cd = V.double(), C.double()
     expected = Cd - Vd @ (T.double().transpose(1, 2) @ (Vd.transpose(1, 2) @ Cd))
     kernel._wg_apply(V, T, C)
-    torch.cuda.synchronize()
-    error = (C.double() - expected).abs().max().item() / expected.abs().max().item()
-    assert error < 1e-5, error
-    assert_only_view_changed(H, before, 8, N)
+    assert_wg_result(C, expected, H, before)
 
 
 def cheat_dir(tmp_path: Path, name: str) -> Path:

@@ -60,6 +60,11 @@ __device__ __forceinline__ unsigned long long wg_descriptor(const float* p) {
 #define WG_OK 0
 #endif
 
+// the asm operands of accumulators i .. i + 7
+#define WG_D8(i)                                                                                                   \
+  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), \
+      "+f"(d[i + 7])
+
 // D (64 x 128) += A (registers) B (shared memory, descriptor b)
 __device__ __forceinline__ void wg_mma(float (&d)[64], const unsigned (&a)[4], unsigned long long b) {
 #if defined(EMU_WGMMA) && !defined(__CUDA_ARCH__)
@@ -70,14 +75,7 @@ __device__ __forceinline__ void wg_mma(float (&d)[64], const unsigned (&a)[4], u
          "%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, "
          "%33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, "
          "%54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
-         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-           "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-           "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-           "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-           "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-           "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-           "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+         : WG_D8(0), WG_D8(8), WG_D8(16), WG_D8(24), WG_D8(32), WG_D8(40), WG_D8(48), WG_D8(56)
          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
 #endif
 }
@@ -91,10 +89,7 @@ __device__ __forceinline__ void wg_mma(float (&d)[32], const unsigned (&a)[4], u
          "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, "
          "%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
          "{%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
-         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-           "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-           "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+         : WG_D8(0), WG_D8(8), WG_D8(16), WG_D8(24)
          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
 #endif
 }
@@ -158,6 +153,20 @@ __device__ __forceinline__ void wg_commit() { WG_ASM("wgmma.commit_group.sync.al
 __device__ __forceinline__ void wg_wait() { WG_ASM("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
 // shared memory written by threads, read next by wgmma (the async proxy)
 __device__ __forceinline__ void wg_publish() { WG_ASM("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+// d += a b over the depth w (at most 64, a multiple of 8) as one chain of wgmma, waited for: steps past w multiply
+// zeros (a's fragments there are 0, and b's rows past w too)
+template <int R>
+__device__ __forceinline__ void wg_product(float (&d)[R], const unsigned (&ah)[8][4], const unsigned (&al)[8][4],
+                                           const float* hi, const float* lo, int w) {
+  wg_fence();
+  if (w > 32)
+    wg_steps<8>(d, ah, al, hi, lo);
+  else
+    wg_steps<4>(d, ah, al, hi, lo);
+  wg_commit();
+  wg_wait();
+}
 
 // Rows k0..k0 + 31 of column n0 + threadIdx.x of W (row stride ldw) into x: zeros past `rows` and past N. A warp
 // reads 32 consecutive floats a row.
@@ -249,13 +258,7 @@ extern "C" __global__ void __launch_bounds__(128, 3)
     wg_load_tile(d, C, ldc, r, m, n0, N);
     unsigned ah[8][4], al[8][4];  // V's fragments for every step of 8
     wg_fragments<false>(ah, al, V + (size_t)row0 * ldv, ldv, m - row0, w, s);
-    wg_fence();
-    if (w > 32)  // one chain of wgmma (steps past w multiply zeros: V's fragments there are 0, Wn's rows past w too)
-      wg_steps<8>(d, ah, al, hi, lo);
-    else
-      wg_steps<4>(d, ah, al, hi, lo);
-    wg_commit();
-    wg_wait();
+    wg_product(d, ah, al, hi, lo, w);
     wg_store(d, C, ldc, r, m, n0, N);
   }
 }
@@ -282,6 +285,22 @@ __device__ __forceinline__ void wa_put(float* hi, float* lo, int n, int k, float
   split(x, h, l);
   hi[at] = __uint_as_float(h);
   lo[at] = __uint_as_float(l);
+}
+
+// A 64 x 64 accumulator tile (row 16 q + g + 8 h, column 8 j + 2 t + e) staged as B: its rows as B's rows (n) and
+// its columns as B's depth (k), or TRANSPOSED, its columns as B's rows
+template <bool TRANSPOSED>
+__device__ __forceinline__ void wa_put_tile(const float (&d)[32], float* hi, float* lo) {
+  const int lane = threadIdx.x & 31, row = 16 * (threadIdx.x >> 5) + (lane >> 2), t = lane & 3;
+#pragma unroll
+  for (int j = 0; j < 8; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int i = row + 8 * h, k = 8 * j + 2 * t + e;
+        wa_put(hi, lo, TRANSPOSED ? k : i, TRANSPOSED ? i : k, d[4 * j + 2 * h + e]);
+      }
 }
 
 // Rows r0..r0 + 31 of V (zero past m and past column w) as B's first half: thread th loads column th % 64 of rows
@@ -324,7 +343,7 @@ extern "C" __global__ void __launch_bounds__(128, 3)
   extern __shared__ uint4 wg_raw[];
   float* buf = reinterpret_cast<float*>(((size_t)wg_raw + 1023) & ~(size_t)1023);
   float *hi = buf, *lo = buf + 2 * WA_HALF;  // B: hi's two halves, then lo's
-  const int lane = threadIdx.x & 31, q = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int lane = threadIdx.x & 31, q = threadIdx.x >> 5, g = lane >> 2;
   const int n0 = blockIdx.x * WA_N;
   C += blockIdx.z * cstride;
   V += blockIdx.z * vstride;
@@ -358,47 +377,25 @@ extern "C" __global__ void __launch_bounds__(128, 3)
   __syncthreads();  // every warp's products done before the buffers are restaged
 
   // 2. Wn = -T^T W: W (w x 64, from d: W^T's row 16 q + g + 8 h, column 8 j + 2 t + e) as B; A (a, k) = -T[k][a]
-#pragma unroll
-  for (int j = 0; j < 8; ++j)
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) wa_put(hi, lo, 16 * q + g + 8 * h, 8 * j + 2 * t + e, d[4 * j + 2 * h + e]);
+  wa_put_tile<false>(d, hi, lo);
   unsigned ah[8][4], al[8][4];
   wg_fragments<true>(ah, al, T, ldt, w, w, -1.f);
   wg_publish();
   __syncthreads();
 #pragma unroll
   for (int i = 0; i < 32; ++i) d[i] = 0.f;
-  wg_fence();
-  if (w > 32)
-    wg_steps<8>(d, ah, al, hi, lo);
-  else
-    wg_steps<4>(d, ah, al, hi, lo);
-  wg_commit();
-  wg_wait();
+  wg_product(d, ah, al, hi, lo, w);
   __syncthreads();
 
   // 3. C += V Wn: Wn (d: row 16 q + g + 8 h, column 8 j + 2 t + e) as B, then C's tiles of 64 rows as wg_update's
-#pragma unroll
-  for (int j = 0; j < 8; ++j)
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) wa_put(hi, lo, 8 * j + 2 * t + e, 16 * q + g + 8 * h, d[4 * j + 2 * h + e]);
+  wa_put_tile<true>(d, hi, lo);
   wg_publish();
   __syncthreads();
   for (int row0 = 0; row0 < m; row0 += 64) {
     const int r = row0 + 16 * q + g;
     wg_load_tile(d, C, ldc, r, m, n0, N);
     wg_fragments<false>(ah, al, V + (size_t)row0 * ldv, ldv, m - row0, w, 1.f);
-    wg_fence();
-    if (w > 32)
-      wg_steps<8>(d, ah, al, hi, lo);
-    else
-      wg_steps<4>(d, ah, al, hi, lo);
-    wg_commit();
-    wg_wait();
+    wg_product(d, ah, al, hi, lo, w);
     wg_store(d, C, ldc, r, m, n0, N);
   }
 }
