@@ -13,10 +13,12 @@
 // Block: one warpgroup on a strip of 128 columns of C, walking tiles of 64 rows (row0, row0 + 64 * gridDim.y, ...)
 // so that Wn's strip is staged once for all of them. Grid: (ceil(N / 128), row groups, batch). N even, C's rows
 // 8-byte aligned (pairs of columns as float2), w a multiple of 8 of at most 64. A tile's products are one chain of
-// wgmma, 12 or 24 (w up to 32 or 64), one group to wait for: 168 registers and a 4-byte spill (nvcc 13.0), three
-// blocks an SM. A step of 8 at a time behind tests of w (the compiler then fenced each step's three; 158 registers)
-// was slower at every shape bench/wgmma_probe.py timed; so were the tile's next C staged by cp.async with one block
-// an SM, and wg_vtc, V^T C on wgmma (NOTES.md).
+// wgmma, 12 or 24 (w up to 32 or 64), one group to wait for, V's 32 values loaded before any is split (wg_fragments):
+// 163 registers, no spill (nvcc 13.0), three blocks an SM. A step of 8 at a time behind tests of w (the compiler then
+// fenced each step's three) was slower at every shape bench/wgmma_probe.py timed; so were the tile's next C staged by
+// cp.async with one block an SM, and wg_vtc, V^T C on wgmma with C's rows staged through shared memory (NOTES.md).
+//
+// wg_apply (below): the whole update, V^T C, T^T W and C -= V W, in one launch, a strip of 64 columns a block.
 //
 // Layouts (PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate"), lane = 4 g + t of warp q:
 // - the accumulator of m64nNk8: register 4 j + 2 h + c holds row 16 q + g + 8 h, column 8 j + 2 t + c;
