@@ -14,7 +14,7 @@
 // so that Wn's strip is staged once for all of them. Grid: (ceil(N / 128), row groups, batch). N even, C's rows
 // 8-byte aligned (pairs of columns as float2), w a multiple of 8 of at most 64. A tile's products are one chain of
 // wgmma, 12 or 24 (w up to 32 or 64), one group to wait for, V's 32 values loaded before any is split (wg_fragments):
-// 163 registers, no spill (nvcc 13.0), three blocks an SM. A step of 8 at a time behind tests of w (the compiler then
+// 157 registers, no spill (nvcc 13.0), three blocks an SM. A step of 8 at a time behind tests of w (the compiler then
 // fenced each step's three) was slower at every shape bench/wgmma_probe.py timed; so were the tile's next C staged by
 // cp.async with one block an SM, and wg_vtc, V^T C on wgmma with C's rows staged through shared memory (NOTES.md).
 //
@@ -138,7 +138,7 @@ __device__ __forceinline__ void wg_fragments(unsigned (&ah)[S][4], unsigned (&al
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int row = i + 8 * WG_ROW(e), col = 8 * k + t + 4 * WG_COL(e);
-      const int at = TRANSPOSED ? col * ld + row : row * ld + col;
+      const size_t at = TRANSPOSED ? (size_t)col * ld + row : (size_t)row * ld + col;
       x[k][e] = X[row < rows && 8 * k < depth ? at : 0];
     }
 #pragma unroll
