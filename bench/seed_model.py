@@ -533,7 +533,7 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             C, ldc, cstride, V, ldv, vstride, T, ldt, tstride, m, N, w = args
             assert block == (128,) and grid == (-(-N // 64), 1, C.shape[0]), (grid, C.shape)
             assert shared_mem == 4 * 64 * 32 * 4 + 1024 and w <= 64 and w % 8 == 0, (shared_mem, w)
-            assert N >= 128 and N % 2 == 0 and ldc % 2 == 0 and C.storage_offset() % 2 == 0, (N, ldc)
+            assert N % 2 == 0 and ldc % 2 == 0 and C.storage_offset() % 2 == 0, (N, ldc)
             assert (ldc, cstride, ldv, vstride, ldt, tstride) == (C.stride(1), C.stride(0), V.stride(1),
                                                                    V.stride(0), T.stride(1), T.stride(0))
             W = tf32x3_matmul(V[:, :m, :w].transpose(1, 2), C[:, :m, :N])
@@ -654,10 +654,11 @@ def main() -> int:
                       {**base, "MB_BELOW": 0, "APPLY_FROM": 0},  # every update by tf32x3_apply
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "APPLY_FROM": 0},  # 64 wide too
                       {**base, "MB_BELOW": 0, "APPLY_FROM": 0, "APPLY_ROWS": 100},  # and cuBLAS above 100 rows
-                      {**base, "MB_BELOW": 0, "WG_FROM": 1},  # every C -= V W of 128 columns by wg_update
+                      {**base, "MB_BELOW": 0, "WG_FROM": 1},  # every update of 128 columns by wg_apply (WG_APPLY 1)
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "WG_FROM": 1},  # 64 wide too
-                      {**base, "MB_BELOW": 0, "WG_FROM": 1, "WG_APPLY": 1},  # the whole update by wg_apply
-                      {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "WG_FROM": 1, "WG_APPLY": 1},
+                      {**base, "MB_BELOW": 0, "WG_FROM": 1, "WG_APPLY": 0},  # C -= V W by wg_update alone
+                      {**base, "MB_BELOW": 0, "WG_FROM": 1, "WG_APPLY": 2},  # the whole update by wg_apply
+                      {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "WG_FROM": 1, "WG_APPLY": 2},
                       *({**base, "MB_BELOW": 0, "OUTER_FROM": 0, **outer} for outer in
                       ({"OUTER_NB": 64}, {"NB": 16, "OUTER_NB": 64}, {"OUTER_NB": 96},
                        {"OUTER_NB": 64, "OUTER_AHEAD": 0}))):  # (OUTER_AHEAD 0: one set of V and T, one stream)
@@ -673,6 +674,7 @@ def main() -> int:
         sizes += ((1, 600),) if overrides.get("COL_PANEL_BELOW") else ()  # col_panel32 (or reg_panel) above 512 rows
         sizes += ((1, 1100),) if overrides.get("COL_CLUSTER") else ()  # col_cluster8 above 8 x 128 rows
         sizes += ((1, 260),) if overrides.get("WG_FROM") else ()  # updates of 128 columns and more: wg_update
+        sizes += ((8, 200),) if overrides.get("WG_APPLY") else ()  # wg_apply: a wave of blocks (3 an SM of 8)
         for batch, n in sizes:
             A = torch.randn(batch, n, n)
             H, tau = module.custom_kernel(A)

@@ -124,10 +124,11 @@ WG_FROM = 48  # @tune WG_FROM: 0 48 256
 # TF32 (wgmma.cu's wg_update, compiled for sm_90a; 0: never), on a GPU of compute capability 9.0 only: 640x512 and
 # 60x1024, the judge's `full` 2,567 us against 2,622 (three runs each, alternating; H100, 2026-12-07, NOTES.md)
 
-WG_APPLY = 0  # @tune WG_APPLY: 0 1
-# where wg_update would take C -= V W, the whole update (V^T C, T^T W and C -= V W) by wgmma.cu's wg_apply in one
-# launch instead (1): V^T C on the tensor cores, where cuBLAS's FP32 is bound by its arithmetic; C read twice, not three
-# times; not yet measured on a GPU
+WG_APPLY = 1  # @tune WG_APPLY: 0 1 2
+# where wg_update would take C -= V W (1), or wherever wg_apply's strips make a wave of three blocks an SM (2), the
+# whole update (V^T C, T^T W and C -= V W) by wgmma.cu's wg_apply in one launch, V^T C on the tensor cores where
+# cuBLAS's FP32 was bound by its arithmetic, C read twice instead of three times: 640x512 7.0 ms against 7.5, the
+# judge's `full` 2,478 us against 2,557 (two runs each, alternating; H100, 2026-12-07, NOTES.md)
 
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
@@ -263,6 +264,18 @@ def _wg_fits(Vm, C):
     against cuBLAS's 0.072: its tile three quarters empty), V at most 64 columns (a multiple of 8), C's rows in pairs
     of columns (tf32x3_fits's)."""
     return (bool(WG_FROM) and Vm.shape[0] >= WG_FROM and C.shape[2] >= _WG_N
+            and _capability(C.device) == _WG_CAPABILITY and _tf32x3_fits(Vm, C))
+
+
+def _wg_apply_fits(Vm, C):
+    """Where wg_apply takes the whole update: with WG_APPLY 1 where wg_update could (_wg_fits: at least 128 columns),
+    with 2 where wg_update's other conditions hold and its strips of 64 columns make at least a wave of three blocks
+    an SM (640x(512x64) 0.196 ms against cuBLAS's 0.248, 60x(1024x64), 60 blocks, 0.086 against 0.080; H100,
+    bench/apply_probe.py)."""
+    if WG_APPLY == 1:
+        return _wg_fits(Vm, C)
+    batch, N = Vm.shape[0], C.shape[2]
+    return (WG_APPLY == 2 and bool(WG_FROM) and batch >= WG_FROM and batch * -(-N // _WA_N) >= 3 * _sms(C.device)
             and _capability(C.device) == _WG_CAPABILITY and _tf32x3_fits(Vm, C))
 
 
@@ -728,7 +741,7 @@ def _apply(Vm, Tm, C):
     if APPLY_FROM <= batch < APPLY_BELOW and m <= APPLY_ROWS and _apply_fits(m, w):
         _tf32x3_apply(Vm, Tm, C)
         return
-    if WG_APPLY and _wg_fits(Vm, C):  # the whole update in one launch on wgmma (a Hopper)
+    if _wg_apply_fits(Vm, C):  # the whole update in one launch on wgmma (a Hopper)
         _wg_apply(Vm, Tm, C)
         return
     fits = _tf32x3_fits(Vm, C)
