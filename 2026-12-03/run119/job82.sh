@@ -1,0 +1,24 @@
+#!/bin/bash
+# Session 55: WG_APPLY = 1 the default (wg_apply where wg_update could). 1. the judge's `full`, alternating twice:
+# WG_APPLY=2 (strips of 64 wherever a wave of blocks: 640x512's 64-column updates too), the seed (1), WG_APPLY=0;
+# 2. `final` on the seed; 3. the climb from WG_APPLY=0 (bench/climb/steps.txt's last line). ~6 min; carry .whl, .devrun.
+cd "$(dirname "$0")/.."
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl >/dev/null 2>&1
+export PYTHONPATH=$PWD:/tmp/site PYTHONUNBUFFERED=1
+git config --global user.name bench; git config --global user.email bench@localhost
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+mkdir -p $OUT/r
+two=$(python3 bench/variant.py seed_kernels/tsqr_wy WG_APPLY=2)
+zero=$(python3 bench/variant.py seed_kernels/tsqr_wy WG_APPLY=0)
+i=0
+for k in $two seed_kernels/tsqr_wy $zero $two seed_kernels/tsqr_wy $zero; do
+  i=$((i+1))
+  timeout 100 python3 -m qrjudge --kernel-dir $k --mode full --seed 7 > $OUT/r/ab_$i.json 2> $OUT/r/ab_$i.err
+  python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(sys.argv[2][-20:], r['status'], r.get('score'), r.get('error','')[:200], ' '.join(f\"{s['shape'][:8]}:{s['mean_us']:.0f}\" for s in r.get('shapes',[]) if s['shape'][:3] in ('640', '60x')))" $OUT/r/ab_$i.json $k
+done
+timeout 100 python3 -m qrjudge --kernel-dir seed_kernels/tsqr_wy --mode final --seed 7 > $OUT/r/final.json 2> $OUT/r/final.err
+python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('final', r['status'], r.get('score'), r.get('worst'), r.get('tests', {}).get('passed'), r.get('tests', {}).get('total'), r.get('error','')[:300])" $OUT/r/final.json
+s=$(date +%s)
+OUT=$OUT/r/climb START="WG_APPLY=0" STEPS=bench/climb/steps.txt timeout 230 bash bench/climb_pass.sh > $OUT/r/climb.out 2>&1
+echo "climb rc $? $(( $(date +%s) - s )) s"; tail -14 $OUT/r/climb/pass.log | cut -c1-220
+tar -czf $OUT/r.tgz -C $OUT r && rm -rf $OUT/r
