@@ -529,9 +529,10 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             assert (ldc, cstride, ldv, vstride, ldw, wstride) == (C.stride(1), C.stride(0), V.stride(1),
                                                                    V.stride(0), W.stride(1), W.stride(0))
             C[:, :m, :N] += sign * tf32x3_matmul(V[:, :m, :w], W[:, :w, :N])
-        elif name == "wg_apply":  # tests/test_cuda_on_cpu.py runs its code
+        elif name in ("wg_apply", "wg_apply_split"):  # tests/test_cuda_on_cpu.py runs their code
             C, ldc, cstride, V, ldv, vstride, T, ldt, tstride, m, N, w = args
-            assert block == (128,) and grid == (-(-N // 64), 1, C.shape[0]), (grid, C.shape)
+            cluster = 4 if name == "wg_apply_split" else 1  # (the split: a strip's rows over a cluster of 4)
+            assert block == (128,) and grid == (-(-N // 64) * cluster, 1, C.shape[0]), (grid, C.shape)
             assert shared_mem == 4 * 64 * 32 * 4 + 1024 and w <= 64 and w % 8 == 0, (shared_mem, w)
             assert N % 2 == 0 and ldc % 2 == 0 and C.storage_offset() % 2 == 0, (N, ldc)
             assert (ldc, cstride, ldv, vstride, ldt, tstride) == (C.stride(1), C.stride(0), V.stride(1),
@@ -659,6 +660,7 @@ def main() -> int:
                       {**base, "MB_BELOW": 0, "WG_FROM": 1, "WG_APPLY": 0},  # C -= V W by wg_update alone
                       {**base, "MB_BELOW": 0, "WG_FROM": 1, "WG_APPLY": 2},  # the whole update by wg_apply
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "WG_FROM": 1, "WG_APPLY": 2},
+                      {**base, "MB_BELOW": 0, "WG_FROM": 1, "WG_APPLY": 2, "WG_SPLIT": 1},  # rows over a cluster
                       *({**base, "MB_BELOW": 0, "OUTER_FROM": 0, **outer} for outer in
                       ({"OUTER_NB": 64}, {"NB": 16, "OUTER_NB": 64}, {"OUTER_NB": 96},
                        {"OUTER_NB": 64, "OUTER_AHEAD": 0}))):  # (OUTER_AHEAD 0: one set of V and T, one stream)

@@ -43,7 +43,8 @@ def test_tsqr_wy_loop_matches_geqrf_on_the_cpu() -> None:
     for kernel in ("mb_panel", "mb_cluster", "trail_update", "reg_panel1", "reg_panel2", "reg_panel4", "panel_qr",
                    "reg_cluster1", "reg_cluster2", "col_qr", "lane_qr", "colk_qr4", "colk_qr6", "col_panel4", "col_panel8", "col_panel16", "col_panel32",
                    "col_cluster4", "col_cluster8", "build_t",
-                   "tf32x3_vtc32", "tf32x3_vtc64", "tf32x3_update", "tf32x3_apply", "wg_update", "wg_apply"):
+                   "tf32x3_vtc32", "tf32x3_vtc64", "tf32x3_update", "tf32x3_apply", "wg_update", "wg_apply",
+                   "wg_apply_split"):
         assert f"'{kernel}'" in out.stdout, kernel  # every panel kernel and the update were exercised
     assert "'outer'" in out.stdout  # and the outer blocking (OUTER_NB)
     assert "'lookahead'" in out.stdout  # and the look-ahead (LOOKAHEAD_BELOW)
@@ -94,10 +95,11 @@ def test_tf32x3_apply_lane_by_lane_matches_float64(m: int, N: int, w: int) -> No
 
 
 def test_sass_stats_reads_each_kernels_registers_mmas_and_loops() -> None:
-    """bench/sass_stats.py on tf32x3.cu and wgmma.cu (nvcc and cuobjdump where they are): their eight kernels,
+    """bench/sass_stats.py on tf32x3.cu and wgmma.cu (nvcc and cuobjdump where they are): their nine kernels,
     tf32x3_apply within the 128 registers its launch bounds allow two blocks an SM, without spills, with loops whose
     bodies issue MMAs (W = V^T C and C += V Wn); wg_update's and wg_apply's warpgroup MMAs (HGMMA, three a split step
-    of 8, 8 steps; wg_apply's three products), in registers enough for three blocks an SM, without spills."""
+    of 8, 8 steps; wg_apply's and wg_apply_split's three products), in registers enough for three blocks an SM,
+    without spills."""
     import shutil
 
     sys.path.insert(0, str(ROOT / "bench"))
@@ -112,13 +114,13 @@ def test_sass_stats_reads_each_kernels_registers_mmas_and_loops() -> None:
     seed = ROOT / "seed_kernels" / "tsqr_wy"
     kernels = sass_stats.compile_kernels([seed / "tf32x3.cu", seed / "wgmma.cu"], [])  # as kernel.py's _WG_SOURCE
     assert set(kernels) == {"tf32x3_apply", "tf32x3_update", "tf32x3_vtc32", "tf32x3_vtc64", "chunk_tw", "wg_update",
-                            "wg_apply", "wg_compiled"}
+                            "wg_apply", "wg_apply_split", "wg_compiled"}
     apply = kernels["tf32x3_apply"]
     assert 0 < apply.registers <= 128 and apply.spill_bytes == 0, apply.registers
     mma_loops = [loop for loop in apply.loops() if loop[3]]
     assert len(mma_loops) >= 2 and all(count > mmas for _, _, count, mmas in mma_loops), mma_loops
     assert sum(op.startswith("HMMA") for _, op, _ in apply.code) % 3 == 0  # three MMAs per split product
-    for name, chains in (("wg_update", 8), ("wg_apply", 4 + 8 + 8)):
+    for name, chains in (("wg_update", 8), ("wg_apply", 4 + 8 + 8), ("wg_apply_split", 4 + 8 + 8)):
         kernel = kernels[name]
         assert 0 < kernel.registers <= 65536 // (3 * 128) and kernel.spill_bytes == 0, (name, kernel.registers)
         assert sum(op.startswith("HGMMA") for _, op, _ in kernel.code) >= 3 * chains, name

@@ -35,7 +35,7 @@ def _same_matrices() -> None:
 def emulated(text: str) -> str:
     """CUDA source as emu.h runs it, by three rewrites: each __shared__ declaration becomes a reference to its
     block's own copy (emu::block_shared), `extern __shared__` the block's dynamic shared memory, and common.cu's
-    cluster primitives (inline PTX) the emulator's."""
+    and wgmma.cu's cluster primitives (inline PTX) the emulator's."""
     def per_block(match: re.Match[str]) -> str:
         indent, kind, names = match.group(1), match.group(2), re.split(r",\s*(?=\w+\[)", match.group(3))
         refs = []
@@ -53,11 +53,14 @@ def emulated(text: str) -> str:
                   "mbar_expect": "inline void mbar_expect(mbar_t* bar, unsigned bytes) { emu::mbar_expect(bar, bytes); }",
                   "st_async_cluster": "inline void st_async_cluster(float* p, unsigned rank, float v, mbar_t* bar) "
                                       "{ emu::st_async(p, rank, v, bar); }",
-                  "mbar_wait": "inline void mbar_wait(mbar_t* bar, unsigned parity) { emu::mbar_wait(bar, parity); }"}
+                  "mbar_wait": "inline void mbar_wait(mbar_t* bar, unsigned parity) { emu::mbar_wait(bar, parity); }",
+                  "ld_cluster": "inline float ld_cluster(const float* p, unsigned rank) "
+                                "{ return emu::load_remote(p, rank); }"}
     for name, emulation in primitives.items():
-        text, count = re.subn(rf"__device__ __forceinline__ void {name}\(.*?\n}}\n", emulation + "\n", text,
+        defined = re.search(rf"^__device__ __forceinline__ \w+ {name}\(", text, flags=re.MULTILINE)
+        text, count = re.subn(rf"__device__ __forceinline__ \w+ {name}\(.*?\n}}\n", emulation + "\n", text,
                               flags=re.DOTALL)
-        assert count == (name in text or "cluster_barrier" in text), name  # tf32x3.cu has no clusters
+        assert count == bool(defined), name  # each primitive the source defines (common.cu's, wgmma.cu's), once
     return text
 
 
@@ -313,13 +316,16 @@ def test_wgmma_update_on_the_emulated_warpgroup_mma(tmp_path: Path, batch: int, 
     assert torch.equal(*runs)
 
 
-@pytest.mark.parametrize(("batch", "m", "N", "w"), [(2, 100, 70, 24), (1, 130, 130, 64), (1, 7, 2, 8),
-                                                   (1, 97, 64, 40), (1, 200, 190, 32)])
-def test_wgmma_apply_on_the_emulated_warpgroup_mma(tmp_path: Path, batch: int, m: int, N: int, w: int) -> None:
+@pytest.mark.parametrize(("batch", "m", "N", "w", "kernel"), [
+    (2, 100, 70, 24, "apply"), (1, 130, 130, 64, "apply"), (1, 7, 2, 8, "apply"), (1, 97, 64, 40, "apply"),
+    (1, 200, 190, 32, "apply"), (2, 300, 70, 24, "split"), (1, 100, 64, 64, "split"), (1, 7, 2, 8, "split")])
+def test_wgmma_apply_on_the_emulated_warpgroup_mma(tmp_path: Path, batch: int, m: int, N: int, w: int,
+                                                  kernel: str) -> None:
     """wg_apply (C - V T^T V^T C in one launch): C^T's fragments over chunks of 32 rows beside V's chunks staged in
     turn, W staged from the accumulator for -T^T W and Wn for C's tiles; edges of every kind (m not a multiple of 32
-    or 64, N past a strip of 64 and odd strips, w below 32 and between 32 and 64); the same bits under two
-    schedules."""
+    or 64, N past a strip of 64 and odd strips, w below 32 and between 32 and 64); and wg_apply_split, a strip's rows
+    over a cluster of 4 blocks (W^T's partial sums added through the blocks' shared memory; blocks without rows where
+    m is short); the same bits under two schedules."""
     V, T, C = torch.randn(batch, m, w), torch.randn(batch, w, w).triu(), torch.randn(batch, m, N)
     Vd, Cd = V.double(), C.double()
     expected = Cd - Vd @ (T.double().transpose(1, 2) @ (Vd.transpose(1, 2) @ Cd))
@@ -328,7 +334,7 @@ def test_wgmma_apply_on_the_emulated_warpgroup_mma(tmp_path: Path, batch: int, m
     runs = []
     for seed in (1, 2):
         args = [str(binary), str(tmp_path / "in.bin"), str(tmp_path / "out.bin"), str(batch), str(m), str(N), str(w),
-                str(seed), "apply"]
+                str(seed), kernel]
         run = subprocess.run(args, check=False, timeout=300, capture_output=True, text=True)
         assert run.returncode == 0, run.stderr[-2000:]
         runs.append(torch.from_numpy(np.fromfile(tmp_path / "out.bin", np.float32)).reshape(expected.shape))

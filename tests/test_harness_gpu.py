@@ -67,8 +67,8 @@ def test_seed_passes_quick(seed: str) -> None:
     ["COL_N=32", "COL_PANEL_BELOW=1024", "COL_ROWS=32", "COL_CLUSTER=1"], ["LANE_QR=0"],
     ["COL_PANEL_BELOW=1024", "OUTER_FROM=1"], ["COL_CLUSTER=1", "CLUSTER_FROM=1", "MB_BELOW=64"],
     ["COLK_N=0"], ["COL_N=0", "COLK_N=0", "COL_PANEL_BELOW=0"],
-    ["CLUSTER_MBAR=0"], ["WG_FROM=0"], ["WG_FROM=1"], ["WG_FROM=1", "OUTER_FROM=1"], ["WG_APPLY=1"],
-    ["WG_APPLY=1", "WG_FROM=1", "OUTER_FROM=1"]], ids="+".join)  # -k COL_CLUSTER: by constant
+    ["CLUSTER_MBAR=0"], ["WG_FROM=0"], ["WG_FROM=1"], ["WG_FROM=1", "OUTER_FROM=1"], ["WG_APPLY=0"],
+    ["WG_APPLY=2", "WG_FROM=1", "OUTER_FROM=1"], ["WG_SPLIT=1"]], ids="+".join)  # -k COL_CLUSTER: by constant
 def test_tsqr_wy_paths_pass_quick(overrides: list[str]) -> None:
     """tsqr_wy's other paths (each a constant of kernel.py, bench/variant.py): the panel without registers, the
     multi-block panel without clusters and always as one (reg_cluster, 1 and 2 rows a thread, and mb_cluster where
@@ -79,10 +79,11 @@ def test_tsqr_wy_paths_pass_quick(overrides: list[str]) -> None:
     col_qr for n <= 32 (lane_qr is the default), col_panel for every single-block panel it holds
     (inside the outer blocks too), col_cluster for the clustered ones (at batches under 64 too), n of 33 to 192
     without colk_qr (small_qr and the panels), none of them (small_qr and reg_panel, the defaults before the
-    fourteenth pass), reg_cluster exchanging its sums by cluster barriers (before the mbarriers), and C -= V W by
-    cuBLAS where WG_FROM sends it to wgmma.cu's wg_update on a Hopper, and by wg_update at every batch wherever it
-    is 128 columns wide (in outer blocks too; elsewhere WG_FROM changes nothing), and the whole update there by
-    wg_apply (WG_APPLY), where the default sends it and at every batch."""
+    fourteenth pass), reg_cluster exchanging its sums by cluster barriers (before the mbarriers), and the updates
+    WG_FROM sends to wgmma.cu on a Hopper: by cuBLAS there (WG_FROM 0), by wgmma.cu at every batch wherever 128
+    columns wide (in outer blocks too; elsewhere WG_FROM changes nothing), there only C -= V W by wg_update (WG_APPLY
+    0, where the default has wg_apply do the whole update), wg_apply wherever its strips fill the GPU at every batch
+    (WG_APPLY 2), and its rows over a cluster where they do not (WG_SPLIT)."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
         pytest.skip("timing needs the GPU to itself")
     sys.path.insert(0, str(ROOT / "bench"))
@@ -176,14 +177,17 @@ def test_tsqr_wy_wgmma_update_matches_float64(m: int, N: int, w: int) -> None:
     assert_wg_result(C, expected, H, before)
 
 
+@pytest.mark.parametrize("split", [0, 1])
 @pytest.mark.parametrize("m, N, w", [(16, 2, 8), (70, 6, 48), (100, 34, 24), (512, 448, 64), (1024, 992, 32),
                                      (130, 260, 64), (97, 130, 40)])
-def test_tsqr_wy_wgmma_apply_matches_float64(m: int, N: int, w: int) -> None:
-    """wgmma.cu's wg_apply (kernel.py's _wg_apply: C = C - V T^T V^T C in one launch) on strided views like the ones
-    kernel.py passes, against float64: within 1e-5 of the result's largest entry, nothing outside the view touched.
-    On a GPU of compute capability 9.0 only."""
+def test_tsqr_wy_wgmma_apply_matches_float64(m: int, N: int, w: int, split: int) -> None:
+    """wgmma.cu's wg_apply (kernel.py's _wg_apply: C = C - V T^T V^T C in one launch), and with WG_SPLIT its rows
+    over a cluster of blocks (wg_apply_split, taller than 64 rows), on strided views like the ones kernel.py passes,
+    against float64: within 1e-5 of the result's largest entry, nothing outside the view touched. On a GPU of
+    compute capability 9.0 only."""
     V, H, C = wg_views(m, N, w)
     kernel = tsqr_wy_module()
+    kernel.WG_SPLIT = split
     before = H.clone()
     T = (H.new_empty(V.shape[0], 80, 80).normal_()[:, :w, :w].triu() / w)
     Vd, Cd = V.double(), C.double()

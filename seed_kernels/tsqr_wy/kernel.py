@@ -131,6 +131,11 @@ WG_APPLY = 1  # @tune WG_APPLY: 0 1 2
 # cuBLAS's FP32 was bound by its arithmetic, C read twice instead of three times: 640x512 7.0 ms against 7.5, the
 # judge's `full` 2,478 us against 2,557 (two runs each, alternating; H100, 2026-12-07, NOTES.md)
 
+WG_SPLIT = 0  # @tune WG_SPLIT: 0 1
+# with WG_APPLY, where wg_apply's strips make fewer than four waves of three blocks an SM (60x1024's), each strip's rows
+# split over a thread block cluster of four blocks (wg_apply_split; W^T's partial sums added through their shared
+# memory): four times the blocks, and C's second read nearer the first; not yet measured on a GPU
+
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
 _COMMON = Path(__file__).with_name("common.cu").read_text()  # defines and helpers of the modules below
@@ -247,7 +252,9 @@ def _tf32x3(name):
 _WG = {}
 _WG_N = 128  # wgmma.cu's WG_N: the columns of C a block of wg_update takes (its wgmma's N)
 _WA_N = 64  # wgmma.cu's WA_N: wg_apply's
-_WG_SHARED = {"wg_update": 4 * _WG_N * 32 * 4 + 1024, "wg_apply": 4 * _WA_N * 32 * 4 + 1024}  # WG_SHARED, WA_SHARED
+_WA_CLUSTER = 4  # wgmma.cu's WA_CLUSTER: wg_apply_split's blocks a strip
+_WG_SHARED = {"wg_update": 4 * _WG_N * 32 * 4 + 1024, "wg_apply": 4 * _WA_N * 32 * 4 + 1024,
+              "wg_apply_split": 4 * _WA_N * 32 * 4 + 1024}  # WG_SHARED, WA_SHARED (twice)
 
 
 def _wg(name="wg_update"):
@@ -300,11 +307,15 @@ def _wg_update(Vm, W, C, sign, groups=None):
 
 def _wg_apply(Vm, Tm, C):
     """C = (I - V T V^T)^T C by wg_apply in one launch: a 64-column strip of C a block, V^T C, T^T W and C -= V W on
-    wgmma, C read twice (the second time soon after the first) and written once."""
+    wgmma, C read twice (the second time soon after the first) and written once. With WG_SPLIT, where the strips make
+    fewer than four waves of three blocks an SM, wg_apply_split: a strip's rows over a cluster of _WA_CLUSTER blocks."""
     batch, m, w = Vm.shape
     N = C.shape[2]
-    _wg("wg_apply")((-(-N // _WA_N), 1, batch), (128,), (*_strided(C), *_strided(Vm), *_strided(Tm), cp.int32(m),
-                                                        cp.int32(N), cp.int32(w)), shared_mem=_WG_SHARED["wg_apply"])
+    strips = -(-N // _WA_N)
+    split = WG_SPLIT and m > 64 and batch * strips < 12 * _sms(C.device)
+    name, blocks = ("wg_apply_split", strips * _WA_CLUSTER) if split else ("wg_apply", strips)
+    _wg(name)((blocks, 1, batch), (128,), (*_strided(C), *_strided(Vm), *_strided(Tm), cp.int32(m), cp.int32(N),
+                                           cp.int32(w)), shared_mem=_WG_SHARED[name])
 
 
 def _reg_rows(batch, m):
@@ -366,7 +377,7 @@ def compile_info():
                    "VTC_BELOW": VTC_BELOW, "TF32X3_BELOW": TF32X3_BELOW, "TF32X3_ROWS": TF32X3_ROWS,
                    "APPLY_ROWS": APPLY_ROWS, "APPLY_FROM": APPLY_FROM, "APPLY_BELOW": APPLY_BELOW,
                    "LOOKAHEAD_BELOW": LOOKAHEAD_BELOW, "CHUNK_TW": CHUNK_TW, "CLUSTER_MBAR": CLUSTER_MBAR,
-                   "WG_FROM": WG_FROM, "WG_APPLY": WG_APPLY}
+                   "WG_FROM": WG_FROM, "WG_APPLY": WG_APPLY, "WG_SPLIT": WG_SPLIT}
 
 
 def _attrs(f):

@@ -339,26 +339,64 @@ __device__ __forceinline__ void wa_load_ct(float (&x)[4][4], const float* __rest
     }
 }
 
-extern "C" __global__ void __launch_bounds__(128, 3)
-    wg_apply(float* __restrict__ C, int ldc, long long cstride, const float* __restrict__ V, int ldv,
-             long long vstride, const float* __restrict__ T, int ldt, long long tstride, int m, int N, int w) {
-  extern __shared__ uint4 wg_raw[];
-  float* buf = reinterpret_cast<float*>(((size_t)wg_raw + 1023) & ~(size_t)1023);
+#ifndef WA_CLUSTER
+#define WA_CLUSTER 4  // wg_apply_split's blocks a strip
+#endif
+#if defined(__CUDA_ARCH__) && (defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(__CUDA_ARCH_SPECIFIC__))
+#define WA_CLUSTER_DIMS __cluster_dims__(WA_CLUSTER, 1, 1)
+#else
+#define WA_CLUSTER_DIMS
+#endif
+
+__device__ __forceinline__ void cluster_barrier() {
+  WG_ASM("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// *p (an address of this block's static shared memory) in the cluster's block `rank`
+__device__ __forceinline__ float ld_cluster(const float* p, unsigned rank) {
+  [[maybe_unused]] unsigned remote;
+  float v = 0.f;
+  WG_ASM("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"((unsigned)__cvta_generic_to_shared(p)), "r"(rank));
+  WG_ASM("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+  return v;
+}
+
+// d, each block's partial sums, replaced by their sum over the cluster's blocks in rank order (the same bits in
+// every block): through each block's static shared memory, a cluster barrier before the loads and one after (no
+// block leaves while another reads its sums)
+__device__ __forceinline__ void wa_cluster_sum(float (&d)[32]) {
+  __shared__ float wa_part[32 * 128];
+#pragma unroll
+  for (int i = 0; i < 32; ++i) wa_part[i * 128 + threadIdx.x] = d[i];
+  cluster_barrier();
+#pragma unroll
+  for (int i = 0; i < 32; ++i) {
+    d[i] = 0.f;
+    for (unsigned rank = 0; rank < WA_CLUSTER; ++rank) d[i] += ld_cluster(&wa_part[i * 128 + threadIdx.x], rank);
+  }
+  cluster_barrier();
+}
+
+// wg_apply's work for the strip at column n0 of one matrix, rows r_lo..r_hi - 1 of it (all of them, or with G > 1
+// one block's share of a cluster of G: W^T's partial sums then added up over the cluster, in rank order, so that every
+// block makes the same Wn)
+template <int G>
+__device__ __forceinline__ void wa_strip(float* __restrict__ C, int ldc, const float* __restrict__ V, int ldv,
+                                         const float* __restrict__ T, int ldt, int m, int N, int w, int n0, int r_lo,
+                                         int r_hi) {
+  extern __shared__ uint4 wa_raw[];
+  float* buf = reinterpret_cast<float*>(((size_t)wa_raw + 1023) & ~(size_t)1023);
   float *hi = buf, *lo = buf + 2 * WA_HALF;  // B: hi's two halves, then lo's
   const int lane = threadIdx.x & 31, q = threadIdx.x >> 5, g = lane >> 2;
-  const int n0 = blockIdx.x * WA_N;
-  C += blockIdx.z * cstride;
-  V += blockIdx.z * vstride;
-  T += blockIdx.z * tstride;
 
   // 1. W^T = C^T V, 32 rows a chunk, V's chunks in the two halves in turn
   float d[32];
 #pragma unroll
   for (int i = 0; i < 32; ++i) d[i] = 0.f;
   float c[4][4], v[16];
-  wa_load_ct(c, C, ldc, 0, m, n0, N);
-  wa_load_v(v, V, ldv, 0, m, w);
-  for (int r0 = 0, b = 0; r0 < m; r0 += 32, b ^= 1) {
+  wa_load_ct(c, C, ldc, r_lo, r_hi, n0, N);
+  wa_load_v(v, V, ldv, r_lo, r_hi, w);
+  for (int r0 = r_lo, b = 0; r0 < r_hi; r0 += 32, b ^= 1) {
     wa_put_v(v, hi + b * WA_HALF, lo + b * WA_HALF);
     unsigned ah[4][4], al[4][4];
 #pragma unroll
@@ -367,9 +405,9 @@ extern "C" __global__ void __launch_bounds__(128, 3)
       for (int e = 0; e < 4; ++e) split(c[k][e], ah[k][e], al[k][e]);
     wg_publish();
     __syncthreads();
-    if (r0 + 32 < m) {  // the next chunk's loads in flight while this chunk's products run
-      wa_load_ct(c, C, ldc, r0 + 32, m, n0, N);
-      wa_load_v(v, V, ldv, r0 + 32, m, w);
+    if (r0 + 32 < r_hi) {  // the next chunk's loads in flight while this chunk's products run
+      wa_load_ct(c, C, ldc, r0 + 32, r_hi, n0, N);
+      wa_load_v(v, V, ldv, r0 + 32, r_hi, w);
     }
     wg_fence();
     wg_steps<4>(d, ah, al, hi + b * WA_HALF, lo + b * WA_HALF);
@@ -377,6 +415,7 @@ extern "C" __global__ void __launch_bounds__(128, 3)
     wg_wait();
   }
   __syncthreads();  // every warp's products done before the buffers are restaged
+  if constexpr (G > 1) wa_cluster_sum(d);
 
   // 2. Wn = -T^T W: W (w x 64, from d: W^T's row 16 q + g + 8 h, column 8 j + 2 t + e) as B; A (a, k) = -T[k][a]
   wa_put_tile<false>(d, hi, lo);
@@ -393,13 +432,30 @@ extern "C" __global__ void __launch_bounds__(128, 3)
   wa_put_tile<true>(d, hi, lo);
   wg_publish();
   __syncthreads();
-  for (int row0 = 0; row0 < m; row0 += 64) {
+  for (int row0 = r_lo; row0 < r_hi; row0 += 64) {
     const int r = row0 + 16 * q + g;
     wg_load_tile(d, C, ldc, r, m, n0, N);
     wg_fragments<false>(ah, al, V + (size_t)row0 * ldv, ldv, m - row0, w, 1.f);
     wg_product(d, ah, al, hi, lo, w);
     wg_store(d, C, ldc, r, m, n0, N);
   }
+}
+
+extern "C" __global__ void __launch_bounds__(128, 3)
+    wg_apply(float* __restrict__ C, int ldc, long long cstride, const float* __restrict__ V, int ldv,
+             long long vstride, const float* __restrict__ T, int ldt, long long tstride, int m, int N, int w) {
+  wa_strip<1>(C + blockIdx.z * cstride, ldc, V + blockIdx.z * vstride, ldv, T + blockIdx.z * tstride, ldt, m, N, w,
+              blockIdx.x * WA_N, 0, m);
+}
+
+// wg_apply with a strip's rows split over a cluster of WA_CLUSTER blocks (blockIdx.x = strip * WA_CLUSTER + rank), in
+// shares of a multiple of 64 rows: where the strips are too few for the GPU (60x1024: 15 a matrix, 2.3 waves).
+extern "C" __global__ void __launch_bounds__(128, 3) WA_CLUSTER_DIMS
+    wg_apply_split(float* __restrict__ C, int ldc, long long cstride, const float* __restrict__ V, int ldv,
+                   long long vstride, const float* __restrict__ T, int ldt, long long tstride, int m, int N, int w) {
+  const int rank = blockIdx.x % WA_CLUSTER, share = (m + 64 * WA_CLUSTER - 1) / (64 * WA_CLUSTER) * 64;
+  wa_strip<WA_CLUSTER>(C + blockIdx.z * cstride, ldc, V + blockIdx.z * vstride, ldv, T + blockIdx.z * tstride, ldt,
+                       m, N, w, blockIdx.x / WA_CLUSTER * WA_N, min(m, rank * share), min(m, (rank + 1) * share));
 }
 
 // 1 where this module was compiled with wgmma (sm_90a), 0 where its kernels trap

@@ -240,6 +240,13 @@ inline char* remote_address(const void* p, unsigned rank) {
 // *p = v in the shared memory of the cluster's block `rank`, p being the same variable's address in this block's.
 inline void store_remote(float* p, unsigned rank, float v) { std::memcpy(remote_address(p, rank), &v, sizeof v); }
 
+// *p in the shared memory of the cluster's block `rank`, p being the same variable's address in this block's.
+inline float load_remote(const float* p, unsigned rank) {
+  float v;
+  std::memcpy(&v, remote_address(p, rank), sizeof v);
+  return v;
+}
+
 // An mbarrier (8 bytes of shared memory): a phase completes once its arrivals and its bytes are all in.
 struct Mbar {
   int tx;  // bytes expected less bytes arrived (negative while the stores run ahead of the expectation)

@@ -3,6 +3,7 @@
 //   driver IN OUT BATCH M N W SEED GROUPS SIGN   IN: V (BATCH x M x W), Wn (W x N), C (M x N) a matrix;
 //                                               OUT: C + SIGN V Wn
 //   driver IN OUT BATCH M N W SEED apply         IN: V, T (W x W), C a matrix; OUT: C - V T^T V^T C
+//   driver IN OUT BATCH M N W SEED split         the same by wg_apply_split (a strip's rows over a cluster)
 // All row-major float32; C's rows LDC = N + 2 floats apart (a view of a wider matrix, as the seed's C is).
 #include <cstdint>
 #include <string>
@@ -11,9 +12,10 @@
 #include KERNEL_FILE
 
 int main(int argc, char** argv) {
-  const bool apply = argc == 9 && std::string(argv[8]) == "apply";
+  const bool split = argc == 9 && std::string(argv[8]) == "split";
+  const bool apply = split || (argc == 9 && std::string(argv[8]) == "apply");
   if (argc < 10 && !apply) {
-    std::fprintf(stderr, "usage: %s IN OUT BATCH M N W SEED (GROUPS SIGN | apply)\n", argv[0]);
+    std::fprintf(stderr, "usage: %s IN OUT BATCH M N W SEED (GROUPS SIGN | apply | split)\n", argv[0]);
     return 2;
   }
   const int batch = std::atoi(argv[3]), m = std::atoi(argv[4]), N = std::atoi(argv[5]), w = std::atoi(argv[6]);
@@ -28,9 +30,10 @@ int main(int argc, char** argv) {
     if (std::fread(&C[r * ldc], sizeof(float), N, in) != (size_t)N) return 2;
   std::fclose(in);
   if (apply) {
-    emu::launch(dim3{(unsigned)((N + WA_N - 1) / WA_N), 1, (unsigned)batch}, 128, 1, seed, WA_SHARED, [&] {
-      wg_apply(C.data(), ldc, (long long)m * ldc, V.data(), w, (long long)m * w, W.data(), w, (long long)wsize, m, N,
-               w);
+    const unsigned strips = (unsigned)((N + WA_N - 1) / WA_N), cluster = split ? WA_CLUSTER : 1;
+    emu::launch(dim3{strips * cluster, 1, (unsigned)batch}, 128, cluster, seed, WA_SHARED, [&] {
+      (split ? wg_apply_split : wg_apply)(C.data(), ldc, (long long)m * ldc, V.data(), w, (long long)m * w, W.data(), w,
+                                          (long long)wsize, m, N, w);
     });
   } else {
     const unsigned strips = (unsigned)((N + WG_N - 1) / WG_N);
