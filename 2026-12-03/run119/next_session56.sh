@@ -1,8 +1,8 @@
 #!/bin/bash
 # For the next session (after session 55: WG_APPLY = 1, the whole trailing update of 640x512 and 60x1024 by wgmma.cu's
 # wg_apply, measured in the judge's `full` only, on an H100: run119). Any Hopper, an H200 first. Carry .whl and .devrun.
-# 1. .devrun/job82.sh: the judge's `full` alternating twice, WG_APPLY=2 / the seed (1) / WG_APPLY=0; `final` on the seed;
-#    the climb from START="WG_APPLY=0" (bench/climb/steps.txt's last line): ~6 min.
+# 1. .devrun/job82.sh: apply_probe and the GPU tests with WG_SPLIT (wg_apply_split, built since run119); the judge's `full` alternating twice, WG_APPLY=2 / WG_SPLIT=1 / the seed / WG_APPLY=0; `final` on the seed;
+#    the climb from START="WG_APPLY=0" (bench/climb/steps.txt's last line): ~9 min.
 # 2. seed_pass on the seed as it ships with VARIANTS="WG_APPLY=0": issue #33 point 1's table for this seed: ~3 min.
 # 3. the contest's view (export --check, eval.py; .devrun/QR_V2 assembled as run30/run108 say): ~7 min.
 cd "$(dirname "$0")/.."
