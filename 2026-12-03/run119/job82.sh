@@ -2,8 +2,7 @@
 # Session 55: WG_APPLY = 1 the default (wg_apply where wg_update could). 0. apply_probe with wg_apply_split (WG_SPLIT)
 # on 60x1024's updates, and the GPU tests of wg_apply, WG_APPLY and WG_SPLIT; 1. the judge's `full`, alternating
 # twice: WG_APPLY=2 (strips of 64 wherever a wave of blocks: 640x512's 64-column updates too), WG_SPLIT=1, the seed,
-# WG_APPLY=0; 2. `final` on the seed; 3. the climb from WG_APPLY=0 (bench/climb/steps.txt's last line). ~9 min;
-# carry .whl and .devrun.
+# WG_APPLY=0; 2. `final` on the seed. ~7 min; carry .whl and .devrun.
 cd "$(dirname "$0")/.."
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl >/dev/null 2>&1
 export PYTHONPATH=$PWD:/tmp/site PYTHONUNBUFFERED=1
@@ -23,7 +22,4 @@ for k in $two $split seed_kernels/tsqr_wy $zero $two $split seed_kernels/tsqr_wy
 done
 timeout 100 python3 -m qrjudge --kernel-dir seed_kernels/tsqr_wy --mode final --seed 7 > $OUT/r/final.json 2> $OUT/r/final.err
 python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('final', r['status'], r.get('score'), r.get('worst'), r.get('tests', {}).get('passed'), r.get('tests', {}).get('total'), r.get('error','')[:300])" $OUT/r/final.json
-s=$(date +%s)
-OUT=$OUT/r/climb START="WG_APPLY=0" STEPS=bench/climb/steps.txt timeout 230 bash bench/climb_pass.sh > $OUT/r/climb.out 2>&1
-echo "climb rc $? $(( $(date +%s) - s )) s"; tail -14 $OUT/r/climb/pass.log | cut -c1-220
 tar -czf $OUT/r.tgz -C $OUT r && rm -rf $OUT/r
