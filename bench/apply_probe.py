@@ -2,9 +2,8 @@
 kernel, the tile in shared memory), cuBLAS's three FP32 GEMMs (kernel.py's _apply with APPLY_ROWS = 0 and no
 split TF32), the split-TF32 pair tf32x3_vtc + tf32x3_update, and on a Hopper cuBLAS's V^T C + wgmma.cu's wg_update
 and wgmma.cu's wg_apply (the whole update in one launch; with WG_SPLIT, where its strips are few, a strip's rows over
-a cluster of blocks); then each half alone (V^T C: cuBLAS; C += V Wn: cuBLAS,
-wg_update). Milliseconds per call by CUDA events, median
-of 20, and each one's largest error against float64 relative to the result's largest value. Shapes: 640x512's first outer block
+a cluster of blocks); then each half alone (V^T C: cuBLAS; C += V Wn: cuBLAS, wg_update). Milliseconds per call by
+CUDA events, median of 20, and each one's largest error against float64 relative to the result's largest value. Shapes: 640x512's first outer block
 (w = 64, 512 rows, 448 columns), its fourth (w = 64, 320 rows, 256 columns), an inner panel's update (w = 32, 512
 rows, 32 columns) and 60x1024's first panel (w = 32). Occupancy, issue rate and spills: run it under `ncu
 --kernel-name tf32x3_apply` (docs/benchmarks-history.md, eleventh pass).
@@ -73,6 +72,7 @@ def main(argv):
         Cd, Vd, Td = C0.double(), V.double(), T.double()
         whole = Cd - Vd @ (Td.transpose(1, 2) @ (Vd.transpose(1, 2) @ Cd))
         ways = [("tf32x3_apply", fused), ("cuBLAS x3", cublas), ("split vtc+update", pair)]
+
         def split(V=V, T=T, C=C):  # wg_apply_split where kernel.py's WG_SPLIT would send it (few strips)
             k.WG_SPLIT = 1
             k._wg_apply(V, T, C)

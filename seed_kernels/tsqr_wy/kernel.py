@@ -259,7 +259,8 @@ _WG_SHARED = {"wg_update": 4 * _WG_N * 32 * 4 + 1024, "wg_apply": 4 * _WA_N * 32
 
 
 def _wg(name="wg_update"):
-    """wgmma.cu's kernel `name` (wg_update or wg_apply), its module compiled for sm_90a on first use."""
+    """wgmma.cu's kernel `name` (wg_update, wg_apply or wg_apply_split), its module compiled for sm_90a on first
+    use."""
     if not _WG:
         for kernel, shared in _WG_SHARED.items():
             _WG[kernel] = _module(_WG_SOURCE).get_function(kernel)
