@@ -3,9 +3,9 @@ kernel, the tile in shared memory), cuBLAS's three FP32 GEMMs (kernel.py's _appl
 split TF32), the split-TF32 pair tf32x3_vtc + tf32x3_update, and on a Hopper cuBLAS's V^T C + wgmma.cu's wg_update
 and wgmma.cu's wg_apply (the whole update in one launch; with WG_SPLIT, where its strips are few, a strip's rows over
 a cluster of blocks); then each half alone (V^T C: cuBLAS; C += V Wn: cuBLAS, wg_update). Milliseconds per call by
-CUDA events, median of 20, and each one's largest error against float64 relative to the result's largest value. Shapes: 640x512's first outer block
-(w = 64, 512 rows, 448 columns), its fourth (w = 64, 320 rows, 256 columns), an inner panel's update (w = 32, 512
-rows, 32 columns) and 60x1024's first panel (w = 32). Occupancy, issue rate and spills: run it under `ncu
+CUDA events, median of 20, and each one's largest error against float64 relative to the result's largest value.
+Shapes: 640x512's first outer block (w = 64, 512 rows, 448 columns), its fourth (w = 64, 320 rows, 256 columns), an
+inner panel's update (w = 32, 512 rows, 32 columns) and 60x1024's first panel (w = 32). Occupancy, issue rate and spills: run it under `ncu
 --kernel-name tf32x3_apply` (docs/benchmarks-history.md, eleventh pass).
 
     python bench/apply_probe.py [BATCH M N W ...]     (on a GPU machine; groups of four numbers)
