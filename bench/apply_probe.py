@@ -5,8 +5,8 @@ and wgmma.cu's wg_apply (the whole update in one launch; with WG_SPLIT, where it
 a cluster of blocks); then each half alone (V^T C: cuBLAS; C += V Wn: cuBLAS, wg_update). Milliseconds per call by
 CUDA events, median of 20, and each one's largest error against float64 relative to the result's largest value.
 Shapes: 640x512's first outer block (w = 64, 512 rows, 448 columns), its fourth (w = 64, 320 rows, 256 columns), an
-inner panel's update (w = 32, 512 rows, 32 columns) and 60x1024's first panel (w = 32). Occupancy, issue rate and spills: run it under `ncu
---kernel-name tf32x3_apply` (docs/benchmarks-history.md, eleventh pass).
+inner panel's update (w = 32, 512 rows, 32 columns) and 60x1024's first panel (w = 32). Occupancy, issue rate and
+spills: run it under `ncu --kernel-name tf32x3_apply` (docs/benchmarks-history.md, eleventh pass).
 
     python bench/apply_probe.py [BATCH M N W ...]     (on a GPU machine; groups of four numbers)
 """
