@@ -283,9 +283,12 @@ def test_chunk_tw_sums_the_chunks_and_makes_minus_t_transposed_w(tmp_path: Path,
     assert torch.equal(*runs)
 
 
-def wg_binary(tmp_path: Path) -> Path:
-    """wgmma.cu's driver (tests/cuda_on_cpu/wg_driver.cpp) for wg_update and wg_apply."""
-    source, binary = tmp_path / "wgmma.cu", tmp_path / "wg_update"
+@pytest.fixture(scope="module")
+def wg_binary(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """wgmma.cu's driver (tests/cuda_on_cpu/wg_driver.cpp) for wg_update, wg_apply and wg_apply_split, built once for
+    the module's tests."""
+    folder = tmp_path_factory.mktemp("wgmma")
+    source, binary = folder / "wgmma.cu", folder / "wg_driver"
     source.write_text(emulated((SEED / "tf32x3.cu").read_text() + (SEED / "wgmma.cu").read_text()))
     subprocess.run(["g++", "-std=c++17", "-O2", "-Wno-unknown-pragmas", f'-DKERNEL_FILE="{source}"', f"-I{EMU}",
                     str(EMU / "wg_driver.cpp"), "-o", str(binary)], check=True, timeout=300)
@@ -295,15 +298,15 @@ def wg_binary(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(("batch", "m", "N", "w", "groups"), [(2, 100, 70, 24, 4), (1, 130, 260, 64, 2),
                                                              (1, 7, 2, 8, 1), (1, 200, 130, 32, 3),
                                                              (1, 300, 140, 40, 1)])
-def test_wgmma_update_on_the_emulated_warpgroup_mma(tmp_path: Path, batch: int, m: int, N: int, w: int,
-                                                    groups: int) -> None:
+def test_wgmma_update_on_the_emulated_warpgroup_mma(tmp_path: Path, wg_binary: Path, batch: int, m: int, N: int,
+                                                    w: int, groups: int) -> None:
     """wg_update (C - V Wn, over row groups): its staging into wgmma's swizzled layout, the A fragments and the
     accumulator, as emu.h's wgmma_tf32 reads the PTX ISA's layouts; edges of every kind (rows past m, columns past N
     and past a strip of 128, w below 64 and below 32, a row group walking several tiles); the same bits under two
     schedules."""
     V, Wn, C = torch.randn(batch, m, w), torch.randn(batch, w, N), torch.randn(batch, m, N)
     expected = C.double() - V.double() @ Wn.double()
-    binary = wg_binary(tmp_path)
+    binary = wg_binary
     np.concatenate([x.numpy().ravel() for x in (V, Wn, C)]).astype(np.float32).tofile(tmp_path / "in.bin")
     runs = []
     for seed in (1, 2):
@@ -319,8 +322,8 @@ def test_wgmma_update_on_the_emulated_warpgroup_mma(tmp_path: Path, batch: int, 
 @pytest.mark.parametrize(("batch", "m", "N", "w", "kernel"), [
     (2, 100, 70, 24, "apply"), (1, 130, 130, 64, "apply"), (1, 7, 2, 8, "apply"), (1, 97, 64, 40, "apply"),
     (1, 200, 190, 32, "apply"), (2, 300, 70, 24, "split"), (1, 100, 64, 64, "split"), (1, 7, 2, 8, "split")])
-def test_wgmma_apply_on_the_emulated_warpgroup_mma(tmp_path: Path, batch: int, m: int, N: int, w: int,
-                                                  kernel: str) -> None:
+def test_wgmma_apply_on_the_emulated_warpgroup_mma(tmp_path: Path, wg_binary: Path, batch: int, m: int, N: int,
+                                                  w: int, kernel: str) -> None:
     """wg_apply (C - V T^T V^T C in one launch): C^T's fragments over chunks of 32 rows beside V's chunks staged in
     turn, W staged from the accumulator for -T^T W and Wn for C's tiles; edges of every kind (m not a multiple of 32
     or 64, N past a strip of 64 and odd strips, w below 32 and between 32 and 64); and wg_apply_split, a strip's rows
@@ -329,7 +332,7 @@ def test_wgmma_apply_on_the_emulated_warpgroup_mma(tmp_path: Path, batch: int, m
     V, T, C = torch.randn(batch, m, w), torch.randn(batch, w, w).triu(), torch.randn(batch, m, N)
     Vd, Cd = V.double(), C.double()
     expected = Cd - Vd @ (T.double().transpose(1, 2) @ (Vd.transpose(1, 2) @ Cd))
-    binary = wg_binary(tmp_path)
+    binary = wg_binary
     np.concatenate([x.numpy().ravel() for x in (V, T, C)]).astype(np.float32).tofile(tmp_path / "in.bin")
     runs = []
     for seed in (1, 2):
