@@ -254,39 +254,44 @@ _WG = {}
 _WG_N = 128  # wgmma.cu's WG_N: the columns of C a block of wg_update takes (its wgmma's N)
 _WA_N = 64  # wgmma.cu's WA_N: wg_apply's
 _WA_CLUSTER = 4  # wgmma.cu's WA_CLUSTER: wg_apply_split's blocks a strip
-_WG_SHARED = {"wg_update": 4 * _WG_N * 32 * 4 + 1024, "wg_apply": 4 * _WA_N * 32 * 4 + 1024,
-              "wg_apply_split": 4 * _WA_N * 32 * 4 + 1024}  # WG_SHARED, WA_SHARED (twice)
+_WA_SHARED = 4 * _WA_N * 32 * 4 + 1024  # wgmma.cu's WA_SHARED: wg_apply's dynamic shared memory, and the split's
+_WG_SHARED = {"wg_update": 4 * _WG_N * 32 * 4 + 1024, "wg_apply": _WA_SHARED, "wg_apply_split": _WA_SHARED}
+_WG_WAVE = 3  # blocks an SM of wgmma.cu's kernels (their registers): a wave is _WG_WAVE blocks for each SM
 
 
 def _wg(name="wg_update"):
     """wgmma.cu's kernel `name` (wg_update, wg_apply or wg_apply_split), its module compiled for sm_90a on first
     use."""
     if not _WG:
+        module = _module(_WG_SOURCE)
         for kernel, shared in _WG_SHARED.items():
-            _WG[kernel] = _module(_WG_SOURCE).get_function(kernel)
+            _WG[kernel] = module.get_function(kernel)
             _WG[kernel].max_dynamic_shared_size_bytes = shared
     return _WG[name]
 
 
+def _wg_takes(Vm, C):
+    """Whether wgmma.cu may take this update at all: from WG_FROM matrices, on compute capability 9.0 (sm_90a's code
+    runs there only), V at most 64 columns (a multiple of 8), C's rows in pairs of columns (tf32x3_fits's)."""
+    return (bool(WG_FROM) and Vm.shape[0] >= WG_FROM and _capability(C.device) == _WG_CAPABILITY
+            and _tf32x3_fits(Vm, C))
+
+
 def _wg_fits(Vm, C):
-    """Where wg_update takes C -= V W: from WG_FROM matrices, on compute capability 9.0 (sm_90a's code runs there
-    only), C at least a strip of 128 columns wide (at 32, the updates within 640x512's outer blocks, it took 0.104 ms
-    against cuBLAS's 0.072: its tile three quarters empty), V at most 64 columns (a multiple of 8), C's rows in pairs
-    of columns (tf32x3_fits's)."""
-    return (bool(WG_FROM) and Vm.shape[0] >= WG_FROM and C.shape[2] >= _WG_N
-            and _capability(C.device) == _WG_CAPABILITY and _tf32x3_fits(Vm, C))
+    """Where wg_update takes C -= V W: where wgmma.cu may (_wg_takes) and C is at least a strip of 128 columns wide
+    (at 32, the updates within 640x512's outer blocks, it took 0.104 ms against cuBLAS's 0.072: its tile three
+    quarters empty)."""
+    return C.shape[2] >= _WG_N and _wg_takes(Vm, C)
 
 
 def _wg_apply_fits(Vm, C):
     """Where wg_apply takes the whole update: with WG_APPLY 1 where wg_update could (_wg_fits: at least 128 columns),
-    with 2 where wg_update's other conditions hold and its strips of 64 columns make at least a wave of three blocks
-    an SM (640x(512x64) 0.196 ms against cuBLAS's 0.248, 60x(1024x64), 60 blocks, 0.086 against 0.080; H100,
-    bench/apply_probe.py)."""
+    with 2 wherever wgmma.cu may and its strips of 64 columns make at least a wave of blocks (640x(512x64) 0.196 ms
+    against cuBLAS's 0.248, 60x(1024x64), 60 blocks, 0.086 against 0.080; H100, bench/apply_probe.py)."""
     if WG_APPLY == 1:
         return _wg_fits(Vm, C)
-    batch, N = Vm.shape[0], C.shape[2]
-    return (WG_APPLY == 2 and bool(WG_FROM) and batch >= WG_FROM and batch * -(-N // _WA_N) >= 3 * _sms(C.device)
-            and _capability(C.device) == _WG_CAPABILITY and _tf32x3_fits(Vm, C))
+    blocks = Vm.shape[0] * -(-C.shape[2] // _WA_N)
+    return WG_APPLY == 2 and blocks >= _WG_WAVE * _sms(C.device) and _wg_takes(Vm, C)
 
 
 def _capability(device):
@@ -302,7 +307,7 @@ def _wg_update(Vm, W, C, sign, groups=None):
     batch, m, w = Vm.shape
     N = C.shape[2]
     strips = -(-N // _WG_N)
-    groups = groups or min(-(-m // 64), max(1, -(-12 * _sms(C.device) // (batch * strips))))
+    groups = groups or min(-(-m // 64), max(1, -(-4 * _WG_WAVE * _sms(C.device) // (batch * strips))))
     _wg()((strips, groups, batch), (128,), (*_strided(C), *_strided(Vm), *_strided(W), cp.int32(m), cp.int32(N),
                                             cp.int32(w), cp.float32(sign)), shared_mem=_WG_SHARED["wg_update"])
 
@@ -314,7 +319,7 @@ def _wg_apply(Vm, Tm, C):
     batch, m, w = Vm.shape
     N = C.shape[2]
     strips = -(-N // _WA_N)
-    split = WG_SPLIT and m > 64 and batch * strips < 12 * _sms(C.device)
+    split = WG_SPLIT and m > 64 and batch * strips < 4 * _WG_WAVE * _sms(C.device)
     name, blocks = ("wg_apply_split", strips * _WA_CLUSTER) if split else ("wg_apply", strips)
     _wg(name)((blocks, 1, batch), (128,), (*_strided(C), *_strided(Vm), *_strided(Tm), cp.int32(m), cp.int32(N),
                                            cp.int32(w)), shared_mem=_WG_SHARED[name])

@@ -156,6 +156,10 @@ __device__ __forceinline__ void wg_wait() { WG_ASM("wgmma.wait_group.sync.aligne
 // shared memory written by threads, read next by wgmma (the async proxy)
 __device__ __forceinline__ void wg_publish() { WG_ASM("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
+// Where element k (< 32) of B's row n is in a 32-deep half: K-major with the 128-byte swizzle, 16-byte chunk k / 4 of
+// the row at chunk (k / 4) ^ (n % 8)
+__device__ __forceinline__ int wg_swizzled(int n, int k) { return n * 32 + ((((k >> 2) ^ (n & 7)) << 2) + (k & 3)); }
+
 // d += a b over the depth w (at most 64, a multiple of 8) as one chain of wgmma, waited for: steps past w multiply
 // zeros (a's fragments there are 0, and b's rows past w too)
 template <int R>
@@ -188,7 +192,7 @@ __device__ __forceinline__ void wg_put_column(const float (&x)[32], float* hi, f
     unsigned h[4], l[4];
 #pragma unroll
     for (int e = 0; e < 4; ++e) split(x[4 * c + e], h[e], l[e]);
-    const int at = n * 32 + ((c ^ (n & 7)) << 2);
+    const int at = wg_swizzled(n, 4 * c);
     *reinterpret_cast<uint4*>(hi + at) = make_uint4(h[0], h[1], h[2], h[3]);
     *reinterpret_cast<uint4*>(lo + at) = make_uint4(l[0], l[1], l[2], l[3]);
   }
@@ -282,7 +286,7 @@ extern "C" __global__ void __launch_bounds__(128, 3)
 
 // x as element (n, k) of B (row n, k < 64: half k / 32) split into hi and lo where wg_mma reads it (WA_N rows a half)
 __device__ __forceinline__ void wa_put(float* hi, float* lo, int n, int k, float x) {
-  const int at = (k >> 5) * WA_HALF + n * 32 + ((((k & 31) >> 2) ^ (n & 7)) << 2) + (k & 3);
+  const int at = (k >> 5) * WA_HALF + wg_swizzled(n, k & 31);
   unsigned h, l;
   split(x, h, l);
   hi[at] = __uint_as_float(h);
@@ -320,7 +324,7 @@ __device__ __forceinline__ void wa_put_v(const float (&x)[16], float* hi, float*
     unsigned h[4], l[4];
 #pragma unroll
     for (int e = 0; e < 4; ++e) split(x[4 * c + e], h[e], l[e]);
-    const int at = n * 32 + (((c0 + c) ^ (n & 7)) << 2);
+    const int at = wg_swizzled(n, 4 * (c0 + c));
     *reinterpret_cast<uint4*>(hi + at) = make_uint4(h[0], h[1], h[2], h[3]);
     *reinterpret_cast<uint4*>(lo + at) = make_uint4(l[0], l[1], l[2], l[3]);
   }
