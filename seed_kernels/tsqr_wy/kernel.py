@@ -126,16 +126,18 @@ WG_FROM = 48  # @tune WG_FROM: 0 48 256
 # TF32 (wgmma.cu's wg_update, compiled for sm_90a; 0: never), on a GPU of compute capability 9.0 only: 640x512 and
 # 60x1024, the judge's `full` 2,567 us against 2,622 (three runs each, alternating; H100, 2026-12-07, NOTES.md)
 
-WG_APPLY = 1  # @tune WG_APPLY: 0 1 2
-# where wg_update would take C -= V W (1), or wherever wg_apply's strips make a wave of three blocks an SM (2), the
-# whole update (V^T C, T^T W and C -= V W) by wgmma.cu's wg_apply in one launch, V^T C on the tensor cores where
-# cuBLAS's FP32 was bound by its arithmetic, C read twice instead of three times: 640x512 7.0 ms against 7.5, the
-# judge's `full` 2,478 us against 2,557 (two runs each, alternating; H100, 2026-12-07, NOTES.md)
+WG_APPLY = 2  # @tune WG_APPLY: 0 1 2
+# where wg_update would take C -= V W (1), or wherever wg_apply's strips make a wave of three blocks an SM (2: 640x512's
+# 64-column updates too), the whole update (V^T C, T^T W and C -= V W) by wgmma.cu's wg_apply in one launch, V^T C on
+# the tensor cores where cuBLAS's FP32 was bound by its arithmetic, C read twice instead of three times: the judge's
+# `full` 2,418 us (2) against 2,467 (1) and 2,554 (0), 640x512 6.6 ms against 7.0 and 7.5 (two runs each,
+# alternating; H100, 2026-12-07, NOTES.md)
 
 WG_SPLIT = 0  # @tune WG_SPLIT: 0 1
 # with WG_APPLY, where wg_apply's strips make fewer than four waves of three blocks an SM (60x1024's), each strip's rows
 # split over a thread block cluster of four blocks (wg_apply_split; W^T's partial sums added through their shared
-# memory): four times the blocks, and C's second read nearer the first; not yet measured on a GPU
+# memory): four times the blocks, and C's second read nearer the first; slower in the judge's `full`: 2,494 and 2,499
+# us against 2,467 (60x1024 5.42-5.46 ms against 5.28-5.30; H100, 2026-12-07)
 
 SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 allows 227 KiB)
 
