@@ -655,10 +655,11 @@ def main() -> int:
                       {**base, "MB_BELOW": 0, "APPLY_FROM": 0},  # every update by tf32x3_apply
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "APPLY_FROM": 0},  # 64 wide too
                       {**base, "MB_BELOW": 0, "APPLY_FROM": 0, "APPLY_ROWS": 100},  # and cuBLAS above 100 rows
-                      {**base, "MB_BELOW": 0, "WG_FROM": 1},  # every update of 128 columns by wg_apply (WG_APPLY 1)
-                      {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "WG_FROM": 1},  # 64 wide too
+                      {**base, "MB_BELOW": 0, "WG_FROM": 1, "WG_APPLY": 1},  # wg_apply where 128 columns wide
+                      {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "WG_FROM": 1,
+                       "WG_APPLY": 1},  # 64 wide too
                       {**base, "MB_BELOW": 0, "WG_FROM": 1, "WG_APPLY": 0},  # C -= V W by wg_update alone
-                      {**base, "MB_BELOW": 0, "WG_FROM": 1, "WG_APPLY": 2},  # the whole update by wg_apply
+                      {**base, "MB_BELOW": 0, "WG_FROM": 1, "WG_APPLY": 2},  # and wherever a wave (the default)
                       {**base, "MB_BELOW": 0, "OUTER_FROM": 0, "OUTER_NB": 64, "WG_FROM": 1, "WG_APPLY": 2},
                       {**base, "MB_BELOW": 0, "WG_FROM": 1, "WG_APPLY": 2, "WG_SPLIT": 1},  # rows over a cluster
                       *({**base, "MB_BELOW": 0, "OUTER_FROM": 0, **outer} for outer in

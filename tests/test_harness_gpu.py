@@ -68,7 +68,7 @@ def test_seed_passes_quick(seed: str) -> None:
     ["COL_PANEL_BELOW=1024", "OUTER_FROM=1"], ["COL_CLUSTER=1", "CLUSTER_FROM=1", "MB_BELOW=64"],
     ["COLK_N=0"], ["COL_N=0", "COLK_N=0", "COL_PANEL_BELOW=0"],
     ["CLUSTER_MBAR=0"], ["WG_FROM=0"], ["WG_FROM=1"], ["WG_FROM=1", "OUTER_FROM=1"], ["WG_APPLY=0"],
-    ["WG_APPLY=2", "WG_FROM=1", "OUTER_FROM=1"], ["WG_SPLIT=1"]], ids="+".join)  # -k COL_CLUSTER: by constant
+    ["WG_APPLY=1"], ["WG_SPLIT=1"]], ids="+".join)  # -k COL_CLUSTER: by constant
 def test_tsqr_wy_paths_pass_quick(overrides: list[str]) -> None:
     """tsqr_wy's other paths (each a constant of kernel.py, bench/variant.py): the panel without registers, the
     multi-block panel without clusters and always as one (reg_cluster, 1 and 2 rows a thread, and mb_cluster where
@@ -82,8 +82,8 @@ def test_tsqr_wy_paths_pass_quick(overrides: list[str]) -> None:
     fourteenth pass), reg_cluster exchanging its sums by cluster barriers (before the mbarriers), and the updates
     WG_FROM sends to wgmma.cu on a Hopper: by cuBLAS there (WG_FROM 0), by wgmma.cu at every batch wherever 128
     columns wide (in outer blocks too; elsewhere WG_FROM changes nothing), there only C -= V W by wg_update (WG_APPLY
-    0, where the default has wg_apply do the whole update), wg_apply wherever its strips fill the GPU at every batch
-    (WG_APPLY 2), and its rows over a cluster where they do not (WG_SPLIT)."""
+    0, where the default has wg_apply do the whole update wherever its strips make a wave of blocks), wg_apply only
+    where wg_update could (WG_APPLY 1), and its rows over a cluster where the strips are few (WG_SPLIT)."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
         pytest.skip("timing needs the GPU to itself")
     sys.path.insert(0, str(ROOT / "bench"))
