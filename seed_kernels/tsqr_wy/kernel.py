@@ -20,9 +20,9 @@ The trailing columns get Q_panel^T = I - V T^T V^T (`_apply`): in one kernel in 
 batches of APPLY_FROM to APPLY_BELOW and panels of at most APPLY_ROWS rows; otherwise as three batched GEMMs,
 V^T C and C -= V W in split TF32 for small batches (tf32x3.cu, VTC_BELOW and TF32X3_BELOW; between them chunk_tw sums
 V^T C's chunks and makes -T^T W in one launch, CHUNK_TW) and by cuBLAS in FP32 for the rest; on a Hopper, from
-WG_FROM matrices, updates of at least 128 columns by wgmma.cu's split TF32 on the warpgroup MMA: the whole update in
-one launch (wg_apply, WG_APPLY; with WG_SPLIT a strip's rows over a cluster where the strips are few), or C -= V W
-alone (wg_update);
+WG_FROM matrices, by wgmma.cu's split TF32 on the warpgroup MMA: the whole update in one launch wherever its strips of
+64 columns make a wave of blocks (wg_apply, WG_APPLY; with WG_SPLIT a strip's rows over a cluster where the strips are
+few), else C -= V W alone where at least 128 columns wide (wg_update);
 trail_update does it in one kernel below FUSED_BELOW. With OUTER_NB, panels are gathered into blocks of that many
 columns whose merged reflectors update the columns beyond in one pass (`_Outer`), for batches of at least
 OUTER_FROM; with OUTER_AHEAD the next block is factored on a second stream beside that pass (`_by_blocks`).
