@@ -7,12 +7,13 @@ column. Usage on a GPU machine:
     python bench/panel_probe.py [BATCH N ...]        (default: 8 2048 2 4096)
     python bench/panel_probe.py --dissect [BATCH N]   (default: 8 2048)
     python bench/panel_probe.py --single [BATCH N ...] (default: 40 176 40 352 60 512 60 1024 640 512)
+    python bench/panel_probe.py --single --warps W [W ...] -- [BATCH N ...]
 
 Each call factors the panel factored by the call before (the same work; only the values differ). --dissect
 times reg_cluster1 compiled with parts of its column taken out (the results are wrong; the times say what each
 part costs) and reg_panel1 on one block's rows alone (no cluster). --single times the one-block-a-matrix
 panels instead: reg_panel (a thread's rows, all 32 columns) against col_panel (a warp per column), for panels
-of at most 1024 rows.
+of at most 1024 rows; with --warps, reg_panel's blocks of each of those warps (RP_WARPS) in turn.
 """
 
 import sys
@@ -131,9 +132,19 @@ def main() -> int:
     # the warp-per-column kernels wherever they fit, whatever the defaults
     kernel.COL_PANEL_BELOW, kernel.COL_ROWS, kernel.COL_CLUSTER = 1 << 30, 32, 1
     if sys.argv[1:2] == ["--single"]:
-        pairs = [int(x) for x in sys.argv[2:]] or [40, 176, 40, 352, 60, 512, 60, 1024, 640, 512]
-        for batch, n in zip(pairs[::2], pairs[1::2]):
-            single(kernel, batch, n)
+        rest = sys.argv[2:]
+        warps = [kernel.RP_WARPS]
+        if rest[:1] == ["--warps"]:
+            end = rest.index("--") if "--" in rest else len(rest)
+            warps, rest = [int(x) for x in rest[1:end]], rest[end + 1:]
+        pairs = [int(x) for x in rest] or [40, 176, 40, 352, 60, 512, 60, 1024, 640, 512]
+        for count in warps:
+            kernel.RP_WARPS = count
+            for name in [name for name in kernel._REGISTERS if name.startswith("reg_")]:
+                del kernel._REGISTERS[name]  # reg_panel.cu's kernels, made again for this many warps
+            print(f"RP_WARPS = {kernel.RP_WARPS}")
+            for batch, n in zip(pairs[::2], pairs[1::2]):
+                single(kernel, batch, n)
         return 0
     if sys.argv[1:2] == ["--dissect"]:
         batch, n = [int(x) for x in sys.argv[2:4]] or [8, 2048]
