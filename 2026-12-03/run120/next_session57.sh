@@ -1,14 +1,14 @@
 #!/bin/bash
-# For the next session (after session 55: WG_APPLY = 1, the whole trailing update of 640x512 and 60x1024 by wgmma.cu's
-# wg_apply, measured in the judge's `full` only, on an H100: run119). Any Hopper, an H200 first. Carry .whl and .devrun.
-# 1. .devrun/job82.sh: apply_probe and the GPU tests with WG_SPLIT (wg_apply_split, built since run119); the judge's
-#    `full` alternating twice, WG_APPLY=2 / WG_SPLIT=1 / the seed / WG_APPLY=0; `final` on the seed: ~7 min.
-# 2. the climb from START="WG_APPLY=0" (bench/climb/steps.txt's last line), then seed_pass on the seed as it ships
-#    with VARIANTS="WG_APPLY=0 WG_APPLY=1": issue #33 points 2 and 1 for this seed: ~7 min.
+# For the next session (after session 56: WG_APPLY = 2, the seed 2.420 ms on an H100, run120; both wg_apply steps
+# climbed). Any Hopper, an H200 first (issue #33 points 1 and 3 want one). Carry .whl and .devrun.
+# 1. .devrun/job83.sh: 640x512's panels alone with 8 and 16 warps (panel_probe --single --warps), ncu's occupancy and
+#    warp states of reg_panel2, the GPU tests -k WG_APPLY: ~3 min.
+# 2. `2 seed`: seed_pass on the seed as it ships with VARIANTS="WG_APPLY=0 WG_APPLY=1": point 1's table (~3.5 min);
+#    `2` alone: the climb again from START="WG_APPLY=0" (~2 min; shown on an H100 in run120).
 # 3. the contest's view (export --check, eval.py; .devrun/QR_V2 assembled as run30/run108 say): ~7 min.
 cd "$(dirname "$0")/.."
 if [[ ${1:-1} == 1 ]]; then
-  exec bash .devrun/job82.sh
+  exec bash .devrun/job83.sh
 fi
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl >/dev/null 2>&1
 export PYTHONPATH=$PWD:/tmp/site PYTHONUNBUFFERED=1
