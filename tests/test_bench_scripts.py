@@ -191,6 +191,20 @@ def seed_pass_table(tmp_path: Path) -> str:
 
 RESULTS = ROOT / "tests" / "data" / "recorded"  # copies of the notebook's 2026-12-02/run1 and run3, 2026-12-01-late/run1
 RUN1, RUN3 = RESULTS / "2026-12-02-run1.jsonl", RESULTS / "2026-12-02-run3.jsonl"
+RUN120 = RESULTS / "2026-12-07-run120-seed.jsonl"  # 2026-12-03/run120's seed_pass, each shape's mean and score kept
+
+
+def test_seed_pass_prints_the_seed_beside_geqrf_and_the_seeds_it_climbed_from(tmp_path: Path) -> None:
+    """seed_pass.sh's closing table on run120's results (an H100, 2026-12-07): a column for each variant between
+    blocked_wy and the seed, ms a call, the speedup over geqrf, the geomean row, the repeats' CV and final's score."""
+    out = subprocess.run([sys.executable, seed_pass_table(tmp_path), str(RUN120)], capture_output=True, text=True,
+                         timeout=60)
+    lines = out.stdout.splitlines()
+    assert lines[0] == "| shape | geqrf | blocked_wy | WG_APPLY=0 | WG_APPLY=1 | seed | seed vs geqrf |", out.stderr
+    assert "| 640x512 dense cond=2 | 1004.081 | 11.704 | 8.058 | 6.985 | 6.626 | 151.5x |" in lines
+    assert lines[-3] == "| geomean (the judge's score) | 118.415 | 5.664 | 2.608 | 2.463 | 2.420 | 48.9x |"
+    assert lines[-2].endswith("CV 0.11%") and lines[-1] == "final: ok 2436.236 us"
+    assert len(lines) == 2 + 12 + 3  # the header, the contract's twelve shapes, the geomean, the CV, final
 
 
 @pytest.mark.parametrize("script, commands", [
