@@ -74,9 +74,11 @@ def main(argv):
         ways = [("tf32x3_apply", fused), ("cuBLAS x3", cublas), ("split vtc+update", pair)]
 
         def split(V=V, T=T, C=C):  # wg_apply_split where kernel.py's WG_SPLIT would send it (few strips)
-            k.WG_SPLIT = 1
-            k._wg_apply(V, T, C)
-            k.WG_SPLIT = 0
+            shipped, k.WG_SPLIT = k.WG_SPLIT, 1
+            try:
+                k._wg_apply(V, T, C)
+            finally:
+                k.WG_SPLIT = shipped
 
         if hopper():
             ways += [("cuBLAS + wg_update", wgmma), ("wg_apply", lambda V=V, T=T, C=C: k._wg_apply(V, T, C)),

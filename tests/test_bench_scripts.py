@@ -112,7 +112,8 @@ def test_sass_stats_reads_each_kernels_registers_mmas_and_loops() -> None:
     if not shutil.which("nvcc"):
         pytest.skip("no nvcc")
     seed = ROOT / "seed_kernels" / "tsqr_wy"
-    kernels = sass_stats.compile_kernels([seed / "tf32x3.cu", seed / "wgmma.cu"], [])  # as kernel.py's _WG_SOURCE
+    kernels = sass_stats.compile_kernels([seed / name for name in ("common.cu", "tf32x3.cu", "wgmma.cu")],
+                                         [])  # as kernel.py's _WG_SOURCE
     assert set(kernels) == {"tf32x3_apply", "tf32x3_update", "tf32x3_vtc32", "tf32x3_vtc64", "chunk_tw", "wg_update",
                             "wg_apply", "wg_apply_split", "wg_compiled"}
     apply = kernels["tf32x3_apply"]

@@ -35,7 +35,7 @@ def _same_matrices() -> None:
 def emulated(text: str) -> str:
     """CUDA source as emu.h runs it, by three rewrites: each __shared__ declaration becomes a reference to its
     block's own copy (emu::block_shared), `extern __shared__` the block's dynamic shared memory, and common.cu's
-    and wgmma.cu's cluster primitives (inline PTX) the emulator's."""
+    cluster primitives (inline PTX) the emulator's."""
     def per_block(match: re.Match[str]) -> str:
         indent, kind, names = match.group(1), match.group(2), re.split(r",\s*(?=\w+\[)", match.group(3))
         refs = []
@@ -60,7 +60,7 @@ def emulated(text: str) -> str:
         defined = re.search(rf"^__device__ __forceinline__ \w+ {name}\(", text, flags=re.MULTILINE)
         text, count = re.subn(rf"__device__ __forceinline__ \w+ {name}\(.*?\n}}\n", emulation + "\n", text,
                               flags=re.DOTALL)
-        assert count == bool(defined), name  # each primitive the source defines (common.cu's, wgmma.cu's), once
+        assert count == bool(defined), name  # each primitive the source defines (common.cu's), once
     return text
 
 
@@ -289,7 +289,7 @@ def wg_binary(tmp_path_factory: pytest.TempPathFactory) -> Path:
     the module's tests."""
     folder = tmp_path_factory.mktemp("wgmma")
     source, binary = folder / "wgmma.cu", folder / "wg_driver"
-    source.write_text(emulated((SEED / "tf32x3.cu").read_text() + (SEED / "wgmma.cu").read_text()))
+    source.write_text(emulated("".join((SEED / name).read_text() for name in ("common.cu", "tf32x3.cu", "wgmma.cu"))))
     subprocess.run(["g++", "-std=c++17", "-O2", "-Wno-unknown-pragmas", f'-DKERNEL_FILE="{source}"', f"-I{EMU}",
                     str(EMU / "wg_driver.cpp"), "-o", str(binary)], check=True, timeout=300)
     return binary
@@ -321,14 +321,15 @@ def test_wgmma_update_on_the_emulated_warpgroup_mma(tmp_path: Path, wg_binary: P
 
 @pytest.mark.parametrize(("batch", "m", "N", "w", "kernel"), [
     (2, 100, 70, 24, "apply"), (1, 130, 130, 64, "apply"), (1, 7, 2, 8, "apply"), (1, 97, 64, 40, "apply"),
-    (1, 200, 190, 32, "apply"), (2, 300, 70, 24, "split"), (1, 100, 64, 64, "split"), (1, 7, 2, 8, "split")])
+    (1, 200, 190, 32, "apply"), (2, 300, 70, 24, "split"), (1, 250, 130, 40, "split"), (1, 100, 64, 64, "split"),
+    (1, 7, 2, 8, "split")])
 def test_wgmma_apply_on_the_emulated_warpgroup_mma(tmp_path: Path, wg_binary: Path, batch: int, m: int, N: int,
                                                   w: int, kernel: str) -> None:
     """wg_apply (C - V T^T V^T C in one launch): C^T's fragments over chunks of 32 rows beside V's chunks staged in
     turn, W staged from the accumulator for -T^T W and Wn for C's tiles; edges of every kind (m not a multiple of 32
     or 64, N past a strip of 64 and odd strips, w below 32 and between 32 and 64); and wg_apply_split, a strip's rows
-    over a cluster of 4 blocks (W^T's partial sums added through the blocks' shared memory; blocks without rows where
-    m is short); the same bits under two schedules."""
+    over a cluster of 4 blocks (W^T's partial sums added through the blocks' shared memory; all four with rows at
+    m = 250, blocks without rows where m is short); the same bits under two schedules."""
     V, T, C = torch.randn(batch, m, w), torch.randn(batch, w, w).triu(), torch.randn(batch, m, N)
     Vd, Cd = V.double(), C.double()
     expected = Cd - Vd @ (T.double().transpose(1, 2) @ (Vd.transpose(1, 2) @ Cd))

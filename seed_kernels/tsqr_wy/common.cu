@@ -1,5 +1,5 @@
-// What qr.cu, reg_panel.cu and cols.cu share: kernel.py compiles common.cu + each of them as a module of its own
-// (reg_panel's module used to take all of qr.cu with it, compiled twice per evaluation).
+// What qr.cu, reg_panel.cu, cols.cu and wgmma.cu share: kernel.py compiles common.cu + each of them as a module of
+// its own (reg_panel's module used to take all of qr.cu with it, compiled twice per evaluation).
 // NB, NWARPS and GRAM_ROWS are set by kernel.py from its @tune parameters.
 #ifndef NB
 #define NB 32
@@ -69,6 +69,16 @@ __device__ __forceinline__ void st_cluster(float* p, unsigned rank, float v) {
   [[maybe_unused]] unsigned remote;  // (unused where SM90_ASM is a trap)
   SM90_ASM("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_address(p)), "r"(rank));
   SM90_ASM("st.shared::cluster.f32 [%0], %1;" ::"r"(remote), "f"(v) : "memory");
+}
+
+// *p (a __shared__ address of this block's) in the shared memory of the cluster's block `rank` (wgmma.cu's
+// wg_apply_split adds its blocks' partial sums so).
+__device__ __forceinline__ float ld_cluster(const float* p, unsigned rank) {
+  [[maybe_unused]] unsigned remote;
+  float v = 0.f;
+  SM90_ASM("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_address(p)), "r"(rank));
+  SM90_ASM("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+  return v;
 }
 
 // reg_cluster's exchange of the blocks' sums without a cluster barrier a column (CLUSTER_MBAR, kernel.py; 0: off):

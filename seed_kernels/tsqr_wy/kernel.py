@@ -146,7 +146,7 @@ _SOURCE = _COMMON + Path(__file__).with_name("qr.cu").read_text()
 _REG_SOURCE = _COMMON + Path(__file__).with_name("reg_panel.cu").read_text()
 _COL_SOURCE = _COMMON + Path(__file__).with_name("cols.cu").read_text()
 _TF32X3_SOURCE = Path(__file__).with_name("tf32x3.cu").read_text()
-_WG_SOURCE = _TF32X3_SOURCE + Path(__file__).with_name("wgmma.cu").read_text()  # made on a Hopper, with WG_FROM
+_WG_SOURCE = _COMMON + _TF32X3_SOURCE + Path(__file__).with_name("wgmma.cu").read_text()  # on a Hopper, WG_FROM
 _WG_CAPABILITY = (9, 0)  # the compute capability wgmma.cu's code (sm_90a) runs on, and no other
 _NAMES = ("panel_qr", "small_qr", "build_t", "gram", "mb_panel", "mb_cluster", "trail_update")
 

@@ -352,22 +352,9 @@ __device__ __forceinline__ void wa_load_ct(float (&x)[4][4], const float* __rest
 #define WA_CLUSTER_DIMS
 #endif
 
-__device__ __forceinline__ void cluster_barrier() {
-  WG_ASM("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-
-// *p (an address of this block's static shared memory) in the cluster's block `rank`
-__device__ __forceinline__ float ld_cluster(const float* p, unsigned rank) {
-  [[maybe_unused]] unsigned remote;
-  float v = 0.f;
-  WG_ASM("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"((unsigned)__cvta_generic_to_shared(p)), "r"(rank));
-  WG_ASM("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
-  return v;
-}
-
 // d, each block's partial sums, replaced by their sum over the cluster's blocks in rank order (the same bits in
-// every block): through each block's static shared memory, a cluster barrier before the loads and one after (no
-// block leaves while another reads its sums)
+// every block): through each block's static shared memory (common.cu's ld_cluster), a cluster barrier before the
+// loads and one after (no block leaves while another reads its sums)
 __device__ __forceinline__ void wa_cluster_sum(float (&d)[32]) {
   __shared__ float wa_part[32 * 128];
 #pragma unroll
