@@ -238,6 +238,23 @@ def test_reg_cluster_exchanging_its_sums_by_mbarrier_gives_the_barriers_bits(tmp
     assert barrier[1][1, k + 3] == 0.0
 
 
+@pytest.mark.parametrize(("kernel", "n", "k"), [("reg_panel2", 300, 20), ("reg_panel4", 700, 0),
+                                               ("reg_cluster1", 600, 0)])
+def test_reg_panel_broadcasting_w_through_shared_memory_gives_the_shuffles_bits(tmp_path: Path, kernel: str, n: int,
+                                                                                k: int) -> None:
+    """RP_BCAST: a column's update weights sent to a warp's lanes by a store and 16-byte loads of the warp's own
+    shared floats instead of 32 shuffles: the same products in the same order, so the same bits, under two
+    schedules (a lane that read before the warp's store was complete would see the last column's)."""
+    A = torch.randn(2, n, n)
+    A[1, k:, k + 3] = 0.0
+    (tmp_path / "shfl").mkdir()
+    (tmp_path / "smem").mkdir()
+    shuffled = panel(build(tmp_path / "shfl", "reg_panel.cu", kernel), A, k, 32)
+    stored = build(tmp_path / "smem", "reg_panel.cu", kernel, defines=("-DRP_BCAST=1",))
+    for seed in (1, 2):
+        assert all(torch.equal(x, y) for x, y in zip(shuffled, panel(stored, A, k, 32, seed)))
+
+
 def test_the_emulator_catches_an_mbarrier_waiting_for_bytes_never_sent(tmp_path: Path) -> None:
     """reg_cluster with CLUSTER_MBAR expecting a row more than is sent: every block waits on its mbarrier for ever,
     which the emulator reports as a deadlock instead of hanging."""
