@@ -8,14 +8,12 @@ column. Usage on a GPU machine:
     python bench/panel_probe.py --dissect [BATCH N]   (default: 8 2048)
     python bench/panel_probe.py --single [BATCH N ...] (default: 40 176 40 352 60 512 60 1024 640 512)
     python bench/panel_probe.py --single --warps W [W ...] -- [BATCH N ...]
-    python bench/panel_probe.py --single --with NAME=V[,NAME=V] [...] -- [BATCH N ...]
 
 Each call factors the panel factored by the call before (the same work; only the values differ). --dissect
 times reg_cluster1 compiled with parts of its column taken out (the results are wrong; the times say what each
 part costs) and reg_panel1 on one block's rows alone (no cluster). --single times the one-block-a-matrix
 panels instead: reg_panel (a thread's rows, all 32 columns) against col_panel (a warp per column), for panels
-of at most 1024 rows; with --warps, reg_panel's blocks of each of those warps (RP_WARPS) in turn; with --with,
-reg_panel.cu compiled with each of those settings of kernel.py's constants in turn (RP_BCAST=0 RP_BCAST=1, say).
+of at most 1024 rows; with --warps, reg_panel's blocks of each of those warps (RP_WARPS) in turn.
 """
 
 import sys
@@ -129,32 +127,22 @@ def single(kernel, batch: int, n: int) -> None:
             print(f"{batch}x{n} {name:12} {ms * 1e3:9.1f} us a panel, {ms * 1e3 / 32:6.2f} us a column")
 
 
-def configure(kernel, setting: str) -> None:
-    """reg_panel.cu's kernels made again with kernel.py's constants as `setting` says (NAME=VALUE[,NAME=VALUE]),
-    the others at the file's values."""
-    for name, value in (pair.split("=") for pair in setting.split(",")):
-        setattr(kernel, name, int(value))
-    for key in [key for key in kernel._MODULES if key[0] is kernel._REG_SOURCE]:
-        del kernel._MODULES[key]
-    for name in [name for name in kernel._REGISTERS if name.startswith("reg_")]:
-        del kernel._REGISTERS[name]
-
-
 def main() -> int:
     kernel = load()
     # the warp-per-column kernels wherever they fit, whatever the defaults
     kernel.COL_PANEL_BELOW, kernel.COL_ROWS, kernel.COL_CLUSTER = 1 << 30, 32, 1
     if sys.argv[1:2] == ["--single"]:
         rest = sys.argv[2:]
-        settings = [f"RP_WARPS={kernel.RP_WARPS}"]
-        if rest[:1] in (["--warps"], ["--with"]):
+        warps = [kernel.RP_WARPS]
+        if rest[:1] == ["--warps"]:
             end = rest.index("--") if "--" in rest else len(rest)
-            settings = [f"RP_WARPS={x}" if rest[0] == "--warps" else x for x in rest[1:end]]
-            rest = rest[end + 1:]
+            warps, rest = [int(x) for x in rest[1:end]], rest[end + 1:]
         pairs = [int(x) for x in rest] or [40, 176, 40, 352, 60, 512, 60, 1024, 640, 512]
-        for setting in settings:
-            configure(kernel, setting)
-            print(setting)
+        for count in warps:
+            kernel.RP_WARPS = count
+            for name in [name for name in kernel._REGISTERS if name.startswith("reg_")]:
+                del kernel._REGISTERS[name]  # reg_panel.cu's kernels, made again for this many warps
+            print(f"RP_WARPS = {kernel.RP_WARPS}")
             for batch, n in zip(pairs[::2], pairs[1::2]):
                 single(kernel, batch, n)
         return 0

@@ -96,8 +96,6 @@ REG_BELOW = 4096  # @tune REG_BELOW: 0 64 264 4096
 
 RP_WARPS = 8  # @tune RP_WARPS: 8 16
 
-RP_BCAST = 0  # @tune RP_BCAST: 0 1
-
 COL_PANEL_BELOW = 64  # @tune COL_PANEL_BELOW: 0 64 1024
 
 COL_ROWS = 8  # @tune COL_ROWS: 8 16 32
@@ -161,7 +159,7 @@ def _module(source, warps=None):
     or wgmma.cu (no warps; wgmma.cu for sm_90a, where wgmma is). CuPy compiles a module on its first get_function."""
     if (source, warps) not in _MODULES:
         values = {"NB": NB, "NWARPS": warps, "GRAM_ROWS": GRAM_ROWS, "MB_CLUSTER": MB_CLUSTER or 8,
-                  "CLUSTER_MBAR": CLUSTER_MBAR, "RP_BCAST": RP_BCAST}
+                  "CLUSTER_MBAR": CLUSTER_MBAR}
         options = ("--std=c++17", *(f"-D{name}={values[name]}" for name in _DEFINES.get(source, ())),
                    *(("-arch=sm_90a",) if source is _WG_SOURCE else ()))
         _MODULES[source, warps] = cp.RawModule(code=source, options=options)
@@ -174,7 +172,7 @@ def _module(source, warps=None):
 # NWARPS move recompiled cols.cu (the slowest, 2.6 s with nvcc for sm_90 on a 2-core CPU) and reg_panel.cu (2.6 s)
 # beside qr.cu (1.2 s): the same binaries (nvcc's cubins compared, 2026-12-05), compiled again.
 _DEFINES = {_SOURCE: ("NB", "NWARPS", "GRAM_ROWS", "MB_CLUSTER"),
-            _REG_SOURCE: ("NB", "NWARPS", "MB_CLUSTER", "CLUSTER_MBAR", "RP_BCAST"), _COL_SOURCE: ("MB_CLUSTER",)}
+            _REG_SOURCE: ("NB", "NWARPS", "MB_CLUSTER", "CLUSTER_MBAR"), _COL_SOURCE: ("MB_CLUSTER",)}
 
 
 def _build(warps):
@@ -383,7 +381,7 @@ def compile_info():
                    "MB_CLUSTER": MB_CLUSTER, "CLUSTER_FROM": CLUSTER_FROM, "REG_CLUSTER": REG_CLUSTER,
                    "FUSED_BELOW": FUSED_BELOW, "OUTER_NB": OUTER_NB, "OUTER_FROM": OUTER_FROM,
                    "OUTER_AHEAD": OUTER_AHEAD,
-                   "REG_ROWS": REG_ROWS, "REG_BELOW": REG_BELOW, "RP_WARPS": RP_WARPS, "RP_BCAST": RP_BCAST,
+                   "REG_ROWS": REG_ROWS, "REG_BELOW": REG_BELOW, "RP_WARPS": RP_WARPS,
                    "COL_PANEL_BELOW": COL_PANEL_BELOW, "COL_ROWS": COL_ROWS, "COL_CLUSTER": COL_CLUSTER,
                    "VTC_BELOW": VTC_BELOW, "TF32X3_BELOW": TF32X3_BELOW, "TF32X3_ROWS": TF32X3_ROWS,
                    "APPLY_ROWS": APPLY_ROWS, "APPLY_FROM": APPLY_FROM, "APPLY_BELOW": APPLY_BELOW,

@@ -29,12 +29,6 @@
 // column kept its rows in shared memory and its partial sums and row j in global memory, round trips to L2 in
 // every column.
 
-// RP_BCAST (kernel.py): 1 sends each column's update weights w to a warp's lanes through shared memory, 0 by
-// shuffles
-#ifndef RP_BCAST
-#define RP_BCAST 0
-#endif
-
 // One step of reduce_scatter32: lanes that differ in bit OFF swap halves of p[0:2 OFF] and add (fully
 // unrolled: p stays in registers).
 template <int OFF>
@@ -96,9 +90,6 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
                                           long long tstride, int n, int k, int ncols, int with_v) {
   __shared__ float part[2][NWARPS][32];
   __shared__ float rowj[2][32];
-#if RP_BCAST
-  __shared__ float4 wbuf[NWARPS][8];  // a warp's w (RP_BCAST; the column's barrier orders its reuse)
-#endif
   __shared__ float sums[2][CLUSTER ? MB_CLUSTER : 1][32];  // a cluster's blocks' sums, each block's pushed here
   __shared__ float Gs[32][33], Ts[32][33], taus[32];        // warp 0's (of block 0 in a cluster): T after the loop
 #if CLUSTER_MBAR
@@ -213,30 +204,12 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
       const int r = row0 + threadIdx.x + i * NT;
       v[i] = r > j ? scale * aj[i] : (r == j ? 1.f : 0.f);
     }
-#if RP_BCAST
-    // every lane's wq to every lane through the warp's own 32 floats of shared memory: a store and eight 16-byte
-    // broadcast loads where 32 shuffles were (the SM's one shuffle unit, a warp a clock, serves all its warps)
-    reinterpret_cast<float*>(wbuf[warp])[lane] = wq;
-    __syncwarp();
-#pragma unroll
-    for (int c4 = 0; c4 < 8; ++c4) {
-      const float4 w = wbuf[warp][c4];  // zero for c <= j
-#pragma unroll
-      for (int i = 0; i < RP_ROWS; ++i) {
-        a[i][4 * c4] -= v[i] * w.x;
-        a[i][4 * c4 + 1] -= v[i] * w.y;
-        a[i][4 * c4 + 2] -= v[i] * w.z;
-        a[i][4 * c4 + 3] -= v[i] * w.w;
-      }
-    }
-#else
 #pragma unroll
     for (int c = 0; c < 32; ++c) {
       const float w = __shfl_sync(0xffffffffu, wq, c);  // zero for c <= j
 #pragma unroll
       for (int i = 0; i < RP_ROWS; ++i) a[i][c] -= v[i] * w;
     }
-#endif
     pick_column<RP_ROWS>(a, aj, j + 1);
   }
   // (a cluster's last stores to another block's shared memory came before the last column's barrier)

@@ -36,9 +36,6 @@ struct dim3 {
 struct float2 {
   float x, y;
 };
-struct float4 {
-  float x, y, z, w;
-};
 struct uint2 {
   unsigned x, y;
 };
