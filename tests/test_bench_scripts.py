@@ -280,16 +280,18 @@ def test_a_variant_changes_the_constant_and_nothing_else(tmp_path: Path) -> None
         assert changed[0][1].startswith(f"{name} = 7  # @tune"), changed
 
 
-def test_tsqr_wy_compiles_one_warp_count_by_default() -> None:
+def test_tsqr_wy_compiles_one_warp_count_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     """With its defaults tsqr_wy compiles qr.cu for NWARPS only (and reg_panel's and cols.cu's modules with 8 as
     well; tf32x3.cu, for small batches, has no warp count):
     every module is compiled again in each sandboxed evaluation, and the exported file builds one extension per
     module on its first import. A small batch (multi-block panels) and a large one, on the CPU stand-ins of
-    bench/seed_model.py (small matrices use TINY_WARPS, 8 as well)."""
+    bench/seed_model.py (small matrices use TINY_WARPS, 8 as well); tf32x3_apply's as its three products (lane by
+    lane, 35 of this test's 47 s: test_tf32x3_apply_lane_by_lane_matches_float64 runs that)."""
     torch = pytest.importorskip("torch")
     sys.path.insert(0, str(ROOT / "bench"))
     import seed_model
 
+    monkeypatch.setattr(seed_model, "APPLY_LANES", False)
     seed_model.MODULES.clear()
     module = seed_model.load({"GRAPH_BYTES": 0})  # the eager path (no CUDA graph on a CPU)
     for batch, n in ((2, 200), (20, 200)):  # above COLK_N: panels, not one launch
