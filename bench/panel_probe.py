@@ -12,7 +12,8 @@ column. Usage on a GPU machine:
 Each call factors the panel factored by the call before (the same work; only the values differ). --dissect
 times reg_cluster1 compiled with parts of its column taken out (the results are wrong; the times say what each
 part costs) and reg_panel1 on one block's rows alone (no cluster). --single times the one-block-a-matrix
-panels instead: reg_panel (a thread's rows, all 32 columns) against col_panel (a warp per column), for panels
+panels instead: reg_panel (a thread's rows, all 32 columns) against tile_panel (a thread's rows of 8 columns,
+RP_TILE) and col_panel (a warp per column), for panels
 of at most 1024 rows; with --warps, reg_panel's blocks of each of those warps (RP_WARPS) in turn.
 """
 
@@ -116,11 +117,13 @@ def dissect(kernel, batch: int, n: int) -> None:
 
 
 def single(kernel, batch: int, n: int) -> None:
-    """The first panel of a batch whose panels take one block a matrix: reg_panel against col_panel."""
+    """The first panel of a batch whose panels take one block a matrix: reg_panel against tile_panel (its rows, 8
+    columns a thread: RP_TILE) and col_panel."""
     A = torch.randn(batch, n, n, device="cuda")
     H, tau = A.clone(), torch.empty(batch, n, device="cuda")
     V, _G, T, *_ = kernel._workspace(A)
-    names = [f"reg_panel{kernel._reg_rows(batch, n)}", f"col_panel{kernel._col_rows(batch, n)}"]
+    rows = kernel._reg_rows(batch, n)
+    names = [f"reg_panel{rows}", f"tile_panel{4 * rows}", f"col_panel{kernel._col_rows(batch, n)}"]
     with cp.cuda.Device(A.device.index), kernel._stream(A.device):
         for name in names:
             ms = timed(lambda name=name: kernel._in_registers(name, (batch,), H, tau, V, T, 0, 32, 1))

@@ -488,6 +488,11 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             assert threads == 32 * int(defines["NWARPS"]) and n - k <= cluster * threads * per_thread, (block, n - k)
             assert shared_mem == threads * 33 * 4, shared_mem  # a 32 x 33 tile per warp
             in_registers(args, threads, threads * per_thread if cluster > 1 else 0)
+        elif name.startswith("tile_panel"):  # reg_panel's rows, 8 columns a thread (test_cuda_on_cpu runs its code)
+            threads, per_thread, n, k = block[0], int(name.removeprefix("tile_panel")), args[8], args[9]
+            assert grid == (args[0].shape[0],) and threads == 32 * int(defines["NWARPS"]), (grid, block)
+            assert n - k <= threads * per_thread // 4 and shared_mem == threads * 33 * 4, (n - k, shared_mem)
+            in_registers(args, threads, 0)
         elif name == "chunk_tw":  # tests/test_cuda_on_cpu.py runs its code
             P, chunks, T, ldt, tstride, Wn, w, N = args
             assert block == (1024,) and grid == (-(-N // 32), P.shape[0]) and P.is_contiguous() and Wn.is_contiguous()
@@ -633,6 +638,7 @@ def main() -> int:
     for overrides in ({**base, "MB_ROWS": 16, **flat, "FUSED_BELOW": 16}, {**base, "MB_ROWS": 16, **flat},
                       {**base, "MB_BELOW": 0}, {**base, "MB_BELOW": 0, "REG_ROWS": 0},
                       {**base, "MB_BELOW": 0, "REG_ROWS": 4, "RP_WARPS": 1},  # 1, 2 and 4 rows a thread
+                      {**base, "MB_BELOW": 0, "REG_ROWS": 4, "RP_WARPS": 1, "RP_TILE": 1},  # tile_panel4, 8, 16
                       {**base, "MB_ROWS": 16, "OUTER_FROM": 0, "OUTER_NB": 64},  # multi-block panels in blocks
                       {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "REG_CLUSTER": 0},  # as a cluster of 8
                       {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0},  # a cluster of 8 with the rows in registers
@@ -666,6 +672,7 @@ def main() -> int:
                       ({"OUTER_NB": 64}, {"NB": 16, "OUTER_NB": 64}, {"OUTER_NB": 96},
                        {"OUTER_NB": 64, "OUTER_AHEAD": 0}))):  # (OUTER_AHEAD 0: one set of V and T, one stream)
         NB = int(overrides.get("NB", 32))  # what the stand-ins read, as qr.cu is compiled with -DNB
+        torch.manual_seed(0)  # each configuration the same matrices, whatever configurations come before it
         module = load(overrides)
         # several outer blocks; 2 and 4 rows a thread; V^T C over several chunks of rows
         taller = any(overrides.get(key) for key in ("OUTER_NB", "CHUNK_TW", "RP_WARPS", "VTC_BELOW", "APPLY_ROWS", "COL_PANEL_BELOW",

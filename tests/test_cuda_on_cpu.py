@@ -196,6 +196,10 @@ def larft(V: torch.Tensor, tau: torch.Tensor) -> torch.Tensor:
     ("reg_panel1", 256, 0, 32),   # the shipped register panel, 1, 2 and 4 rows a thread
     ("reg_panel2", 300, 20, 32),
     ("reg_panel4", 700, 0, 32),
+    ("tile_panel4", 256, 0, 32),  # RP_TILE: rows of 8 columns a thread, 4, 8 and 16 rows
+    ("tile_panel8", 300, 20, 32),
+    ("tile_panel8", 530, 500, 30),  # a matrix's last panel, as many columns as rows
+    ("tile_panel16", 700, 0, 32),
     ("reg_cluster1", 600, 0, 32),  # a cluster of 8 blocks, some of them without rows
     ("reg_cluster2", 1100, 40, 32),
     ("col_cluster4", 600, 0, 32),  # col_panel over a cluster of 8 blocks
@@ -249,9 +253,10 @@ def test_the_emulator_catches_an_mbarrier_waiting_for_bytes_never_sent(tmp_path:
         panel(binary, torch.randn(1, 300, 300), 0, 32)
 
 
-@pytest.mark.parametrize("kernel", ["lane_qr", "col_qr", "colk_qr4", "col_panel8", "reg_panel1", "col_cluster4"])
+@pytest.mark.parametrize("kernel", ["lane_qr", "col_qr", "colk_qr4", "col_panel8", "reg_panel1", "tile_panel4",
+                                    "col_cluster4"])
 def test_the_kernels_give_the_same_bits_under_any_schedule(tmp_path: Path, kernel: str) -> None:
-    binary = build(tmp_path, "reg_panel.cu" if kernel.startswith("reg_") else "cols.cu", kernel)
+    binary = build(tmp_path, "reg_panel.cu" if kernel.startswith(("reg_", "tile_")) else "cols.cu", kernel)
     if kernel.startswith(("lane_qr", "col_qr", "colk_qr")):
         A = torch.randn(2, 100 if kernel == "colk_qr4" else 32, 100 if kernel == "colk_qr4" else 32)
         runs = [whole(binary, A, seed) for seed in (1, 2)]
