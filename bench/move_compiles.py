@@ -21,7 +21,7 @@ from pathlib import Path
 import seed_model  # (bench/ is the script's directory, first on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
-FILES = ("qr.cu", "cols.cu", "reg_panel.cu", "tf32x3.cu", "wgmma.cu")
+FILES = ("qr.cu", "cols.cu", "reg_panel.cu", "tile_panel.cu", "tf32x3.cu", "wgmma.cu")
 
 
 Module = tuple[str, tuple[str, ...]]  # a module: its file and its options

@@ -143,8 +143,8 @@ def main() -> int:
         pairs = [int(x) for x in rest] or [40, 176, 40, 352, 60, 512, 60, 1024, 640, 512]
         for count in warps:
             kernel.RP_WARPS = count
-            for name in [name for name in kernel._REGISTERS if name.startswith("reg_")]:
-                del kernel._REGISTERS[name]  # reg_panel.cu's kernels, made again for this many warps
+            for name in [name for name in kernel._REGISTERS if name.startswith(("reg_", "tile_"))]:
+                del kernel._REGISTERS[name]  # reg_panel.cu's and tile_panel.cu's kernels, made again for this many warps
             print(f"RP_WARPS = {kernel.RP_WARPS}")
             for batch, n in zip(pairs[::2], pairs[1::2]):
                 single(kernel, batch, n)

@@ -306,7 +306,8 @@ def test_tsqr_wy_compiles_one_warp_count_by_default(monkeypatch: pytest.MonkeyPa
 
 def test_a_tune_move_recompiles_only_the_modules_that_read_what_it_changed() -> None:
     """bench/move_compiles.py: each module is compiled with the defines it reads (kernel.py's _DEFINES), so the
-    moves of NB, NWARPS and GRAM_ROWS recompile qr.cu alone and RP_WARPS and CLUSTER_MBAR reg_panel.cu alone;
+    moves of NB, NWARPS and GRAM_ROWS recompile qr.cu alone, RP_WARPS and CLUSTER_MBAR reg_panel.cu alone and
+    RP_TILE tile_panel.cu alone (its module is made only where RP_TILE is set);
     cols.cu, the costliest with reg_panel.cu (2.6 s each with nvcc here, qr.cu 1.0), had been compiled again by six of
     the seven moves before that."""
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "move_compiles.py"), "--no-time"], capture_output=True,
@@ -315,8 +316,8 @@ def test_a_tune_move_recompiles_only_the_modules_that_read_what_it_changed() -> 
     moves = dict(re.findall(r"^  (\w+=\w+): 1 module\(s\): (\S+)$", out.stdout, re.MULTILINE))
     assert moves == {"NB=16": "qr.cu", "NWARPS=4": "qr.cu", "NWARPS=16": "qr.cu", "NWARPS=32": "qr.cu",
                      "GRAM_ROWS=64": "qr.cu", "GRAM_ROWS=256": "qr.cu", "RP_WARPS=16": "reg_panel.cu",
-                     "CLUSTER_MBAR=0": "reg_panel.cu"}, out.stdout
-    assert "8 moves compile" in out.stdout
+                     "CLUSTER_MBAR=0": "reg_panel.cu", "RP_TILE=1": "tile_panel.cu"}, out.stdout
+    assert "9 moves compile" in out.stdout
 
 
 @pytest.mark.parametrize("script, says", [

@@ -64,6 +64,11 @@ def emulated(text: str) -> str:
     return text
 
 
+def source_of(kernel: str) -> str:
+    """The seed's file that defines `kernel` (after common.cu)."""
+    return {"reg": "reg_panel.cu", "tile": "tile_panel.cu"}.get(kernel.split("_")[0], "cols.cu")
+
+
 def build(tmp_path: Path, source_file: str, kernel: str, source: str | None = None,
           defines: tuple[str, ...] = ()) -> Path:
     """The driver for `kernel` of common.cu + `source_file` (or `source` in its place), as kernel.py compiles
@@ -207,7 +212,7 @@ def larft(V: torch.Tensor, tau: torch.Tensor) -> torch.Tensor:
     ("col_cluster4", 150, 130, 20)])  # a short last panel: one block of the cluster holds all its rows
 def test_the_panel_kernels_make_lapacks_reflectors_v_and_t(tmp_path: Path, kernel: str, n: int, k: int,
                                                            ncols: int) -> None:
-    binary = build(tmp_path, "cols.cu" if kernel.startswith("col_") else "reg_panel.cu", kernel)
+    binary = build(tmp_path, source_of(kernel), kernel)
     A = torch.randn(2, n, n)
     A[1, k:, k + 3] = 0.0  # a zero column: tau 0, the column left as it is
     H, tau, V, T = panel(binary, A, k, ncols)
@@ -256,7 +261,7 @@ def test_the_emulator_catches_an_mbarrier_waiting_for_bytes_never_sent(tmp_path:
 @pytest.mark.parametrize("kernel", ["lane_qr", "col_qr", "colk_qr4", "col_panel8", "reg_panel1", "tile_panel4",
                                     "col_cluster4"])
 def test_the_kernels_give_the_same_bits_under_any_schedule(tmp_path: Path, kernel: str) -> None:
-    binary = build(tmp_path, "reg_panel.cu" if kernel.startswith(("reg_", "tile_")) else "cols.cu", kernel)
+    binary = build(tmp_path, source_of(kernel), kernel)
     if kernel.startswith(("lane_qr", "col_qr", "colk_qr")):
         A = torch.randn(2, 100 if kernel == "colk_qr4" else 32, 100 if kernel == "colk_qr4" else 32)
         runs = [whole(binary, A, seed) for seed in (1, 2)]

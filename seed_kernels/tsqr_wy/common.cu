@@ -1,5 +1,5 @@
-// What qr.cu, reg_panel.cu, cols.cu and wgmma.cu share: kernel.py compiles common.cu + each of them as a module of
-// its own (reg_panel's module used to take all of qr.cu with it, compiled twice per evaluation).
+// What qr.cu, reg_panel.cu, tile_panel.cu, cols.cu and wgmma.cu share: kernel.py compiles common.cu + each of them
+// as a module of its own (reg_panel's module used to take all of qr.cu with it, compiled twice per evaluation).
 // NB, NWARPS and GRAM_ROWS are set by kernel.py from its @tune parameters.
 #ifndef NB
 #define NB 32
@@ -139,4 +139,89 @@ __device__ __forceinline__ void larft_warp(const float (&Gs)[32][33], float (&Ts
 // made).
 __device__ __forceinline__ void store_t(const float (&Ts)[32][33], float* Tb, int ldt, int ncols, int lane) {
   for (int c = 0; c < 32; ++c) Tb[lane * ldt + c] = c < ncols ? Ts[lane][c] : 0.f;
+}
+
+// From here on, what reg_panel.cu and tile_panel.cu share (their threads hold a panel's rows in registers).
+
+// One step of a reduce-scatter over the lanes that differ in bits BIT and above: those that differ in bit BIT
+// swap halves of p[0:2 HALF] and add (fully unrolled: p stays in registers).
+template <int BIT, int HALF, int N>
+__device__ __forceinline__ void halve(float (&p)[N], int lane) {
+  const bool upper = lane & BIT;
+#pragma unroll
+  for (int q = 0; q < HALF; ++q) {
+    const float send = upper ? p[q] : p[q + HALF];
+    const float keep = upper ? p[q + HALF] : p[q];
+    p[q] = keep + __shfl_xor_sync(0xffffffffu, send, BIT);
+  }
+}
+
+// aj = column c of the thread's rows, by a switch on c (uniform across the block): branches to a case that
+// copies registers by constant index (a select makes nvcc move the rows to local memory; an FMA with a 0/1
+// weight per element, as before, cost 1.6% of the 12-shape score on the H200, 2026-12-02).
+#define PICK_CASE(K)                                                                      \
+  case K:                                                                                 \
+    if constexpr (K < COLS) {                                                             \
+      _Pragma("unroll") for (int i = 0; i < ROWS; ++i) aj[i] = a[i][K];                   \
+    }                                                                                     \
+    break;
+template <int ROWS, int COLS>
+__device__ __forceinline__ void pick_column(const float (&a)[ROWS][COLS], float (&aj)[ROWS], int c) {
+  switch (c) {
+    PICK_CASE(0) PICK_CASE(1) PICK_CASE(2) PICK_CASE(3) PICK_CASE(4) PICK_CASE(5) PICK_CASE(6) PICK_CASE(7)
+    PICK_CASE(8) PICK_CASE(9) PICK_CASE(10) PICK_CASE(11) PICK_CASE(12) PICK_CASE(13) PICK_CASE(14)
+    PICK_CASE(15) PICK_CASE(16) PICK_CASE(17) PICK_CASE(18) PICK_CASE(19) PICK_CASE(20) PICK_CASE(21)
+    PICK_CASE(22) PICK_CASE(23) PICK_CASE(24) PICK_CASE(25) PICK_CASE(26) PICK_CASE(27) PICK_CASE(28)
+    PICK_CASE(29) PICK_CASE(30) PICK_CASE(31)
+    default:
+      break;
+  }
+}
+
+// 32 rows of the panel from row `base` on (zero beyond m rows and ncols columns) into the warp's 32 x 33 tile, row
+// rr at rr * 33: global memory read a row per instruction.
+__device__ __forceinline__ void rows_in(float* tile, const float* A, int n, int m, int ncols, int base, int lane) {
+  for (int rr = 0; rr < 32; ++rr)
+    tile[rr * 33 + lane] = base + rr < m && lane < ncols ? A[(size_t)(base + rr) * n + lane] : 0.f;
+  __syncwarp();
+}
+
+// The warp's tile back to the panel's rows from `base` on (below m), and to the matrix's V (Vb, row stride ldv):
+// unit lower trapezoidal, zero beyond ncols (ld NB).
+__device__ __forceinline__ void rows_out(const float* tile, float* A, float* Vb, int ldv, int n, int m, int ncols,
+                                         int base, int lane, int with_v) {
+  __syncwarp();
+  for (int rr = 0; rr < 32 && base + rr < m; ++rr) {
+    const int r = base + rr;
+    const float x = tile[rr * 33 + lane];
+    if (lane < ncols) A[(size_t)r * n + lane] = x;
+    if (with_v) Vb[(size_t)r * ldv + lane] = lane >= ncols ? 0.f : (r > lane ? x : (r == lane ? 1.f : 0.f));
+  }
+  __syncwarp();
+}
+
+// Column j's reflector from the column's sums, as every warp makes it (lane c holds s_c, the sum over the rows
+// below j of x_rj x_rc, and row j's entry row_c): its scale, returned, and wq (lane c > j: the update weight t v_j^T
+// a_c, else 0); lane j keeps the column's scale and beta; where `writes`, G's column j and tau (taus[j], *tau_j).
+__device__ __forceinline__ float reflect_column(float s, float row_c, int j, int lane, bool writes, float& wq,
+                                                float& my_scale, float& my_beta, float (&Gs)[32][33],
+                                                float (&taus)[32], float* tau_j) {
+  const float xnorm2 = __shfl_sync(0xffffffffu, s, j);
+  const float alpha = __shfl_sync(0xffffffffu, row_c, j);
+  float t, scale, beta;
+  reflector(alpha, xnorm2, t, scale, beta);
+  if (lane == j) {
+    my_scale = t != 0.f ? scale : 1.f;  // tau = 0 leaves the column as it is
+    my_beta = beta;
+  }
+  const float g = row_c + scale * s;  // lane c > j: v_j^T a_c; lane c < j: v_c^T v_j / scale_c
+  wq = lane > j ? t * g : 0.f;
+  if (writes) {
+    Gs[lane][j] = g * my_scale;  // G(lane, j) for lane < j
+    if (lane == 0) {
+      taus[j] = t;
+      *tau_j = t;
+    }
+  }
+  return scale;
 }

@@ -149,6 +149,7 @@ SMEM_BUDGET = 200 * 1024  # dynamic shared memory a block may take (the H200 all
 _COMMON = Path(__file__).with_name("common.cu").read_text()  # defines and helpers of the modules below
 _SOURCE = _COMMON + Path(__file__).with_name("qr.cu").read_text()
 _REG_SOURCE = _COMMON + Path(__file__).with_name("reg_panel.cu").read_text()
+_TILE_SOURCE = _COMMON + Path(__file__).with_name("tile_panel.cu").read_text()  # with RP_TILE
 _COL_SOURCE = _COMMON + Path(__file__).with_name("cols.cu").read_text()
 _TF32X3_SOURCE = Path(__file__).with_name("tf32x3.cu").read_text()
 _WG_SOURCE = _COMMON + _TF32X3_SOURCE + Path(__file__).with_name("wgmma.cu").read_text()  # on a Hopper, WG_FROM
@@ -177,7 +178,8 @@ def _module(source, warps=None):
 # NWARPS move recompiled cols.cu (the slowest, 2.6 s with nvcc for sm_90 on a 2-core CPU) and reg_panel.cu (2.6 s)
 # beside qr.cu (1.2 s): the same binaries (nvcc's cubins compared, 2026-12-05), compiled again.
 _DEFINES = {_SOURCE: ("NB", "NWARPS", "GRAM_ROWS", "MB_CLUSTER"),
-            _REG_SOURCE: ("NB", "NWARPS", "MB_CLUSTER", "CLUSTER_MBAR"), _COL_SOURCE: ("MB_CLUSTER",)}
+            _REG_SOURCE: ("NB", "NWARPS", "MB_CLUSTER", "CLUSTER_MBAR"), _TILE_SOURCE: ("NB", "NWARPS"),
+            _COL_SOURCE: ("MB_CLUSTER",)}
 
 
 def _build(warps):
@@ -205,8 +207,8 @@ def _kernels(warps):
 # compiles the modules made at import side by side (evolve's judge: qrjudge/ahead.py) has them all at once instead
 # of one by one as the calls reach them
 _AT_IMPORT = [(_SOURCE, NWARPS), (_COL_SOURCE, None), (_TF32X3_SOURCE, None)]
-if NB == 32:  # reg_panel takes panels only with a lane per column
-    _AT_IMPORT.append((_REG_SOURCE, RP_WARPS))
+if NB == 32:  # reg_panel (or tile_panel) takes panels only with a lane per column
+    _AT_IMPORT.append((_TILE_SOURCE if RP_TILE else _REG_SOURCE, RP_WARPS))
 if WG_FROM and torch.cuda.is_available() and torch.cuda.get_device_capability() == _WG_CAPABILITY:
     _AT_IMPORT.append((_WG_SOURCE, None))
 for _source, _warps in _AT_IMPORT:
@@ -220,17 +222,21 @@ _COLK = ("colk_qr4", "colk_qr6")  # and up to 128 and 192 (COLK_N)
 
 
 def _in_register_kernel(name):
-    """reg_panel.cu's kernel `name` (reg_panel1, 2 or 4, reg_cluster1 or 2, tile_panel4, 8 or 16: the digit is
-    rows per thread; a module of the eight with RP_WARPS warps) or cols.cu's (_WHOLE, _COLK; col_panel4, 8, 16 or 32 and col_cluster4, 8 or 16:
-    the digits are rows per lane), each module compiled on first use: the costly ones to compile, so the
-    other modules leave them out and only a call that takes them pays for them."""
+    """reg_panel.cu's kernel `name` (reg_panel1, 2 or 4, reg_cluster1 or 2: the digit is rows per thread; a
+    module of the five with RP_WARPS warps), tile_panel.cu's (tile_panel4, 8 or 16, likewise) or cols.cu's
+    (_WHOLE, _COLK; col_panel4, 8, 16 or 32 and col_cluster4, 8 or 16: the digits are rows per lane), each module
+    compiled on first use: the costly ones to compile, so the other modules leave them out and only a call that
+    takes them pays for them."""
     if name not in _REGISTERS:
-        cols = name.startswith(("col", "lane_"))
-        module = _module(_COL_SOURCE) if cols else _module(_REG_SOURCE, RP_WARPS)
-        for kernel in ((*_WHOLE, *_COLK, "col_panel4", "col_panel8", "col_panel16", "col_panel32", "col_cluster4",
-                        "col_cluster8", "col_cluster16") if cols else
-                       ("reg_panel1", "reg_panel2", "reg_panel4", "reg_cluster1", "reg_cluster2", "tile_panel4",
-                        "tile_panel8", "tile_panel16")):
+        if name.startswith(("col", "lane_")):
+            module, kernels = _module(_COL_SOURCE), (*_WHOLE, *_COLK, "col_panel4", "col_panel8", "col_panel16",
+                                                     "col_panel32", "col_cluster4", "col_cluster8", "col_cluster16")
+        elif name.startswith("tile_"):
+            module, kernels = _module(_TILE_SOURCE, RP_WARPS), ("tile_panel4", "tile_panel8", "tile_panel16")
+        else:
+            module, kernels = _module(_REG_SOURCE, RP_WARPS), ("reg_panel1", "reg_panel2", "reg_panel4",
+                                                                "reg_cluster1", "reg_cluster2")
+        for kernel in kernels:
             f = _REGISTERS[kernel] = module.get_function(kernel)
             if kernel not in (*_WHOLE, *_COLK):  # the whole-matrix kernels' shared memory is static
                 f.max_dynamic_shared_size_bytes = _panel_launch(kernel)[1]
