@@ -13,7 +13,7 @@ mkdir -p $OUT/r
 s=$(date +%s)
 timeout 150 python3 -m pytest -v -m gpu -p no:cacheprovider tests/test_harness_gpu.py -k "RP_TILE" > $OUT/r/gpu_tests.txt 2>&1
 echo "pytest rc $? $(( $(date +%s) - s )) s"; grep -E "PASSED|FAILED|SKIPPED|ERROR" $OUT/r/gpu_tests.txt | cut -c1-150
-timeout 90 python3 bench/panel_probe.py --single -- 640 512 640 256 640 128 60 1024 60 512 2>&1 | grep -v Warn | tee $OUT/r/panels.txt
+timeout 150 python3 bench/panel_probe.py --single --warps 8 16 -- 640 512 640 256 640 128 60 1024 60 512 2>&1 | grep -v Warn | tee $OUT/r/panels.txt
 timeout 70 ncu --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
   --section SchedulerStats --section InstructionStats -k regex:tile_panel8 --launch-skip 1 --launch-count 1 \
   python3 bench/panel_probe.py --single -- 640 512 > $OUT/r/ncu_tile.txt 2>&1; echo "ncu rc $?"
