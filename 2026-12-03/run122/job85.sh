@@ -16,7 +16,7 @@ echo "pytest rc $? $(( $(date +%s) - s )) s"; grep -E "PASSED|FAILED|SKIPPED|ERR
 timeout 150 python3 bench/panel_probe.py --single --warps 8 16 -- 640 512 640 256 640 128 60 1024 60 512 2>&1 | grep -v Warn | tee $OUT/r/panels.txt
 timeout 70 ncu --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
   --section SchedulerStats --section InstructionStats -k regex:tile_panel8 --launch-skip 1 --launch-count 1 \
-  python3 bench/panel_probe.py --single -- 640 512 > $OUT/r/ncu_tile.txt 2>&1; echo "ncu rc $?"
+  python3 bench/panel_probe.py --single 640 512 > $OUT/r/ncu_tile.txt 2>&1; echo "ncu rc $?"
 grep -E "Registers Per|Achieved Occupancy|Theoretical Occupancy|Duration|Issued Warp|No Eligible|Warp Cycles Per Issued|Executed Ipc|Block Limit Reg" $OUT/r/ncu_tile.txt | head -16
 tile=$(python3 bench/variant.py seed_kernels/tsqr_wy RP_TILE=1)
 i=0
