@@ -14,7 +14,7 @@ times reg_cluster1 compiled with parts of its column taken out (the results are 
 part costs) and reg_panel1 on one block's rows alone (no cluster). --single times the one-block-a-matrix
 panels instead: reg_panel (a thread's rows, all 32 columns) against tile_panel (a thread's rows of 8 columns,
 RP_TILE) and col_panel (a warp per column), for panels
-of at most 1024 rows; with --warps, reg_panel's blocks of each of those warps (RP_WARPS) in turn.
+of at most 1024 rows; with --warps, reg_panel's and tile_panel's blocks of each of those warps (RP_WARPS) in turn.
 """
 
 import sys
@@ -144,7 +144,7 @@ def main() -> int:
         for count in warps:
             kernel.RP_WARPS = count
             for name in [name for name in kernel._REGISTERS if name.startswith(("reg_", "tile_"))]:
-                del kernel._REGISTERS[name]  # reg_panel.cu's and tile_panel.cu's kernels, made again for this many warps
+                del kernel._REGISTERS[name]  # reg_panel.cu's and tile_panel.cu's kernels, made for this many warps
             print(f"RP_WARPS = {kernel.RP_WARPS}")
             for batch, n in zip(pairs[::2], pairs[1::2]):
                 single(kernel, batch, n)

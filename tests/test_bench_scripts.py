@@ -41,7 +41,8 @@ def test_tsqr_wy_loop_matches_geqrf_on_the_cpu() -> None:
                          timeout=600, cwd=ROOT)
     assert out.returncode == 0 and out.stdout.rstrip().endswith(": ok"), out.stdout[-2000:] + out.stderr[-2000:]
     for kernel in ("mb_panel", "mb_cluster", "trail_update", "reg_panel1", "reg_panel2", "reg_panel4", "panel_qr",
-                   "reg_cluster1", "reg_cluster2", "tile_panel4", "tile_panel8", "tile_panel16", "col_qr", "lane_qr", "colk_qr4", "colk_qr6", "col_panel4", "col_panel8", "col_panel16", "col_panel32",
+                   "reg_cluster1", "reg_cluster2", "tile_panel4", "tile_panel8", "tile_panel16", "col_qr", "lane_qr",
+                   "colk_qr4", "colk_qr6", "col_panel4", "col_panel8", "col_panel16", "col_panel32",
                    "col_cluster4", "col_cluster8", "build_t",
                    "tf32x3_vtc32", "tf32x3_vtc64", "tf32x3_update", "tf32x3_apply", "wg_update", "wg_apply",
                    "wg_apply_split"):
