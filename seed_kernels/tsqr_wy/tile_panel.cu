@@ -7,15 +7,15 @@
 // over the warp are a reduce-scatter over its 8 row groups (7 shuffles, where reduce_scatter32 takes 31), the
 // update weights come in 8 shuffles (32), and column j reaches a thread's rows by TILE_ROWS shuffles from the lane
 // that holds it. The same registers and rows as reg_panel with RP_ROWS = TILE_ROWS / 4.
-template <int TR>
-__device__ __forceinline__ void tile_column(const float (&a)[TR][8], float (&aj)[TR], int c, int lane) {
-  float own[TR];  // column c % 8 of this lane's 8: column c where the lane's group is c / 8
-  pick_column<TR, 8>(a, own, c & 7);
+template <int TILE_ROWS>
+__device__ __forceinline__ void tile_column(const float (&a)[TILE_ROWS][8], float (&aj)[TILE_ROWS], int c, int lane) {
+  float own[TILE_ROWS];  // column c % 8 of this lane's 8: column c where the lane's group is c / 8
+  pick_column<TILE_ROWS, 8>(a, own, c & 7);
 #pragma unroll
-  for (int i = 0; i < TR; ++i) aj[i] = __shfl_sync(0xffffffffu, own[i], (lane & ~3) | (c >> 3));
+  for (int i = 0; i < TILE_ROWS; ++i) aj[i] = __shfl_sync(0xffffffffu, own[i], (lane & ~3) | (c >> 3));
 }
 
-template <int TR>
+template <int TILE_ROWS>
 __device__ __forceinline__ void tile_panel(float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V,
                                            int ldv, long long vstride, float* __restrict__ T, int ldt,
                                            long long tstride, int n, int k, int ncols, int with_v) {
@@ -23,23 +23,23 @@ __device__ __forceinline__ void tile_panel(float* __restrict__ H, float* __restr
   __shared__ float rowj[2][32];
   __shared__ float Gs[32][33], Ts[32][33], taus[32];  // warp 0's: T after the loop
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, c0 = (lane & 3) * 8;
-  const int m = n - k, first = warp * 8 * TR + g;  // a[i] holds row first + 8 i
+  const int m = n - k, first = warp * 8 * TILE_ROWS + g;  // a[i] holds row first + 8 i
   const unsigned mat = blockIdx.x;
   float* A = H + (size_t)mat * n * n + (size_t)k * n + k;
   extern __shared__ float tiles[];
   float* tile = tiles + warp * 32 * 33;  // rows 8 q + g of 32 at a time: no bank conflicts at 33 floats a row
-  float a[TR][8];
+  float a[TILE_ROWS][8];
 #pragma unroll
-  for (int h = 0; h < TR / 4; ++h) {
-    rows_in(tile, A, n, m, ncols, warp * 8 * TR + 32 * h, lane);
+  for (int h = 0; h < TILE_ROWS / 4; ++h) {
+    rows_in(tile, A, n, m, ncols, warp * 8 * TILE_ROWS + 32 * h, lane);
 #pragma unroll
     for (int q = 0; q < 4; ++q)
 #pragma unroll
       for (int c = 0; c < 8; ++c) a[4 * h + q][c] = tile[(8 * q + g) * 33 + c0 + c];
     __syncwarp();
   }
-  float aj[TR];  // column j of this thread's rows, before reflector j
-  tile_column<TR>(a, aj, 0, lane);
+  float aj[TILE_ROWS];  // column j of this thread's rows, before reflector j
+  tile_column<TILE_ROWS>(a, aj, 0, lane);
   float my_scale = 1.f, my_beta = 0.f;  // lane c: column c's
   for (int j = 0; j < ncols; ++j) {
     const int par = j & 1;
@@ -47,7 +47,7 @@ __device__ __forceinline__ void tile_panel(float* __restrict__ H, float* __restr
 #pragma unroll
     for (int c = 0; c < 8; ++c) p[c] = 0.f;
 #pragma unroll
-    for (int i = 0; i < TR; ++i) {
+    for (int i = 0; i < TILE_ROWS; ++i) {
       const float x = first + 8 * i > j ? aj[i] : 0.f;  // rows below j only
 #pragma unroll
       for (int c = 0; c < 8; ++c) p[c] += x * a[i][c];
@@ -57,7 +57,7 @@ __device__ __forceinline__ void tile_panel(float* __restrict__ H, float* __restr
     halve<4, 1>(p, lane);
     warp_sums[par][warp][c0 + g] = p[0];  // lane 4 g + q: column 8 q + g's
 #pragma unroll
-    for (int i = 0; i < TR; ++i)
+    for (int i = 0; i < TILE_ROWS; ++i)
       if (first + 8 * i == j) {
 #pragma unroll
         for (int c = 0; c < 8; ++c) rowj[par][c0 + c] = a[i][c];
@@ -73,13 +73,13 @@ __device__ __forceinline__ void tile_panel(float* __restrict__ H, float* __restr
 #pragma unroll
     for (int c = 0; c < 8; ++c) w[c] = __shfl_sync(0xffffffffu, wq, c0 + c);
 #pragma unroll
-    for (int i = 0; i < TR; ++i) {
+    for (int i = 0; i < TILE_ROWS; ++i) {
       const int r = first + 8 * i;
       const float v = r > j ? scale * aj[i] : (r == j ? 1.f : 0.f);
 #pragma unroll
       for (int c = 0; c < 8; ++c) a[i][c] -= v * w[c];
     }
-    if (j + 1 < ncols) tile_column<TR>(a, aj, j + 1, lane);
+    if (j + 1 < ncols) tile_column<TILE_ROWS>(a, aj, j + 1, lane);
   }
   if (warp == 0) {
     __syncwarp();
@@ -90,18 +90,18 @@ __device__ __forceinline__ void tile_panel(float* __restrict__ H, float* __restr
   for (int c = 0; c < 8; ++c) {
     const float sc = __shfl_sync(0xffffffffu, my_scale, c0 + c), bc = __shfl_sync(0xffffffffu, my_beta, c0 + c);
 #pragma unroll
-    for (int i = 0; i < TR; ++i) {
+    for (int i = 0; i < TILE_ROWS; ++i) {
       const int r = first + 8 * i;
       a[i][c] = r > c0 + c ? sc * a[i][c] : (r == c0 + c ? bc : a[i][c]);
     }
   }
 #pragma unroll
-  for (int h = 0; h < TR / 4; ++h) {
+  for (int h = 0; h < TILE_ROWS / 4; ++h) {
 #pragma unroll
     for (int q = 0; q < 4; ++q)
 #pragma unroll
       for (int c = 0; c < 8; ++c) tile[(8 * q + g) * 33 + c0 + c] = a[4 * h + q][c];
-    rows_out(tile, A, V + mat * vstride, ldv, n, m, ncols, warp * 8 * TR + 32 * h, lane, with_v);
+    rows_out(tile, A, V + mat * vstride, ldv, n, m, ncols, warp * 8 * TILE_ROWS + 32 * h, lane, with_v);
   }
   if (warp == 0) store_t(Ts, T + mat * tstride, ldt, ncols, lane);
 }
