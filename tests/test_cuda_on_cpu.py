@@ -105,15 +105,15 @@ def whole(binary: Path, A: torch.Tensor, seed: int = 1) -> tuple[torch.Tensor, t
     return out[:batch * n * n].reshape(batch, n, n), out[batch * n * n:].reshape(batch, n)
 
 
-def panel(binary: Path, A: torch.Tensor, k: int, ncols: int, seed: int = 1) -> list[torch.Tensor]:
+def panel(binary: Path, A: torch.Tensor, k: int, ncols: int, seed: int = 1, warps: int = 8) -> list[torch.Tensor]:
     """H (the panel factored in place), tau, V (rows k on, 32 columns) and T, as the driver writes them; launched
-    as kernel.py's _panel_launch says: col_panel and col_cluster 32 warps and a tile of the block's rows, reg_panel
-    and reg_cluster RP_WARPS = 8 warps and a 32 x 33 tile each."""
+    as kernel.py's _panel_launch says: col_panel and col_cluster 32 warps and a tile of the block's rows, reg_panel,
+    reg_cluster and tile_panel RP_WARPS (`warps`, as compiled: -DNWARPS) warps and a 32 x 33 tile each."""
     batch, n, _ = A.shape
     if binary.name.startswith(("col_panel", "col_cluster")):
         threads, shared = 1024, int(re.sub(r"\D", "", binary.name)) * 32 * 33 * 4
     else:
-        threads, shared = 256, 256 * 33 * 4
+        threads, shared = 32 * warps, 32 * warps * 33 * 4
     out = launch(binary, A, threads, shared, seed, [k, ncols])
     parts, at = [], 0
     for shape in [(batch, n, n), (batch, n), (batch, n, 32), (batch, 32, 32)]:
@@ -215,9 +215,25 @@ def test_the_panel_kernels_make_lapacks_reflectors_v_and_t(tmp_path: Path, kerne
     binary = build(tmp_path, source_of(kernel), kernel)
     A = torch.randn(2, n, n)
     A[1, k:, k + 3] = 0.0  # a zero column: tau 0, the column left as it is
-    H, tau, V, T = panel(binary, A, k, ncols)
+    assert_lapacks_panel(A, panel(binary, A, k, ncols), k, ncols)
+
+
+@pytest.mark.parametrize(("kernel", "n"), [("tile_panel4", 500), ("tile_panel8", 1000)])
+def test_tile_panel_with_16_warps_makes_lapacks_reflectors_v_and_t(tmp_path: Path, kernel: str, n: int) -> None:
+    """RP_WARPS = 16, kernel.py's other choice: blocks of 512 threads, 16 warps' sums a column."""
+    binary = build(tmp_path, "tile_panel.cu", kernel, defines=("-DNWARPS=16",))
+    A = torch.randn(2, n, n)
+    A[1, :, 3] = 0.0
+    assert_lapacks_panel(A, panel(binary, A, 0, 32, warps=16), 0, 32)
+
+
+def assert_lapacks_panel(A: torch.Tensor, out: list[torch.Tensor], k: int, ncols: int) -> None:
+    """H, tau, V and T of the panel at column k of each matrix of A as LAPACK makes them (geqrf, larft), and
+    nothing else of the matrix touched."""
+    H, tau, V, T = out
+    n = A.shape[1]
     m = n - k
-    for b in range(2):
+    for b in range(A.shape[0]):
         h, t = torch.geqrf(A[b, k:, k:k + ncols].double())
         assert (H[b, k:, k:k + ncols].double() - h).abs().max() < 1e-4
         assert (tau[b, k:k + ncols].double() - t).abs().max() < 1e-5
