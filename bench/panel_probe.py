@@ -59,8 +59,10 @@ def probe(kernel, batch: int, n: int) -> None:
     runs = {f"mb_panel ({blocks} blocks of {spread} rows)": multi_block("mb_panel", blocks, spread),
             f"mb_cluster ({kernel.MB_CLUSTER} blocks)": multi_block("mb_cluster", kernel.MB_CLUSTER,
                                                                      -(-n // kernel.MB_CLUSTER))}
-    # reg_cluster with 1 and 2 rows a thread where both hold the panel, and col_cluster where it does
-    clustered = [f"reg_cluster{r}" for r in (1, 2) if n <= r * kernel.MB_CLUSTER * kernel.RP_WARPS * 32]
+    # reg_cluster with 1 and 2 rows a thread where both hold the panel (and tile_cluster with their rows, 8 columns a
+    # thread: RP_TILE), and col_cluster where it does
+    fits = [r for r in (1, 2) if n <= r * kernel.MB_CLUSTER * kernel.RP_WARPS * 32]
+    clustered = [f"reg_cluster{r}" for r in fits] + [f"tile_cluster{4 * r}" for r in fits]
     clustered += [f"col_cluster{rows}" for rows in [kernel._col_cluster_rows(n)] if rows]
     for name in clustered:
         runs[name] = lambda name=name: kernel._in_registers(name, (kernel.MB_CLUSTER, batch), H, tau, V, T, 0,
@@ -73,12 +75,13 @@ def probe(kernel, batch: int, n: int) -> None:
             print(f"{batch}x{n} {label:40} {ms * 1e3:9.1f} us a panel, {ms * 1e3 / ncols:6.2f} us a column")
 
 
-CUTS = {  # what --dissect takes out of reg_panel.cu's column: (text, replacement) pairs
-    "the cluster barrier (a block barrier instead)": [
-        ("      cluster_barrier();", "      __syncthreads();"),
-        ("  // (a cluster's last stores", "  cluster_barrier();  // (a cluster's last stores")],  # no early exit
+CUTS = {  # what --dissect takes out of the column of reg_cluster (common.cu's cluster_sums): (text, replacement) pairs
+    "the cluster's exchange (a block barrier instead)": [
+        ("  mbar_wait(&arrived[par], (j >> 1) & 1);", "  __syncthreads();"),
+        ("  cluster_barrier();  // its release", "  __syncthreads();  // its release")],
     "the stores to the other blocks (to its own shared memory instead)": [
-        ("st_cluster(&sums[par][blockIdx.x][lane], q, s);", "sums[par][q][lane] = s;")],
+        ("      push(&sums[par][blockIdx.x][lane], q, s, bar);", "      sums[par][q][lane] = s;"),
+        ("    if (lane == 0) mbar_expect(bar, (MB_CLUSTER + !lead) * 32 * 4);", "")],
 }
 
 
@@ -86,7 +89,9 @@ def dissect(kernel, batch: int, n: int) -> None:
     A = torch.randn(batch, n, n, device="cuda")
     H, tau = A.clone(), torch.empty(batch, n, device="cuda")
     V, _G, T, *_ = kernel._workspace(A)
-    options = ("--std=c++17", "-DNB=32", f"-DNWARPS={kernel.RP_WARPS}", f"-DMB_CLUSTER={kernel.MB_CLUSTER}")
+    # (a cluster barrier a column, CLUSTER_MBAR 0: the cuts would leave the mbarriers waiting for ever)
+    options = ("--std=c++17", "-DNB=32", f"-DNWARPS={kernel.RP_WARPS}", f"-DMB_CLUSTER={kernel.MB_CLUSTER}",
+               "-DCLUSTER_MBAR=0")
 
     def run(source, name, grid, h):
         f = cp.RawModule(code=source, options=options).get_function(name)

@@ -488,11 +488,14 @@ def stand_in(name: str, options: tuple[str, ...] = ()):
             assert threads == 32 * int(defines["NWARPS"]) and n - k <= cluster * threads * per_thread, (block, n - k)
             assert shared_mem == threads * 33 * 4, shared_mem  # a 32 x 33 tile per warp
             in_registers(args, threads, threads * per_thread if cluster > 1 else 0)
-        elif name.startswith("tile_panel"):  # reg_panel's rows, 8 columns a thread (test_cuda_on_cpu runs its code)
-            threads, per_thread, n, k = block[0], int(name.removeprefix("tile_panel")), args[8], args[9]
-            assert grid == (args[0].shape[0],) and threads == 32 * int(defines["NWARPS"]), (grid, block)
-            assert n - k <= threads * per_thread // 4 and shared_mem == threads * 33 * 4, (n - k, shared_mem)
-            in_registers(args, threads, 0)
+        elif name.startswith(("tile_panel", "tile_cluster")):  # reg_panel's rows, 8 columns a thread (the emulator
+            threads, n, k = block[0], args[8], args[9]  # runs their code: tests/test_cuda_on_cpu.py)
+            per_thread = int(name.removeprefix("tile_panel").removeprefix("tile_cluster")) // 4  # reg_panel's rows
+            cluster = int(defines["MB_CLUSTER"]) if name.startswith("tile_cluster") else 1
+            assert grid == (cluster, args[0].shape[0]) if cluster > 1 else grid == (args[0].shape[0],), grid
+            assert threads == 32 * int(defines["NWARPS"]) and n - k <= cluster * threads * per_thread, (block, n - k)
+            assert shared_mem == threads * 33 * 4, shared_mem
+            in_registers(args, threads, threads * per_thread if cluster > 1 else 0)
         elif name == "chunk_tw":  # tests/test_cuda_on_cpu.py runs its code
             P, chunks, T, ldt, tstride, Wn, w, N = args
             assert block == (1024,) and grid == (-(-N // 32), P.shape[0]) and P.is_contiguous() and Wn.is_contiguous()
@@ -643,6 +646,7 @@ def main() -> int:
                       {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "REG_CLUSTER": 0},  # as a cluster of 8
                       {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0},  # a cluster of 8 with the rows in registers
                       {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "RP_WARPS": 1},  # and 2 rows a thread
+                      {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "RP_WARPS": 1, "RP_TILE": 1},  # tile_cluster4, 8
                       {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "COL_CLUSTER": 1},  # a warp per column
                       {**base, **graphs, "MB_ROWS": 16, "MB_CLUSTER": 0},  # look-ahead (in graphs): mb_panel
                       {**base, **graphs, "MB_ROWS": 16, "CLUSTER_FROM": 0},  # clustered

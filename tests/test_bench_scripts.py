@@ -41,7 +41,8 @@ def test_tsqr_wy_loop_matches_geqrf_on_the_cpu() -> None:
                          timeout=600, cwd=ROOT)
     assert out.returncode == 0 and out.stdout.rstrip().endswith(": ok"), out.stdout[-2000:] + out.stderr[-2000:]
     for kernel in ("mb_panel", "mb_cluster", "trail_update", "reg_panel1", "reg_panel2", "reg_panel4", "panel_qr",
-                   "reg_cluster1", "reg_cluster2", "tile_panel4", "tile_panel8", "tile_panel16", "col_qr", "lane_qr",
+                   "reg_cluster1", "reg_cluster2", "tile_panel4", "tile_panel8", "tile_panel16", "tile_cluster4",
+                   "tile_cluster8", "col_qr", "lane_qr",
                    "colk_qr4", "colk_qr6", "col_panel4", "col_panel8", "col_panel16", "col_panel32",
                    "col_cluster4", "col_cluster8", "build_t",
                    "tf32x3_vtc32", "tf32x3_vtc64", "tf32x3_update", "tf32x3_apply", "wg_update", "wg_apply",
@@ -689,3 +690,18 @@ def test_cluster_trace_patches_the_seeds_own_reg_panel_and_reads_its_lines() -> 
     said = cluster_trace.summary(late)
     assert "a cluster's span median 60.0 us" in said and "the clusters' starts apart median 25.0 us" in said, said
     assert "span (first start to last end) median 85.0 us" in said, said
+
+
+def test_panel_probes_dissect_finds_each_text_it_cuts() -> None:
+    """bench/panel_probe.py --dissect times reg_cluster1 with parts of its column cut out by their text (common.cu's
+    cluster_sums since session 58): each text must be in the module's source once, or the probe stops on a GPU (its
+    cut of the stores had matched nothing since CLUSTER_MBAR changed them)."""
+    import ast
+
+    probe = (ROOT / "bench" / "panel_probe.py").read_text()
+    cuts = next(node.value for node in ast.parse(probe).body
+                if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "CUTS")
+    seed = ROOT / "seed_kernels" / "tsqr_wy"
+    source = (seed / "common.cu").read_text() + (seed / "reg_panel.cu").read_text()  # kernel.py's _REG_SOURCE
+    pairs = [pair for pairs in ast.literal_eval(cuts).values() for pair in pairs]
+    assert len(pairs) == 4 and all(source.count(text) == 1 for text, _ in pairs), pairs

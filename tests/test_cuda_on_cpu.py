@@ -70,11 +70,12 @@ def source_of(kernel: str) -> str:
 
 
 def build(tmp_path: Path, source_file: str, kernel: str, source: str | None = None,
-          defines: tuple[str, ...] = ()) -> Path:
-    """The driver for `kernel` of common.cu + `source_file` (or `source` in its place), as kernel.py compiles
-    them together (with `defines`, -DNAME=VALUE, as kernel.py's options)."""
+          defines: tuple[str, ...] = (), common: str | None = None) -> Path:
+    """The driver for `kernel` of common.cu + `source_file` (or `common` and `source` in their place), as kernel.py
+    compiles them together (with `defines`, -DNAME=VALUE, as kernel.py's options)."""
     text = source if source is not None else (SEED / source_file).read_text()
-    (tmp_path / "kernel.cu").write_text(emulated((SEED / "common.cu").read_text() + text))
+    common = common if common is not None else (SEED / "common.cu").read_text()
+    (tmp_path / "kernel.cu").write_text(emulated(common + text))
     binary = tmp_path / kernel
     panel, cluster = "panel" in kernel or "cluster" in kernel, "cluster" in kernel
     form = ["-DEMU_PANEL"] * panel + ["-DEMU_CLUSTER"] * cluster
@@ -205,6 +206,8 @@ def larft(V: torch.Tensor, tau: torch.Tensor) -> torch.Tensor:
     ("tile_panel8", 300, 20, 32),
     ("tile_panel8", 530, 500, 30),  # a matrix's last panel, as many columns as rows
     ("tile_panel16", 700, 0, 32),
+    ("tile_cluster4", 600, 0, 32),  # and over a cluster of 8 blocks, some of them without rows
+    ("tile_cluster8", 1100, 40, 32),
     ("reg_cluster1", 600, 0, 32),  # a cluster of 8 blocks, some of them without rows
     ("reg_cluster2", 1100, 40, 32),
     ("col_cluster4", 600, 0, 32),  # col_panel over a cluster of 8 blocks
@@ -246,7 +249,8 @@ def assert_lapacks_panel(A: torch.Tensor, out: list[torch.Tensor], k: int, ncols
         assert (T[b].double() - larft(Vr, t)).abs().max() < 1e-4
 
 
-@pytest.mark.parametrize(("kernel", "n", "k"), [("reg_cluster1", 600, 0), ("reg_cluster2", 1100, 40)])
+@pytest.mark.parametrize(("kernel", "n", "k"), [("reg_cluster1", 600, 0), ("reg_cluster2", 1100, 40),
+                                               ("tile_cluster4", 600, 0)])
 def test_reg_cluster_exchanging_its_sums_by_mbarrier_gives_the_barriers_bits(tmp_path: Path, kernel: str, n: int,
                                                                             k: int) -> None:
     """CLUSTER_MBAR: each block's sums (and row j) sent by st.async into every block's shared memory, each block
@@ -256,8 +260,8 @@ def test_reg_cluster_exchanging_its_sums_by_mbarrier_gives_the_barriers_bits(tmp
     A[1, k:, k + 3] = 0.0
     (tmp_path / "barrier").mkdir()
     (tmp_path / "mbarrier").mkdir()
-    barrier = panel(build(tmp_path / "barrier", "reg_panel.cu", kernel), A, k, 32)
-    mbarrier = build(tmp_path / "mbarrier", "reg_panel.cu", kernel, defines=("-DCLUSTER_MBAR=1",))
+    barrier = panel(build(tmp_path / "barrier", source_of(kernel), kernel), A, k, 32)
+    mbarrier = build(tmp_path / "mbarrier", source_of(kernel), kernel, defines=("-DCLUSTER_MBAR=1",))
     for seed in (1, 2):
         assert all(torch.equal(x, y) for x, y in zip(barrier, panel(mbarrier, A, k, 32, seed)))
     assert barrier[1][1, k + 3] == 0.0
@@ -266,10 +270,10 @@ def test_reg_cluster_exchanging_its_sums_by_mbarrier_gives_the_barriers_bits(tmp
 def test_the_emulator_catches_an_mbarrier_waiting_for_bytes_never_sent(tmp_path: Path) -> None:
     """reg_cluster with CLUSTER_MBAR expecting a row more than is sent: every block waits on its mbarrier for ever,
     which the emulator reports as a deadlock instead of hanging."""
-    source = (SEED / "reg_panel.cu").read_text()
-    broken = source.replace("(MB_CLUSTER + !lead) * 32 * 4", "(MB_CLUSTER + 1) * 32 * 4")
-    assert broken != source
-    binary = build(tmp_path, "reg_panel.cu", "reg_cluster1", broken, defines=("-DCLUSTER_MBAR=1",))
+    common = (SEED / "common.cu").read_text()
+    broken = common.replace("(MB_CLUSTER + !lead) * 32 * 4", "(MB_CLUSTER + 1) * 32 * 4")
+    assert broken != common
+    binary = build(tmp_path, "reg_panel.cu", "reg_cluster1", defines=("-DCLUSTER_MBAR=1",), common=broken)
     with pytest.raises(AssertionError, match="exited with 3: deadlock"):
         panel(binary, torch.randn(1, 300, 300), 0, 32)
 
@@ -390,10 +394,10 @@ def test_the_emulator_catches_a_missing_barrier(tmp_path: Path) -> None:
 def test_the_emulator_catches_a_store_into_a_block_that_may_not_have_started(tmp_path: Path) -> None:
     """reg_cluster without its first cluster barrier: block 0 stores into the other blocks' shared memory in the
     first column, before anything says they have started (the CUDA programming guide's rule)."""
-    source = (SEED / "reg_panel.cu").read_text()
-    broken = source.replace("  if constexpr (CLUSTER) cluster_barrier();\n", "")
-    assert broken != source
-    binary = build(tmp_path, "reg_panel.cu", "reg_cluster1", broken)
+    common = (SEED / "common.cu").read_text()
+    broken = common.replace("  cluster_barrier();\n}\n\n// Lane c: the cluster's sum", "}\n\n// Lane c: the cluster's sum")
+    assert broken != common
+    binary = build(tmp_path, "reg_panel.cu", "reg_cluster1", common=broken)
     with pytest.raises(AssertionError, match="exited with 3: .*before the cluster's first barrier"):
         panel(binary, torch.randn(1, 300, 300), 0, 32)
 

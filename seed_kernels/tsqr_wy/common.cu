@@ -225,3 +225,77 @@ __device__ __forceinline__ float reflect_column(float s, float row_c, int j, int
   }
   return scale;
 }
+
+// v at p (a __shared__ address of this block's) in the cluster's block `rank`: with CLUSTER_MBAR by st.async, its
+// bytes completed on that block's bar, else a plain store that the next cluster barrier makes visible.
+__device__ __forceinline__ void push(float* p, unsigned rank, float v, mbar_t* bar) {
+#if CLUSTER_MBAR
+  st_async_cluster(p, rank, v, bar);
+#else
+  st_cluster(p, rank, v);
+#endif
+}
+
+// Lane c: the block's sum of column c (warp w's in part[par][w]), after the block barrier.
+__device__ __forceinline__ float block_sums(const float (&part)[2][NWARPS][32], int par) {
+  float s = 0.f;
+#pragma unroll
+  for (int w = 0; w < NWARPS; ++w) s += part[par][w][threadIdx.x & 31];
+  return s;
+}
+
+// A cluster's panel (reg_cluster, tile_cluster), before its first column: every block has started before any
+// store into its shared memory (the CUDA programming guide's rule for distributed shared memory; tests/cuda_on_cpu
+// checks it), and with CLUSTER_MBAR its two mbarriers are ready (made visible to the other blocks by the barrier).
+__device__ __forceinline__ void cluster_start(mbar_t* arrived) {
+#if CLUSTER_MBAR
+  if (threadIdx.x == 0) {
+    mbar_init(&arrived[0], 1);
+    mbar_init(&arrived[1], 1);
+  }
+#endif
+  cluster_barrier();
+}
+
+// Lane c: the cluster's sum of column j's column c, after the block barrier. Warp 0 adds up the block's and stores
+// it into every block's shared memory (sums[par][rank]; block 0 sends row j along, it holds the first rows), then
+// every warp adds up the blocks' sums in rank order, so every block gets the same bits. Stores rather than loads:
+// the first version's loads cost 0.31 us of its 1.84 a column (panel_probe --dissect); the stores 0.02 of 1.59.
+__device__ __forceinline__ float cluster_sums(const float (&part)[2][NWARPS][32], float (&rowj)[2][32],
+                                              float (&sums)[2][MB_CLUSTER][32], [[maybe_unused]] mbar_t* arrived,
+                                              int j, bool lead) {
+  const int par = j & 1, lane = threadIdx.x & 31;
+  if (threadIdx.x < 32) {
+    const float s = block_sums(part, par), r = rowj[par][lane];
+#if CLUSTER_MBAR
+    mbar_t* bar = &arrived[par];
+    if (lane == 0) mbar_expect(bar, (MB_CLUSTER + !lead) * 32 * 4);  // the blocks' sums, row j
+#else
+    mbar_t* bar = nullptr;
+#endif
+#pragma unroll
+    for (int q = 0; q < MB_CLUSTER; ++q) {
+      push(&sums[par][blockIdx.x][lane], q, s, bar);
+      if (lead && q > 0) push(&rowj[par][lane], q, r, bar);
+    }
+  }
+#if CLUSTER_MBAR
+  // (a block sends column j + 2's sums into this parity's buffers only once it has every block's of column j + 1,
+  // which each sent after reading column j's: no buffer is written before it is read)
+  mbar_wait(&arrived[par], (j >> 1) & 1);
+#else
+  cluster_barrier();  // its release makes the stores visible to every block's acquire
+#endif
+  float s = 0.f;
+#pragma unroll
+  for (int q = 0; q < MB_CLUSTER; ++q) s += sums[par][q][lane];
+  return s;
+}
+
+// A cluster's panel after its last column: no block leaves while its stores into another may be in flight (with a
+// cluster barrier a column, the last column's barrier already saw to it).
+__device__ __forceinline__ void cluster_end() {
+#if CLUSTER_MBAR
+  cluster_barrier();
+#endif
+}

@@ -14,7 +14,7 @@ The matrix is walked in panels of NB columns. A panel is factored by the first o
 - batches under COL_PANEL_BELOW: col_panel (a warp per column, up to COL_ROWS rows a lane);
 - batches under REG_BELOW: reg_panel (reg_panel.cu: a thread's whole rows in registers, one barrier a column, T
   made from the sums the update needs anyway, so no G GEMM and no build_t), or with RP_TILE tile_panel (a thread's
-  rows of 8 columns: fewer shuffles a column);
+  rows of 8 columns: fewer shuffles a column; tile_cluster in reg_cluster's place);
 - otherwise panel_qr in shared memory, then G = V^T V (a batched GEMM, or gram for batches under GRAM_BELOW) and
   build_t.
 The trailing columns get Q_panel^T = I - V T^T V^T (`_apply`): in one kernel in split TF32 (tf32x3_apply) for
@@ -98,8 +98,9 @@ REG_BELOW = 4096  # @tune REG_BELOW: 0 64 264 4096
 RP_WARPS = 8  # @tune RP_WARPS: 8 16
 
 RP_TILE = 0  # @tune RP_TILE: 0 1
-# reg_panel's panels by tile_panel (1): 4, 8 or 16 rows of 8 columns a thread where reg_panel holds 1, 2 or 4 whole
-# rows, so a column's warp sums take 7 shuffles (31) and its update weights 8 (32); off until timed on a GPU
+# reg_panel's and reg_cluster's panels by tile_panel and tile_cluster (1): 4, 8 or 16 rows of 8 columns a thread
+# where they hold 1, 2 or 4 whole rows, so a column's warp sums take 7 shuffles (31) and its update weights 8 (32);
+# off until timed on a GPU
 
 COL_PANEL_BELOW = 64  # @tune COL_PANEL_BELOW: 0 64 1024
 
@@ -178,8 +179,8 @@ def _module(source, warps=None):
 # NWARPS move recompiled cols.cu (the slowest, 2.6 s with nvcc for sm_90 on a 2-core CPU) and reg_panel.cu (2.6 s)
 # beside qr.cu (1.2 s): the same binaries (nvcc's cubins compared, 2026-12-05), compiled again.
 _DEFINES = {_SOURCE: ("NB", "NWARPS", "GRAM_ROWS", "MB_CLUSTER"),
-            _REG_SOURCE: ("NB", "NWARPS", "MB_CLUSTER", "CLUSTER_MBAR"), _TILE_SOURCE: ("NB", "NWARPS"),
-            _COL_SOURCE: ("MB_CLUSTER",)}
+            _REG_SOURCE: ("NB", "NWARPS", "MB_CLUSTER", "CLUSTER_MBAR"),
+            _TILE_SOURCE: ("NB", "NWARPS", "MB_CLUSTER", "CLUSTER_MBAR"), _COL_SOURCE: ("MB_CLUSTER",)}
 
 
 def _build(warps):
@@ -223,16 +224,17 @@ _COLK = ("colk_qr4", "colk_qr6")  # and up to 128 and 192 (COLK_N)
 
 def _in_register_kernel(name):
     """reg_panel.cu's kernel `name` (reg_panel1, 2 or 4, reg_cluster1 or 2: the digit is rows per thread; a
-    module of the five with RP_WARPS warps), tile_panel.cu's (tile_panel4, 8 or 16, likewise) or cols.cu's
-    (_WHOLE, _COLK; col_panel4, 8, 16 or 32 and col_cluster4, 8 or 16: the digits are rows per lane), each module
-    compiled on first use: the costly ones to compile, so the other modules leave them out and only a call that
-    takes them pays for them."""
+    module of the five with RP_WARPS warps), tile_panel.cu's (tile_panel4, 8 or 16, tile_cluster4 or 8, likewise)
+    or cols.cu's (_WHOLE, _COLK; col_panel4, 8, 16 or 32 and col_cluster4, 8 or 16: the digits are rows per
+    lane), each module compiled on first use: the costly ones to compile, so the other modules leave them out and
+    only a call that takes them pays for them."""
     if name not in _REGISTERS:
         if name.startswith(("col", "lane_")):
             module, kernels = _module(_COL_SOURCE), (*_WHOLE, *_COLK, "col_panel4", "col_panel8", "col_panel16",
                                                      "col_panel32", "col_cluster4", "col_cluster8", "col_cluster16")
         elif name.startswith("tile_"):
-            module, kernels = _module(_TILE_SOURCE, RP_WARPS), ("tile_panel4", "tile_panel8", "tile_panel16")
+            module, kernels = _module(_TILE_SOURCE, RP_WARPS), ("tile_panel4", "tile_panel8", "tile_panel16",
+                                                                 "tile_cluster4", "tile_cluster8")
         else:
             module, kernels = _module(_REG_SOURCE, RP_WARPS), ("reg_panel1", "reg_panel2", "reg_panel4",
                                                                 "reg_cluster1", "reg_cluster2")
@@ -706,14 +708,14 @@ def _panel(H, tau, work, k, ncols, warps, outer=None):
 def _register_panel(batch, m, rows, cluster, in_smem):
     """The kernel that holds the panel in registers and makes T as well, or None (mb_cluster, mb_panel or
     panel_qr takes it): over a cluster (rows > 0) col_cluster or reg_cluster, on one block col_panel or
-    reg_panel (tile_panel with RP_TILE), each where its constants and the panel's m rows let it."""
+    reg_panel (with RP_TILE tile_cluster and tile_panel), each where its constants and the panel's m rows let it."""
     if rows:
         col, reg = (_col_cluster_rows(m), _reg_cluster_rows(m)) if cluster else (0, 0)
-        kinds = ("col_cluster", "reg_cluster")
+        kinds = ("col_cluster", "tile_cluster" if RP_TILE else "reg_cluster")
     else:
         col, reg = (_col_rows(batch, m), _reg_rows(batch, m)) if in_smem else (0, 0)
         kinds = ("col_panel", "tile_panel" if RP_TILE else "reg_panel")
-        reg *= 4 if RP_TILE else 1  # tile_panel holds reg_panel's rows, 8 columns (not 32) a thread: 4 times as many
+    reg *= 4 if RP_TILE else 1  # tile_panel holds reg_panel's rows, 8 columns (not 32) a thread: 4 times as many
     return f"{kinds[0]}{col}" if col else f"{kinds[1]}{reg}" if reg else None
 
 

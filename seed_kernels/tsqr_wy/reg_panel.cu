@@ -21,14 +21,9 @@
 // threads, from a module of their own compiled with NWARPS = RP_WARPS.
 //
 // reg_cluster1 and reg_cluster2 run the same over a thread block cluster of MB_CLUSTER blocks per matrix, for
-// the panels of small batches (mb_cluster's place): block `rank` holds rows rank * NT * RP_ROWS on. Per column,
-// after the block barrier, warp 0 adds up the warps' sums and stores them into every block's shared memory
-// (distributed shared memory; block 0 sends row j along, it holds the first NT rows); one cluster barrier, whose
-// release and acquire make the stores visible, then every warp adds up the blocks' sums from its own shared
-// memory, in rank order, so every block gets the same bits. Stores rather than loads: the first version's
-// loads cost 0.31 us of its 1.84 a column (its --dissect); the stores cost 0.02 of 1.59 (today's). mb_cluster's
-// column kept its rows in shared memory and its partial sums and row j in global memory, round trips to L2 in
-// every column.
+// the panels of small batches (mb_cluster's place): block `rank` holds rows rank * NT * RP_ROWS on, and a
+// column's sums go through the cluster's shared memory (common.cu's cluster_sums). mb_cluster's column kept its
+// rows in shared memory and its partial sums and row j in global memory, round trips to L2 in every column.
 
 // Lane c of the warp gets the sum over the warp's lanes of p[c], in 31 shuffles (p is consumed).
 __device__ __forceinline__ float reduce_scatter32(float (&p)[32], int lane) {
@@ -38,16 +33,6 @@ __device__ __forceinline__ float reduce_scatter32(float (&p)[32], int lane) {
   halve<2, 2>(p, lane);
   halve<1, 1>(p, lane);
   return p[0];
-}
-
-// v at p (a __shared__ address of this block's) in the cluster's block `rank`: with CLUSTER_MBAR by st.async, its
-// bytes completed on that block's bar, else a plain store that the next cluster barrier makes visible.
-__device__ __forceinline__ void push(float* p, unsigned rank, float v, mbar_t* bar) {
-#if CLUSTER_MBAR
-  st_async_cluster(p, rank, v, bar);
-#else
-  st_cluster(p, rank, v);
-#endif
 }
 
 // V (row stride ldv, matrix stride vstride) gets the panel's rows from k on, 32 columns, zero beyond ncols; T
@@ -62,6 +47,8 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
   __shared__ float Gs[32][33], Ts[32][33], taus[32];        // warp 0's (of block 0 in a cluster): T after the loop
 #if CLUSTER_MBAR
   __shared__ mbar_t arrived[2];  // a cluster's: sums[par] (and row j) all in, by column parity
+#else
+  mbar_t* arrived = nullptr;
 #endif
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int m = n - k;
@@ -82,15 +69,7 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
     for (int c = 0; c < 32; ++c) a[i][c] = tile[lane * 33 + c];
     __syncwarp();
   }
-  // every block of the cluster has started before the first column's stores into its shared memory (the CUDA
-  // programming guide's rule for distributed shared memory; tests/cuda_on_cpu checks it)
-#if CLUSTER_MBAR
-  if (CLUSTER && threadIdx.x == 0) {  // (made visible to the other blocks by the barrier below)
-    mbar_init(&arrived[0], 1);
-    mbar_init(&arrived[1], 1);
-  }
-#endif
-  if constexpr (CLUSTER) cluster_barrier();
+  if constexpr (CLUSTER) cluster_start(arrived);
   float aj[RP_ROWS];  // column j of this thread's rows, before reflector j
 #pragma unroll
   for (int i = 0; i < RP_ROWS; ++i) aj[i] = a[i][0];
@@ -114,37 +93,11 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
         for (int c = 0; c < 32; ++c) rowj[par][c] = a[i][c];
       }
     __syncthreads();
-    float s = 0.f;  // lane c: s_c (in a cluster, first the block's own, by warp 0)
-    if (!CLUSTER || warp == 0) {
-#pragma unroll
-      for (int w = 0; w < NWARPS; ++w) s += part[par][w][lane];
-    }
-    if constexpr (CLUSTER) {
-      if (warp == 0) {  // this block's sums into every block's shared memory (row j too, from block 0)
-        const float r = rowj[par][lane];
-#if CLUSTER_MBAR
-        mbar_t* bar = &arrived[par];
-        if (lane == 0) mbar_expect(bar, (MB_CLUSTER + !lead) * 32 * 4);  // the blocks' sums, row j
-#else
-        mbar_t* bar = nullptr;
-#endif
-#pragma unroll
-        for (int q = 0; q < MB_CLUSTER; ++q) {
-          push(&sums[par][blockIdx.x][lane], q, s, bar);
-          if (lead && q > 0) push(&rowj[par][lane], q, r, bar);
-        }
-      }
-#if CLUSTER_MBAR
-      // (a block sends column j + 2's sums into this parity's buffers only once it has every block's of column
-      // j + 1, which each sent after reading column j's: no buffer is written before it is read)
-      mbar_wait(&arrived[par], (j >> 1) & 1);
-#else
-      cluster_barrier();  // its release makes the stores visible to every block's acquire
-#endif
-      s = 0.f;
-#pragma unroll
-      for (int q = 0; q < MB_CLUSTER; ++q) s += sums[par][q][lane];  // in rank order: the same bits everywhere
-    }
+    float s;  // lane c: s_c
+    if constexpr (CLUSTER)
+      s = cluster_sums(part, rowj, sums, arrived, j, lead);
+    else
+      s = block_sums(part, par);
     float wq;
     const float scale = reflect_column(s, rowj[par][lane], j, lane, lead && warp == 0, wq, my_scale, my_beta, Gs,
                                        taus, &tau[(size_t)mat * n + k + j]);
@@ -162,10 +115,7 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
     }
     pick_column<RP_ROWS, 32>(a, aj, j + 1);
   }
-  // (a cluster's last stores to another block's shared memory came before the last column's barrier)
-#if CLUSTER_MBAR
-  if constexpr (CLUSTER) cluster_barrier();  // no block leaves while its stores into another may be in flight
-#endif
+  if constexpr (CLUSTER) cluster_end();
   if (lead && warp == 0) {
     __syncwarp();
     larft_warp(Gs, Ts, taus, ncols, lane);
