@@ -1,7 +1,7 @@
 #!/bin/bash
-# Session 58: tile_panel (RP_TILE: a thread's rows of 8 columns, 7 + 8 shuffles a column where reg_panel takes 31 +
-# 32; emulator-checked, never run on a GPU). 1. the GPU tests -k RP_TILE; 2. panels alone, reg_panel vs tile_panel
-# vs col_panel; 3. ncu on tile_panel8 at 640x512; 4. the judge's `full` alternating twice, RP_TILE=1 against the
+# Session 58: tile_panel and tile_cluster (RP_TILE: a thread's rows of 8 columns, 7 + 8 shuffles a column where
+# reg_panel takes 31 + 32; emulator-checked, never run on a GPU). 1. the GPU tests -k RP_TILE; 2. panels alone,
+# reg_panel vs tile_panel vs col_panel (8 and 16 warps), reg_cluster vs tile_cluster (8x2048, 2x4096); 3. ncu on tile_panel8 at 640x512; 4. the judge's `full` alternating twice, RP_TILE=1 against the
 # seed. ~7 min; carry .whl and .devrun. Keep RP_TILE only if the probe AND both alternations say so (session 57's
 # lesson: one outlier in a `full` pair decided RP_BCAST).
 cd "$(dirname "$0")/.."
@@ -14,6 +14,7 @@ s=$(date +%s)
 timeout 150 python3 -m pytest -v -m gpu -p no:cacheprovider tests/test_harness_gpu.py -k "RP_TILE" > $OUT/r/gpu_tests.txt 2>&1
 echo "pytest rc $? $(( $(date +%s) - s )) s"; grep -E "PASSED|FAILED|SKIPPED|ERROR" $OUT/r/gpu_tests.txt | cut -c1-150
 timeout 150 python3 bench/panel_probe.py --single --warps 8 16 -- 640 512 640 256 640 128 60 1024 60 512 2>&1 | grep -v Warn | tee $OUT/r/panels.txt
+timeout 90 python3 bench/panel_probe.py 8 2048 2 4096 2>&1 | grep -v Warn | grep -E "reg_|tile_" | tee -a $OUT/r/panels.txt
 timeout 70 ncu --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
   --section SchedulerStats --section InstructionStats -k regex:tile_panel8 --launch-skip 1 --launch-count 1 \
   python3 bench/panel_probe.py --single 640 512 > $OUT/r/ncu_tile.txt 2>&1; echo "ncu rc $?"
