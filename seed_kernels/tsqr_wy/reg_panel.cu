@@ -1,5 +1,5 @@
 // Compiled after common.cu (kernel.py puts the two together): it uses its NT, NWARPS, reflector and the register
-// panels' helpers (halve, pick_column, rows_in, rows_out, reflect_column).
+// panels' helpers (halve, pick_column, rows_in, rows_out, reflect_column, the cluster's exchange).
 //
 // reg_panel: the panel of one matrix in registers, one thread block per matrix, and T made from sums the
 // column needs anyway (no G = V^T V GEMM, no build_t). Thread t holds whole rows t, t + NT, ... of the m x 32
