@@ -395,7 +395,8 @@ def test_the_emulator_catches_a_store_into_a_block_that_may_not_have_started(tmp
     """reg_cluster without its first cluster barrier: block 0 stores into the other blocks' shared memory in the
     first column, before anything says they have started (the CUDA programming guide's rule)."""
     common = (SEED / "common.cu").read_text()
-    broken = common.replace("  cluster_barrier();\n}\n\n// Lane c: the cluster's sum", "}\n\n// Lane c: the cluster's sum")
+    start = re.search(r"void cluster_start\(.*?\n}\n", common, re.DOTALL).group(0)  # type: ignore[union-attr]
+    broken = common.replace(start, start.replace("  cluster_barrier();\n", ""))
     assert broken != common
     binary = build(tmp_path, "reg_panel.cu", "reg_cluster1", common=broken)
     with pytest.raises(AssertionError, match="exited with 3: .*before the cluster's first barrier"):
