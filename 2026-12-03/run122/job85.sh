@@ -28,4 +28,25 @@ for k in $tile seed_kernels/tsqr_wy $tile seed_kernels/tsqr_wy; do
   timeout 80 python3 -m qrjudge --kernel-dir $k --mode full --seed 7 > $OUT/r/ab_$i.json 2> $OUT/r/ab_$i.err
   python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(sys.argv[2][-20:], r['status'], r.get('score'), r.get('error','')[:200], ' '.join(f\"{s['shape'][:8]}:{s['mean_us']:.0f}\" for s in r.get('shapes',[])))" $OUT/r/ab_$i.json $k
 done
+# the verdict: RP_TILE kept (for the calls after this one) only if tile_panel8 beat reg_panel2 at 640x512 in the probe
+# by 3% or more AND RP_TILE=1 scored lower than the seed in both alternations
+python3 - $OUT/r <<'PY' | tee $OUT/r/verdict.txt
+import json, re, sys
+d = sys.argv[1]
+text = open(f"{d}/panels.txt").read()
+def us(name):
+    found = re.search(rf"640x512 {name} +([0-9.]+) us a panel", text)
+    return float(found.group(1)) if found else None
+reg, tile = us("reg_panel2"), us("tile_panel8")
+def score(i):
+    try:
+        return json.load(open(f"{d}/ab_{i}.json")).get("score")
+    except (OSError, ValueError):
+        return None
+s = [score(i) for i in (1, 2, 3, 4)]
+probe = reg is not None and tile is not None and tile < 0.97 * reg
+judge = None not in s and s[0] < s[1] and s[2] < s[3]
+print(f"640x512 panel: reg_panel2 {reg} us, tile_panel8 {tile} us; full: RP_TILE=1 {s[0]}, {s[2]} against {s[1]}, {s[3]}")
+print("RP_TILE: keep" if probe and judge else "RP_TILE: drop (or measure more)")
+PY
 tar -czf $OUT/r.tgz -C $OUT r && rm -rf $OUT/r
