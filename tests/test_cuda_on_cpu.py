@@ -69,19 +69,29 @@ def source_of(kernel: str) -> str:
     return {"reg": "reg_panel.cu", "tile": "tile_panel.cu"}.get(kernel.split("_")[0], "cols.cu")
 
 
+_BUILT: dict[tuple[str, str, tuple[str, ...]], Path] = {}  # (source, kernel, defines): a driver built this session
+
+
 def build(tmp_path: Path, source_file: str, kernel: str, source: str | None = None,
           defines: tuple[str, ...] = (), common: str | None = None) -> Path:
     """The driver for `kernel` of common.cu + `source_file` (or `common` and `source` in their place), as kernel.py
-    compiles them together (with `defines`, -DNAME=VALUE, as kernel.py's options)."""
+    compiles them together (with `defines`, -DNAME=VALUE, as kernel.py's options), in tmp_path. g++ takes about
+    2.5 s a driver, so one built already from the same source and options is copied instead."""
     text = source if source is not None else (SEED / source_file).read_text()
     common = common if common is not None else (SEED / "common.cu").read_text()
-    (tmp_path / "kernel.cu").write_text(emulated(common + text))
+    code = emulated(common + text)
+    (tmp_path / "kernel.cu").write_text(code)
     binary = tmp_path / kernel
+    key = (code, kernel, defines)
+    if key in _BUILT:
+        shutil.copy2(_BUILT[key], binary)
+        return binary
     panel, cluster = "panel" in kernel or "cluster" in kernel, "cluster" in kernel
     form = ["-DEMU_PANEL"] * panel + ["-DEMU_CLUSTER"] * cluster
     subprocess.run(["g++", "-std=c++17", "-O2", "-Wno-unknown-pragmas", *form, *defines, f"-DKERNEL={kernel}",
                     f'-DKERNEL_FILE="{tmp_path / "kernel.cu"}"', f"-I{EMU}", str(EMU / "driver.cpp"), "-o",
                     str(binary)], check=True, timeout=300)
+    _BUILT[key] = binary
     return binary
 
 
