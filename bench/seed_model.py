@@ -630,7 +630,6 @@ def load(overrides: dict[str, object]) -> types.ModuleType:
 
 
 def main() -> int:
-    torch.manual_seed(0)
     worst = 0.0
     # the blocked path, eagerly (no CUDA graph on a CPU), the warp-per-column kernels only where a config says
     base = {"SMALL_N": 0, "GRAPH_BYTES": 0, "COL_N": 0, "COLK_N": 0, "COL_PANEL_BELOW": 0}

@@ -292,6 +292,16 @@ __device__ __forceinline__ float cluster_sums(const float (&part)[2][NWARPS][32]
   return s;
 }
 
+// Lane c: column j's sum s_c, after the block barrier: the block's, or in a cluster the cluster's (cluster_sums).
+template <bool CLUSTER, int BLOCKS>
+__device__ __forceinline__ float column_sums(const float (&part)[2][NWARPS][32], float (&rowj)[2][32],
+                                             float (&sums)[2][BLOCKS][32], mbar_t* arrived, int j, bool lead) {
+  if constexpr (CLUSTER)
+    return cluster_sums(part, rowj, sums, arrived, j, lead);
+  else
+    return block_sums(part, j & 1);
+}
+
 // A cluster's panel after its last column: no block leaves while its stores into another may be in flight (with a
 // cluster barrier a column, the last column's barrier already saw to it).
 __device__ __forceinline__ void cluster_end() {

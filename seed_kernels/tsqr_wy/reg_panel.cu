@@ -93,11 +93,7 @@ __device__ __forceinline__ void reg_panel(float* __restrict__ H, float* __restri
         for (int c = 0; c < 32; ++c) rowj[par][c] = a[i][c];
       }
     __syncthreads();
-    float s;  // lane c: s_c
-    if constexpr (CLUSTER)
-      s = cluster_sums(part, rowj, sums, arrived, j, lead);
-    else
-      s = block_sums(part, par);
+    const float s = column_sums<CLUSTER>(part, rowj, sums, arrived, j, lead);  // lane c: s_c
     float wq;
     const float scale = reflect_column(s, rowj[par][lane], j, lane, lead && warp == 0, wq, my_scale, my_beta, Gs,
                                        taus, &tau[(size_t)mat * n + k + j]);
