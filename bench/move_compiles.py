@@ -32,8 +32,8 @@ def modules(kernel_dir: Path, overrides: dict[str, str], texts: dict[str, str]) 
     file (the one of `texts` its source ends with) and options, and the source it is compiled from."""
     seed_model.KERNEL = kernel_dir / "kernel.py"
     module = seed_model.load(overrides)
-    if module.NB == 32:
-        module._in_register_kernel("reg_panel1")
+    if module.NB == 32:  # the register panel's module, made on first use: reg_panel.cu's, or tile_panel.cu's
+        module._in_register_kernel("tile_panel4" if module.RP_TILE else "reg_panel1")
     return {(next(n for n, text in texts.items() if m.code.endswith(text)), tuple(m.options)): m.code
             for m in module._MODULES.values()}
 

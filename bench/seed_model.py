@@ -639,13 +639,14 @@ def main() -> int:
     graphs = {"GRAPH_BYTES": 1 << 40, "LOOKAHEAD_BELOW": 64}  # every call "graphed": the look-ahead's loop
     for overrides in ({**base, "MB_ROWS": 16, **flat, "FUSED_BELOW": 16}, {**base, "MB_ROWS": 16, **flat},
                       {**base, "MB_BELOW": 0}, {**base, "MB_BELOW": 0, "REG_ROWS": 0},
-                      {**base, "MB_BELOW": 0, "REG_ROWS": 4, "RP_WARPS": 1},  # 1, 2 and 4 rows a thread
-                      {**base, "MB_BELOW": 0, "REG_ROWS": 4, "RP_WARPS": 1, "RP_TILE": 1},  # tile_panel4, 8, 16
+                      {**base, "MB_BELOW": 0, "REG_ROWS": 4, "RP_WARPS": 1},  # tile_panel4, 8 and 16
+                      {**base, "MB_BELOW": 0, "REG_ROWS": 4, "RP_WARPS": 1, "RP_TILE": 0},  # reg_panel1, 2, 4
                       {**base, "MB_ROWS": 16, "OUTER_FROM": 0, "OUTER_NB": 64},  # multi-block panels in blocks
                       {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "REG_CLUSTER": 0},  # as a cluster of 8
                       {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0},  # a cluster of 8 with the rows in registers
-                      {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "RP_WARPS": 1},  # and 2 rows a thread
-                      {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "RP_WARPS": 1, "RP_TILE": 1},  # tile_cluster4, 8
+                      {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "RP_WARPS": 1},  # and 8 rows a thread (tile_cluster8)
+                      {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "RP_TILE": 0},  # reg_cluster1
+                      {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "RP_WARPS": 1, "RP_TILE": 0},  # reg_cluster2
                       {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "COL_CLUSTER": 1},  # a warp per column
                       {**base, **graphs, "MB_ROWS": 16, "MB_CLUSTER": 0},  # look-ahead (in graphs): mb_panel
                       {**base, **graphs, "MB_ROWS": 16, "CLUSTER_FROM": 0},  # clustered

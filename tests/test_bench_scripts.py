@@ -303,13 +303,13 @@ def test_tsqr_wy_compiles_one_warp_count_by_default(monkeypatch: pytest.MonkeyPa
         assert max((H.double() - h).abs().max().item(), (tau.double() - t).abs().max().item()) < 1e-4
     warps = {option for options in seed_model.MODULES for option in options if option.startswith("-DNWARPS=")}
     assert warps == {"-DNWARPS=8"}, seed_model.MODULES
-    assert len(seed_model.MODULES) == 4  # common.cu + qr.cu, + reg_panel.cu, + cols.cu (col_panel), tf32x3.cu
+    assert len(seed_model.MODULES) == 4  # common.cu + qr.cu, + tile_panel.cu, + cols.cu (col_panel), tf32x3.cu
 
 
 def test_a_tune_move_recompiles_only_the_modules_that_read_what_it_changed() -> None:
     """bench/move_compiles.py: each module is compiled with the defines it reads (kernel.py's _DEFINES), so the
-    moves of NB, NWARPS and GRAM_ROWS recompile qr.cu alone, RP_WARPS and CLUSTER_MBAR reg_panel.cu alone and
-    RP_TILE tile_panel.cu alone (its module is made only where RP_TILE is set);
+    moves of NB, NWARPS and GRAM_ROWS recompile qr.cu alone, RP_WARPS and CLUSTER_MBAR tile_panel.cu alone (the
+    register panel's module, RP_TILE = 1) and RP_TILE=0 reg_panel.cu alone (each made only where RP_TILE picks it);
     cols.cu, the costliest with reg_panel.cu (2.6 s each with nvcc here, qr.cu 1.0), had been compiled again by six of
     the seven moves before that."""
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "move_compiles.py"), "--no-time"], capture_output=True,
@@ -317,8 +317,8 @@ def test_a_tune_move_recompiles_only_the_modules_that_read_what_it_changed() -> 
     assert out.returncode == 0, out.stderr[-2000:]
     moves = dict(re.findall(r"^  (\w+=\w+): 1 module\(s\): (\S+)$", out.stdout, re.MULTILINE))
     assert moves == {"NB=16": "qr.cu", "NWARPS=4": "qr.cu", "NWARPS=16": "qr.cu", "NWARPS=32": "qr.cu",
-                     "GRAM_ROWS=64": "qr.cu", "GRAM_ROWS=256": "qr.cu", "RP_WARPS=16": "reg_panel.cu",
-                     "CLUSTER_MBAR=0": "reg_panel.cu", "RP_TILE=1": "tile_panel.cu"}, out.stdout
+                     "GRAM_ROWS=64": "qr.cu", "GRAM_ROWS=256": "qr.cu", "RP_WARPS=16": "tile_panel.cu",
+                     "CLUSTER_MBAR=0": "tile_panel.cu", "RP_TILE=0": "reg_panel.cu"}, out.stdout
     assert "9 moves compile" in out.stdout
 
 

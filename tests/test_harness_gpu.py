@@ -68,8 +68,8 @@ def test_seed_passes_quick(seed: str) -> None:
     ["COL_PANEL_BELOW=1024", "OUTER_FROM=1"], ["COL_CLUSTER=1", "CLUSTER_FROM=1", "MB_BELOW=64"],
     ["COLK_N=0"], ["COL_N=0", "COLK_N=0", "COL_PANEL_BELOW=0"],
     ["CLUSTER_MBAR=0"], ["WG_FROM=0"], ["WG_FROM=1"], ["WG_FROM=1", "OUTER_FROM=1"], ["WG_APPLY=0"],
-    ["WG_APPLY=1"], ["WG_SPLIT=1"], ["RP_TILE=1"], ["RP_TILE=1", "RP_WARPS=16", "REG_ROWS=2"],
-    ["RP_TILE=1", "CLUSTER_FROM=1"]],
+    ["WG_APPLY=1"], ["WG_SPLIT=1"], ["RP_TILE=0"], ["RP_TILE=0", "RP_WARPS=16", "REG_ROWS=2"],
+    ["RP_TILE=0", "CLUSTER_FROM=1"], ["CLUSTER_FROM=1"]],
     ids="+".join)  # -k COL_CLUSTER: by constant
 def test_tsqr_wy_paths_pass_quick(overrides: list[str]) -> None:
     """tsqr_wy's other paths (each a constant of kernel.py, bench/variant.py): the panel without registers, the
@@ -85,9 +85,9 @@ def test_tsqr_wy_paths_pass_quick(overrides: list[str]) -> None:
     WG_FROM sends to wgmma.cu on a Hopper: by cuBLAS there (WG_FROM 0), by wgmma.cu at every batch wherever 128
     columns wide (in outer blocks too; elsewhere WG_FROM changes nothing), there only C -= V W by wg_update (WG_APPLY
     0, where the default has wg_apply do the whole update wherever its strips make a wave of blocks), wg_apply only
-    where wg_update could (WG_APPLY 1), its rows over a cluster where the strips are few (WG_SPLIT), and
-    tile_panel in reg_panel's place (RP_TILE: 4, 8 and 16 rows of 8 columns a thread; 16 warps too) and
-    tile_cluster in reg_cluster's (clustered at every batch)."""
+    where wg_update could (WG_APPLY 1), its rows over a cluster where the strips are few (WG_SPLIT), reg_panel
+    in tile_panel's place (RP_TILE 0: 1, 2 and 4 whole rows a thread, where tile_panel holds 4, 8 and 16 rows of 8
+    columns; 16 warps too) and reg_cluster in tile_cluster's, and tile_cluster clustered at every batch."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
         pytest.skip("timing needs the GPU to itself")
     sys.path.insert(0, str(ROOT / "bench"))
