@@ -644,9 +644,9 @@ def main() -> int:
                       {**base, "MB_ROWS": 16, "OUTER_FROM": 0, "OUTER_NB": 64},  # multi-block panels in blocks
                       {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "REG_CLUSTER": 0},  # as a cluster of 8
                       {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0},  # a cluster of 8 with the rows in registers
-                      {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "RP_WARPS": 1},  # and 8 rows a thread (tile_cluster8)
+                      {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "RP_WARPS": 1},  # tile_cluster4 and 8
                       {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "RP_TILE": 0},  # reg_cluster1
-                      {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "RP_WARPS": 1, "RP_TILE": 0},  # reg_cluster2
+                      {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "RP_WARPS": 1, "RP_TILE": 0},  # reg_cluster1, 2
                       {**base, "MB_ROWS": 16, "CLUSTER_FROM": 0, "COL_CLUSTER": 1},  # a warp per column
                       {**base, **graphs, "MB_ROWS": 16, "MB_CLUSTER": 0},  # look-ahead (in graphs): mb_panel
                       {**base, **graphs, "MB_ROWS": 16, "CLUSTER_FROM": 0},  # clustered
