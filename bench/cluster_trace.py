@@ -1,9 +1,10 @@
-"""When each block of tsqr_wy's clustered panels (reg_cluster) starts and ends, on the GPU's own clock, in the seed's
+"""When each block of tsqr_wy's clustered panels (tile_cluster, or reg_cluster) starts and ends, on the GPU's own clock, in the seed's
 own calls: is a panel beside the trailing update slower because its clusters run slower, or because they start
 late (a cluster needs MB_CLUSTER free SMs of one GPC at once, while the update's blocks fill the GPU)?
 
-A copy of the seed whose reg_panel.cu prints, from thread 0 of every block, its matrix, rank, panel and %globaltimer
-at the kernel's start and end (nothing else changes); each configuration is called a few times, the last call's
+A copy of the seed whose register panel (tile_panel.cu, or reg_panel.cu where its kernel.py has RP_TILE = 0) prints,
+from thread 0 of every block, its matrix, rank, panel and %globaltimer at the kernel's start and end (nothing else
+changes); each configuration is called a few times, the last call's
 lines kept. Per panel: the span from its first block's start to its last block's end (what a profiler shows as the
 kernel's duration), each cluster's own span, and how far apart the clusters' starts are. The seed as it ships (the
 panel look-ahead in a CUDA graph: panels beside the update), then without the look-ahead (panels alone).
@@ -14,6 +15,7 @@ panel look-ahead in a CUDA graph: panels beside the update), then without the lo
 
 from __future__ import annotations
 
+import re
 import statistics
 import subprocess
 import sys
@@ -24,22 +26,30 @@ from variant import variant  # (bench/ is the script's directory, first on sys.p
 ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT / "seed_kernels" / "tsqr_wy"
 CONFIGS = {"as it ships": {}, "without the look-ahead": {"LOOKAHEAD_BELOW": "0"}}
-START = "  __shared__ float part[2][NWARPS][32];\n"
+START = "  __shared__ float sums[2][CLUSTER ? MB_CLUSTER : 1][32];"  # the line the clock is read after (both files)
 END = "  if (lead && warp == 0) store_t(Ts, T + mat * tstride, ldt, ncols, lane);\n"
 CLOCK = 'asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(rc_t{}));'
 
 
+def panel_file(kernel_dir: Path) -> str:
+    """The file of the clustered register panel kernel_dir's kernel.py launches: tile_cluster's or reg_cluster's."""
+    tile = re.search(r"^RP_TILE = (\d+)", (kernel_dir / "kernel.py").read_text(), re.MULTILINE)
+    return "tile_panel.cu" if tile and int(tile.group(1)) else "reg_panel.cu"
+
+
 def traced_copy(overrides: dict[str, str], seed: Path = SEED) -> Path:
-    """The seed's directory copied with kernel.py's constants set (bench/variant.py), reg_panel.cu printing each
-    block's start and end."""
+    """The seed's directory copied with kernel.py's constants set (bench/variant.py), its register panel printing
+    each block's start and end."""
     copy = variant(seed, [f"{name}={value}" for name, value in overrides.items()])
-    source = (copy / "reg_panel.cu").read_text()
-    assert source.count(START) == 1 and source.count(END) == 1
-    source = source.replace(START, START + "  size_t rc_t0;\n  " + CLOCK.format(0) + "\n")
-    source = source.replace(END, END + "  size_t rc_t1;\n  " + CLOCK.format(1) + "\n  if (threadIdx.x == 0) printf("
-                            '"rc %u %u %d %llu %llu\\n", mat, CLUSTER ? blockIdx.x : 0, k, '
-                            "(unsigned long long)rc_t0, (unsigned long long)rc_t1);\n")
-    (copy / "reg_panel.cu").write_text(source)
+    path = copy / panel_file(copy)
+    lines = path.read_text().splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if line.startswith(START)]
+    assert len(starts) == 1 and lines.count(END) == 1, path
+    lines.insert(starts[0] + 1, "  size_t rc_t0;\n  " + CLOCK.format(0) + "\n")
+    printed = ("  size_t rc_t1;\n  " + CLOCK.format(1) + "\n  if (threadIdx.x == 0) printf("
+               '"rc %u %u %d %llu %llu\\n", mat, CLUSTER ? blockIdx.x : 0, k, '
+               "(unsigned long long)rc_t0, (unsigned long long)rc_t1);\n")
+    path.write_text("".join(lines).replace(END, END + printed))
     return copy
 
 

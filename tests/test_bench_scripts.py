@@ -674,17 +674,26 @@ def test_timeline_says_what_each_stream_and_panel_did() -> None:
                          "starts, median 110.0 us")
 
 
-def test_cluster_trace_patches_the_seeds_own_reg_panel_and_reads_its_lines() -> None:
+@pytest.mark.parametrize("overrides, panel", [({}, "tile_panel.cu"), ({"RP_TILE": "0"}, "reg_panel.cu")])
+def test_cluster_trace_patches_the_seeds_own_register_panel_and_reads_its_lines(overrides: dict[str, str],
+                                                                               panel: str) -> None:
     """bench/cluster_trace.py: its copy of the seed differs from the seed only by the two clock reads and the line
-    each block prints (anchored on reg_panel.cu's own lines: a change there must not leave the probe timing nothing),
-    and its summary tells a late cluster from a slow one."""
+    each block prints, in the file whose clustered panel the copy launches (tile_panel.cu, or reg_panel.cu with
+    RP_TILE = 0; anchored on the file's own lines: a change there must not leave the probe timing nothing), and its
+    summary tells a late cluster from a slow one."""
     sys.path.insert(0, str(ROOT / "bench"))
     import cluster_trace
 
-    copy = cluster_trace.traced_copy({"LOOKAHEAD_BELOW": "0"})
-    seed, traced = (d / "reg_panel.cu" for d in (ROOT / "seed_kernels" / "tsqr_wy", copy))
-    added = [line for line in traced.read_text().splitlines() if line not in seed.read_text().splitlines()]
-    assert len(added) == 5 and sum("globaltimer" in line for line in added) == 2, added
+    copy = cluster_trace.traced_copy({"LOOKAHEAD_BELOW": "0", **overrides})
+    seed_dir = ROOT / "seed_kernels" / "tsqr_wy"
+    for name in ("tile_panel.cu", "reg_panel.cu"):
+        seed, traced = seed_dir / name, copy / name
+        added = [line for line in traced.read_text().splitlines() if line not in seed.read_text().splitlines()]
+        if name != panel:
+            assert not added, (name, added)
+            continue
+        assert len(added) == 5 and sum("globaltimer" in line for line in added) == 2, added
+        assert added[1].lstrip().startswith("asm volatile") and "rc_t0" in added[1], added  # at the kernel's start
     assert "LOOKAHEAD_BELOW = 0" in (copy / "kernel.py").read_text()
     late = [f"rc {mat} {rank} 0 {start} {start + 60000}" for mat, start in ((0, 1000), (1, 26000)) for rank in range(8)]
     said = cluster_trace.summary(late)
