@@ -1,6 +1,6 @@
-"""When each block of tsqr_wy's clustered panels (tile_cluster, or reg_cluster) starts and ends, on the GPU's own clock, in the seed's
-own calls: is a panel beside the trailing update slower because its clusters run slower, or because they start
-late (a cluster needs MB_CLUSTER free SMs of one GPC at once, while the update's blocks fill the GPU)?
+"""When each block of tsqr_wy's clustered panels (tile_cluster, or reg_cluster) starts and ends, on the GPU's own
+clock, in the seed's own calls: is a panel beside the trailing update slower because its clusters run slower, or
+because they start late (a cluster needs MB_CLUSTER free SMs of one GPC at once, while the update's blocks fill the GPU)?
 
 A copy of the seed whose register panel (tile_panel.cu, or reg_panel.cu where its kernel.py has RP_TILE = 0) prints,
 from thread 0 of every block, its matrix, rank, panel and %globaltimer at the kernel's start and end (nothing else
