@@ -1,5 +1,5 @@
 """The judge's compile server (qrjudge/nvrtc_cache.py) with CuPy and NVRTC: the QR seed's four costly modules
-(qr.cu for 8 and 16 warps, reg_panel.cu, cols.cu, as a `tune` move of NB changes them) compiled through it one by
+(qr.cu for 8 and 16 warps, tile_panel.cu, cols.cu, as a `tune` move of NB changes them) compiled through it one by
 one, then, with a fresh cache, from four threads at once, as a seed that builds its modules side by side would.
 
     python bench/compile_probe.py                                   # on a GPU machine
@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from qrjudge import link, nvrtc_client  # noqa: E402
 
 SEED = ROOT / "seed_kernels" / "tsqr_wy"
-MODULES = (("qr.cu", 8), ("qr.cu", 16), ("reg_panel.cu", 8), ("cols.cu", 8))
+MODULES = (("qr.cu", 8), ("qr.cu", 16), ("tile_panel.cu", 8), ("cols.cu", 8))
 
 
 def options(warps: int, nb: str = "32") -> tuple[str, ...]:

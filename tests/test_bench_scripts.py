@@ -658,18 +658,19 @@ def test_lock_sim_counts_evaluations_and_the_locks_time() -> None:
 
 def test_timeline_says_what_each_stream_and_panel_did() -> None:
     """bench/timeline.py's report on a made-up trace of two look-ahead steps: each stream's busy time (overlaps
-    counted once), a panel's run and its wait after the last kernel another stream finished before it."""
+    counted once), a panel's run and its wait after the last kernel another stream finished before it (tile_panel's
+    and tile_cluster's panels among them)."""
     sys.path.insert(0, str(ROOT / "bench"))
     import timeline
 
     found = [("reg_cluster2", 7, 0.0, 60.0), ("tf32x3_vtc32", 7, 61.0, 66.0), ("tf32x3_update", 7, 66.0, 70.0),
              ("reg_cluster2", 7, 70.0, 160.0), ("tf32x3_vtc32", 9, 70.0, 140.0), ("tf32x3_update", 9, 141.0, 200.0),
-             ("tf32x3_vtc32", 7, 200.0, 205.0), ("tf32x3_update", 7, 205.0, 220.0), ("reg_cluster2", 7, 220.0, 280.0)]
+             ("tf32x3_vtc32", 7, 200.0, 205.0), ("tf32x3_update", 7, 205.0, 220.0), ("tile_cluster4", 7, 220.0, 280.0)]
     lines = timeline.report(found, steps=3)
     assert lines[0] == "9 kernels, 280.0 us from the first kernel's start to the last one's end"
     assert "  stream 7: 7 kernels, busy 239.0 us" in lines and "  stream 9: 2 kernels, busy 129.0 us" in lines
     assert "  any stream busy 279.0 us" in lines  # 0-60, 61-200, 200-280
-    assert lines[-2].startswith("  panel   2: reg_cluster2") and "waited   20.0 us after tf32x3_update" in lines[-2]
+    assert lines[-2].startswith("  panel   2: tile_cluster4") and "waited   20.0 us after tf32x3_update" in lines[-2]
     assert lines[-1] == ("  3 panels: ran 210.0 us (median 60.0), waited 20.0 us (median 0.0); between panels' "
                          "starts, median 110.0 us")
 
