@@ -1,6 +1,7 @@
 """When each block of tsqr_wy's clustered panels (tile_cluster, or reg_cluster) starts and ends, on the GPU's own
 clock, in the seed's own calls: is a panel beside the trailing update slower because its clusters run slower, or
-because they start late (a cluster needs MB_CLUSTER free SMs of one GPC at once, while the update's blocks fill the GPU)?
+because they start late (a cluster needs MB_CLUSTER free SMs of one GPC at once, while the update's blocks fill
+the GPU)?
 
 A copy of the seed whose register panel (tile_panel.cu, or reg_panel.cu where its kernel.py has RP_TILE = 0) prints,
 from thread 0 of every block, its matrix, rank, panel and %globaltimer at the kernel's start and end (nothing else
@@ -15,7 +16,6 @@ panel look-ahead in a CUDA graph: panels beside the update), then without the lo
 
 from __future__ import annotations
 
-import re
 import statistics
 import subprocess
 import sys
@@ -24,6 +24,8 @@ from pathlib import Path
 from variant import variant  # (bench/ is the script's directory, first on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from evolver.search.tunables import find_tunables  # noqa: E402
 SEED = ROOT / "seed_kernels" / "tsqr_wy"
 CONFIGS = {"as it ships": {}, "without the look-ahead": {"LOOKAHEAD_BELOW": "0"}}
 START = "  __shared__ float sums[2][CLUSTER ? MB_CLUSTER : 1][32];"  # the line the clock is read after (both files)
@@ -32,9 +34,10 @@ CLOCK = 'asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(rc_t{}));'
 
 
 def panel_file(kernel_dir: Path) -> str:
-    """The file of the clustered register panel kernel_dir's kernel.py launches: tile_cluster's or reg_cluster's."""
-    tile = re.search(r"^RP_TILE = (\d+)", (kernel_dir / "kernel.py").read_text(), re.MULTILINE)
-    return "tile_panel.cu" if tile and int(tile.group(1)) else "reg_panel.cu"
+    """The file of the clustered register panel kernel_dir's kernel.py launches (its RP_TILE, read as `tune` reads
+    it): tile_cluster's or reg_cluster's."""
+    values = {t.name: t.value for t in find_tunables({"kernel.py": (kernel_dir / "kernel.py").read_text()})}
+    return "tile_panel.cu" if int(values.get("RP_TILE", "0")) else "reg_panel.cu"
 
 
 def traced_copy(overrides: dict[str, str], seed: Path = SEED) -> Path:

@@ -1,6 +1,7 @@
 """Which NVRTC modules each `tune` move of the QR seed compiles anew, and how long each takes: kernel.py run on
-bench/seed_model.py's stand-in CuPy, every RawModule (its source file and options) made at import and by reg_panel's
-first use (every benchmark shape above 192 takes it), against the seed's defaults; with nvcc on the PATH, each module
+bench/seed_model.py's stand-in CuPy, every RawModule (its source file and options) made at import and by the register
+panel's first use (tile_panel's, or reg_panel's with RP_TILE = 0; every benchmark shape above 192 takes it), against
+the seed's defaults; with nvcc on the PATH, each module
 compiled once for sm_90 (`-cubin`) and timed, so a move's import waits for its slowest module (the judge compiles
 them side by side: qrjudge/ahead.py). CPU only; the moves are those of bench/compiling_moves.txt and every other
 @tune choice that changes a module.
@@ -28,8 +29,8 @@ Module = tuple[str, tuple[str, ...]]  # a module: its file and its options
 
 
 def modules(kernel_dir: Path, overrides: dict[str, str], texts: dict[str, str]) -> dict[Module, str]:
-    """Each module kernel.py makes with `overrides` (on seed_model's stand-in CuPy), at import and reg_panel's: its
-    file (the one of `texts` its source ends with) and options, and the source it is compiled from."""
+    """Each module kernel.py makes with `overrides` (on seed_model's stand-in CuPy), at import and the register
+    panel's: its file (the one of `texts` its source ends with) and options, and the source it is compiled from."""
     seed_model.KERNEL = kernel_dir / "kernel.py"
     module = seed_model.load(overrides)
     if module.NB == 32:  # the register panel's module, made on first use: reg_panel.cu's, or tile_panel.cu's

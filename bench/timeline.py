@@ -20,8 +20,8 @@ import torch
 from apply_probe import KERNEL, load  # (bench/ is the script's directory, first on sys.path)
 from torch.profiler import ProfilerActivity, profile
 
-PANELS = ("tile_cluster", "reg_cluster", "mb_cluster", "mb_panel", "tile_panel", "reg_panel", "col_panel", "col_cluster",
-          "panel_qr")
+PANELS = ("tile_cluster", "reg_cluster", "mb_cluster", "mb_panel", "tile_panel", "reg_panel", "col_panel",
+          "col_cluster", "panel_qr")
 
 
 def kernels(fn):

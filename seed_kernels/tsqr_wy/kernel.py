@@ -9,8 +9,9 @@ The matrix is walked in panels of NB columns. A panel is factored by the first o
   the whole matrix in shared memory in one launch (TINY_WARPS warps a block for n <= TINY_N);
 - batches under MB_BELOW matrices: a multi-block panel, as a thread block cluster per matrix from CLUSTER_FROM
   matrices (tile_cluster: tile_panel's column over the cluster's blocks, sums stored into each other's shared
-  memory, reg_cluster with RP_TILE = 0; or, beyond REG_CLUSTER rows a thread, mb_cluster) or else mb_panel (one barrier among a matrix's blocks
-  per column, counted in global memory), over as many blocks as the GPU has SMs for it (at least MB_ROWS rows);
+  memory, reg_cluster with RP_TILE = 0; or, beyond REG_CLUSTER rows a thread, mb_cluster) or else mb_panel (one
+  barrier among a matrix's blocks per column, counted in global memory), over as many blocks as the GPU has SMs
+  for it (at least MB_ROWS rows);
 - batches under COL_PANEL_BELOW: col_panel (a warp per column, up to COL_ROWS rows a lane);
 - batches under REG_BELOW: tile_panel (tile_panel.cu: a thread's rows of 8 columns in registers, one barrier a
   column, T made from the sums the update needs anyway, so no G GEMM and no build_t), or with RP_TILE = 0
