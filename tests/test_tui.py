@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,7 @@ from evolver.records.candidates import format_message
 from evolver.records.refs import NOTES_REF
 from evolver.records.store import Store
 from evolver.search import summary as summary_mod
-from evolver.tui.app import EvolveApp
+from evolver.tui.app import DetailLoaded, EvolveApp, Refreshed
 from evolver.tui.header import RunHeader
 from evolver.tui.lineage import LineageTree
 from evolver.tui.population import PopulationTable
@@ -371,3 +373,29 @@ def test_n_moves_to_the_problems_next_run_then_all_of_them(scripted: Scripted) -
             assert app.snapshot is not None and app.snapshot.run == "r1"
 
     asyncio.run(scenario())
+
+
+def test_a_workers_result_that_arrives_during_shutdown_is_dropped(scripted: Scripted) -> None:
+    """The refresh and the detail are computed in worker threads and posted back; one that arrives while the app
+    shuts down (its screen's widgets already removed) is moot, not an exception (CI saw one: NoMatches for
+    PopulationTable in detail_loaded). A thread posts both kinds all through the shutdown, six times."""
+    stop = threading.Event()
+
+    def flood(app: EvolveApp) -> None:
+        while not stop.is_set():
+            app.post_message(DetailLoaded("00004", "", "", []))
+            app.post_message(Refreshed(None, set(), "watching"))
+            time.sleep(0.0001)
+
+    async def scenario() -> None:
+        app = app_for(scripted)
+        try:
+            async with app.run_test(size=(120, 40)) as pilot:
+                await settle(pilot, app)
+                threading.Thread(target=flood, args=(app,), daemon=True).start()
+                await pilot.pause(0.2)
+        finally:
+            stop.set()
+
+    for _ in range(6):
+        asyncio.run(scenario())

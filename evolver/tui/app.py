@@ -176,6 +176,8 @@ class EvolveApp(App[None]):
 
     @on(Refreshed)
     def apply_refresh(self, event: Refreshed) -> None:
+        if not self.is_running:  # a worker's result after shutdown began: its widgets may be gone already
+            return
         header = self.query_one(RunHeader)
         table = self.query_one(PopulationTable)
         try:
@@ -240,7 +242,7 @@ class EvolveApp(App[None]):
     @on(DetailLoaded)
     def detail_loaded(self, event: DetailLoaded) -> None:
         self._details[event.cid] = (event.diff, event.message, event.replies)
-        if self.query_one(PopulationTable).selected_id() == event.cid:
+        if self.is_running and self.query_one(PopulationTable).selected_id() == event.cid:  # (as apply_refresh)
             self.show_selected()
 
     def check_engine(self) -> None:
